@@ -1,0 +1,36 @@
+# Every target creates .venv on first use; nothing here needs more than
+# python3 >= 3.10 and the package registries.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: regen check-regen lint typecheck test conformance fuzz bench dist docs clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+regen: $(STAMP)  ## regenerate generated/mcp_schema/v* from the pinned schemas
+	$(PY) -m codegen
+
+check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
+	$(PY) -m codegen --check
+
+lint: $(STAMP)
+	$(PY) -m ruff check codegen generated tests bench
+	$(PY) -m ruff format --check codegen tests bench generated/mcp_schema/*.py
+
+typecheck: $(STAMP)
+	$(PY) -m mypy generated/mcp_schema codegen
+
+test: lint typecheck check-regen  ## the CI gate
+	$(PY) -m pytest
+
+conformance: $(STAMP)  ## deep differential run against the upstream schemas
+	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.conformance
+
+clean:
+	rm -rf $(VENV) dist site .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,39 @@
+"""``python -m codegen [--check]``: regenerate ``generated/mcp_schema/v*``.
+
+With ``--check`` nothing is written; the exit status is 1 when any generated
+file differs from a fresh run (``make check-regen``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from .generate import generate, stale_files, write
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen")
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    output = generate()
+    if args.check:
+        stale = stale_files(output.files)
+        for path in stale:
+            print(f"stale: {path} differs from `make regen` output", file=sys.stderr)
+        if stale:
+            print("generated/ is out of date or was edited by hand: run `make regen`", file=sys.stderr)
+            return 1
+        print(f"generated/ is up to date ({len(output.files)} files)")
+        return 0
+    write(output.files)
+    for line in output.summary:
+        print(line)
+    print(f"regenerated {len(output.files)} files in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""Build every pinned schema into files under ``generated/mcp_schema``."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ir, methods, render
+from .build import Builder
+from .spec import ROOT, SCHEMA_DIR, load, pins
+
+PACKAGE_DIR = ROOT / "generated" / "mcp_schema"
+
+
+@dataclass
+class Output:
+    files: dict[Path, str]
+    modules: dict[str, ir.Module]
+    summary: list[str]
+
+
+def reused_defs(key: str, base_module: ir.Module, base_schema: dict[str, object],
+                schema: dict[str, object]) -> dict[str, str]:
+    """Defs an extension repeats verbatim from its base: imported, not regenerated."""
+    base_defs = base_schema["$defs"]
+    own_defs = schema["$defs"]
+    assert isinstance(base_defs, dict) and isinstance(own_defs, dict)
+    where = f"mcp_schema.{base_module.package}.models"
+    return {name: where for name, sub in own_defs.items() if base_defs.get(name) == sub}
+
+
+def build_all() -> dict[str, ir.Module]:
+    pairing = json.loads((SCHEMA_DIR / "results.json").read_text())
+    modules: dict[str, ir.Module] = {}
+    classes: dict[str, dict[str, ir.ModelClass]] = {}
+    for key, pin in pins().items():  # pins.json lists bases before extensions
+        schema = load(key)
+        reused: dict[str, str] = {}
+        known: dict[str, ir.ModelClass] = {}
+        if pin.base is not None:
+            reused = reused_defs(key, modules[pin.base], load(pin.base), schema)
+            known = dict(classes[pin.base])
+        builder = Builder(pin, schema, reused)
+        module = builder.build()
+        known.update({c.name: c for c in module.classes})
+        classes[key] = known
+        methods.collect(builder, pairing[key], known)
+        modules[key] = module
+    return modules
+
+
+def package_path(module: ir.Module) -> Path:
+    return PACKAGE_DIR.joinpath(*module.package.split("."))
+
+
+def generate() -> Output:
+    modules = build_all()
+    env = render.environment()
+    files: dict[Path, str] = {}
+    summary: list[str] = []
+    for module in modules.values():
+        where = package_path(module)
+        files[where / "models.py"] = render.render_models(module, env)
+        files[where / "methods.py"] = render.render_methods(module, env)
+        files[where / "__init__.py"] = render.render_init(module, env)
+        summary.append(
+            f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
+            f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "
+            f"{len(module.requests):>2} requests, {len(module.notifications):>2} notifications, "
+            f"{len(module.input_requests)} input requests -> mcp_schema.{module.package}"
+        )
+    return Output(files, modules, summary)
+
+
+def stale_files(files: dict[Path, str]) -> list[Path]:
+    stale = [p for p, text in files.items() if not p.is_file() or p.read_text() != text]
+    expected = set(files)
+    for version_dir in PACKAGE_DIR.glob("v*"):
+        stale += [p for p in version_dir.rglob("*.py") if p not in expected]
+    return sorted(stale)
+
+
+def write(files: dict[Path, str]) -> None:
+    for version_dir in PACKAGE_DIR.glob("v*"):
+        for old in version_dir.rglob("*.py"):
+            if old not in files:
+                old.unlink()
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)

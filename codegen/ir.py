@@ -1,0 +1,140 @@
+"""The intermediate representation between JSON Schema and the templates.
+
+``build.py`` turns one pinned schema into a :class:`Module`; ``render.py``
+prints it. Everything a template needs is decided here (names, order, which
+union is discriminated how), so the templates only lay text out.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Union
+
+JsonScalar = Union[str, int, float, bool, None]
+
+
+@dataclass(frozen=True)
+class Scalar:
+    """A JSON primitive, with the constraints JSON Schema puts on it."""
+
+    kind: Literal["str", "int", "number", "bool", "null", "any"]
+    minimum: float | None = None
+    maximum: float | None = None
+    min_length: int | None = None
+    max_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Const:
+    """``const`` or ``enum``: one of a fixed set of JSON values."""
+
+    values: tuple[JsonScalar, ...]
+
+
+@dataclass(frozen=True)
+class Ref:
+    """A class or alias by name; ``module`` is set when it is imported."""
+
+    name: str
+    module: str | None = None
+
+
+@dataclass(frozen=True)
+class Array:
+    item: TypeExpr
+    min_items: int | None = None
+    max_items: int | None = None
+
+
+@dataclass(frozen=True)
+class Map:
+    """A JSON object used as a dictionary: any keys, values of one type."""
+
+    value: TypeExpr
+
+
+@dataclass(frozen=True)
+class Union_:
+    """``anyOf``. ``discriminator`` names a member field whose const tells the
+    members apart; ``result_type_tags`` (with it set to ``resultType``) maps each
+    member to the ``resultType`` value it answers, ``None`` for the default arm."""
+
+    members: tuple[TypeExpr, ...]
+    discriminator: str | None = None
+    result_type_tags: tuple[str | None, ...] | None = None
+
+
+TypeExpr = Union[Scalar, Const, Ref, Array, Map, Union_]
+
+
+@dataclass(frozen=True)
+class Field:
+    py_name: str
+    wire_name: str
+    type: TypeExpr
+    required: bool
+    nullable: bool
+    format: str | None = None
+
+
+@dataclass
+class ModelClass:
+    name: str
+    origin: str  # where it comes from: "Tool" or "Tool.inputSchema"
+    docs_url: str
+    fields: list[Field]
+    closed: bool  # additionalProperties: false
+    extra_type: TypeExpr | None = None  # additionalProperties: <schema>
+
+
+@dataclass
+class Alias:
+    name: str
+    origin: str
+    docs_url: str
+    type: TypeExpr
+    recursive: bool = False  # part of a reference cycle: emitted lazily
+
+
+@dataclass(frozen=True)
+class RequestEntry:
+    method: str
+    sender: Literal["client", "server", "both"]
+    request: str
+    params: str | None
+    results: tuple[str, ...]  # the complete result first, then the alternatives
+
+
+@dataclass(frozen=True)
+class NotificationEntry:
+    method: str
+    sender: Literal["client", "server", "both"]
+    notification: str
+    params: str | None
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    constant: str
+    code: int
+    model: str  # the model of the JSON-RPC ``error`` member for this code
+
+
+@dataclass
+class Module:
+    key: str
+    version: str
+    package: str
+    sha256: str
+    source: str  # "repository @ commit : path"
+    classes: list[ModelClass] = field(default_factory=list)
+    aliases: list[Alias] = field(default_factory=list)
+    imported: dict[str, str] = field(default_factory=dict)  # name -> module it is reused from
+    requests: list[RequestEntry] = field(default_factory=list)
+    notifications: list[NotificationEntry] = field(default_factory=list)
+    input_requests: list[NotificationEntry] = field(default_factory=list)
+    error_codes: list[ErrorCode] = field(default_factory=list)
+
+    @property
+    def def_count(self) -> int:
+        return len([c for c in self.classes if c.origin == c.name]) + len(self.aliases)

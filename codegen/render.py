@@ -1,0 +1,223 @@
+"""IR -> Python source, through the Jinja templates in ``codegen/templates``.
+
+This module turns type expressions into annotation strings and orders the
+definitions; the templates only place the prepared strings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from . import ir
+from .build import snake
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# Names a generated module may import, by where they come from.
+IMPORTABLE = {
+    "typing": ("Annotated", "Any", "Final", "Literal", "TypeAlias", "Union"),
+    "pydantic": ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag"),
+    "typing_extensions": ("TypeAliasType",),
+    "mcp_schema.base": ("ClosedModel", "Int", "JsonInt", "JsonNumber", "McpModel", "Number",
+                        "Omittable", "by_result_type"),
+}
+
+
+def literal(value: ir.JsonScalar) -> str:
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def _num(value: float) -> str:
+    return repr(int(value)) if float(value).is_integer() else repr(value)
+
+
+class Annotations:
+    """Prints type expressions; ``lazy`` names are quoted (not defined yet)."""
+
+    def __init__(self, lazy: frozenset[str] = frozenset()) -> None:
+        self.lazy = lazy
+
+    def __call__(self, t: ir.TypeExpr) -> str:
+        if isinstance(t, ir.Scalar):
+            return self.scalar(t)
+        if isinstance(t, ir.Const):
+            return f"Literal[{', '.join(literal(v) for v in t.values)}]"
+        if isinstance(t, ir.Ref):
+            return f'"{t.name}"' if t.name in self.lazy else t.name
+        if isinstance(t, ir.Array):
+            inner = f"list[{self(t.item)}]"
+            if t.min_items is None and t.max_items is None:
+                return inner
+            bounds = [f"{k}={v}" for k, v in (("min_length", t.min_items), ("max_length", t.max_items))
+                      if v is not None]
+            return f"Annotated[{inner}, Field({', '.join(bounds)})]"
+        if isinstance(t, ir.Map):
+            return f"dict[str, {self(t.value)}]"
+        return self.union(t)
+
+    def scalar(self, t: ir.Scalar) -> str:
+        if t.kind == "str":
+            if t.min_length is None and t.max_length is None:
+                return "StrictStr"
+            bounds = [f"{k}={v}" for k, v in (("min_length", t.min_length), ("max_length", t.max_length))
+                      if v is not None]
+            return f"Annotated[str, StringConstraints(strict=True, {', '.join(bounds)})]"
+        if t.kind in ("int", "number"):
+            marker, plain, py = ("Int", "JsonInt", "int") if t.kind == "int" else ("Number", "JsonNumber", "float")
+            if t.minimum is None and t.maximum is None:
+                return plain
+            bounds = [f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None]
+            return f"Annotated[{py}, {marker}({', '.join(bounds)})]"
+        return {"bool": "StrictBool", "null": "None", "any": "Any"}[t.kind]
+
+    def union(self, t: ir.Union_) -> str:
+        if t.result_type_tags is not None:
+            arms = [f'Annotated[{self(m)}, Tag("{tag or "complete"}")]'
+                    for m, tag in zip(t.members, t.result_type_tags)]
+            tags = ", ".join(f'"{tag}"' for tag in t.result_type_tags if tag)
+            return f"Annotated[{' | '.join(arms)}, by_result_type({tags})]"
+        members = [self(m) for m in t.members]
+        joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
+        if t.discriminator:
+            return f'Annotated[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
+        return joined
+
+
+@dataclass
+class ClassView:
+    name: str
+    base: str
+    doc: str
+    fields: list[str]
+    extra: str | None
+
+
+@dataclass
+class AliasView:
+    name: str
+    value: str
+    doc: str
+    recursive: bool
+
+
+def field_line(f: ir.Field, annotate: Annotations) -> str:
+    annotation = annotate(f.type)
+    if not f.required:
+        annotation = annotation if f.nullable else f"Omittable[{annotation}]"
+    options = []
+    if f.required is False:
+        options.append("default=None")
+    if f.py_name != f.wire_name:
+        options.append(f"alias={literal(f.wire_name)}")
+    if f.format:
+        options.append(f"json_schema_extra={{\"format\": {literal(f.format)}}}")
+    if not options:
+        return f"{f.py_name}: {annotation}"
+    if options == ["default=None"]:
+        return f"{f.py_name}: {annotation} = None"
+    return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
+
+
+def class_view(c: ir.ModelClass, version: str) -> ClassView:
+    annotate = Annotations()
+    where = f"``{c.origin}``" if "." in c.origin or "|" in c.origin else f"``{c.name}``"
+    kind = "inline object at" if "." in c.origin or "|" in c.origin else "definition"
+    return ClassView(
+        name=c.name,
+        base="ClosedModel" if c.closed else "McpModel",
+        doc=f"MCP {version} {kind} {where}: {c.docs_url}",
+        fields=[field_line(f, annotate) for f in c.fields],
+        extra=annotate(c.extra_type) if c.extra_type is not None else None,
+    )
+
+
+def ordered_aliases(module: ir.Module) -> list[ir.Alias]:
+    """Aliases after the aliases they use; members of a cycle become lazy."""
+    names = {a.name: a for a in module.aliases}
+    deps = {a.name: {n for n in refs(a.type) if n in names} for a in module.aliases}
+    done: list[ir.Alias] = []
+    placed: set[str] = set()
+    pending = sorted(names)
+    while pending:
+        ready = [n for n in pending if deps[n] <= placed]
+        if not ready:  # a cycle: emit the rest lazily, in name order
+            for n in pending:
+                names[n].recursive = True
+            ready = pending
+        for n in ready:
+            done.append(names[n])
+            placed.add(n)
+        pending = [n for n in pending if n not in placed]
+    return done
+
+
+def refs(t: ir.TypeExpr) -> set[str]:
+    if isinstance(t, ir.Ref):
+        return {t.name}
+    if isinstance(t, ir.Array):
+        return refs(t.item)
+    if isinstance(t, ir.Map):
+        return refs(t.value)
+    if isinstance(t, ir.Union_):
+        return set().union(*(refs(m) for m in t.members))
+    return set()
+
+
+def alias_view(a: ir.Alias, version: str, lazy: frozenset[str]) -> AliasView:
+    annotate = Annotations(lazy if a.recursive else frozenset())
+    return AliasView(a.name, annotate(a.type), f"MCP {version} definition ``{a.name}``: {a.docs_url}",
+                     a.recursive)
+
+
+def imports_for(body: str) -> dict[str, list[str]]:
+    used: dict[str, list[str]] = {}
+    for module, names in IMPORTABLE.items():
+        found = [n for n in names if re.search(rf"\b{n}\b", body)]
+        if found:
+            used[module] = found
+    return used
+
+
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
+        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+    )
+
+
+def header(module: ir.Module) -> dict[str, str]:
+    return {"version": module.key, "source": module.source, "sha256": module.sha256}
+
+
+def render_models(module: ir.Module, env: jinja2.Environment) -> str:
+    aliases = ordered_aliases(module)
+    lazy = frozenset(a.name for a in aliases if a.recursive)
+    body = env.get_template("models_body.py.j2").render(
+        classes=[class_view(c, module.key) for c in module.classes],
+        aliases=[alias_view(a, module.key, lazy) for a in aliases],
+    )
+    imported = sorted(module.imported)
+    return env.get_template("models.py.j2").render(
+        header=header(module), imports=imports_for(body), body=body,
+        reused_from=sorted(set(module.imported.values())), reused=imported,
+        names=sorted([c.name for c in module.classes] + [a.name for a in module.aliases] + imported),
+    )
+
+
+def render_methods(module: ir.Module, env: jinja2.Environment) -> str:
+    return env.get_template("methods.py.j2").render(header=header(module), module=module)
+
+
+def render_init(module: ir.Module, env: jinja2.Environment) -> str:
+    own = sorted([c.name for c in module.classes] + [a.name for a in module.aliases])
+    return env.get_template("init.py.j2").render(
+        header=header(module), module=module, names=sorted(own + list(module.imported)),
+        extension=module.key.split("/")[1] if "/" in module.key else None,
+    )

@@ -1,0 +1,133 @@
+"""Locate, verify and patch the pinned upstream schemas.
+
+The schemas are never copied into the repository: they are read from
+``$MCP_SPEC_DIR`` or ``../shared/mcp-spec`` and checked against the sha256 in
+``schema/pins.json`` before anything is generated from them or tested against
+them. ``schema/overlays.json`` then fixes the known upstream defects.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA_DIR = ROOT / "schema"
+DEFAULT_SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
+
+
+class SpecError(RuntimeError):
+    """The pinned schemas cannot be found or do not match their pins."""
+
+
+@dataclass(frozen=True)
+class Pin:
+    key: str  # "2025-11-25", "2026-07-28", "2026-07-28/tasks"
+    package: str  # dotted package below mcp_schema, e.g. "v2026_07_28.tasks"
+    base: str | None  # the core schema an extension builds on
+    repository: str
+    commit: str
+    path: str
+    local: str
+    sha256: str
+    docs: str
+
+    @property
+    def version(self) -> str:
+        return self.key.split("/")[0]
+
+
+@cache
+def pins() -> dict[str, Pin]:
+    raw = json.loads((SCHEMA_DIR / "pins.json").read_text())["schemas"]
+    return {key: Pin(key=key, base=entry.get("base"), **{k: v for k, v in entry.items() if k != "base"})
+            for key, entry in raw.items()}
+
+
+def spec_dir() -> Path:
+    env = os.environ.get("MCP_SPEC_DIR")
+    return Path(env) if env else DEFAULT_SPEC_DIR
+
+
+def raw_bytes(pin: Pin) -> bytes:
+    where = spec_dir() / pin.local
+    if not where.is_file():
+        raise SpecError(
+            f"missing schema {pin.key!r}: expected {where}\n"
+            f"  upstream: {pin.repository} @ {pin.commit} : {pin.path}\n"
+            f"  looked in $MCP_SPEC_DIR ({os.environ.get('MCP_SPEC_DIR', 'unset')}) "
+            f"or the default {DEFAULT_SPEC_DIR}\n"
+            "  provide it by setting MCP_SPEC_DIR to a folder laid out like shared/mcp-spec "
+            "(<version>/schema.json, ext-tasks/<version>/schema.json)"
+        )
+    data = where.read_bytes()
+    digest = hashlib.sha256(data).hexdigest()
+    if digest != pin.sha256:
+        raise SpecError(
+            f"schema {pin.key!r} at {where} has sha256 {digest}, pinned {pin.sha256}\n"
+            "  the file is not the pinned upstream revision: restore it, or update "
+            "schema/pins.json deliberately (and run `make regen`)"
+        )
+    return data
+
+
+@cache
+def _overlays() -> list[dict[str, Any]]:
+    overlays: list[dict[str, Any]] = json.loads((SCHEMA_DIR / "overlays.json").read_text())["overlays"]
+    return overlays
+
+
+def overlays_for(key: str) -> list[dict[str, Any]]:
+    return [o for o in _overlays() if key in o["schemas"]]
+
+
+def without_descriptions(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: without_descriptions(v) for k, v in node.items() if k != "description"}
+    if isinstance(node, list):
+        return [without_descriptions(v) for v in node]
+    return node
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def apply_overlay(schema: dict[str, Any], overlay: dict[str, Any], key: str) -> None:
+    *parents, last = [_unescape(t) for t in overlay["pointer"].split("/")[1:]]
+    node: Any = schema
+    for token in parents:
+        node = node[int(token)] if isinstance(node, list) else node[token]
+    slot = int(last) if isinstance(node, list) else last
+    current = node[slot]
+    if without_descriptions(current) != overlay["expect"]:
+        raise SpecError(
+            f"overlay {overlay['id']!r} no longer applies to {key!r} at {overlay['pointer']}: "
+            f"found {json.dumps(without_descriptions(current))}, expected {json.dumps(overlay['expect'])}. "
+            "Upstream changed; review the overlay in schema/overlays.json."
+        )
+    node[slot] = copy.deepcopy(overlay["value"])
+
+
+@cache
+def _load(key: str, patched: bool) -> dict[str, Any]:
+    pin = pins()[key]
+    schema: dict[str, Any] = json.loads(raw_bytes(pin))
+    if patched:
+        for overlay in overlays_for(key):
+            apply_overlay(schema, overlay, key)
+    return schema
+
+
+def load(key: str, *, patched: bool = True) -> dict[str, Any]:
+    """The schema pinned as ``key``, with overlays applied unless ``patched=False``.
+
+    Returns a fresh deep copy: callers may mutate it.
+    """
+    return copy.deepcopy(_load(key, patched))

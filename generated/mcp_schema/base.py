@@ -1,0 +1,176 @@
+"""Building blocks of the generated models (hand-written runtime module).
+
+The generated ``v*/models.py`` files are plain pydantic classes written in
+terms of the few names below. They exist to make pydantic's behaviour match
+JSON Schema exactly and losslessly:
+
+* :class:`McpModel` keeps unknown members (JSON Schema allows them unless it
+  says otherwise) and reads wire aliases only when decoding, so an unknown key
+  ``has_more`` is never mistaken for the field ``hasMore``; Python code may still
+  construct models by attribute name.
+* :data:`Omittable` marks a member that may be absent but not null: absent reads
+  as ``None`` and stays absent on output (``exclude_unset``), an explicit
+  ``null`` is rejected as the schema demands.
+* :class:`Int` and :class:`Number` are strict JSON numbers: no ``"1"`` -> 1 or
+  ``true`` -> 1 coercion, ``5.0`` is a valid JSON Schema integer, and a JSON
+  ``number`` keeps ``50`` an int (so it is re-encoded as ``50``, not ``50.0``).
+"""
+
+from __future__ import annotations
+
+import math
+import typing
+from typing import Annotated, Any, TypeVar, Union
+
+from pydantic import BaseModel, ConfigDict, Discriminator, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
+
+__all__ = [
+    "DEFAULT_RESULT_TAG",
+    "ClosedModel",
+    "Int",
+    "JsonInt",
+    "JsonNumber",
+    "McpModel",
+    "Number",
+    "Omittable",
+    "by_result_type",
+]
+
+_T = TypeVar("_T")
+
+
+class McpModel(BaseModel):
+    """Base of every generated object model: open to unknown members."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+        defer_build=True,
+        # Wire data never needs revalidation; models built in Python are
+        # validated once by __init__.
+        revalidate_instances="never",
+    )
+
+    def __init__(self, /, **data: Any) -> None:
+        # Python callers may use attribute names or wire aliases; decoding
+        # (model_validate / model_validate_json) reads aliases only.
+        self.__pydantic_validator__.validate_python(data, self_instance=self, by_name=True,
+                                                    by_alias=True)
+
+
+class ClosedModel(McpModel):
+    """An object model whose schema forbids members it does not list."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class _NotNull:
+    """Validate ``X | None`` as ``X``: the ``None`` is the absent default only."""
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        members = [arg for arg in typing.get_args(source) if arg is not type(None)]
+        inner: Any = members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
+        return handler.generate_schema(inner)
+
+
+Omittable = Annotated[Union[_T, None], _NotNull()]  # noqa: UP007
+"""``Omittable[X]``: an optional member that must not be ``null`` when present."""
+
+
+class Int:
+    """A JSON Schema ``integer``: strict, bounds kept, integral floats accepted.
+
+    ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
+    JSON value). Use as ``Annotated[int, Int(ge=0)]``.
+    """
+
+    __slots__ = ("ge", "le")
+
+    def __init__(self, *, ge: int | None = None, le: int | None = None) -> None:
+        self.ge = ge
+        self.le = le
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.int_schema(strict=True, ge=self.ge, le=self.le),
+                core_schema.no_info_after_validator_function(
+                    int,
+                    core_schema.float_schema(strict=True, multiple_of=1, allow_inf_nan=False,
+                                             ge=self.ge, le=self.le),
+                ),
+            ],
+            custom_error_type="json_integer",
+            custom_error_message="Input should be a JSON integer" + _bounds_text(self.ge, self.le),
+            serialization=core_schema.simple_ser_schema("int"),
+        )
+
+    def __repr__(self) -> str:
+        return f"Int(ge={self.ge!r}, le={self.le!r})"
+
+
+class Number:
+    """A JSON Schema ``number``: strict, finite, an int stays an int.
+
+    Use as ``Annotated[float, Number(ge=0, le=1)]``.
+    """
+
+    __slots__ = ("ge", "le")
+
+    def __init__(self, *, ge: float | None = None, le: float | None = None) -> None:
+        self.ge = ge
+        self.le = le
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return core_schema.union_schema(
+            [
+                core_schema.int_schema(strict=True, ge=_int_bound(self.ge, math.ceil),
+                                       le=_int_bound(self.le, math.floor)),
+                core_schema.float_schema(strict=True, allow_inf_nan=False, ge=self.ge, le=self.le),
+            ],
+            custom_error_type="json_number",
+            custom_error_message="Input should be a finite JSON number" + _bounds_text(self.ge, self.le),
+        )
+
+    def __repr__(self) -> str:
+        return f"Number(ge={self.ge!r}, le={self.le!r})"
+
+
+def _int_bound(bound: float | None, rounding: typing.Callable[[float], int]) -> int | None:
+    return None if bound is None else rounding(bound)
+
+
+def _bounds_text(ge: float | None, le: float | None) -> str:
+    parts = ([f">= {ge}"] if ge is not None else []) + ([f"<= {le}"] if le is not None else [])
+    return (" " + " and ".join(parts)) if parts else ""
+
+
+JsonInt = Annotated[int, Int()]
+"""A JSON Schema ``integer`` without bounds."""
+
+JsonNumber = Annotated[float, Number()]
+"""A JSON Schema ``number`` without bounds."""
+
+DEFAULT_RESULT_TAG = "complete"
+
+
+def by_result_type(*tags: str) -> Discriminator:
+    """Discriminate a union of results on ``resultType``.
+
+    A value among ``tags`` selects the member tagged with it; any other value,
+    ``"complete"`` included, selects the member tagged ``"complete"``, the
+    method's own result (``resultType`` is an open string in the schema).
+    """
+    known = frozenset(tags)
+
+    def tag_of(value: Any) -> str:
+        if isinstance(value, dict):
+            result_type = value.get("resultType")
+        else:
+            result_type = getattr(value, "result_type", None)
+        return result_type if result_type in known else DEFAULT_RESULT_TAG
+
+    return Discriminator(tag_of)

@@ -1,0 +1,172 @@
+"""Typed JSON-RPC / MCP protocol errors (hand-written runtime module).
+
+Every failure the codec reports is an :class:`McpError` subclass carrying the
+JSON-RPC ``code``, a human ``message`` and optional structured ``data``, so a
+server can answer any bad input with ``err.to_response(request_id)``.
+
+These are *exceptions*. The error *response models* with the same names in
+``mcp_schema.v2026_07_28`` (``ParseError``, ``HeaderMismatchError``, ...) are
+the generated wire shapes; :meth:`McpError.from_error_object` bridges the two.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+__all__ = [
+    "ERROR_CLASSES",
+    "HeaderMismatchError",
+    "InternalError",
+    "InvalidParamsError",
+    "InvalidRequestError",
+    "McpError",
+    "MethodNotFoundError",
+    "MissingRequiredClientCapabilityError",
+    "ParseError",
+    "URLElicitationRequiredError",
+    "UnsupportedProtocolVersionError",
+]
+
+
+class McpError(Exception):
+    """Base of every protocol error: a JSON-RPC error object as an exception."""
+
+    code: int = -32603
+    default_message: ClassVar[str] = "Internal error"
+
+    def __init__(self, message: str | None = None, data: Any = None, *, code: int | None = None) -> None:
+        self.message = message if message is not None else self.default_message
+        self.data = data
+        if code is not None:
+            # An instance may carry a code that has no subclass of its own
+            # (server-defined errors); the class attribute stays the default.
+            self.code = code
+        super().__init__(self.message)
+
+    def to_error_object(self) -> dict[str, Any]:
+        """The JSON-RPC ``error`` member; ``data`` only when there is some."""
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+    def to_response(self, id: str | int | None) -> dict[str, Any]:
+        """A complete JSON-RPC error response (``id`` is null when unknown)."""
+        return {"jsonrpc": "2.0", "id": id, "error": self.to_error_object()}
+
+    @staticmethod
+    def from_error_object(error: Mapping[str, Any]) -> McpError:
+        """The typed exception for a received ``error`` member (any code)."""
+        code = error.get("code")
+        message = error.get("message")
+        cls = ERROR_CLASSES.get(code) if isinstance(code, int) else None
+        if cls is None:
+            return McpError(message if isinstance(message, str) else None, error.get("data"),
+                            code=code if isinstance(code, int) else McpError.code)
+        return cls(message if isinstance(message, str) else None, error.get("data"))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+
+
+class ParseError(McpError):
+    """-32700: the bytes are not JSON (or not UTF-8)."""
+
+    code = -32700
+    default_message = "Parse error"
+
+
+class InvalidRequestError(McpError):
+    """-32600: JSON, but not a valid JSON-RPC 2.0 message."""
+
+    code = -32600
+    default_message = "Invalid Request"
+
+
+class MethodNotFoundError(McpError):
+    """-32601: the method does not exist in the negotiated protocol version."""
+
+    code = -32601
+    default_message = "Method not found"
+
+
+class InvalidParamsError(McpError):
+    """-32602: ``params`` (or a ``result``) fails the schema.
+
+    ``data`` is ``{"errors": [{"path": "$.params.name", "reason": ...}, ...]}``.
+    """
+
+    code = -32602
+    default_message = "Invalid params"
+
+    @property
+    def errors(self) -> list[dict[str, Any]]:
+        data = self.data
+        if isinstance(data, Mapping) and isinstance(data.get("errors"), list):
+            return list(data["errors"])
+        return []
+
+
+class InternalError(McpError):
+    """-32603: the peer failed internally."""
+
+    code = -32603
+    default_message = "Internal error"
+
+
+class HeaderMismatchError(McpError):
+    """-32020: Streamable HTTP headers are missing, invalid or disagree with the body."""
+
+    code = -32020
+    default_message = "Header mismatch"
+
+
+class MissingRequiredClientCapabilityError(McpError):
+    """-32021: the request needs client capabilities it did not declare."""
+
+    code = -32021
+    default_message = "Missing required client capability"
+
+    def __init__(self, message: str | None = None, data: Any = None, *,
+                 required_capabilities: Mapping[str, Any] | None = None) -> None:
+        if required_capabilities is not None:
+            data = {"requiredCapabilities": dict(required_capabilities)}
+        super().__init__(message, data)
+
+
+class UnsupportedProtocolVersionError(McpError):
+    """-32022: the requested protocol version is not supported here."""
+
+    code = -32022
+    default_message = "Unsupported protocol version"
+
+    def __init__(self, message: str | None = None, data: Any = None, *,
+                 requested: str | None = None, supported: Sequence[str] | None = None) -> None:
+        if requested is not None or supported is not None:
+            data = {"requested": requested if requested is not None else "",
+                    "supported": list(supported or ())}
+        super().__init__(message, data)
+
+
+class URLElicitationRequiredError(McpError):
+    """-32042 (2025-11-25): the server needs URL-mode elicitations first."""
+
+    code = -32042
+    default_message = "URL elicitation required"
+
+
+ERROR_CLASSES: dict[int, type[McpError]] = {
+    cls.code: cls
+    for cls in (
+        ParseError,
+        InvalidRequestError,
+        MethodNotFoundError,
+        InvalidParamsError,
+        InternalError,
+        HeaderMismatchError,
+        MissingRequiredClientCapabilityError,
+        UnsupportedProtocolVersionError,
+        URLElicitationRequiredError,
+    )
+}

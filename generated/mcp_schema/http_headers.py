@@ -1,0 +1,380 @@
+"""MCP Streamable HTTP request headers, MCP 2026-07-28 (hand-written runtime module).
+
+Every POST repeats parts of its JSON-RPC body in headers so that proxies and load
+balancers can route without parsing the body:
+
+* ``MCP-Protocol-Version``: ``params._meta["io.modelcontextprotocol/protocolVersion"]``
+  (omitted when the body has none);
+* ``Mcp-Method``: the body's ``method``;
+* ``Mcp-Name``: ``params.name`` for ``tools/call`` and ``prompts/get``, ``params.uri``
+  for ``resources/read``;
+* ``Mcp-Param-<Name>``: each ``tools/call`` argument whose property in the tool's
+  ``inputSchema`` is annotated ``"x-mcp-header": "<Name>"`` (omitted when the argument is
+  absent or null).
+
+Values that are not plain header-safe ASCII are sent as ``=?base64?<base64 of UTF-8>?=``;
+the same rule is applied to every header above so one decoder serves all of them.
+
+A client builds the headers with :func:`request_headers`; a server checks them with
+:func:`check_request_headers`, which raises :class:`~mcp_schema.errors.HeaderMismatchError`
+(-32020) whose ``data`` is always::
+
+    {"header": "Mcp-Name",      # canonical name of the offending header
+     "reason": "mismatch",      # "missing" | "unexpected" | "invalid" | "mismatch"
+     "expected": "get_weather", # the body's value as header text; null if the body has none
+     "received": "get_time"}    # decoded header value; the raw value for "invalid";
+                                # null for "missing"
+
+``unexpected`` means a ``Mcp-Param-*`` header was sent for an argument that the body leaves
+absent or null. Requests and tools are plain mappings (the wire JSON) or pydantic models.
+A body that is not a request at all (no ``method``, no ``params.name`` for ``tools/call``)
+raises ``ValueError`` on both sides: validate the body before checking its headers.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+import string
+from collections.abc import Mapping
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+from mcp_schema.errors import HeaderMismatchError
+from pydantic import BaseModel
+
+__all__ = [
+    "InvalidToolHeaderError",
+    "check_request_headers",
+    "decode_header_value",
+    "encode_header_value",
+    "request_headers",
+    "validate_tool_headers",
+]
+
+_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
+_VERSION_HEADER = "MCP-Protocol-Version"
+_METHOD_HEADER = "Mcp-Method"
+_NAME_HEADER = "Mcp-Name"
+_PARAM_PREFIX = "Mcp-Param-"
+_NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+_PARAM_TYPES = ("integer", "string", "boolean")
+# Their values are instance data, not subschemas: an "x-mcp-header" member inside a default
+# or an enum member is just data and annotates nothing.
+_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
+
+_PREFIX, _SUFFIX = "=?base64?", "?="
+_SAFE_CHARS = frozenset("\t" + "".join(map(chr, range(0x20, 0x7F))))
+_TCHARS = frozenset("!#$%&'*+-.^_`|~" + string.digits + string.ascii_letters)
+# JSON number grammar; Decimal() alone would also take "NaN", " 42" and "4_2".
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+
+
+class InvalidToolHeaderError(ValueError):
+    """A tool's ``inputSchema`` has an ``x-mcp-header`` annotation a client must refuse.
+
+    ``path`` is the JSON Pointer (inside ``inputSchema``) of the annotated schema and
+    ``reason`` says what is wrong with it.
+    """
+
+    def __init__(self, path: str, reason: str) -> None:
+        self.path = path
+        self.reason = reason
+        super().__init__(f"invalid x-mcp-header at inputSchema{path}: {reason}")
+
+
+# -- value encoding --------------------------------------------------------------------------
+
+
+def _is_plain(value: str) -> bool:
+    # HTTP strips leading/trailing whitespace from field values, so it would not survive.
+    return all(c in _SAFE_CHARS for c in value) and value == value.strip(" \t")
+
+
+def _looks_encoded(value: str) -> bool:
+    return value.startswith(_PREFIX) and value.endswith(_SUFFIX)
+
+
+def encode_header_value(value: str) -> str:
+    """``value`` as sent in a header: unchanged if plain, else ``=?base64?...?=``.
+
+    A plain value that merely looks encoded is encoded too, or the receiver would decode it.
+    Raises ``UnicodeEncodeError`` (a ``ValueError``) for lone surrogates, which UTF-8 cannot
+    carry.
+    """
+    if _is_plain(value) and not _looks_encoded(value):
+        return value
+    payload = base64.b64encode(value.encode("utf-8")).decode("ascii")
+    return f"{_PREFIX}{payload}{_SUFFIX}"
+
+
+def decode_header_value(value: str) -> str:
+    """The original text of a received header value (inverse of :func:`encode_header_value`).
+
+    Raises :class:`HeaderMismatchError` with ``data={"reason": "invalid", "received": value}``
+    for characters that must have been encoded, or a malformed ``=?base64?...?=`` payload.
+    """
+    if _looks_encoded(value):
+        payload = value[len(_PREFIX) : -len(_SUFFIX)]
+        try:
+            # "=?base64?=" matches both markers but has no room for a payload.
+            if len(value) < len(_PREFIX) + len(_SUFFIX):
+                raise ValueError("markers overlap")
+            return base64.b64decode(payload, validate=True).decode("utf-8")
+        except ValueError as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
+            raise HeaderMismatchError(
+                f"malformed base64 header value: {exc}", {"reason": "invalid", "received": value}
+            ) from None
+    if not _is_plain(value):
+        raise HeaderMismatchError(
+            "header value has characters that must be base64-encoded",
+            {"reason": "invalid", "received": value},
+        )
+    return value
+
+
+# -- tool annotations ------------------------------------------------------------------------
+
+
+class _HeaderParam(NamedTuple):
+    header: str  # canonical "Mcp-Param-<Name>"
+    path: tuple[str, ...]  # property names from the inputSchema root down to the argument
+    type: str
+
+
+def _as_mapping(obj: Mapping[str, Any] | BaseModel, what: str) -> Mapping[str, Any]:
+    if isinstance(obj, Mapping):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):
+        data = dump(mode="json", by_alias=True, exclude_unset=True)
+        if isinstance(data, Mapping):
+            return data
+    raise TypeError(f"{what} must be a mapping or a pydantic model, not {type(obj).__name__}")
+
+
+def _pointer_token(key: object) -> str:
+    return str(key).replace("~", "~0").replace("/", "~1")
+
+
+def _check_annotation(
+    schema: Mapping[str, Any], pointer: str, path: tuple[str, ...] | None,
+    found: list[_HeaderParam],
+) -> _HeaderParam:
+    def fail(reason: str) -> InvalidToolHeaderError:
+        return InvalidToolHeaderError(pointer, reason)
+
+    name = schema["x-mcp-header"]
+    if path is None:
+        raise fail("only properties reached from the root through 'properties' alone "
+                   "may be mirrored in headers")
+    if not path:
+        raise fail("the root schema is not a property")
+    if not isinstance(name, str):
+        raise fail(f"the header name must be a string, not {name!r}")
+    if not name:
+        raise fail("the header name is empty")
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        raise fail(f"the header name {name!r} contains control characters")
+    if not set(name) <= _TCHARS:
+        raise fail(f"the header name {name!r} is not an RFC 9110 token")
+    type_ = schema.get("type")
+    if not isinstance(type_, str) or type_ not in _PARAM_TYPES:
+        got = "no type" if type_ is None else f"type {type_!r}"
+        raise fail(f"the parameter must have type integer, string or boolean; it has {got}")
+    header = _PARAM_PREFIX + name
+    for other in found:
+        if other.header.lower() == header.lower():
+            raise fail(f"the header name {name!r} duplicates (case-insensitively) the one "
+                       f"of property {'.'.join(other.path)!r}")
+    return _HeaderParam(header, path, type_)
+
+
+def _walk(node: Any, pointer: str, path: tuple[str, ...] | None,
+          found: list[_HeaderParam]) -> None:
+    # The whole schema is walked, not just `properties`, so that an annotation hidden under
+    # items/anyOf/$defs/... is refused rather than silently never sent. `path` becomes None
+    # once the route from the root leaves `properties`.
+    if isinstance(node, list):
+        for index, item in enumerate(node):
+            _walk(item, f"{pointer}/{index}", None, found)
+        return
+    if not isinstance(node, Mapping):
+        return
+    if "x-mcp-header" in node:
+        found.append(_check_annotation(node, pointer, path, found))
+    for key, value in node.items():
+        if key == "x-mcp-header" or key in _DATA_KEYWORDS:
+            continue
+        child = f"{pointer}/{_pointer_token(key)}"
+        if key == "properties" and isinstance(value, Mapping):
+            for name, sub in value.items():
+                sub_path = None if path is None else (*path, str(name))
+                _walk(sub, f"{child}/{_pointer_token(name)}", sub_path, found)
+        else:
+            _walk(value, child, None, found)
+
+
+def _header_params(tool: Mapping[str, Any]) -> list[_HeaderParam]:
+    found: list[_HeaderParam] = []
+    _walk(tool.get("inputSchema"), "", (), found)
+    return found
+
+
+def validate_tool_headers(tool: Mapping[str, Any] | BaseModel) -> dict[str, tuple[str, ...]]:
+    """Check a tool's ``x-mcp-header`` annotations; map each header to its property path.
+
+    ``{"Mcp-Param-Region": ("region",), "Mcp-Param-Zone": ("location", "zone")}``.
+    Raises :class:`InvalidToolHeaderError` on the first invalid annotation.
+    """
+    return {p.header: p.path for p in _header_params(_as_mapping(tool, "tool"))}
+
+
+# -- requests --------------------------------------------------------------------------------
+
+
+class _Expected(NamedTuple):
+    header: str
+    value: Any  # the body value the header mirrors; None: the header must be absent
+    integer: bool  # compare numerically
+
+
+def _require_str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{where} must be a string, not {value!r}")
+    return value
+
+
+def _argument(arguments: Any, path: tuple[str, ...]) -> Any:
+    for name in path:
+        if not isinstance(arguments, Mapping):
+            return None
+        arguments = arguments.get(name)
+    return arguments
+
+
+def _expected_headers(
+    request: Mapping[str, Any] | BaseModel, tool: Mapping[str, Any] | BaseModel | None
+) -> list[_Expected]:
+    message = _as_mapping(request, "request")
+    method = _require_str(message.get("method"), "the request's 'method'")
+    params = message.get("params")
+    params = {} if params is None else params
+    if not isinstance(params, Mapping):
+        raise ValueError(f"the request's 'params' must be an object, not {params!r}")
+
+    expected: list[_Expected] = []
+    meta = params.get("_meta")
+    version = meta.get(_VERSION_META_KEY) if isinstance(meta, Mapping) else None
+    if version is not None:
+        version = _require_str(version, f"params._meta[{_VERSION_META_KEY!r}]")
+        expected.append(_Expected(_VERSION_HEADER, version, False))
+    expected.append(_Expected(_METHOD_HEADER, method, False))
+    field = _NAME_FIELDS.get(method)
+    if field is not None:
+        name = _require_str(params.get(field), f"params.{field}")
+        expected.append(_Expected(_NAME_HEADER, name, False))
+
+    if tool is not None:
+        tool_map = _as_mapping(tool, "tool")
+        header_params = _header_params(tool_map)  # validates even if unused below
+        if method == "tools/call":
+            # Mirroring another tool's annotations would send the wrong headers.
+            if tool_map.get("name") != params.get("name"):
+                raise ValueError(f"tool {tool_map.get('name')!r} is not the one called "
+                                 f"({params.get('name')!r})")
+            arguments = params.get("arguments")
+            for p in header_params:
+                expected.append(
+                    _Expected(p.header, _argument(arguments, p.path), p.type == "integer")
+                )
+    return expected
+
+
+def _header_text(value: Any) -> str | None:
+    if isinstance(value, bool):  # before int: bool is an int subclass
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        # JSON does not distinguish 42 from 42.0; an integer parameter may arrive as either.
+        return str(int(value)) if value.is_integer() else repr(value)
+    return None
+
+
+def request_headers(
+    request: Mapping[str, Any] | BaseModel, tool: Mapping[str, Any] | BaseModel | None = None
+) -> dict[str, str]:
+    """The MCP headers a client sends with ``request`` (a request or notification).
+
+    Pass the called ``tool`` (its definition) to add ``Mcp-Param-*`` headers; it is checked
+    with :func:`validate_tool_headers` first. Raises ``ValueError`` for a malformed body or
+    an argument that cannot be a header (an object or array).
+    """
+    headers: dict[str, str] = {}
+    for exp in _expected_headers(request, tool):
+        if exp.value is None:
+            continue
+        text = _header_text(exp.value)
+        if text is None:
+            raise ValueError(f"{exp.value!r} cannot be sent as the {exp.header} header")
+        headers[exp.header] = encode_header_value(text)
+    return headers
+
+
+def _matches(exp: _Expected, text: str) -> bool:
+    value = exp.value
+    if exp.integer and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return _JSON_NUMBER.fullmatch(text) is not None and Decimal(text) == Decimal(value)
+    return text == _header_text(value)
+
+
+_MESSAGES = {
+    "missing": "is required but missing",
+    "unexpected": "is present but the request body has no value for it",
+    "invalid": "has an invalid value",
+    "mismatch": "does not match the request body",
+}
+
+
+def _error(header: str, reason: str, expected: str | None, received: str | None,
+           detail: str = "") -> HeaderMismatchError:
+    message = f"{header} header {_MESSAGES[reason]}{detail}"
+    data = {"header": header, "reason": reason, "expected": expected, "received": received}
+    return HeaderMismatchError(message, data)
+
+
+def check_request_headers(
+    headers: Mapping[str, str],
+    request: Mapping[str, Any] | BaseModel,
+    tool: Mapping[str, Any] | BaseModel | None = None,
+) -> None:
+    """Server side: raise :class:`HeaderMismatchError` unless ``headers`` agree with the body.
+
+    Header names match case-insensitively, values case-sensitively (after decoding);
+    integer parameters match numerically. Headers this module does not define are ignored.
+    """
+    received: dict[str, str] = {}
+    for name, value in headers.items():
+        key = name.lower()
+        # Repeated field lines mean the same as one line joined with ", " (RFC 9110 5.3);
+        # joining keeps us from trusting a different line than a proxy did.
+        received[key] = f"{received[key]}, {value}" if key in received else value
+
+    for exp in _expected_headers(request, tool):
+        expected = None if exp.value is None else _header_text(exp.value)
+        raw = received.get(exp.header.lower())
+        if raw is None:
+            if exp.value is not None:
+                raise _error(exp.header, "missing", expected, None)
+            continue
+        try:
+            text = decode_header_value(raw)
+        except HeaderMismatchError as exc:
+            raise _error(exp.header, "invalid", expected, raw, f": {exc.message}") from None
+        if exp.value is None:
+            raise _error(exp.header, "unexpected", None, text)
+        if not _matches(exp, text):
+            raise _error(exp.header, "mismatch", expected, text)
