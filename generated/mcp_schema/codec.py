@@ -1,0 +1,461 @@
+"""Raw JSON-RPC bytes <-> typed MCP messages (hand-written runtime module).
+
+``decode`` reads the few envelope members it needs to choose a model (``id``,
+``method``, the protocol version in ``params._meta``, ``error.code``) with a
+small sniffing model, then validates the whole message once, straight from the
+bytes, with the model of that method in that protocol version. Every failure is
+an :class:`~mcp_schema.errors.McpError` with the JSON-RPC code a server should
+answer with. ``encode`` writes a message back by alias, leaving absent members
+absent, so ``encode(decode(raw))`` is the JSON value of ``raw``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+from collections.abc import Callable, Collection, Mapping
+from types import ModuleType
+from typing import Annotated, Any, Generic, Literal, TypeVar, Union
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    StrictInt,
+    StrictStr,
+    Tag,
+    TypeAdapter,
+    ValidationError,
+)
+
+from mcp_schema import SUPPORTED_VERSIONS
+from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable
+from mcp_schema.errors import (
+    InvalidParamsError,
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    ParseError,
+    UnsupportedProtocolVersionError,
+)
+from mcp_schema.method_table import NotificationMethod, RequestMethod
+
+__all__ = [
+    "HANDSHAKE_VERSION",
+    "TASKS_EXTENSION",
+    "Correlator",
+    "ErrorResponse",
+    "Message",
+    "ResultResponse",
+    "decode",
+    "encode",
+    "message_kind",
+]
+
+HANDSHAKE_VERSION = "2025-11-25"
+"""Used when a message names no version and the caller gives none: only
+handshake-era traffic omits it (its version was negotiated by ``initialize``)."""
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+
+_PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28"}
+_EXTENSION_PACKAGES = {("2026-07-28", TASKS_EXTENSION): "mcp_schema.v2026_07_28.tasks"}
+
+R = TypeVar("R")
+E = TypeVar("E")
+
+RequestId = Union[StrictStr, StrictInt]
+
+
+class ResultResponse(McpModel, Generic[R]):
+    """A JSON-RPC result response whose ``result`` is typed by the method it answers."""
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId
+    result: R
+
+
+class ErrorResponse(McpModel, Generic[E]):
+    """A JSON-RPC error response whose ``error`` is typed by its code.
+
+    ``id`` is null when the request's id could not be read (JSON-RPC 2.0).
+    """
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId | None = None
+    error: E
+
+    def exception(self) -> McpError:
+        """The error as a raisable :class:`McpError` of the matching subclass."""
+        error = self.error
+        dumped = error.model_dump(mode="json") if isinstance(error, BaseModel) else error
+        return McpError.from_error_object(dumped if isinstance(dumped, Mapping) else {})
+
+
+Message = McpModel
+"""Any decoded message: a version's request or notification class, a
+``ResultResponse`` or an ``ErrorResponse``."""
+
+Kind = Literal["request", "notification", "result", "error"]
+
+
+# -- sniffing: the envelope members that select the model ---------------------
+
+class _Sniff(BaseModel):
+    # Ignores every other member, so big params or results are never turned
+    # into Python objects here; each member is typed loosely so that the real
+    # validation, not the sniff, reports what is wrong.
+    model_config = ConfigDict(extra="ignore")
+
+    jsonrpc: Any = None
+    id: Any = Field(default=None)
+    method: Any = None
+    params: Union[_SniffParams, Any] = Field(default=None, union_mode="left_to_right")
+    error: Union[_SniffError, Any] = Field(default=None, union_mode="left_to_right")
+
+
+class _SniffMeta(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    protocol_version: Any = Field(default=None, alias=PROTOCOL_VERSION_KEY)
+
+
+class _SniffParams(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    meta: Union[_SniffMeta, Any] = Field(default=None, alias="_meta", union_mode="left_to_right")
+
+
+class _SniffError(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    code: Any = None
+
+
+_Sniff.model_rebuild()
+
+
+def _sniff(raw: bytes | str) -> _Sniff:
+    try:
+        return _Sniff.model_validate_json(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["type"] == "json_invalid":
+            raise ParseError(f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}") from None
+        if first["type"] == "model_type" and str(first.get("input", "")).startswith("["):
+            raise InvalidRequestError("Invalid Request: batches are not part of MCP") from None
+        raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object") from None
+
+
+def _reject_non_json_numbers(raw: bytes | str) -> None:
+    # The JSON parser accepts NaN and Infinity, which JSON does not have. Only
+    # a document that contains those letters pays for the exact check.
+    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
+    if "NaN" not in text and "Infinity" not in text:
+        return
+
+    def refuse(token: str) -> None:
+        raise ParseError(f"Parse error: {token} is not a JSON number")
+
+    try:
+        json.loads(text, parse_constant=refuse)
+    except ValueError:
+        pass  # malformed JSON is reported by the sniffing parse
+
+
+# -- per-version tables ---------------------------------------------------------
+
+def _package(version: str) -> ModuleType:
+    return importlib.import_module(_PACKAGES[version])
+
+
+@functools.cache
+def _tables(version: str, extensions: frozenset[str]) -> tuple[
+        Mapping[str, RequestMethod], Mapping[str, NotificationMethod]]:
+    package = _package(version)
+    requests: dict[str, RequestMethod] = dict(package.REQUESTS)
+    notifications: dict[str, NotificationMethod] = dict(package.NOTIFICATIONS)
+    for extension in sorted(extensions):
+        where = _EXTENSION_PACKAGES.get((version, extension))
+        if where is not None:
+            ext = importlib.import_module(where)
+            requests.update(ext.REQUESTS)
+            notifications.update(ext.NOTIFICATIONS)
+    return requests, notifications
+
+
+def _result_type_tag(known: frozenset[str]) -> Callable[[Any], str]:
+    def tag_of(value: Any) -> str:
+        result_type = (value.get("resultType") if isinstance(value, dict)
+                       else getattr(value, "result_type", None))
+        return result_type if result_type in known else DEFAULT_RESULT_TAG
+    return tag_of
+
+
+def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
+    # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
+    # which carries `task`; the method's own result never declares it.
+    declares_task = any(f.alias == "task" or name == "task"
+                        for name, f in complete.model_fields.items())
+
+    def tag_of(value: Any) -> str:
+        has_task = (("task" in value) if isinstance(value, dict)
+                    else getattr(value, "task", None) is not None)
+        return "task" if has_task and not declares_task else DEFAULT_RESULT_TAG
+    return tag_of
+
+
+def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
+    """``cls`` with ``resultType`` optional: results from handshake-era servers."""
+    field = cls.model_fields.get("result_type")
+    if field is None:
+        return cls
+    return type(cls.__name__, (cls,), {
+        "__module__": cls.__module__,
+        "__annotations__": {"result_type": Omittable[StrictStr]},
+        "result_type": Field(default=None, alias="resultType"),
+        "__doc__": cls.__doc__,
+    })
+
+
+@functools.cache
+def _result_adapter(version: str, method: str, extensions: frozenset[str],
+                    assume_complete: bool) -> TypeAdapter[Any]:
+    requests, _ = _tables(version, extensions)
+    entry = requests.get(method)
+    if entry is None:
+        generic = _package(version).Result
+        return TypeAdapter(ResultResponse[generic])  # type: ignore[valid-type]
+    complete = _lenient_result_type(entry.result) if assume_complete else entry.result
+    arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
+    if version == "2025-11-25":
+        tasks = [alt for alt in entry.alternatives if alt.__name__ == "CreateTaskResult"]
+        arms += [Annotated[alt, Tag("task")] for alt in tasks]
+        result_type: Any = (Annotated[Union[tuple(arms)], Discriminator(_task_tag(entry.result))]
+                            if tasks else entry.result)
+    else:
+        tags: dict[str, type[McpModel]] = {"input_required": alt for alt in entry.alternatives
+                                           if alt.__name__ == "InputRequiredResult"}
+        ext_package = _EXTENSION_PACKAGES.get((version, TASKS_EXTENSION))
+        if TASKS_EXTENSION in extensions and ext_package is not None:
+            tags["task"] = importlib.import_module(ext_package).CreateTaskResult
+        arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
+        result_type = Annotated[Union[tuple(arms)], Discriminator(_result_type_tag(frozenset(tags)))]
+    return TypeAdapter(ResultResponse[result_type])  # type: ignore[valid-type]
+
+
+def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
+    def tag_of(value: Any) -> str:
+        code = value.get("code") if isinstance(value, dict) else getattr(value, "code", None)
+        return str(code) if code in known and not isinstance(code, bool) else "other"
+    return tag_of
+
+
+@functools.cache
+def _error_adapter(version: str) -> TypeAdapter[Any]:
+    package = _package(version)
+    models: Mapping[int, type[McpModel]] = package.ERROR_MODELS
+    generic = package.Error
+    # A peer may send a known code without the data its model requires: the
+    # generic Error then keeps the message rather than refusing it.
+    arms = [Annotated[Union[model, generic], Field(union_mode="left_to_right"), Tag(str(code))]
+            for code, model in models.items() if model is not generic]
+    arms.append(Annotated[generic, Tag("other")])
+    known = frozenset(code for code, model in models.items() if model is not generic)
+    error_type: Any = Annotated[Union[tuple(arms)], Discriminator(_error_code_tag(known))]
+    return TypeAdapter(ErrorResponse[error_type])  # type: ignore[valid-type]
+
+
+# -- errors ------------------------------------------------------------------------
+
+def _json_path(loc: tuple[int | str, ...], document: Any) -> str:
+    """``$.params.content[0].text`` from a pydantic location.
+
+    Union tags and validator names also appear in locations; only the steps
+    that exist in the document are part of its path.
+    """
+    path = "$"
+    node = document
+    for step in loc:
+        if isinstance(node, dict) and isinstance(step, str) and step in node:
+            path += f".{step}" if step.isidentifier() else f"[{json.dumps(step)}]"
+            node = node[step]
+        elif isinstance(node, list) and isinstance(step, int) and 0 <= step < len(node):
+            path += f"[{step}]"
+            node = node[step]
+    return path
+
+
+def _invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
+    try:
+        document = json.loads(raw)
+    except ValueError:
+        document = None
+    errors = [{"path": _json_path(tuple(e["loc"]), document), "reason": e["msg"]}
+              for e in exc.errors(include_url=False)]
+    in_payload = all(e["path"].startswith(("$.params", "$.result", "$.error")) for e in errors)
+    summary = "; ".join(f"{e['path']}: {e['reason']}" for e in errors[:3])
+    if not in_payload:
+        return InvalidRequestError(f"Invalid Request: {summary}", {"errors": errors})
+    return InvalidParamsError(f"Invalid {what}: {summary}", {"errors": errors})
+
+
+# -- decode / encode -------------------------------------------------------------------
+
+def _check_envelope(s: _Sniff, kind: Kind) -> None:
+    if s.jsonrpc != "2.0":
+        raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
+    if kind in ("request", "result"):
+        if isinstance(s.id, bool) or not isinstance(s.id, (str, int)):
+            raise InvalidRequestError("Invalid Request: \"id\" must be a string or an integer")
+    if kind in ("request", "notification") and not isinstance(s.method, str):
+        raise InvalidRequestError('Invalid Request: "method" must be a string')
+
+
+def _kind(s: _Sniff, fields: set[str]) -> Kind:
+    if "method" in fields:
+        return "request" if "id" in fields else "notification"
+    if "error" in fields:
+        return "error"
+    if "id" in fields:
+        return "result"
+    raise InvalidRequestError("Invalid Request: neither a request, a notification nor a response")
+
+
+def _detect_version(s: _Sniff, version: str | None, headers: Mapping[str, str] | None) -> str:
+    requested = version
+    if requested is None:
+        meta = getattr(s.params, "meta", None)
+        requested = getattr(meta, "protocol_version", None)
+    if requested is None and headers:
+        requested = next((v for k, v in headers.items() if k.lower() == "mcp-protocol-version"), None)
+    if requested is None:
+        return HANDSHAKE_VERSION
+    if requested not in _PACKAGES:
+        shown = requested if isinstance(requested, str) else json.dumps(requested)
+        raise UnsupportedProtocolVersionError(
+            f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS)
+    return str(requested)
+
+
+def decode(raw: bytes | str, *, version: str | None = None, method: str | None = None,
+           headers: Mapping[str, str] | None = None, extensions: Collection[str] = (),
+           allow_unknown_methods: bool = False, assume_complete: bool = False) -> Message:
+    """Decode one JSON-RPC message into the model of its method and version.
+
+    * ``version``: the protocol version; when absent it is read from
+      ``params._meta`` (2026-07-28 requests), then from the
+      ``MCP-Protocol-Version`` header, else :data:`HANDSHAKE_VERSION`.
+    * ``method``: for a response, the method of the request it answers;
+      without it a result is typed as the version's generic ``Result``.
+    * ``headers``: Streamable HTTP request headers, checked against the body
+      (2026-07-28 requests and notifications).
+    * ``extensions``: negotiated extension ids; with
+      ``"io.modelcontextprotocol/tasks"`` a ``"task"`` result is a
+      ``CreateTaskResult`` and the extension's methods are known.
+    * ``allow_unknown_methods``: decode a request of an unknown method as the
+      generic ``JSONRPCRequest`` instead of raising ``MethodNotFoundError``.
+    * ``assume_complete``: a result without ``resultType`` (from a
+      handshake-era server) is read as ``"complete"``.
+
+    Raises :class:`~mcp_schema.errors.McpError` subclasses only.
+    """
+    _reject_non_json_numbers(raw)
+    sniffed = _sniff(raw)
+    fields = sniffed.model_fields_set
+    kind = _kind(sniffed, fields)
+    _check_envelope(sniffed, kind)
+    resolved = _detect_version(sniffed, version, headers)
+    exts = frozenset(extensions)
+    try:
+        if kind == "error":
+            return _error_adapter(resolved).validate_json(raw)  # type: ignore[no-any-return]
+        if kind == "result":
+            adapter = _result_adapter(resolved, method or "", exts, assume_complete)
+            return adapter.validate_json(raw)  # type: ignore[no-any-return]
+        requests, notifications = _tables(resolved, exts)
+        package = _package(resolved)
+        if kind == "request":
+            entry = requests.get(sniffed.method)
+            if entry is None:
+                if not allow_unknown_methods:
+                    raise MethodNotFoundError(f"Method not found: {sniffed.method}",
+                                              {"method": sniffed.method, "version": resolved})
+                cls: type[McpModel] = package.JSONRPCRequest
+            else:
+                cls = entry.request
+        else:
+            note = notifications.get(sniffed.method)
+            cls = note.notification if note is not None else package.JSONRPCNotification
+        message = cls.model_validate_json(raw)
+    except ValidationError as exc:
+        raise _invalid(exc, raw, "result" if kind == "result" else "params") from None
+    if headers is not None and resolved != HANDSHAKE_VERSION:
+        from mcp_schema.http_headers import check_request_headers
+        check_request_headers(headers, message)
+    return message
+
+
+def encode(message: BaseModel) -> bytes:
+    """The JSON bytes of a message: wire names, absent members left out."""
+    return type(message).__pydantic_serializer__.to_json(message, by_alias=True,
+                                                         exclude_unset=True)
+
+
+def message_kind(message: BaseModel) -> Kind:
+    if isinstance(message, ErrorResponse):
+        return "error"
+    if isinstance(message, ResultResponse):
+        return "result"
+    return "request" if "id" in message.model_fields_set else "notification"
+
+
+class Correlator:
+    """Pairs responses with the requests they answer, for callers that stream.
+
+    Feed it every message of one connection, in both directions: it remembers
+    each request's method by id (``"1"`` and ``1`` are different ids) and
+    decodes a response with the method it answers. An ``initialize`` result
+    sets the session version for the handshake era.
+    """
+
+    def __init__(self, *, version: str | None = None, extensions: Collection[str] = (),
+                 **options: bool) -> None:
+        self.version = version
+        self.extensions = frozenset(extensions)
+        self.options = options
+        self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
+
+    def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:
+        sniffed = _sniff(raw) if not isinstance(raw, BaseModel) else None
+        method: str | None = None
+        version = self.version
+        if sniffed is not None and "method" not in sniffed.model_fields_set and isinstance(
+                sniffed.id, (str, int)):
+            method, request_version = self._pending.pop((type(sniffed.id), sniffed.id), (None, None))
+            version = request_version or version
+        message = decode(raw, version=version, method=method, headers=headers,
+                         extensions=self.extensions, **self.options)
+        kind = message_kind(message)
+        if kind == "request":
+            request_id = getattr(message, "id", None)
+            params = getattr(message, "params", None)
+            meta = getattr(params, "meta", None)
+            request_version = getattr(meta, "protocol_version", None) if meta is not None else None
+            if isinstance(request_id, (str, int)):
+                self._pending[(type(request_id), request_id)] = (
+                    str(getattr(message, "method", "")), request_version)
+            if self.version is None and isinstance(request_version, str):
+                # One connection speaks one version: later notifications and
+                # responses, which do not name it, are read in it.
+                self.version = request_version
+        elif kind == "result" and method == "initialize":
+            negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
+            if isinstance(negotiated, str):
+                self.version = negotiated
+        return message
+
+    @property
+    def pending(self) -> int:
+        """Requests seen that have no response yet."""
+        return len(self._pending)

@@ -1,0 +1,696 @@
+"""Differential conformance engine: generated models versus the JSON Schema oracle.
+
+For every ``$defs`` entry of every compiled schema, valid instances are drawn
+with hypothesis-jsonschema, mutated, and judged twice: by
+``jsonschema.Draft202012Validator`` on the (overlaid) schema, the oracle, and
+by the generated model through ``pydantic.TypeAdapter``. The model must accept
+exactly what the oracle accepts, and every accepted value must survive
+``validate_python`` -> ``dump_python(mode="json", by_alias=True,
+exclude_unset=True)`` unchanged, JSON types included.
+
+Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
+as ``python -m tests.conformance`` (``make conformance``; random seeds,
+``$MCP_CONFORMANCE_EXAMPLES`` examples per definition, default 200).
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import json
+import os
+import random
+import re
+import sys
+import time
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+import jsonschema
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import HypothesisException, HypothesisWarning
+from hypothesis_jsonschema import from_schema
+from pydantic import TypeAdapter, ValidationError
+
+from codegen import spec
+
+SCHEMA_KEYS: tuple[str, ...] = ("2025-11-25", "2026-07-28", "2026-07-28/tasks")
+
+# Definitions for which hypothesis-jsonschema may fail to produce instances,
+# keyed by (schema key, definition) with the reason. A definition that cannot
+# generate and is not listed here fails the CI test. Keep it empty unless a
+# generator limitation (not a model bug) is understood and written down.
+GENERATION_ALLOWLIST: dict[tuple[str, str], str] = {}
+
+# How often a definition that refers back to itself (2026-07-28 JSONValue ->
+# JSONObject -> JSONValue) is expanded on one path before the recursion is cut.
+# hypothesis-jsonschema cannot resolve recursive $refs at all.
+RECURSION_DEPTH = 2
+
+# Discrepancies kept per definition; the counts always cover all of them.
+KEEP_PER_DEF = 3
+
+FALSE_ACCEPT = "false accept"
+FALSE_REJECT = "false reject"
+LOSSY = "lossy"
+ORACLE_REJECTS_SAMPLE = "oracle rejects generated instance"
+MODEL_CRASH = "model crash"
+NO_MODEL = "model not importable"
+
+JSON = Any  # a JSON value as produced by json.loads
+
+# One value of each JSON type, used to retype a member or a whole instance.
+_PROBES: dict[str, JSON] = {
+    "null": None,
+    "boolean": True,
+    "integer": 7,
+    "number": 0.5,
+    "string": "probe",
+    "array": [],
+    "object": {},
+}
+
+EXTRA_KEY = "x-extra-probe"
+
+
+# --------------------------------------------------------------------------- JSON helpers
+
+
+def json_type(value: JSON) -> str:
+    """The JSON type name of a Python value; ``bool`` is checked before ``int``."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__  # not JSON at all: never equal to a JSON type
+
+
+def same_json(a: JSON, b: JSON) -> bool:
+    """Equal JSON values of equal JSON types, recursively.
+
+    ``True`` and ``1`` differ (``==`` would say equal). ``5`` and ``5.0`` are
+    the same JSON number: the models read an integral float as an ``integer``
+    and may write it back as an int. A number never equals a string.
+    """
+    ta, tb = json_type(a), json_type(b)
+    numeric = {"integer", "number"}
+    if ta in numeric and tb in numeric:
+        return bool(a == b)
+    if ta != tb:
+        return False
+    if ta == "array":
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+    if ta == "object":
+        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
+    if ta in {"null", "boolean", "string"}:
+        return bool(a == b)
+    return False  # non-JSON Python objects leaked out of dump_python
+
+
+def short(value: JSON, limit: int = 400) -> str:
+    text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+# --------------------------------------------------------------------------- schema side
+
+
+@cache
+def schema_of(key: str) -> dict[str, Any]:
+    return spec.load(key)
+
+
+def def_names(key: str) -> list[str]:
+    return sorted(schema_of(key)["$defs"])
+
+
+@cache
+def oracle(key: str, name: str) -> jsonschema.Draft202012Validator:
+    # Format stays annotation-only (the Draft 2020-12 default): no format_checker.
+    schema = schema_of(key)
+    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
+    jsonschema.Draft202012Validator.check_schema(root)
+    return jsonschema.Draft202012Validator(root)
+
+
+def _refs(node: Any, out: set[str]) -> set[str]:
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k == "$ref" and isinstance(v, str):
+                out.add(v.rsplit("/", 1)[-1])
+            else:
+                _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+    return out
+
+
+@cache
+def cyclic_defs(key: str) -> frozenset[str]:
+    """Definitions that can reach themselves through ``$ref``."""
+    defs = schema_of(key)["$defs"]
+    graph = {n: _refs(s, set()) for n, s in defs.items()}
+    cyclic = set()
+    for start in graph:
+        seen: set[str] = set()
+        todo = list(graph[start])
+        while todo:
+            n = todo.pop()
+            if n not in seen:
+                seen.add(n)
+                todo.extend(graph.get(n, ()))
+        if start in seen:
+            cyclic.add(start)
+    return frozenset(cyclic)
+
+
+def _ref_name(ref: str) -> str:
+    if not ref.startswith("#/$defs/") or "/" in ref[len("#/$defs/") :]:
+        raise ValueError(f"unsupported $ref {ref!r}")
+    return ref[len("#/$defs/") :]
+
+
+def _inline(node: Any, key: str, path: tuple[str, ...], cut: bool) -> Any:
+    """``node`` with every ``$ref`` replaced by the definition it names.
+
+    ``path`` holds the definitions being expanded. A cyclic definition is
+    expanded at most RECURSION_DEPTH times per path; one level deeper it is
+    expanded with ``cut`` set, which turns further cyclic refs into ``false``.
+    For JSONValue that leaves scalars and ``[]``, for JSONObject ``{}``:
+    subsets of the real definitions, so every instance stays valid.
+    """
+    if isinstance(node, list):
+        return [_inline(v, key, path, cut) for v in node]
+    if not isinstance(node, dict):
+        return node
+    defs = schema_of(key)["$defs"]
+    out: dict[str, Any] = {}
+    for k, v in node.items():
+        if k == "$ref":
+            continue
+        if k in {"properties", "$defs", "patternProperties"} and isinstance(v, dict):
+            out[k] = {pk: _inline(pv, key, path, cut) for pk, pv in v.items()}
+        elif k in {"description", "title", "const", "enum", "default", "examples"}:
+            out[k] = v
+        else:
+            out[k] = _inline(v, key, path, cut)
+    if "format" in out and isinstance(out["format"], str):
+        # The oracle ignores format, so the models must accept any string
+        # there: draw format-like and arbitrary strings alike.
+        free = {k: v for k, v in out.items() if k != "format"}
+        out = {"anyOf": [out, free]}
+    if "$ref" not in node:
+        return out
+    target = _ref_name(node["$ref"])
+    if target in cyclic_defs(key):
+        if cut:
+            resolved: Any = False
+        elif path.count(target) >= RECURSION_DEPTH:
+            resolved = _inline(defs[target], key, (*path, target), True)
+        else:
+            resolved = _inline(defs[target], key, (*path, target), False)
+    else:
+        resolved = _inline(defs[target], key, (*path, target), cut)
+    if not out:
+        return resolved
+    return {"allOf": [out, resolved]}  # siblings of $ref apply as well (2020-12)
+
+
+@cache
+def generation_schema(key: str, name: str) -> dict[str, Any] | bool:
+    """A self-contained, non-recursive schema for drawing valid ``name`` instances."""
+    defs = schema_of(key)["$defs"]
+    schema = _inline(defs[name], key, (name,), False)
+    if isinstance(schema, dict):
+        schema = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
+        schema.pop("$id", None)
+    return schema
+
+
+_BASE64 = st.binary(max_size=24).map(lambda b: __import__("base64").b64encode(b).decode())
+
+
+def strategy_for(key: str, name: str) -> st.SearchStrategy[JSON]:
+    return from_schema(generation_schema(key, name), custom_formats={"byte": _BASE64})
+
+
+@dataclass(frozen=True)
+class Hints:
+    """What the schema says about member names, used to aim mutations."""
+
+    required: frozenset[str]  # names some definition requires
+    consts: dict[str, tuple[JSON, ...]]  # member name -> const / enum values seen for it
+    camel: frozenset[str]  # camelCase member names
+
+
+@cache
+def hints(key: str) -> Hints:
+    required: set[str] = set()
+    consts: dict[str, list[JSON]] = {}
+    camel: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for v in node:
+                walk(v)
+            return
+        if not isinstance(node, dict):
+            return
+        if isinstance(node.get("required"), list):
+            required.update(node["required"])
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for pname, pschema in props.items():
+                if snake(pname) != pname:
+                    camel.add(pname)
+                if isinstance(pschema, dict):
+                    values = [pschema["const"]] if "const" in pschema else pschema.get("enum", [])
+                    for v in values:
+                        if v not in consts.setdefault(pname, []):
+                            consts[pname].append(v)
+        for k, v in node.items():
+            if k == "properties" and isinstance(v, dict):
+                for pv in v.values():
+                    walk(pv)
+            elif k not in {"const", "enum", "default", "examples"}:
+                walk(v)
+
+    walk(schema_of(key)["$defs"])
+    return Hints(frozenset(required), {k: tuple(v) for k, v in consts.items()}, frozenset(camel))
+
+
+# --------------------------------------------------------------------------- model side
+
+
+@cache
+def package_of(key: str) -> str:
+    return "mcp_schema." + spec.pins()[key].package
+
+
+@cache
+def model_of(key: str, name: str) -> Any:
+    """The class or type alias exported as ``name`` (raises if it is missing)."""
+    module = importlib.import_module(package_of(key))
+    return getattr(module, name)
+
+
+@cache
+def adapter(key: str, name: str) -> TypeAdapter[Any]:
+    return TypeAdapter(model_of(key, name))
+
+
+def round_trip(ta: TypeAdapter[Any], value: Any) -> JSON:
+    return ta.dump_python(value, mode="json", by_alias=True, exclude_unset=True)
+
+
+# --------------------------------------------------------------------------- mutations
+
+
+def _nodes(value: JSON, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], JSON]]:
+    yield path, value
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _nodes(v, (*path, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _nodes(v, (*path, i))
+
+
+def _at(value: JSON, path: Sequence[str | int]) -> JSON:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _show(path: Sequence[str | int]) -> str:
+    return "/" + "/".join(str(p) for p in path)
+
+
+Mutant = tuple[str, JSON]  # (description, mutated instance)
+
+
+def _edit(value: JSON, path: tuple[str | int, ...], change: Callable[[JSON], JSON]) -> JSON:
+    """A deep copy of ``value`` whose node at ``path`` is replaced by ``change(node)``."""
+    if not path:
+        return change(copy.deepcopy(value))
+    out = copy.deepcopy(value)
+    parent = _at(out, path[:-1])
+    parent[path[-1]] = change(parent[path[-1]])
+    return out
+
+
+def _with(node: dict[str, JSON], **changes: JSON) -> dict[str, JSON]:
+    return {**node, **changes}
+
+
+def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
+    """Mutations of ``value``, each at the root or at a random nested object."""
+    out: list[Mutant] = []
+    objects = [(p, n) for p, n in _nodes(value) if isinstance(n, dict)]
+
+    def pick(candidates: list[Any]) -> Any:
+        return candidates[rng.randrange(len(candidates))]
+
+    # Retype the whole instance, or a random nested node, to another JSON type.
+    path, node = pick(list(_nodes(value)))
+    kind = pick([t for t in _PROBES if t != json_type(node)])
+    out.append((f"retype {_show(path)} to {kind}", _edit(value, path, lambda _n: _PROBES[kind])))
+    if not objects:
+        return out
+
+    # Drop a member that some definition requires (any member if none is).
+    with_members = [(p, n) for p, n in objects if n]
+    if with_members:
+        path, node = pick(with_members)
+        keys = [k for k in node if k in h.required] or list(node)
+        k = pick(keys)
+        out.append((f"drop {_show((*path, k))}",
+                    _edit(value, path, lambda n, k=k: {m: v for m, v in n.items() if m != k})))
+
+        # Replace a member's value with one of another JSON type.
+        path, node = pick(with_members)
+        k = pick(list(node))
+        kind = pick([t for t in _PROBES if t != json_type(node[k])])
+        out.append((f"retype {_show((*path, k))} to {kind}",
+                    _edit(value, path, lambda n, k=k, kind=kind: _with(n, **{k: _PROBES[kind]}))))
+
+    # Break a const / enum member: another known value, then an unknown one.
+    const_sites = [(p, n, k) for p, n in objects for k in n
+                   if k in h.consts and any(same_json(n[k], c) for c in h.consts[k])]
+    if const_sites:
+        path, node, k = pick(const_sites)
+        others = [c for c in h.consts[k] if not same_json(c, node[k])]
+        if others:
+            other = pick(others)
+            out.append((f"swap const {_show((*path, k))} to {short(other, 60)}",
+                        _edit(value, path, lambda n, k=k, o=other: _with(n, **{k: o}))))
+        broken: JSON = node[k] + "-x" if isinstance(node[k], str) else "broken-const"
+        out.append((f"break const {_show((*path, k))}",
+                    _edit(value, path, lambda n, k=k, b=broken: _with(n, **{k: b}))))
+
+    # An unknown member: kept by open models, rejected by closed ones.
+    path, _node = pick(objects)
+    out.append((f"add {_show((*path, EXTRA_KEY))}",
+                _edit(value, path, lambda n: _with(n, **{EXTRA_KEY: 1}))))
+
+    # A snake_case twin of a camelCase member is an unknown member, never the
+    # field itself: add it next to the real one, and rename the real one to it.
+    camel_sites = [(p, n, k) for p, n in objects for k in n if k in h.camel]
+    if camel_sites:
+        path, node, k = pick(camel_sites)
+        twin = snake(k)
+        out.append((f"add twin {_show((*path, twin))} next to {k}",
+                    _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"}))))
+        out.append((f"rename {_show((*path, k))} to {twin}",
+                    _edit(value, path, lambda n, k=k, t=twin: {
+                        (t if m == k else m): v for m, v in n.items()})))
+    elif objects:
+        # No camelCase member present: add the twin of one the schema knows, alone.
+        path, node = pick(objects)
+        name = pick(sorted(h.camel))
+        out.append((f"add twin {_show((*path, snake(name)))} of absent {name}",
+                    _edit(value, path, lambda n, t=snake(name): _with(n, **{t: "twin-probe"}))))
+    return out
+
+
+# --------------------------------------------------------------------------- checking
+
+
+@dataclass
+class Discrepancy:
+    key: str
+    name: str
+    kind: str
+    instance: JSON
+    mutation: str | None
+    oracle_accepts: bool | None
+    model_accepts: bool | None
+    detail: str
+
+    def render(self) -> str:
+        lines = [f"[{self.kind}] {self.key} {self.name}",
+                 f"  instance: {short(self.instance, 600)}"]
+        if self.mutation:
+            lines.append(f"  mutation: {self.mutation}")
+        lines.append(f"  oracle accepts: {self.oracle_accepts}   model accepts: {self.model_accepts}")
+        if self.detail:
+            lines.append("  " + self.detail.replace("\n", "\n  "))
+        return "\n".join(lines)
+
+
+@dataclass
+class Counts:
+    instances: int = 0
+    mutants: int = 0
+    false_accepts: int = 0
+    false_rejects: int = 0
+    lossy: int = 0
+    crashes: int = 0  # the model raised something other than ValidationError
+    oracle_rejects_sample: int = 0  # generator bug: a drawn instance is not valid
+    no_generate: int = 0  # definitions that produced no instance at all
+    no_model: int = 0  # definitions without an importable model
+
+    def add(self, other: Counts) -> None:
+        for f in self.__dataclass_fields__:
+            setattr(self, f, getattr(self, f) + getattr(other, f))
+
+    @property
+    def discrepancies(self) -> int:
+        return self.false_accepts + self.false_rejects + self.lossy + self.crashes + self.no_model
+
+
+@dataclass
+class DefReport:
+    key: str
+    name: str
+    counts: Counts = field(default_factory=Counts)
+    found: list[Discrepancy] = field(default_factory=list)
+    generation_error: str | None = None
+    seconds: float = 0.0
+
+    def record(self, d: Discrepancy) -> None:
+        if len(self.found) < KEEP_PER_DEF:
+            self.found.append(d)
+
+    @property
+    def allowlisted(self) -> bool:
+        return (self.key, self.name) in GENERATION_ALLOWLIST
+
+
+def _model_verdict(ta: TypeAdapter[Any], value: JSON) -> tuple[bool | None, Any, str]:
+    """(accepts, validated value, error text); ``None`` when the model crashed."""
+    try:
+        return True, ta.validate_python(value), ""
+    except ValidationError as err:
+        return False, None, str(err)
+    except Exception as err:  # a crash is a bug in its own right: report, don't abort
+        return None, None, f"{type(err).__name__}: {err}"
+
+
+def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) -> bool:
+    """Judge ``value`` by oracle and model, check the round trip, update ``report``.
+
+    Returns whether the oracle accepts ``value``.
+    """
+    key, name = report.key, report.name
+    ta = adapter(key, name)
+    c = report.counts
+    oracle_ok = oracle(key, name).is_valid(value)
+    if mutation is None:
+        c.instances += 1
+        if not oracle_ok:
+            c.oracle_rejects_sample += 1
+            errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
+            report.record(Discrepancy(key, name, ORACLE_REJECTS_SAMPLE, value, None, False, None,
+                                      f"oracle: {errors}"))
+            return False
+    else:
+        c.mutants += 1
+    model_ok, parsed, error = _model_verdict(ta, value)
+    shown = original if mutation else value
+    where = f"mutated: {short(value, 600)}\n" if mutation else ""
+    if model_ok is None:
+        c.crashes += 1
+        report.record(Discrepancy(key, name, MODEL_CRASH, shown, mutation, oracle_ok, None,
+                                  where + error))
+        return oracle_ok
+    if model_ok and not oracle_ok:
+        c.false_accepts += 1
+        errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
+        report.record(Discrepancy(key, name, FALSE_ACCEPT, shown, mutation, False, True,
+                                  where + f"oracle: {errors}"))
+        return oracle_ok
+    if oracle_ok and not model_ok:
+        c.false_rejects += 1
+        report.record(Discrepancy(key, name, FALSE_REJECT, shown, mutation, True, False,
+                                  where + f"model: {error[:600]}"))
+        return oracle_ok
+    if model_ok:
+        try:
+            dumped = round_trip(ta, parsed)
+        except Exception as err:  # serialization failure loses the value entirely
+            dumped = f"<dump raised {type(err).__name__}: {err}>"
+        if not same_json(dumped, value):
+            c.lossy += 1
+            report.record(Discrepancy(key, name, LOSSY, shown, mutation, True, True,
+                                      where + f"dumped: {short(dumped, 600)}"))
+    return oracle_ok
+
+
+def check_instance(report: DefReport, value: JSON, rng: random.Random) -> None:
+    if not check(report, value, None, value):
+        return  # mutants of an invalid sample tell nothing
+    for description, mutant in mutants(value, rng, hints(report.key)):
+        check(report, mutant, description, value)
+
+
+def run_def(key: str, name: str, examples: int, *, derandomize: bool) -> DefReport:
+    """Draw up to ``examples`` instances of ``name`` and check them and their mutants."""
+    report = DefReport(key, name)
+    started = time.perf_counter()
+    try:
+        adapter(key, name)
+    except Exception as err:  # missing export, broken package, unbuildable schema
+        report.counts.no_model = 1
+        report.record(Discrepancy(key, name, NO_MODEL, None, None, None, None,
+                                  f"{package_of(key)}.{name}: {type(err).__name__}: {err}"))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    @settings(max_examples=examples, deadline=None, derandomize=derandomize, database=None,
+              phases=[Phase.generate], suppress_health_check=list(HealthCheck),
+              print_blob=False)
+    @given(value=strategy_for(key, name), rng=st.randoms(use_true_random=False))
+    def explore(value: JSON, rng: random.Random) -> None:
+        check_instance(report, value, rng)
+
+    try:
+        with warnings.catch_warnings():
+            # hypothesis-jsonschema warns about draft-07 vs 2020-12 details we handle
+            warnings.simplefilter("ignore", HypothesisWarning)
+            explore()
+    except (HypothesisException, jsonschema.exceptions.SchemaError, RecursionError,
+            ValueError, TypeError) as err:
+        if report.counts.instances == 0:
+            report.generation_error = f"{type(err).__name__}: {str(err)[:300]}"
+        else:  # some instances were checked; note why generation stopped early
+            report.generation_error = None
+    if report.counts.instances == 0 and report.generation_error is None:
+        report.generation_error = "no instance generated"
+    if report.generation_error is not None:
+        report.counts.no_generate = 1
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def run_all(examples: int, *, derandomize: bool, keys: Sequence[str] = SCHEMA_KEYS,
+            progress: Callable[[DefReport], None] | None = None) -> dict[str, list[DefReport]]:
+    results: dict[str, list[DefReport]] = {}
+    for key in keys:
+        results[key] = []
+        for name in def_names(key):
+            report = run_def(key, name, examples, derandomize=derandomize)
+            results[key].append(report)
+            if progress:
+                progress(report)
+    return results
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
+    header = ("schema", "defs", "instances", "mutants", "false acc", "false rej", "lossy",
+              "crashes", "no model", "no generate", "bad sample")
+    rows = [header]
+    failed = False
+    for key, reports in results.items():
+        total = Counts()
+        for r in reports:
+            total.add(r.counts)
+        unexcused = sum(1 for r in reports if r.generation_error and not r.allowlisted)
+        failed |= total.discrepancies > 0 or unexcused > 0
+        rows.append((key, str(len(reports)), str(total.instances), str(total.mutants),
+                     str(total.false_accepts), str(total.false_rejects), str(total.lossy),
+                     str(total.crashes), str(total.no_model),
+                     f"{total.no_generate} ({unexcused} unexcused)",
+                     str(total.oracle_rejects_sample)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines), failed
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--examples", type=int,
+                        default=int(os.environ.get("MCP_CONFORMANCE_EXAMPLES", "200")),
+                        help="examples per definition (default $MCP_CONFORMANCE_EXAMPLES or 200)")
+    parser.add_argument("--schema", action="append", choices=SCHEMA_KEYS,
+                        help="only this schema key (repeatable)")
+    parser.add_argument("--def", dest="defs", action="append", help="only this definition")
+    parser.add_argument("--derandomize", action="store_true",
+                        help="fixed seeds (the CI setting); default is random seeds")
+    parser.add_argument("--show", type=int, default=20, help="discrepancies to print")
+    parser.add_argument("-v", "--verbose", action="store_true", help="one line per definition")
+    args = parser.parse_args(argv)
+
+    keys = args.schema or list(SCHEMA_KEYS)
+    started = time.perf_counter()
+    results: dict[str, list[DefReport]] = {}
+    for key in keys:
+        names = [n for n in def_names(key) if not args.defs or n in args.defs]
+        results[key] = []
+        for name in names:
+            r = run_def(key, name, args.examples, derandomize=args.derandomize)
+            results[key].append(r)
+            if args.verbose:
+                flag = "FAIL" if r.counts.discrepancies or r.generation_error else "ok"
+                print(f"{flag:4} {key:18} {name:45} {r.counts.instances:5} inst "
+                      f"{r.counts.mutants:6} mut {r.seconds:6.2f}s", file=sys.stderr, flush=True)
+
+    table, failed = _table(results)
+    print(f"conformance: {args.examples} examples per definition, "
+          f"{'fixed' if args.derandomize else 'random'} seeds, "
+          f"{time.perf_counter() - started:.1f}s")
+    print(table)
+    no_gen = [r for rs in results.values() for r in rs if r.generation_error]
+    if no_gen:
+        print("\ndefinitions that could not generate:")
+        for r in no_gen:
+            why = GENERATION_ALLOWLIST.get((r.key, r.name))
+            note = f" (allowlisted: {why})" if why else ""
+            print(f"  {r.key} {r.name}: {r.generation_error}{note}")
+    found = [d for rs in results.values() for r in rs for d in r.found]
+    if found:
+        print(f"\nfirst {min(args.show, len(found))} of {len(found)} kept discrepancies "
+              f"(at most {KEEP_PER_DEF} per definition):")
+        for d in found[: args.show]:
+            print(d.render())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
