@@ -24,7 +24,9 @@ def main() -> int:
         for path in stale:
             print(f"stale: {path} differs from `make regen` output", file=sys.stderr)
         if stale:
-            print("generated/ is out of date or was edited by hand: run `make regen`", file=sys.stderr)
+            print(
+                "generated/ is out of date or was edited by hand: run `make regen`", file=sys.stderr
+            )
             return 1
         print(f"generated/ is up to date ({len(output.files)} files)")
         return 0

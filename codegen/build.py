@@ -29,14 +29,33 @@ from .spec import Pin
 
 # Keywords that describe but never constrain: dropped before anything else.
 ANNOTATIONS = frozenset({"description", "title", "$schema", "default", "examples", "$comment"})
-HANDLED = frozenset({
-    "type", "properties", "required", "additionalProperties", "items", "anyOf", "oneOf",
-    "allOf", "const", "enum", "minimum", "maximum", "minLength", "maxLength", "minItems",
-    "maxItems", "format", "propertyNames", "$ref", "not",
-})
+HANDLED = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "anyOf",
+        "oneOf",
+        "allOf",
+        "const",
+        "enum",
+        "minimum",
+        "maximum",
+        "minLength",
+        "maxLength",
+        "minItems",
+        "maxItems",
+        "format",
+        "propertyNames",
+        "$ref",
+        "not",
+    }
+)
 DISCRIMINATOR_PREFERENCE = ("method", "type", "status", "mode", "role")
 RESERVED = frozenset(dir(BaseModel)) | {"model_config", "model_fields"}
-NEVER = {"not": {}}
+NEVER: dict[str, Any] = {"not": {}}
 
 
 class BuildError(RuntimeError):
@@ -87,7 +106,10 @@ class Builder:
         self.defs: dict[str, Any] = {k: strip_annotations(v) for k, v in schema["$defs"].items()}
         self.reused = reused
         self.module = ir.Module(
-            key=pin.key, version=pin.version, package=pin.package, sha256=pin.sha256,
+            key=pin.key,
+            version=pin.version,
+            package=pin.package,
+            sha256=pin.sha256,
             source=f"{pin.repository} @ {pin.commit} : {pin.path}",
         )
         self.taken: set[str] = set(self.defs)
@@ -143,8 +165,9 @@ class Builder:
 
     # -- schema -> type expression -------------------------------------------
 
-    def type_of(self, schema: dict[str, Any], *, hint: str, origin: str,
-                def_name: str | None = None) -> ir.TypeExpr:
+    def type_of(
+        self, schema: dict[str, Any], *, hint: str, origin: str, def_name: str | None = None
+    ) -> ir.TypeExpr:
         s = self.normalize(schema)
         unknown = set(s) - HANDLED
         if unknown:
@@ -158,8 +181,9 @@ class Builder:
             if copy_of is not None:
                 return ir.Ref(copy_of)
         if "anyOf" in s or "oneOf" in s:
-            return self.union(s.get("anyOf", s.get("oneOf", [])), hint=hint, origin=origin,
-                              def_name=def_name)
+            return self.union(
+                s.get("anyOf", s.get("oneOf", [])), hint=hint, origin=origin, def_name=def_name
+            )
         if "const" in s:
             return ir.Const((s["const"],))
         if "enum" in s:
@@ -167,8 +191,9 @@ class Builder:
         kind = s.get("type")
         if isinstance(kind, list):
             kinds = [k for k in kind if not (k == "integer" and "number" in kind)]
-            return ir.Union_(tuple(self.type_of({**s, "type": k}, hint=hint, origin=origin)
-                                   for k in kinds))
+            return ir.Union_(
+                tuple(self.type_of({**s, "type": k}, hint=hint, origin=origin) for k in kinds)
+            )
         if kind == "object" or "properties" in s:
             return self.object_type(s, hint=hint, origin=origin, def_name=def_name)
         if kind == "array":
@@ -177,8 +202,11 @@ class Builder:
         if kind == "string":
             return ir.Scalar("str", min_length=s.get("minLength"), max_length=s.get("maxLength"))
         if kind in ("integer", "number"):
-            return ir.Scalar("int" if kind == "integer" else "number",
-                             minimum=s.get("minimum"), maximum=s.get("maximum"))
+            return ir.Scalar(
+                "int" if kind == "integer" else "number",
+                minimum=s.get("minimum"),
+                maximum=s.get("maximum"),
+            )
         if kind == "boolean":
             return ir.Scalar("bool")
         if kind == "null":
@@ -187,17 +215,21 @@ class Builder:
             return ir.Scalar("any")
         raise BuildError(f"{origin}: cannot type schema {canonical(s)[:200]}")
 
-    def object_type(self, s: dict[str, Any], *, hint: str, origin: str,
-                    def_name: str | None) -> ir.TypeExpr:
+    def object_type(
+        self, s: dict[str, Any], *, hint: str, origin: str, def_name: str | None
+    ) -> ir.TypeExpr:
         if s.get("propertyNames", {"type": "string"}) != {"type": "string"}:
             raise BuildError(f"{origin}: propertyNames other than strings is not supported")
         props: dict[str, Any] = s.get("properties", {})
-        extra = s.get("additionalProperties")
+        extra: Any = s.get("additionalProperties")
         closed = extra is False or extra == NEVER
         open_any = extra is None or extra is True or extra == {}
         if not props and not closed:
-            value = ir.Scalar("any") if open_any else self.type_of(
-                extra, hint=hint + "Value", origin=origin + ".*")
+            value = (
+                ir.Scalar("any")
+                if open_any
+                else self.type_of(extra, hint=hint + "Value", origin=origin + ".*")
+            )
             return ir.Map(value)
         name = def_name or self.claim(hint, origin)
         required = s.get("required", [])
@@ -208,24 +240,40 @@ class Builder:
         for wire, sub in props.items():
             sub_shape = self.normalize(sub)
             field_type = self.type_of(sub, hint=name + pascal(wire), origin=f"{origin}.{wire}")
-            fields.append(ir.Field(
-                py_name=snake(wire), wire_name=wire, type=field_type, required=wire in required,
-                nullable=self.allows_null(field_type), format=sub_shape.get("format"),
-            ))
+            fields.append(
+                ir.Field(
+                    py_name=snake(wire),
+                    wire_name=wire,
+                    type=field_type,
+                    required=wire in required,
+                    nullable=self.allows_null(field_type),
+                    format=sub_shape.get("format"),
+                )
+            )
         py_names = [f.py_name for f in fields]
         clashes = {n for n in py_names if py_names.count(n) > 1}
         if clashes:
             raise BuildError(f"{origin}: attribute names collide: {sorted(clashes)}")
-        extra_type = None if open_any or closed else self.type_of(
-            extra, hint=name + "Value", origin=origin + ".*")
-        self.module.classes.append(ir.ModelClass(
-            name=name, origin=origin, docs_url=self.docs_url(origin.split(".")[0]),
-            fields=fields, closed=closed, extra_type=extra_type,
-        ))
+        extra_type = (
+            None
+            if open_any or closed
+            else self.type_of(extra, hint=name + "Value", origin=origin + ".*")
+        )
+        self.module.classes.append(
+            ir.ModelClass(
+                name=name,
+                origin=origin,
+                docs_url=self.docs_url(origin.split(".")[0]),
+                fields=fields,
+                closed=closed,
+                extra_type=extra_type,
+            )
+        )
         return ir.Ref(name)
 
-    def union(self, arms: list[dict[str, Any]], *, hint: str, origin: str,
-              def_name: str | None) -> ir.TypeExpr:
+    def union(
+        self, arms: list[dict[str, Any]], *, hint: str, origin: str, def_name: str | None
+    ) -> ir.TypeExpr:
         shapes = [self._resolved(arm) for arm in arms]
         if all("const" in s or "enum" in s for s in shapes):
             values: list[Any] = []
@@ -234,11 +282,13 @@ class Builder:
             return ir.Const(tuple(values))
         discriminator = find_discriminator(shapes)
         members: list[ir.TypeExpr] = []
-        for arm, shape in zip(arms, shapes):
+        for arm, shape in zip(arms, shapes, strict=True):
             tag = const_of(shape, discriminator) if discriminator else None
             arm_hint = hint + (pascal(str(tag)) if tag is not None else "")
             if "$ref" not in self.normalize(arm) and shape.get("properties") and tag is None:
-                raise BuildError(f"{origin}: cannot name an inline union arm (no discriminating const)")
+                raise BuildError(
+                    f"{origin}: cannot name an inline union arm (no discriminating const)"
+                )
             members.append(self.type_of(arm, hint=arm_hint, origin=f"{origin}|{tag}"))
         if discriminator:
             return ir.Union_(tuple(members), discriminator=discriminator)
@@ -272,15 +322,18 @@ class Builder:
             return any(self.allows_null(m) for m in t.members)
         if isinstance(t, ir.Ref) and t.name in self.defs and t.name not in self.reused:
             shape = self.def_shape(t.name)
-            return "properties" not in shape and shape.get("type") in (None, "null") and (
-                "anyOf" not in shape or any(a.get("type") == "null" for a in shape["anyOf"]))
+            return (
+                "properties" not in shape
+                and shape.get("type") in (None, "null")
+                and ("anyOf" not in shape or any(a.get("type") == "null" for a in shape["anyOf"]))
+            )
         return False
 
 
 def ref_name(ref: str) -> str:
     if not ref.startswith("#/$defs/"):
         raise BuildError(f"unsupported $ref {ref!r}")
-    return ref[len("#/$defs/"):]
+    return ref[len("#/$defs/") :]
 
 
 def const_of(shape: dict[str, Any], prop: str) -> Any:
@@ -300,12 +353,17 @@ def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
     if len(shapes) < 2 or not all(s.get("properties") for s in shapes):
         return None
     common = set.intersection(*(set(s.get("required", ())) for s in shapes))
-    candidates = sorted(common, key=lambda p: (
-        DISCRIMINATOR_PREFERENCE.index(p) if p in DISCRIMINATOR_PREFERENCE else 99, p))
+    candidates = sorted(
+        common,
+        key=lambda p: (
+            DISCRIMINATOR_PREFERENCE.index(p) if p in DISCRIMINATOR_PREFERENCE else 99,
+            p,
+        ),
+    )
     for prop in candidates:
         values = [const_of(s, prop) for s in shapes]
         if None not in values and len({canonical(v) for v in values}) == len(values):
-            return prop
+            return str(prop)
     return None
 
 
@@ -341,6 +399,7 @@ def _merge_additional(a: Any, b: Any) -> Any:
     for strict in (False, NEVER):
         if strict in (a, b):
             return False
+    loose: Any
     for loose in (None, True, {}):
         if a == loose:
             return b

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,8 +23,9 @@ class Output:
     summary: list[str]
 
 
-def reused_defs(key: str, base_module: ir.Module, base_schema: dict[str, object],
-                schema: dict[str, object]) -> dict[str, str]:
+def reused_defs(
+    key: str, base_module: ir.Module, base_schema: dict[str, object], schema: dict[str, object]
+) -> dict[str, str]:
     """Defs an extension repeats verbatim from its base: imported, not regenerated."""
     base_defs = base_schema["$defs"]
     own_defs = schema["$defs"]
@@ -59,10 +63,13 @@ def generate() -> Output:
     env = render.environment()
     files: dict[Path, str] = {}
     summary: list[str] = []
-    for module in modules.values():
+    for key, module in modules.items():
         where = package_path(module)
+        base_key = pins()[key].base
         files[where / "models.py"] = render.render_models(module, env)
-        files[where / "methods.py"] = render.render_methods(module, env)
+        files[where / "methods.py"] = render.render_methods(
+            module, env, modules[base_key] if base_key else None
+        )
         files[where / "__init__.py"] = render.render_init(module, env)
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
@@ -70,7 +77,38 @@ def generate() -> Output:
             f"{len(module.requests):>2} requests, {len(module.notifications):>2} notifications, "
             f"{len(module.input_requests)} input requests -> mcp_schema.{module.package}"
         )
-    return Output(files, modules, summary)
+    return Output(format_sources(files), modules, summary)
+
+
+def format_sources(files: dict[Path, str]) -> dict[Path, str]:
+    """Sort imports and format with the pinned ruff, as a careful author would.
+
+    Templates stay short because layout is ruff's job; a pinned ruff keeps the
+    output byte-identical from run to run.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        staged = {path: Path(tmp) / path.relative_to(ROOT) for path in files}
+        for path, target in staged.items():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(files[path])
+        config = str(ROOT / "pyproject.toml")
+        ruff = [sys.executable, "-m", "ruff"]
+        subprocess.run(
+            [
+                *ruff,
+                "check",
+                "--quiet",
+                "--config",
+                config,
+                "--fix-only",
+                "--select",
+                "I,F401,RUF022",
+                tmp,
+            ],
+            check=True,
+        )
+        subprocess.run([*ruff, "format", "--quiet", "--config", config, tmp], check=True)
+        return {path: target.read_text() for path, target in staged.items()}
 
 
 def stale_files(files: dict[Path, str]) -> list[Path]:

@@ -16,13 +16,18 @@ from . import ir
 from .build import Builder, BuildError, const_of
 
 SENDER_UNIONS = {
-    "ClientRequest": "client", "ServerRequest": "server",
-    "ClientNotification": "client", "ServerNotification": "server",
+    "ClientRequest": "client",
+    "ServerRequest": "server",
+    "ClientNotification": "client",
+    "ServerNotification": "server",
 }
 # JSON-RPC 2.0's own codes; MCP schemas only define some of them.
 JSONRPC_CODES = {
-    -32700: "PARSE_ERROR", -32600: "INVALID_REQUEST", -32601: "METHOD_NOT_FOUND",
-    -32602: "INVALID_PARAMS", -32603: "INTERNAL_ERROR",
+    -32700: "PARSE_ERROR",
+    -32600: "INVALID_REQUEST",
+    -32601: "METHOD_NOT_FOUND",
+    -32602: "INVALID_PARAMS",
+    -32603: "INTERNAL_ERROR",
 }
 
 
@@ -60,11 +65,14 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
         if name in input_requests:
             module.input_requests.append(ir.NotificationEntry(method, "server", name, params))
             continue
-        sides = senders.get(name) or ({listed_senders[method]} if method in listed_senders else set())
+        sides = senders.get(name) or (
+            {listed_senders[method]} if method in listed_senders else set()
+        )
         if not sides:
             raise BuildError(f"{name}: no sender for {method!r} (add it to schema/results.json)")
         sender: Literal["client", "server", "both"] = (
-            "both" if len(sides) > 1 else "client" if "client" in sides else "server")
+            "both" if len(sides) > 1 else "client" if "client" in sides else "server"
+        )
         is_request = "id" in shape.get("properties", {}) or method in results
         if not is_request:
             module.notifications.append(ir.NotificationEntry(method, sender, name, params))
@@ -72,9 +80,15 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
         if method not in results:
             raise BuildError(f"request {method!r} has no result in schema/results.json")
         result = results[method]
-        module.requests.append(ir.RequestEntry(
-            method, sender, name, params, (result, *_alternatives(builder, classes, result, params)),
-        ))
+        module.requests.append(
+            ir.RequestEntry(
+                method,
+                sender,
+                name,
+                params,
+                (result, *_alternatives(builder, classes, result, params)),
+            )
+        )
     for entry in module.input_requests:
         if entry.method not in results:
             raise BuildError(f"input request {entry.method!r} has no result in schema/results.json")
@@ -88,17 +102,23 @@ def _params_class(classes: dict[str, ir.ModelClass], name: str) -> str | None:
     return None
 
 
-def _alternatives(builder: Builder, classes: dict[str, ir.ModelClass], result: str,
-                  params: str | None) -> list[str]:
+def _alternatives(
+    builder: Builder, classes: dict[str, ir.ModelClass], result: str, params: str | None
+) -> list[str]:
     """Results that may answer in place of the complete one."""
     alternatives: list[str] = []
     for cls in classes.values():
         if not cls.name.endswith("ResultResponse"):
             continue
         for f in cls.fields:
-            if f.wire_name == "result" and isinstance(f.type, ir.Union_) and ir.Ref(result) in f.type.members:
-                alternatives += [m.name for m in f.type.members
-                                 if isinstance(m, ir.Ref) and m.name != result]
+            if (
+                f.wire_name == "result"
+                and isinstance(f.type, ir.Union_)
+                and ir.Ref(result) in f.type.members
+            ):
+                alternatives += [
+                    m.name for m in f.type.members if isinstance(m, ir.Ref) and m.name != result
+                ]
     if params is not None and any(f.wire_name == "task" for f in classes[params].fields):
         alternatives.append("CreateTaskResult")
     return list(dict.fromkeys(alternatives))
@@ -113,8 +133,18 @@ def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir
         error_field = next((f for f in classes[name].fields if f.wire_name == "error"), None)
         if error_field is not None and isinstance(error_field.type, ir.Ref):
             error_model = error_field.type.name
-        code_field = next((f for f in classes.get(error_model, classes[name]).fields
-                           if f.wire_name == "code"), None) if error_model in classes else None
+        code_field = (
+            next(
+                (
+                    f
+                    for f in classes.get(error_model, classes[name]).fields
+                    if f.wire_name == "code"
+                ),
+                None,
+            )
+            if error_model in classes
+            else None
+        )
         if code_field is None or not isinstance(code_field.type, ir.Const):
             continue
         (code,) = code_field.type.values

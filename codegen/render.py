@@ -18,14 +18,27 @@ from .build import snake
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
-# Names a generated module may import, by where they come from.
-IMPORTABLE = {
-    "typing": ("Annotated", "Any", "Final", "Literal", "TypeAlias", "Union"),
-    "pydantic": ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag"),
-    "typing_extensions": ("TypeAliasType",),
-    "mcp_schema.base": ("ClosedModel", "Int", "JsonInt", "JsonNumber", "McpModel", "Number",
-                        "Omittable", "by_result_type"),
-}
+# Names a generated module may import, by where they come from, in isort's
+# section order (standard library, third party, first party).
+IMPORTABLE = (
+    {"typing": ("TYPE_CHECKING", "Annotated", "Any", "Literal", "TypeAlias", "Union")},
+    {
+        "pydantic": ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag"),
+        "typing_extensions": ("TypeAliasType",),
+    },
+    {
+        "mcp_schema.base": (
+            "ClosedModel",
+            "Int",
+            "JsonInt",
+            "JsonNumber",
+            "McpModel",
+            "Number",
+            "Omittable",
+            "by_result_type",
+        ),
+    },
+)
 
 
 def literal(value: ir.JsonScalar) -> str:
@@ -55,8 +68,11 @@ class Annotations:
             inner = f"list[{self(t.item)}]"
             if t.min_items is None and t.max_items is None:
                 return inner
-            bounds = [f"{k}={v}" for k, v in (("min_length", t.min_items), ("max_length", t.max_items))
-                      if v is not None]
+            bounds = [
+                f"{k}={v}"
+                for k, v in (("min_length", t.min_items), ("max_length", t.max_items))
+                if v is not None
+            ]
             return f"Annotated[{inner}, Field({', '.join(bounds)})]"
         if isinstance(t, ir.Map):
             return f"dict[str, {self(t.value)}]"
@@ -66,24 +82,33 @@ class Annotations:
         if t.kind == "str":
             if t.min_length is None and t.max_length is None:
                 return "StrictStr"
-            bounds = [f"{k}={v}" for k, v in (("min_length", t.min_length), ("max_length", t.max_length))
-                      if v is not None]
+            bounds = [
+                f"{k}={v}"
+                for k, v in (("min_length", t.min_length), ("max_length", t.max_length))
+                if v is not None
+            ]
             return f"Annotated[str, StringConstraints(strict=True, {', '.join(bounds)})]"
         if t.kind in ("int", "number"):
-            marker, plain, py = ("Int", "JsonInt", "int") if t.kind == "int" else ("Number", "JsonNumber", "float")
+            marker, plain, py = (
+                ("Int", "JsonInt", "int") if t.kind == "int" else ("Number", "JsonNumber", "float")
+            )
             if t.minimum is None and t.maximum is None:
                 return plain
-            bounds = [f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None]
+            bounds = [
+                f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None
+            ]
             return f"Annotated[{py}, {marker}({', '.join(bounds)})]"
         return {"bool": "StrictBool", "null": "None", "any": "Any"}[t.kind]
 
     def union(self, t: ir.Union_) -> str:
         if t.result_type_tags is not None:
-            arms = [f'Annotated[{self(m)}, Tag("{tag or "complete"}")]'
-                    for m, tag in zip(t.members, t.result_type_tags)]
+            arms = [
+                f'Annotated[{self(m)}, Tag("{tag or "complete"}")]'
+                for m, tag in zip(t.members, t.result_type_tags, strict=True)
+            ]
             tags = ", ".join(f'"{tag}"' for tag in t.result_type_tags if tag)
             return f"Annotated[{' | '.join(arms)}, by_result_type({tags})]"
-        members = [self(m) for m in t.members]
+        members = [self(m) for m in flatten(t)]
         joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
         if t.discriminator:
             return f'Annotated[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
@@ -107,6 +132,17 @@ class AliasView:
     recursive: bool
 
 
+def flatten(t: ir.Union_) -> list[ir.TypeExpr]:
+    """Members, with nested plain unions spliced in (``A | (B | C)`` is ``A | B | C``)."""
+    out: list[ir.TypeExpr] = []
+    for m in t.members:
+        if isinstance(m, ir.Union_) and m.discriminator is None:
+            out.extend(flatten(m))
+        else:
+            out.append(m)
+    return out
+
+
 def field_line(f: ir.Field, annotate: Annotations) -> str:
     annotation = annotate(f.type)
     if not f.required:
@@ -117,7 +153,7 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     if f.py_name != f.wire_name:
         options.append(f"alias={literal(f.wire_name)}")
     if f.format:
-        options.append(f"json_schema_extra={{\"format\": {literal(f.format)}}}")
+        options.append(f'json_schema_extra={{"format": {literal(f.format)}}}')
     if not options:
         return f"{f.py_name}: {annotation}"
     if options == ["default=None"]:
@@ -139,7 +175,13 @@ def class_view(c: ir.ModelClass, version: str) -> ClassView:
 
 
 def ordered_aliases(module: ir.Module) -> list[ir.Alias]:
-    """Aliases after the aliases they use; members of a cycle become lazy."""
+    """Aliases after the aliases they use.
+
+    A reference cycle (2026-07-28 JSONValue -> JSONObject -> JSONValue) is
+    folded into one self-recursive alias, its union member, with the other
+    members written out inside it; type checkers resolve self-recursion, not
+    mutual recursion. The other members then follow as plain aliases.
+    """
     names = {a.name: a for a in module.aliases}
     deps = {a.name: {n for n in refs(a.type) if n in names} for a in module.aliases}
     done: list[ir.Alias] = []
@@ -147,15 +189,48 @@ def ordered_aliases(module: ir.Module) -> list[ir.Alias]:
     pending = sorted(names)
     while pending:
         ready = [n for n in pending if deps[n] <= placed]
-        if not ready:  # a cycle: emit the rest lazily, in name order
-            for n in pending:
-                names[n].recursive = True
-            ready = pending
+        if not ready:
+            cycle = [n for n in pending if _reaches(n, n, deps)]
+            root = next((n for n in cycle if isinstance(names[n].type, ir.Union_)), cycle[0])
+            others = {n: names[n].type for n in cycle if n != root}
+            names[root].type = substitute(names[root].type, others)
+            names[root].recursive = True
+            deps[root] = set()
+            for n in others:
+                deps[n] = {root}
+            continue
         for n in ready:
             done.append(names[n])
             placed.add(n)
         pending = [n for n in pending if n not in placed]
     return done
+
+
+def _reaches(start: str, goal: str, deps: dict[str, set[str]]) -> bool:
+    seen: set[str] = set()
+    todo = list(deps[start])
+    while todo:
+        n = todo.pop()
+        if n == goal:
+            return True
+        if n not in seen:
+            seen.add(n)
+            todo.extend(deps[n])
+    return False
+
+
+def substitute(t: ir.TypeExpr, names: dict[str, ir.TypeExpr]) -> ir.TypeExpr:
+    if isinstance(t, ir.Ref):
+        return names.get(t.name, t)
+    if isinstance(t, ir.Array):
+        return ir.Array(substitute(t.item, names), t.min_items, t.max_items)
+    if isinstance(t, ir.Map):
+        return ir.Map(substitute(t.value, names))
+    if isinstance(t, ir.Union_):
+        return ir.Union_(
+            tuple(substitute(m, names) for m in t.members), t.discriminator, t.result_type_tags
+        )
+    return t
 
 
 def refs(t: ir.TypeExpr) -> set[str]:
@@ -170,25 +245,37 @@ def refs(t: ir.TypeExpr) -> set[str]:
     return set()
 
 
-def alias_view(a: ir.Alias, version: str, lazy: frozenset[str]) -> AliasView:
-    annotate = Annotations(lazy if a.recursive else frozenset())
-    return AliasView(a.name, annotate(a.type), f"MCP {version} definition ``{a.name}``: {a.docs_url}",
-                     a.recursive)
+def alias_view(a: ir.Alias, version: str) -> AliasView:
+    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset())
+    return AliasView(
+        a.name,
+        annotate(a.type),
+        f"MCP {version} definition ``{a.name}``: {a.docs_url}",
+        a.recursive,
+    )
 
 
-def imports_for(body: str) -> dict[str, list[str]]:
-    used: dict[str, list[str]] = {}
-    for module, names in IMPORTABLE.items():
-        found = [n for n in names if re.search(rf"\b{n}\b", body)]
-        if found:
-            used[module] = found
-    return used
+def imports_for(body: str) -> list[dict[str, list[str]]]:
+    """The import sections the body needs, each ``{module: [names]}``."""
+    sections = []
+    for section in IMPORTABLE:
+        used = {
+            module: found
+            for module, names in section.items()
+            if (found := [n for n in names if re.search(rf"\b{n}\b", body)])
+        }
+        if used:
+            sections.append(used)
+    return sections
 
 
 def environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.FileSystemLoader(TEMPLATES), keep_trailing_newline=True,
-        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined,
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
     )
 
 
@@ -198,26 +285,44 @@ def header(module: ir.Module) -> dict[str, str]:
 
 def render_models(module: ir.Module, env: jinja2.Environment) -> str:
     aliases = ordered_aliases(module)
-    lazy = frozenset(a.name for a in aliases if a.recursive)
     body = env.get_template("models_body.py.j2").render(
         classes=[class_view(c, module.key) for c in module.classes],
-        aliases=[alias_view(a, module.key, lazy) for a in aliases],
+        aliases=[alias_view(a, module.key) for a in aliases],
     )
     imported = sorted(module.imported)
     return env.get_template("models.py.j2").render(
-        header=header(module), imports=imports_for(body), body=body,
-        reused_from=sorted(set(module.imported.values())), reused=imported,
-        names=sorted([c.name for c in module.classes] + [a.name for a in module.aliases] + imported),
+        header=header(module),
+        imports=imports_for(body),
+        body=body,
+        reused_from=sorted(set(module.imported.values())),
+        reused=imported,
+        names=sorted(
+            [c.name for c in module.classes] + [a.name for a in module.aliases] + imported
+        ),
     )
 
 
-def render_methods(module: ir.Module, env: jinja2.Environment) -> str:
-    return env.get_template("methods.py.j2").render(header=header(module), module=module)
+def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module | None) -> str:
+    own = {c.name for c in module.classes} | {a.name for a in module.aliases} | set(module.imported)
+
+    def qualified(name: str | None) -> str:
+        if name is None:
+            return "None"
+        return f"m.{name}" if name in own or base is None else f"base.{name}"
+
+    return env.get_template("methods.py.j2").render(
+        header=header(module),
+        module=module,
+        q=qualified,
+        base_package=f"mcp_schema.{base.package}" if base is not None else None,
+    )
 
 
 def render_init(module: ir.Module, env: jinja2.Environment) -> str:
     own = sorted([c.name for c in module.classes] + [a.name for a in module.aliases])
     return env.get_template("init.py.j2").render(
-        header=header(module), module=module, names=sorted(own + list(module.imported)),
+        header=header(module),
+        module=module,
+        names=sorted(own + list(module.imported)),
         extension=module.key.split("/")[1] if "/" in module.key else None,
     )

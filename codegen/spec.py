@@ -46,8 +46,10 @@ class Pin:
 @cache
 def pins() -> dict[str, Pin]:
     raw = json.loads((SCHEMA_DIR / "pins.json").read_text())["schemas"]
-    return {key: Pin(key=key, base=entry.get("base"), **{k: v for k, v in entry.items() if k != "base"})
-            for key, entry in raw.items()}
+    return {
+        key: Pin(key=key, base=entry.get("base"), **{k: v for k, v in entry.items() if k != "base"})
+        for key, entry in raw.items()
+    }
 
 
 def spec_dir() -> Path:
@@ -79,7 +81,9 @@ def raw_bytes(pin: Pin) -> bytes:
 
 @cache
 def _overlays() -> list[dict[str, Any]]:
-    overlays: list[dict[str, Any]] = json.loads((SCHEMA_DIR / "overlays.json").read_text())["overlays"]
+    overlays: list[dict[str, Any]] = json.loads((SCHEMA_DIR / "overlays.json").read_text())[
+        "overlays"
+    ]
     return overlays
 
 

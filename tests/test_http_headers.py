@@ -8,6 +8,8 @@ from typing import Any, cast
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel, ConfigDict, Field
+
 from mcp_schema.errors import HeaderMismatchError
 from mcp_schema.http_headers import (
     InvalidToolHeaderError,
@@ -17,7 +19,6 @@ from mcp_schema.http_headers import (
     request_headers,
     validate_tool_headers,
 )
-from pydantic import BaseModel, ConfigDict, Field
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION}

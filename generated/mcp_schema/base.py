@@ -57,8 +57,9 @@ class McpModel(BaseModel):
     def __init__(self, /, **data: Any) -> None:
         # Python callers may use attribute names or wire aliases; decoding
         # (model_validate / model_validate_json) reads aliases only.
-        self.__pydantic_validator__.validate_python(data, self_instance=self, by_name=True,
-                                                    by_alias=True)
+        self.__pydantic_validator__.validate_python(
+            data, self_instance=self, by_name=True, by_alias=True
+        )
 
 
 class ClosedModel(McpModel):
@@ -70,13 +71,15 @@ class ClosedModel(McpModel):
 class _NotNull:
     """Validate ``X | None`` as ``X``: the ``None`` is the absent default only."""
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         members = [arg for arg in typing.get_args(source) if arg is not type(None)]
-        inner: Any = members[0] if len(members) == 1 else Union[tuple(members)]  # noqa: UP007
+        inner: Any = members[0] if len(members) == 1 else Union[tuple(members)]
         return handler.generate_schema(inner)
 
 
-Omittable = Annotated[Union[_T, None], _NotNull()]  # noqa: UP007
+Omittable = Annotated[Union[_T, None], _NotNull()]
 """``Omittable[X]``: an optional member that must not be ``null`` when present."""
 
 
@@ -93,14 +96,17 @@ class Int:
         self.ge = ge
         self.le = le
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         return core_schema.union_schema(
             [
                 core_schema.int_schema(strict=True, ge=self.ge, le=self.le),
                 core_schema.no_info_after_validator_function(
                     int,
-                    core_schema.float_schema(strict=True, multiple_of=1, allow_inf_nan=False,
-                                             ge=self.ge, le=self.le),
+                    core_schema.float_schema(
+                        strict=True, multiple_of=1, allow_inf_nan=False, ge=self.ge, le=self.le
+                    ),
                 ),
             ],
             custom_error_type="json_integer",
@@ -124,15 +130,21 @@ class Number:
         self.ge = ge
         self.le = le
 
-    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
         return core_schema.union_schema(
             [
-                core_schema.int_schema(strict=True, ge=_int_bound(self.ge, math.ceil),
-                                       le=_int_bound(self.le, math.floor)),
+                core_schema.int_schema(
+                    strict=True,
+                    ge=_int_bound(self.ge, math.ceil),
+                    le=_int_bound(self.le, math.floor),
+                ),
                 core_schema.float_schema(strict=True, allow_inf_nan=False, ge=self.ge, le=self.le),
             ],
             custom_error_type="json_number",
-            custom_error_message="Input should be a finite JSON number" + _bounds_text(self.ge, self.le),
+            custom_error_message="Input should be a finite JSON number"
+            + _bounds_text(self.ge, self.le),
         )
 
     def __repr__(self) -> str:

@@ -104,6 +104,7 @@ Kind = Literal["request", "notification", "result", "error"]
 
 # -- sniffing: the envelope members that select the model ---------------------
 
+
 class _Sniff(BaseModel):
     # Ignores every other member, so big params or results are never turned
     # into Python objects here; each member is typed loosely so that the real
@@ -141,7 +142,9 @@ def _sniff(raw: bytes | str) -> _Sniff:
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
-            raise ParseError(f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}") from None
+            raise ParseError(
+                f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}"
+            ) from None
         if first["type"] == "model_type" and str(first.get("input", "")).startswith("["):
             raise InvalidRequestError("Invalid Request: batches are not part of MCP") from None
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object") from None
@@ -165,13 +168,15 @@ def _reject_non_json_numbers(raw: bytes | str) -> None:
 
 # -- per-version tables ---------------------------------------------------------
 
+
 def _package(version: str) -> ModuleType:
     return importlib.import_module(_PACKAGES[version])
 
 
 @functools.cache
-def _tables(version: str, extensions: frozenset[str]) -> tuple[
-        Mapping[str, RequestMethod], Mapping[str, NotificationMethod]]:
+def _tables(
+    version: str, extensions: frozenset[str]
+) -> tuple[Mapping[str, RequestMethod], Mapping[str, NotificationMethod]]:
     package = _package(version)
     requests: dict[str, RequestMethod] = dict(package.REQUESTS)
     notifications: dict[str, NotificationMethod] = dict(package.NOTIFICATIONS)
@@ -186,22 +191,31 @@ def _tables(version: str, extensions: frozenset[str]) -> tuple[
 
 def _result_type_tag(known: frozenset[str]) -> Callable[[Any], str]:
     def tag_of(value: Any) -> str:
-        result_type = (value.get("resultType") if isinstance(value, dict)
-                       else getattr(value, "result_type", None))
+        result_type = (
+            value.get("resultType")
+            if isinstance(value, dict)
+            else getattr(value, "result_type", None)
+        )
         return result_type if result_type in known else DEFAULT_RESULT_TAG
+
     return tag_of
 
 
 def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
     # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`; the method's own result never declares it.
-    declares_task = any(f.alias == "task" or name == "task"
-                        for name, f in complete.model_fields.items())
+    declares_task = any(
+        f.alias == "task" or name == "task" for name, f in complete.model_fields.items()
+    )
 
     def tag_of(value: Any) -> str:
-        has_task = (("task" in value) if isinstance(value, dict)
-                    else getattr(value, "task", None) is not None)
+        has_task = (
+            ("task" in value)
+            if isinstance(value, dict)
+            else getattr(value, "task", None) is not None
+        )
         return "task" if has_task and not declares_task else DEFAULT_RESULT_TAG
+
     return tag_of
 
 
@@ -210,17 +224,22 @@ def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
     field = cls.model_fields.get("result_type")
     if field is None:
         return cls
-    return type(cls.__name__, (cls,), {
-        "__module__": cls.__module__,
-        "__annotations__": {"result_type": Omittable[StrictStr]},
-        "result_type": Field(default=None, alias="resultType"),
-        "__doc__": cls.__doc__,
-    })
+    return type(
+        cls.__name__,
+        (cls,),
+        {
+            "__module__": cls.__module__,
+            "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]
+            "result_type": Field(default=None, alias="resultType"),
+            "__doc__": cls.__doc__,
+        },
+    )
 
 
 @functools.cache
-def _result_adapter(version: str, method: str, extensions: frozenset[str],
-                    assume_complete: bool) -> TypeAdapter[Any]:
+def _result_adapter(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> TypeAdapter[Any]:
     requests, _ = _tables(version, extensions)
     entry = requests.get(method)
     if entry is None:
@@ -231,23 +250,31 @@ def _result_adapter(version: str, method: str, extensions: frozenset[str],
     if version == "2025-11-25":
         tasks = [alt for alt in entry.alternatives if alt.__name__ == "CreateTaskResult"]
         arms += [Annotated[alt, Tag("task")] for alt in tasks]
-        result_type: Any = (Annotated[Union[tuple(arms)], Discriminator(_task_tag(entry.result))]
-                            if tasks else entry.result)
+        result_type: Any = (
+            Annotated[Union[tuple(arms)], Discriminator(_task_tag(entry.result))]
+            if tasks
+            else entry.result
+        )
     else:
-        tags: dict[str, type[McpModel]] = {"input_required": alt for alt in entry.alternatives
-                                           if alt.__name__ == "InputRequiredResult"}
+        tags: dict[str, type[McpModel]] = {}
+        for alt in entry.alternatives:
+            if alt.__name__ == "InputRequiredResult":
+                tags["input_required"] = alt
         ext_package = _EXTENSION_PACKAGES.get((version, TASKS_EXTENSION))
         if TASKS_EXTENSION in extensions and ext_package is not None:
             tags["task"] = importlib.import_module(ext_package).CreateTaskResult
         arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
-        result_type = Annotated[Union[tuple(arms)], Discriminator(_result_type_tag(frozenset(tags)))]
-    return TypeAdapter(ResultResponse[result_type])  # type: ignore[valid-type]
+        result_type = Annotated[
+            Union[tuple(arms)], Discriminator(_result_type_tag(frozenset(tags)))
+        ]
+    return TypeAdapter(ResultResponse[result_type])
 
 
 def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
     def tag_of(value: Any) -> str:
         code = value.get("code") if isinstance(value, dict) else getattr(value, "code", None)
         return str(code) if code in known and not isinstance(code, bool) else "other"
+
     return tag_of
 
 
@@ -258,15 +285,19 @@ def _error_adapter(version: str) -> TypeAdapter[Any]:
     generic = package.Error
     # A peer may send a known code without the data its model requires: the
     # generic Error then keeps the message rather than refusing it.
-    arms = [Annotated[Union[model, generic], Field(union_mode="left_to_right"), Tag(str(code))]
-            for code, model in models.items() if model is not generic]
+    arms = [
+        Annotated[Union[model, generic], Field(union_mode="left_to_right"), Tag(str(code))]
+        for code, model in models.items()
+        if model is not generic
+    ]
     arms.append(Annotated[generic, Tag("other")])
     known = frozenset(code for code, model in models.items() if model is not generic)
     error_type: Any = Annotated[Union[tuple(arms)], Discriminator(_error_code_tag(known))]
-    return TypeAdapter(ErrorResponse[error_type])  # type: ignore[valid-type]
+    return TypeAdapter(ErrorResponse[error_type])
 
 
 # -- errors ------------------------------------------------------------------------
+
 
 def _json_path(loc: tuple[int | str, ...], document: Any) -> str:
     """``$.params.content[0].text`` from a pydantic location.
@@ -291,8 +322,10 @@ def _invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
         document = json.loads(raw)
     except ValueError:
         document = None
-    errors = [{"path": _json_path(tuple(e["loc"]), document), "reason": e["msg"]}
-              for e in exc.errors(include_url=False)]
+    errors = [
+        {"path": _json_path(tuple(e["loc"]), document), "reason": e["msg"]}
+        for e in exc.errors(include_url=False)
+    ]
     in_payload = all(e["path"].startswith(("$.params", "$.result", "$.error")) for e in errors)
     summary = "; ".join(f"{e['path']}: {e['reason']}" for e in errors[:3])
     if not in_payload:
@@ -302,12 +335,13 @@ def _invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
 
 # -- decode / encode -------------------------------------------------------------------
 
+
 def _check_envelope(s: _Sniff, kind: Kind) -> None:
     if s.jsonrpc != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
     if kind in ("request", "result"):
         if isinstance(s.id, bool) or not isinstance(s.id, (str, int)):
-            raise InvalidRequestError("Invalid Request: \"id\" must be a string or an integer")
+            raise InvalidRequestError('Invalid Request: "id" must be a string or an integer')
     if kind in ("request", "notification") and not isinstance(s.method, str):
         raise InvalidRequestError('Invalid Request: "method" must be a string')
 
@@ -328,19 +362,29 @@ def _detect_version(s: _Sniff, version: str | None, headers: Mapping[str, str] |
         meta = getattr(s.params, "meta", None)
         requested = getattr(meta, "protocol_version", None)
     if requested is None and headers:
-        requested = next((v for k, v in headers.items() if k.lower() == "mcp-protocol-version"), None)
+        requested = next(
+            (v for k, v in headers.items() if k.lower() == "mcp-protocol-version"), None
+        )
     if requested is None:
         return HANDSHAKE_VERSION
     if requested not in _PACKAGES:
         shown = requested if isinstance(requested, str) else json.dumps(requested)
         raise UnsupportedProtocolVersionError(
-            f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS)
+            f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
+        )
     return str(requested)
 
 
-def decode(raw: bytes | str, *, version: str | None = None, method: str | None = None,
-           headers: Mapping[str, str] | None = None, extensions: Collection[str] = (),
-           allow_unknown_methods: bool = False, assume_complete: bool = False) -> Message:
+def decode(
+    raw: bytes | str,
+    *,
+    version: str | None = None,
+    method: str | None = None,
+    headers: Mapping[str, str] | None = None,
+    extensions: Collection[str] = (),
+    allow_unknown_methods: bool = False,
+    assume_complete: bool = False,
+) -> Message:
     """Decode one JSON-RPC message into the model of its method and version.
 
     * ``version``: the protocol version; when absent it is read from
@@ -379,8 +423,10 @@ def decode(raw: bytes | str, *, version: str | None = None, method: str | None =
             entry = requests.get(sniffed.method)
             if entry is None:
                 if not allow_unknown_methods:
-                    raise MethodNotFoundError(f"Method not found: {sniffed.method}",
-                                              {"method": sniffed.method, "version": resolved})
+                    raise MethodNotFoundError(
+                        f"Method not found: {sniffed.method}",
+                        {"method": sniffed.method, "version": resolved},
+                    )
                 cls: type[McpModel] = package.JSONRPCRequest
             else:
                 cls = entry.request
@@ -392,14 +438,14 @@ def decode(raw: bytes | str, *, version: str | None = None, method: str | None =
         raise _invalid(exc, raw, "result" if kind == "result" else "params") from None
     if headers is not None and resolved != HANDSHAKE_VERSION:
         from mcp_schema.http_headers import check_request_headers
+
         check_request_headers(headers, message)
     return message
 
 
 def encode(message: BaseModel) -> bytes:
     """The JSON bytes of a message: wire names, absent members left out."""
-    return type(message).__pydantic_serializer__.to_json(message, by_alias=True,
-                                                         exclude_unset=True)
+    return type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
 
 
 def message_kind(message: BaseModel) -> Kind:
@@ -414,41 +460,55 @@ class Correlator:
     """Pairs responses with the requests they answer, for callers that stream.
 
     Feed it every message of one connection, in both directions: it remembers
-    each request's method by id (``"1"`` and ``1`` are different ids) and
-    decodes a response with the method it answers. An ``initialize`` result
-    sets the session version for the handshake era.
+    each request's method and version by id (``"1"`` and ``1`` are different
+    ids) and decodes a response with them. The session version that messages
+    without a ``_meta`` version are read in is the one ``initialize``
+    negotiated (handshake era) or the one the latest request named
+    (2026-07-28); ``version`` sets it up front.
     """
 
-    def __init__(self, *, version: str | None = None, extensions: Collection[str] = (),
-                 **options: bool) -> None:
+    def __init__(
+        self,
+        *,
+        version: str | None = None,
+        extensions: Collection[str] = (),
+        allow_unknown_methods: bool = False,
+        assume_complete: bool = False,
+    ) -> None:
         self.version = version
         self.extensions = frozenset(extensions)
-        self.options = options
+        self.allow_unknown_methods = allow_unknown_methods
+        self.assume_complete = assume_complete
         self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
 
     def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:
-        sniffed = _sniff(raw) if not isinstance(raw, BaseModel) else None
+        sniffed = _sniff(raw)
+        fields = sniffed.model_fields_set
+        named = getattr(getattr(sniffed.params, "meta", None), "protocol_version", None)
         method: str | None = None
-        version = self.version
-        if sniffed is not None and "method" not in sniffed.model_fields_set and isinstance(
-                sniffed.id, (str, int)):
-            method, request_version = self._pending.pop((type(sniffed.id), sniffed.id), (None, None))
+        version = None if named is not None else self.version
+        if "method" not in fields and isinstance(sniffed.id, (str, int)):
+            method, request_version = self._pending.pop(
+                (type(sniffed.id), sniffed.id), (None, None)
+            )
             version = request_version or version
-        message = decode(raw, version=version, method=method, headers=headers,
-                         extensions=self.extensions, **self.options)
+        if sniffed.method == "initialize":
+            version = HANDSHAKE_VERSION  # the handshake itself predates any session version
+        message = decode(
+            raw,
+            version=version,
+            method=method,
+            headers=headers,
+            extensions=self.extensions,
+            assume_complete=self.assume_complete,
+            allow_unknown_methods=self.allow_unknown_methods,
+        )
         kind = message_kind(message)
-        if kind == "request":
-            request_id = getattr(message, "id", None)
-            params = getattr(message, "params", None)
-            meta = getattr(params, "meta", None)
-            request_version = getattr(meta, "protocol_version", None) if meta is not None else None
-            if isinstance(request_id, (str, int)):
-                self._pending[(type(request_id), request_id)] = (
-                    str(getattr(message, "method", "")), request_version)
-            if self.version is None and isinstance(request_version, str):
-                # One connection speaks one version: later notifications and
-                # responses, which do not name it, are read in it.
-                self.version = request_version
+        if kind == "request" and isinstance(sniffed.id, (str, int)):
+            resolved = named if isinstance(named, str) else version
+            self._pending[(type(sniffed.id), sniffed.id)] = (str(sniffed.method), resolved)
+        if isinstance(named, str):
+            self.version = named
         elif kind == "result" and method == "initialize":
             negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
             if isinstance(negotiated, str):

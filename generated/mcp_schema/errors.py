@@ -35,7 +35,9 @@ class McpError(Exception):
     code: int = -32603
     default_message: ClassVar[str] = "Internal error"
 
-    def __init__(self, message: str | None = None, data: Any = None, *, code: int | None = None) -> None:
+    def __init__(
+        self, message: str | None = None, data: Any = None, *, code: int | None = None
+    ) -> None:
         self.message = message if message is not None else self.default_message
         self.data = data
         if code is not None:
@@ -62,12 +64,17 @@ class McpError(Exception):
         message = error.get("message")
         cls = ERROR_CLASSES.get(code) if isinstance(code, int) else None
         if cls is None:
-            return McpError(message if isinstance(message, str) else None, error.get("data"),
-                            code=code if isinstance(code, int) else McpError.code)
+            return McpError(
+                message if isinstance(message, str) else None,
+                error.get("data"),
+                code=code if isinstance(code, int) else McpError.code,
+            )
         return cls(message if isinstance(message, str) else None, error.get("data"))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+        return (
+            f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
+        )
 
 
 class ParseError(McpError):
@@ -128,8 +135,13 @@ class MissingRequiredClientCapabilityError(McpError):
     code = -32021
     default_message = "Missing required client capability"
 
-    def __init__(self, message: str | None = None, data: Any = None, *,
-                 required_capabilities: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        required_capabilities: Mapping[str, Any] | None = None,
+    ) -> None:
         if required_capabilities is not None:
             data = {"requiredCapabilities": dict(required_capabilities)}
         super().__init__(message, data)
@@ -141,11 +153,19 @@ class UnsupportedProtocolVersionError(McpError):
     code = -32022
     default_message = "Unsupported protocol version"
 
-    def __init__(self, message: str | None = None, data: Any = None, *,
-                 requested: str | None = None, supported: Sequence[str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str | None = None,
+        data: Any = None,
+        *,
+        requested: str | None = None,
+        supported: Sequence[str] | None = None,
+    ) -> None:
         if requested is not None or supported is not None:
-            data = {"requested": requested if requested is not None else "",
-                    "supported": list(supported or ())}
+            data = {
+                "requested": requested if requested is not None else "",
+                "supported": list(supported or ()),
+            }
         super().__init__(message, data)
 
 

@@ -40,8 +40,9 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple
 
-from mcp_schema.errors import HeaderMismatchError
 from pydantic import BaseModel
+
+from mcp_schema.errors import HeaderMismatchError
 
 __all__ = [
     "InvalidToolHeaderError",
@@ -158,7 +159,9 @@ def _pointer_token(key: object) -> str:
 
 
 def _check_annotation(
-    schema: Mapping[str, Any], pointer: str, path: tuple[str, ...] | None,
+    schema: Mapping[str, Any],
+    pointer: str,
+    path: tuple[str, ...] | None,
     found: list[_HeaderParam],
 ) -> _HeaderParam:
     def fail(reason: str) -> InvalidToolHeaderError:
@@ -166,8 +169,10 @@ def _check_annotation(
 
     name = schema["x-mcp-header"]
     if path is None:
-        raise fail("only properties reached from the root through 'properties' alone "
-                   "may be mirrored in headers")
+        raise fail(
+            "only properties reached from the root through 'properties' alone "
+            "may be mirrored in headers"
+        )
     if not path:
         raise fail("the root schema is not a property")
     if not isinstance(name, str):
@@ -185,13 +190,14 @@ def _check_annotation(
     header = _PARAM_PREFIX + name
     for other in found:
         if other.header.lower() == header.lower():
-            raise fail(f"the header name {name!r} duplicates (case-insensitively) the one "
-                       f"of property {'.'.join(other.path)!r}")
+            raise fail(
+                f"the header name {name!r} duplicates (case-insensitively) the one "
+                f"of property {'.'.join(other.path)!r}"
+            )
     return _HeaderParam(header, path, type_)
 
 
-def _walk(node: Any, pointer: str, path: tuple[str, ...] | None,
-          found: list[_HeaderParam]) -> None:
+def _walk(node: Any, pointer: str, path: tuple[str, ...] | None, found: list[_HeaderParam]) -> None:
     # The whole schema is walked, not just `properties`, so that an annotation hidden under
     # items/anyOf/$defs/... is refused rather than silently never sent. `path` becomes None
     # once the route from the root leaves `properties`.
@@ -281,8 +287,9 @@ def _expected_headers(
         if method == "tools/call":
             # Mirroring another tool's annotations would send the wrong headers.
             if tool_map.get("name") != params.get("name"):
-                raise ValueError(f"tool {tool_map.get('name')!r} is not the one called "
-                                 f"({params.get('name')!r})")
+                raise ValueError(
+                    f"tool {tool_map.get('name')!r} is not the one called ({params.get('name')!r})"
+                )
             arguments = params.get("arguments")
             for p in header_params:
                 expected.append(
@@ -339,8 +346,9 @@ _MESSAGES = {
 }
 
 
-def _error(header: str, reason: str, expected: str | None, received: str | None,
-           detail: str = "") -> HeaderMismatchError:
+def _error(
+    header: str, reason: str, expected: str | None, received: str | None, detail: str = ""
+) -> HeaderMismatchError:
     message = f"{header} header {_MESSAGES[reason]}{detail}"
     data = {"header": header, "reason": reason, "expected": expected, "received": received}
     return HeaderMismatchError(message, data)

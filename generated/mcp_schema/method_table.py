@@ -7,7 +7,7 @@ the codec can dispatch on ``method`` without knowing any version by heart.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from mcp_schema.base import McpModel
 
@@ -22,8 +22,9 @@ class RequestMethod:
     sender: Sender
     request: type[McpModel]
     params: type[McpModel] | None
-    result: type[McpModel]
-    """The complete result."""
+    result: Any
+    """The complete result: a model class, or (Tasks ``tasks/get``) a union of
+    them, ready for ``pydantic.TypeAdapter``."""
     alternatives: tuple[type[McpModel], ...]
     """Results that may answer instead (input-required, task created)."""
 

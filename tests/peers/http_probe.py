@@ -7,7 +7,14 @@ object in the response (s2c, with status and response headers; SSE `data:` lines
 """
 from __future__ import annotations
 
-import argparse, json, os, subprocess, sys, time, urllib.error, urllib.request
+import argparse
+import json
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
 
 def main() -> None:
     ap = argparse.ArgumentParser()
@@ -51,7 +58,7 @@ def main() -> None:
             sid = rh.get("mcp-session-id") or rh.get("Mcp-Session-Id") or sid
             keep = {k: v for k, v in rh.items() if k.lower() in ("content-type", "mcp-session-id")}
             keep["status"] = str(status)
-            payloads = [l[5:].strip() for l in data.splitlines() if l.startswith("data:")] or ([data] if data.strip() else [])
+            payloads = [line_[5:].strip() for line_ in data.splitlines() if line_.startswith("data:")] or ([data] if data.strip() else [])
             for p in payloads:
                 if not p:
                     continue

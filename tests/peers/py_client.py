@@ -17,7 +17,6 @@ import warnings
 
 import anyio
 import mcp_types as types
-
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
@@ -25,7 +24,7 @@ warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-async def sampling_cb(ctx, params):  # noqa: ANN001
+async def sampling_cb(ctx, params):
     return types.CreateMessageResult(
         role="assistant",
         content=types.TextContent(type="text", text="Sunny and mild."),
@@ -34,13 +33,13 @@ async def sampling_cb(ctx, params):  # noqa: ANN001
     )
 
 
-async def elicit_cb(ctx, params):  # noqa: ANN001
+async def elicit_cb(ctx, params):
     if getattr(params, "mode", None) == "url":
         return types.ElicitResult(action="accept")
     return types.ElicitResult(action="accept", content={"confidence": 0.75, "note": "fairly sure"})
 
 
-async def roots_cb(ctx):  # noqa: ANN001
+async def roots_cb(ctx):
     return types.ListRootsResult(
         roots=[
             types.Root(uri="file:///home/user/project", name="project"),
@@ -49,20 +48,20 @@ async def roots_cb(ctx):  # noqa: ANN001
     )
 
 
-async def log_cb(params):  # noqa: ANN001
+async def log_cb(params):
     print(f"[log] {params.level}: {params.data}", file=sys.stderr)
 
 
-async def progress_cb(progress, total, message):  # noqa: ANN001
+async def progress_cb(progress, total, message):
     print(f"[progress] {progress}/{total} {message}", file=sys.stderr)
 
 
-async def step(name, coro_fn):  # noqa: ANN001
+async def step(name, coro_fn):
     try:
         res = await coro_fn()
         print(f"ok   {name}: {str(res)[:160]}", file=sys.stderr)
         return res
-    except BaseException as e:  # noqa: BLE001
+    except BaseException as e:
         if isinstance(e, (KeyboardInterrupt, SystemExit)):
             raise
         print(f"FAIL {name}: {type(e).__name__}: {e}", file=sys.stderr)

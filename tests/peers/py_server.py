@@ -13,10 +13,9 @@ from typing import Annotated, Literal
 
 import anyio
 import mcp_types as types
-from pydantic import BaseModel, Field
-
 from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
 from mcp.server.mcpserver.resolve import ListRoots, Sample
+from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")
 
@@ -163,7 +162,7 @@ def code_review(code: str, language: str = "python") -> str:
 
 
 @mcp.completion()
-async def complete(ref, argument, context):  # noqa: ANN001
+async def complete(ref, argument, context):
     values = ["python", "pyright", "perl", "php"]
     if argument.name == "language":
         hits = [v for v in values if v.startswith(argument.value)]
@@ -178,7 +177,7 @@ async def complete(ref, argument, context):  # noqa: ANN001
 _low = mcp._lowlevel_server
 
 
-async def _subscribe(ctx, params):  # noqa: ANN001
+async def _subscribe(ctx, params):
     try:
         await ctx.session.send_resource_updated(params.uri)
     except Exception:
@@ -186,11 +185,11 @@ async def _subscribe(ctx, params):  # noqa: ANN001
     return types.EmptyResult()
 
 
-async def _unsubscribe(ctx, params):  # noqa: ANN001
+async def _unsubscribe(ctx, params):
     return types.EmptyResult()
 
 
-async def _set_level(ctx, params):  # noqa: ANN001
+async def _set_level(ctx, params):
     try:
         await ctx.session.send_log_message(level="notice", data={"msg": f"level set to {params.level}"},
                                            logger="py-peer")

@@ -9,249 +9,254 @@ Senders come from the schema; the request -> result pairing from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from mcp_schema.base import McpModel
 from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
 
 from . import models as m
 
-REQUESTS: Final = MappingProxyType({
-    "completion/complete": RequestMethod(
-        method="completion/complete",
-        sender="client",
-        request=m.CompleteRequest,
-        params=m.CompleteRequestParams,
-        result=m.CompleteResult,
-        alternatives=(),
-    ),
-    "elicitation/create": RequestMethod(
-        method="elicitation/create",
-        sender="server",
-        request=m.ElicitRequest,
-        params=None,
-        result=m.ElicitResult,
-        alternatives=(),
-    ),
-    "initialize": RequestMethod(
-        method="initialize",
-        sender="client",
-        request=m.InitializeRequest,
-        params=m.InitializeRequestParams,
-        result=m.InitializeResult,
-        alternatives=(),
-    ),
-    "logging/setLevel": RequestMethod(
-        method="logging/setLevel",
-        sender="client",
-        request=m.SetLevelRequest,
-        params=m.SetLevelRequestParams,
-        result=m.EmptyResult,
-        alternatives=(),
-    ),
-    "ping": RequestMethod(
-        method="ping",
-        sender="both",
-        request=m.PingRequest,
-        params=m.RequestParams,
-        result=m.EmptyResult,
-        alternatives=(),
-    ),
-    "prompts/get": RequestMethod(
-        method="prompts/get",
-        sender="client",
-        request=m.GetPromptRequest,
-        params=m.GetPromptRequestParams,
-        result=m.GetPromptResult,
-        alternatives=(),
-    ),
-    "prompts/list": RequestMethod(
-        method="prompts/list",
-        sender="client",
-        request=m.ListPromptsRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListPromptsResult,
-        alternatives=(),
-    ),
-    "resources/list": RequestMethod(
-        method="resources/list",
-        sender="client",
-        request=m.ListResourcesRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListResourcesResult,
-        alternatives=(),
-    ),
-    "resources/read": RequestMethod(
-        method="resources/read",
-        sender="client",
-        request=m.ReadResourceRequest,
-        params=m.ReadResourceRequestParams,
-        result=m.ReadResourceResult,
-        alternatives=(),
-    ),
-    "resources/subscribe": RequestMethod(
-        method="resources/subscribe",
-        sender="client",
-        request=m.SubscribeRequest,
-        params=m.SubscribeRequestParams,
-        result=m.EmptyResult,
-        alternatives=(),
-    ),
-    "resources/templates/list": RequestMethod(
-        method="resources/templates/list",
-        sender="client",
-        request=m.ListResourceTemplatesRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListResourceTemplatesResult,
-        alternatives=(),
-    ),
-    "resources/unsubscribe": RequestMethod(
-        method="resources/unsubscribe",
-        sender="client",
-        request=m.UnsubscribeRequest,
-        params=m.UnsubscribeRequestParams,
-        result=m.EmptyResult,
-        alternatives=(),
-    ),
-    "roots/list": RequestMethod(
-        method="roots/list",
-        sender="server",
-        request=m.ListRootsRequest,
-        params=m.RequestParams,
-        result=m.ListRootsResult,
-        alternatives=(),
-    ),
-    "sampling/createMessage": RequestMethod(
-        method="sampling/createMessage",
-        sender="server",
-        request=m.CreateMessageRequest,
-        params=m.CreateMessageRequestParams,
-        result=m.CreateMessageResult,
-        alternatives=(m.CreateTaskResult,),
-    ),
-    "tasks/cancel": RequestMethod(
-        method="tasks/cancel",
-        sender="both",
-        request=m.CancelTaskRequest,
-        params=m.RelatedTaskMetadata,
-        result=m.CancelTaskResult,
-        alternatives=(),
-    ),
-    "tasks/get": RequestMethod(
-        method="tasks/get",
-        sender="both",
-        request=m.GetTaskRequest,
-        params=m.RelatedTaskMetadata,
-        result=m.GetTaskResult,
-        alternatives=(),
-    ),
-    "tasks/list": RequestMethod(
-        method="tasks/list",
-        sender="both",
-        request=m.ListTasksRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListTasksResult,
-        alternatives=(),
-    ),
-    "tasks/result": RequestMethod(
-        method="tasks/result",
-        sender="both",
-        request=m.GetTaskPayloadRequest,
-        params=m.RelatedTaskMetadata,
-        result=m.GetTaskPayloadResult,
-        alternatives=(),
-    ),
-    "tools/call": RequestMethod(
-        method="tools/call",
-        sender="client",
-        request=m.CallToolRequest,
-        params=m.CallToolRequestParams,
-        result=m.CallToolResult,
-        alternatives=(m.CreateTaskResult,),
-    ),
-    "tools/list": RequestMethod(
-        method="tools/list",
-        sender="client",
-        request=m.ListToolsRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListToolsResult,
-        alternatives=(),
-    ),
-})
+REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
+    {
+        "completion/complete": RequestMethod(
+            method="completion/complete",
+            sender="client",
+            request=m.CompleteRequest,
+            params=m.CompleteRequestParams,
+            result=m.CompleteResult,
+            alternatives=(),
+        ),
+        "elicitation/create": RequestMethod(
+            method="elicitation/create",
+            sender="server",
+            request=m.ElicitRequest,
+            params=None,
+            result=m.ElicitResult,
+            alternatives=(),
+        ),
+        "initialize": RequestMethod(
+            method="initialize",
+            sender="client",
+            request=m.InitializeRequest,
+            params=m.InitializeRequestParams,
+            result=m.InitializeResult,
+            alternatives=(),
+        ),
+        "logging/setLevel": RequestMethod(
+            method="logging/setLevel",
+            sender="client",
+            request=m.SetLevelRequest,
+            params=m.SetLevelRequestParams,
+            result=m.EmptyResult,
+            alternatives=(),
+        ),
+        "ping": RequestMethod(
+            method="ping",
+            sender="both",
+            request=m.PingRequest,
+            params=m.RequestParams,
+            result=m.EmptyResult,
+            alternatives=(),
+        ),
+        "prompts/get": RequestMethod(
+            method="prompts/get",
+            sender="client",
+            request=m.GetPromptRequest,
+            params=m.GetPromptRequestParams,
+            result=m.GetPromptResult,
+            alternatives=(),
+        ),
+        "prompts/list": RequestMethod(
+            method="prompts/list",
+            sender="client",
+            request=m.ListPromptsRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListPromptsResult,
+            alternatives=(),
+        ),
+        "resources/list": RequestMethod(
+            method="resources/list",
+            sender="client",
+            request=m.ListResourcesRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListResourcesResult,
+            alternatives=(),
+        ),
+        "resources/read": RequestMethod(
+            method="resources/read",
+            sender="client",
+            request=m.ReadResourceRequest,
+            params=m.ReadResourceRequestParams,
+            result=m.ReadResourceResult,
+            alternatives=(),
+        ),
+        "resources/subscribe": RequestMethod(
+            method="resources/subscribe",
+            sender="client",
+            request=m.SubscribeRequest,
+            params=m.SubscribeRequestParams,
+            result=m.EmptyResult,
+            alternatives=(),
+        ),
+        "resources/templates/list": RequestMethod(
+            method="resources/templates/list",
+            sender="client",
+            request=m.ListResourceTemplatesRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListResourceTemplatesResult,
+            alternatives=(),
+        ),
+        "resources/unsubscribe": RequestMethod(
+            method="resources/unsubscribe",
+            sender="client",
+            request=m.UnsubscribeRequest,
+            params=m.UnsubscribeRequestParams,
+            result=m.EmptyResult,
+            alternatives=(),
+        ),
+        "roots/list": RequestMethod(
+            method="roots/list",
+            sender="server",
+            request=m.ListRootsRequest,
+            params=m.RequestParams,
+            result=m.ListRootsResult,
+            alternatives=(),
+        ),
+        "sampling/createMessage": RequestMethod(
+            method="sampling/createMessage",
+            sender="server",
+            request=m.CreateMessageRequest,
+            params=m.CreateMessageRequestParams,
+            result=m.CreateMessageResult,
+            alternatives=(m.CreateTaskResult,),
+        ),
+        "tasks/cancel": RequestMethod(
+            method="tasks/cancel",
+            sender="both",
+            request=m.CancelTaskRequest,
+            params=m.RelatedTaskMetadata,
+            result=m.CancelTaskResult,
+            alternatives=(),
+        ),
+        "tasks/get": RequestMethod(
+            method="tasks/get",
+            sender="both",
+            request=m.GetTaskRequest,
+            params=m.RelatedTaskMetadata,
+            result=m.GetTaskResult,
+            alternatives=(),
+        ),
+        "tasks/list": RequestMethod(
+            method="tasks/list",
+            sender="both",
+            request=m.ListTasksRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListTasksResult,
+            alternatives=(),
+        ),
+        "tasks/result": RequestMethod(
+            method="tasks/result",
+            sender="both",
+            request=m.GetTaskPayloadRequest,
+            params=m.RelatedTaskMetadata,
+            result=m.GetTaskPayloadResult,
+            alternatives=(),
+        ),
+        "tools/call": RequestMethod(
+            method="tools/call",
+            sender="client",
+            request=m.CallToolRequest,
+            params=m.CallToolRequestParams,
+            result=m.CallToolResult,
+            alternatives=(m.CreateTaskResult,),
+        ),
+        "tools/list": RequestMethod(
+            method="tools/list",
+            sender="client",
+            request=m.ListToolsRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListToolsResult,
+            alternatives=(),
+        ),
+    }
+)
 """Every request method: who sends it, its classes, what answers it."""
 
-NOTIFICATIONS: Final = MappingProxyType({
-    "notifications/cancelled": NotificationMethod(
-        method="notifications/cancelled",
-        sender="both",
-        notification=m.CancelledNotification,
-        params=m.CancelledNotificationParams,
-    ),
-    "notifications/elicitation/complete": NotificationMethod(
-        method="notifications/elicitation/complete",
-        sender="server",
-        notification=m.ElicitationCompleteNotification,
-        params=m.ElicitationCompleteNotificationParams,
-    ),
-    "notifications/initialized": NotificationMethod(
-        method="notifications/initialized",
-        sender="client",
-        notification=m.InitializedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/message": NotificationMethod(
-        method="notifications/message",
-        sender="server",
-        notification=m.LoggingMessageNotification,
-        params=m.LoggingMessageNotificationParams,
-    ),
-    "notifications/progress": NotificationMethod(
-        method="notifications/progress",
-        sender="both",
-        notification=m.ProgressNotification,
-        params=m.ProgressNotificationParams,
-    ),
-    "notifications/prompts/list_changed": NotificationMethod(
-        method="notifications/prompts/list_changed",
-        sender="server",
-        notification=m.PromptListChangedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/resources/list_changed": NotificationMethod(
-        method="notifications/resources/list_changed",
-        sender="server",
-        notification=m.ResourceListChangedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/resources/updated": NotificationMethod(
-        method="notifications/resources/updated",
-        sender="server",
-        notification=m.ResourceUpdatedNotification,
-        params=m.ResourceUpdatedNotificationParams,
-    ),
-    "notifications/roots/list_changed": NotificationMethod(
-        method="notifications/roots/list_changed",
-        sender="client",
-        notification=m.RootsListChangedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/tasks/status": NotificationMethod(
-        method="notifications/tasks/status",
-        sender="both",
-        notification=m.TaskStatusNotification,
-        params=m.TaskStatusNotificationParams,
-    ),
-    "notifications/tools/list_changed": NotificationMethod(
-        method="notifications/tools/list_changed",
-        sender="server",
-        notification=m.ToolListChangedNotification,
-        params=m.NotificationParams,
-    ),
-})
+NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
+    {
+        "notifications/cancelled": NotificationMethod(
+            method="notifications/cancelled",
+            sender="both",
+            notification=m.CancelledNotification,
+            params=m.CancelledNotificationParams,
+        ),
+        "notifications/elicitation/complete": NotificationMethod(
+            method="notifications/elicitation/complete",
+            sender="server",
+            notification=m.ElicitationCompleteNotification,
+            params=m.ElicitationCompleteNotificationParams,
+        ),
+        "notifications/initialized": NotificationMethod(
+            method="notifications/initialized",
+            sender="client",
+            notification=m.InitializedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/message": NotificationMethod(
+            method="notifications/message",
+            sender="server",
+            notification=m.LoggingMessageNotification,
+            params=m.LoggingMessageNotificationParams,
+        ),
+        "notifications/progress": NotificationMethod(
+            method="notifications/progress",
+            sender="both",
+            notification=m.ProgressNotification,
+            params=m.ProgressNotificationParams,
+        ),
+        "notifications/prompts/list_changed": NotificationMethod(
+            method="notifications/prompts/list_changed",
+            sender="server",
+            notification=m.PromptListChangedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/resources/list_changed": NotificationMethod(
+            method="notifications/resources/list_changed",
+            sender="server",
+            notification=m.ResourceListChangedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/resources/updated": NotificationMethod(
+            method="notifications/resources/updated",
+            sender="server",
+            notification=m.ResourceUpdatedNotification,
+            params=m.ResourceUpdatedNotificationParams,
+        ),
+        "notifications/roots/list_changed": NotificationMethod(
+            method="notifications/roots/list_changed",
+            sender="client",
+            notification=m.RootsListChangedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/tasks/status": NotificationMethod(
+            method="notifications/tasks/status",
+            sender="both",
+            notification=m.TaskStatusNotification,
+            params=m.TaskStatusNotificationParams,
+        ),
+        "notifications/tools/list_changed": NotificationMethod(
+            method="notifications/tools/list_changed",
+            sender="server",
+            notification=m.ToolListChangedNotification,
+            params=m.NotificationParams,
+        ),
+    }
+)
 """Every notification method: who sends it and its classes."""
 
-INPUT_REQUESTS: Final = MappingProxyType({
-})
+INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType({})
 """Requests a server embeds in an input-required result (none before 2026-07-28)."""
 
 URL_ELICITATION_REQUIRED: Final = -32042
@@ -261,12 +266,14 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final = MappingProxyType({
-    URL_ELICITATION_REQUIRED: m.URLElicitationRequiredErrorError,
-    INVALID_REQUEST: m.Error,
-    METHOD_NOT_FOUND: m.Error,
-    INVALID_PARAMS: m.Error,
-    INTERNAL_ERROR: m.Error,
-    PARSE_ERROR: m.Error,
-})
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+    {
+        URL_ELICITATION_REQUIRED: m.URLElicitationRequiredErrorError,
+        INVALID_REQUEST: m.Error,
+        METHOD_NOT_FOUND: m.Error,
+        INVALID_PARAMS: m.Error,
+        INTERNAL_ERROR: m.Error,
+        PARSE_ERROR: m.Error,
+    }
+)
 """The model of a JSON-RPC ``error`` member, by code."""

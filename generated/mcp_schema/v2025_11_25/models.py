@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
+
 from pydantic import Field, StrictBool, StrictStr
+
 from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
 
 __all__ = [
@@ -435,7 +437,9 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     meta: Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
-    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(default=None, alias="includeContext")
+    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
+        default=None, alias="includeContext"
+    )
     max_tokens: JsonInt = Field(alias="maxTokens")
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
@@ -458,7 +462,14 @@ class CreateMessageResult(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    content: TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
     model: StrictStr
     role: Role
     stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
@@ -662,7 +673,9 @@ class Implementation(McpModel):
     name: StrictStr
     title: Omittable[StrictStr] = None
     version: StrictStr
-    website_url: Omittable[StrictStr] = Field(default=None, alias="websiteUrl", json_schema_extra={"format": "uri"})
+    website_url: Omittable[StrictStr] = Field(
+        default=None, alias="websiteUrl", json_schema_extra={"format": "uri"}
+    )
 
 
 class InitializeRequest(McpModel):
@@ -878,10 +891,16 @@ class ModelHint(McpModel):
 class ModelPreferences(McpModel):
     """MCP 2025-11-25 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-11-25/schema#modelpreferences"""
 
-    cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="costPriority")
+    cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="costPriority"
+    )
     hints: Omittable[list[ModelHint]] = None
-    intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="intelligencePriority")
-    speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="speedPriority")
+    intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="intelligencePriority"
+    )
+    speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="speedPriority"
+    )
 
 
 class Notification(McpModel):
@@ -1129,7 +1148,9 @@ class ResourceTemplate(McpModel):
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
     name: StrictStr
     title: Omittable[StrictStr] = None
-    uri_template: StrictStr = Field(alias="uriTemplate", json_schema_extra={"format": "uri-template"})
+    uri_template: StrictStr = Field(
+        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+    )
 
 
 class ResourceTemplateReference(McpModel):
@@ -1180,7 +1201,14 @@ class SamplingMessage(McpModel):
     """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    content: TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
     role: Role
 
 
@@ -1436,7 +1464,9 @@ class ToolChoice(McpModel):
 class ToolExecution(McpModel):
     """MCP 2025-11-25 definition ``ToolExecution``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolexecution"""
 
-    task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(default=None, alias="taskSupport")
+    task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(
+        default=None, alias="taskSupport"
+    )
 
 
 class ToolInputSchema(McpModel):
@@ -1558,16 +1588,55 @@ class UntitledSingleSelectEnumSchema(McpModel):
     title: Omittable[StrictStr] = None
     type: Literal["string"]
 
-ClientNotification: TypeAlias = Annotated[CancelledNotification | InitializedNotification | ProgressNotification | TaskStatusNotification | RootsListChangedNotification, Field(discriminator="method")]
+
+ClientNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | InitializedNotification
+    | ProgressNotification
+    | TaskStatusNotification
+    | RootsListChangedNotification,
+    Field(discriminator="method"),
+]
 """MCP 2025-11-25 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 
-ClientRequest: TypeAlias = Annotated[InitializeRequest | PingRequest | ListResourcesRequest | ListResourceTemplatesRequest | ReadResourceRequest | SubscribeRequest | UnsubscribeRequest | ListPromptsRequest | GetPromptRequest | ListToolsRequest | CallToolRequest | GetTaskRequest | GetTaskPayloadRequest | CancelTaskRequest | ListTasksRequest | SetLevelRequest | CompleteRequest, Field(discriminator="method")]
+ClientRequest: TypeAlias = Annotated[
+    InitializeRequest
+    | PingRequest
+    | ListResourcesRequest
+    | ListResourceTemplatesRequest
+    | ReadResourceRequest
+    | SubscribeRequest
+    | UnsubscribeRequest
+    | ListPromptsRequest
+    | GetPromptRequest
+    | ListToolsRequest
+    | CallToolRequest
+    | GetTaskRequest
+    | GetTaskPayloadRequest
+    | CancelTaskRequest
+    | ListTasksRequest
+    | SetLevelRequest
+    | CompleteRequest,
+    Field(discriminator="method"),
+]
 """MCP 2025-11-25 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientrequest"""
 
-ClientResult: TypeAlias = Result | GetTaskResult | GetTaskPayloadResult | CancelTaskResult | ListTasksResult | CreateMessageResult | ListRootsResult | ElicitResult
+ClientResult: TypeAlias = (
+    Result
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CreateMessageResult
+    | ListRootsResult
+    | ElicitResult
+)
 """MCP 2025-11-25 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
 
-ContentBlock: TypeAlias = Annotated[TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource, Field(discriminator="type")]
+ContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
 """MCP 2025-11-25 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
 
 Cursor: TypeAlias = StrictStr
@@ -1579,22 +1648,41 @@ ElicitRequestParams: TypeAlias = ElicitRequestURLParams | ElicitRequestFormParam
 EmptyResult: TypeAlias = Result
 """MCP 2025-11-25 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#emptyresult"""
 
-EnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema
+EnumSchema: TypeAlias = (
+    UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
 """MCP 2025-11-25 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema"""
 
-JSONRPCMessage: TypeAlias = JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+JSONRPCMessage: TypeAlias = (
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+)
 """MCP 2025-11-25 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage"""
 
 JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
 """MCP 2025-11-25 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresponse"""
 
-LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
+LoggingLevel: TypeAlias = Literal[
+    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
+]
 """MCP 2025-11-25 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
 
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
 """MCP 2025-11-25 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#multiselectenumschema"""
 
-PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema
+PrimitiveSchemaDefinition: TypeAlias = (
+    StringSchema
+    | NumberSchema
+    | BooleanSchema
+    | UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -1606,16 +1694,55 @@ RequestId: TypeAlias = StrictStr | JsonInt
 Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2025-11-25 definition ``Role``: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
 
-SamplingMessageContentBlock: TypeAlias = Annotated[TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent, Field(discriminator="type")]
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
 """MCP 2025-11-25 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 
-ServerNotification: TypeAlias = Annotated[CancelledNotification | ProgressNotification | ResourceListChangedNotification | ResourceUpdatedNotification | PromptListChangedNotification | ToolListChangedNotification | TaskStatusNotification | LoggingMessageNotification | ElicitationCompleteNotification, Field(discriminator="method")]
+ServerNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | ProgressNotification
+    | ResourceListChangedNotification
+    | ResourceUpdatedNotification
+    | PromptListChangedNotification
+    | ToolListChangedNotification
+    | TaskStatusNotification
+    | LoggingMessageNotification
+    | ElicitationCompleteNotification,
+    Field(discriminator="method"),
+]
 """MCP 2025-11-25 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
 
-ServerRequest: TypeAlias = Annotated[PingRequest | GetTaskRequest | GetTaskPayloadRequest | CancelTaskRequest | ListTasksRequest | CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")]
+ServerRequest: TypeAlias = Annotated[
+    PingRequest
+    | GetTaskRequest
+    | GetTaskPayloadRequest
+    | CancelTaskRequest
+    | ListTasksRequest
+    | CreateMessageRequest
+    | ListRootsRequest
+    | ElicitRequest,
+    Field(discriminator="method"),
+]
 """MCP 2025-11-25 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverrequest"""
 
-ServerResult: TypeAlias = Result | InitializeResult | ListResourcesResult | ListResourceTemplatesResult | ReadResourceResult | ListPromptsResult | GetPromptResult | ListToolsResult | CallToolResult | GetTaskResult | GetTaskPayloadResult | CancelTaskResult | ListTasksResult | CompleteResult
+ServerResult: TypeAlias = (
+    Result
+    | InitializeResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CompleteResult
+)
 """MCP 2025-11-25 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 
 SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
@@ -1623,4 +1750,3 @@ SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingl
 
 TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]
 """MCP 2025-11-25 definition ``TaskStatus``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""
-

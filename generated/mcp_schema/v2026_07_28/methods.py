@@ -9,166 +9,174 @@ Senders come from the schema; the request -> result pairing from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from mcp_schema.base import McpModel
 from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
 
 from . import models as m
 
-REQUESTS: Final = MappingProxyType({
-    "completion/complete": RequestMethod(
-        method="completion/complete",
-        sender="client",
-        request=m.CompleteRequest,
-        params=m.CompleteRequestParams,
-        result=m.CompleteResult,
-        alternatives=(),
-    ),
-    "prompts/get": RequestMethod(
-        method="prompts/get",
-        sender="client",
-        request=m.GetPromptRequest,
-        params=m.GetPromptRequestParams,
-        result=m.GetPromptResult,
-        alternatives=(m.InputRequiredResult,),
-    ),
-    "prompts/list": RequestMethod(
-        method="prompts/list",
-        sender="client",
-        request=m.ListPromptsRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListPromptsResult,
-        alternatives=(),
-    ),
-    "resources/list": RequestMethod(
-        method="resources/list",
-        sender="client",
-        request=m.ListResourcesRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListResourcesResult,
-        alternatives=(),
-    ),
-    "resources/read": RequestMethod(
-        method="resources/read",
-        sender="client",
-        request=m.ReadResourceRequest,
-        params=m.ReadResourceRequestParams,
-        result=m.ReadResourceResult,
-        alternatives=(m.InputRequiredResult,),
-    ),
-    "resources/templates/list": RequestMethod(
-        method="resources/templates/list",
-        sender="client",
-        request=m.ListResourceTemplatesRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListResourceTemplatesResult,
-        alternatives=(),
-    ),
-    "server/discover": RequestMethod(
-        method="server/discover",
-        sender="client",
-        request=m.DiscoverRequest,
-        params=m.RequestParams,
-        result=m.DiscoverResult,
-        alternatives=(),
-    ),
-    "subscriptions/listen": RequestMethod(
-        method="subscriptions/listen",
-        sender="client",
-        request=m.SubscriptionsListenRequest,
-        params=m.SubscriptionsListenRequestParams,
-        result=m.SubscriptionsListenResult,
-        alternatives=(),
-    ),
-    "tools/call": RequestMethod(
-        method="tools/call",
-        sender="client",
-        request=m.CallToolRequest,
-        params=m.CallToolRequestParams,
-        result=m.CallToolResult,
-        alternatives=(m.InputRequiredResult,),
-    ),
-    "tools/list": RequestMethod(
-        method="tools/list",
-        sender="client",
-        request=m.ListToolsRequest,
-        params=m.PaginatedRequestParams,
-        result=m.ListToolsResult,
-        alternatives=(),
-    ),
-})
+REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
+    {
+        "completion/complete": RequestMethod(
+            method="completion/complete",
+            sender="client",
+            request=m.CompleteRequest,
+            params=m.CompleteRequestParams,
+            result=m.CompleteResult,
+            alternatives=(),
+        ),
+        "prompts/get": RequestMethod(
+            method="prompts/get",
+            sender="client",
+            request=m.GetPromptRequest,
+            params=m.GetPromptRequestParams,
+            result=m.GetPromptResult,
+            alternatives=(m.InputRequiredResult,),
+        ),
+        "prompts/list": RequestMethod(
+            method="prompts/list",
+            sender="client",
+            request=m.ListPromptsRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListPromptsResult,
+            alternatives=(),
+        ),
+        "resources/list": RequestMethod(
+            method="resources/list",
+            sender="client",
+            request=m.ListResourcesRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListResourcesResult,
+            alternatives=(),
+        ),
+        "resources/read": RequestMethod(
+            method="resources/read",
+            sender="client",
+            request=m.ReadResourceRequest,
+            params=m.ReadResourceRequestParams,
+            result=m.ReadResourceResult,
+            alternatives=(m.InputRequiredResult,),
+        ),
+        "resources/templates/list": RequestMethod(
+            method="resources/templates/list",
+            sender="client",
+            request=m.ListResourceTemplatesRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListResourceTemplatesResult,
+            alternatives=(),
+        ),
+        "server/discover": RequestMethod(
+            method="server/discover",
+            sender="client",
+            request=m.DiscoverRequest,
+            params=m.RequestParams,
+            result=m.DiscoverResult,
+            alternatives=(),
+        ),
+        "subscriptions/listen": RequestMethod(
+            method="subscriptions/listen",
+            sender="client",
+            request=m.SubscriptionsListenRequest,
+            params=m.SubscriptionsListenRequestParams,
+            result=m.SubscriptionsListenResult,
+            alternatives=(),
+        ),
+        "tools/call": RequestMethod(
+            method="tools/call",
+            sender="client",
+            request=m.CallToolRequest,
+            params=m.CallToolRequestParams,
+            result=m.CallToolResult,
+            alternatives=(m.InputRequiredResult,),
+        ),
+        "tools/list": RequestMethod(
+            method="tools/list",
+            sender="client",
+            request=m.ListToolsRequest,
+            params=m.PaginatedRequestParams,
+            result=m.ListToolsResult,
+            alternatives=(),
+        ),
+    }
+)
 """Every request method: who sends it, its classes, what answers it."""
 
-NOTIFICATIONS: Final = MappingProxyType({
-    "notifications/cancelled": NotificationMethod(
-        method="notifications/cancelled",
-        sender="server",
-        notification=m.CancelledNotification,
-        params=m.CancelledNotificationParams,
-    ),
-    "notifications/message": NotificationMethod(
-        method="notifications/message",
-        sender="server",
-        notification=m.LoggingMessageNotification,
-        params=m.LoggingMessageNotificationParams,
-    ),
-    "notifications/progress": NotificationMethod(
-        method="notifications/progress",
-        sender="server",
-        notification=m.ProgressNotification,
-        params=m.ProgressNotificationParams,
-    ),
-    "notifications/prompts/list_changed": NotificationMethod(
-        method="notifications/prompts/list_changed",
-        sender="server",
-        notification=m.PromptListChangedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/resources/list_changed": NotificationMethod(
-        method="notifications/resources/list_changed",
-        sender="server",
-        notification=m.ResourceListChangedNotification,
-        params=m.NotificationParams,
-    ),
-    "notifications/resources/updated": NotificationMethod(
-        method="notifications/resources/updated",
-        sender="server",
-        notification=m.ResourceUpdatedNotification,
-        params=m.ResourceUpdatedNotificationParams,
-    ),
-    "notifications/subscriptions/acknowledged": NotificationMethod(
-        method="notifications/subscriptions/acknowledged",
-        sender="server",
-        notification=m.SubscriptionsAcknowledgedNotification,
-        params=m.SubscriptionsAcknowledgedNotificationParams,
-    ),
-    "notifications/tools/list_changed": NotificationMethod(
-        method="notifications/tools/list_changed",
-        sender="server",
-        notification=m.ToolListChangedNotification,
-        params=m.NotificationParams,
-    ),
-})
+NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
+    {
+        "notifications/cancelled": NotificationMethod(
+            method="notifications/cancelled",
+            sender="server",
+            notification=m.CancelledNotification,
+            params=m.CancelledNotificationParams,
+        ),
+        "notifications/message": NotificationMethod(
+            method="notifications/message",
+            sender="server",
+            notification=m.LoggingMessageNotification,
+            params=m.LoggingMessageNotificationParams,
+        ),
+        "notifications/progress": NotificationMethod(
+            method="notifications/progress",
+            sender="server",
+            notification=m.ProgressNotification,
+            params=m.ProgressNotificationParams,
+        ),
+        "notifications/prompts/list_changed": NotificationMethod(
+            method="notifications/prompts/list_changed",
+            sender="server",
+            notification=m.PromptListChangedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/resources/list_changed": NotificationMethod(
+            method="notifications/resources/list_changed",
+            sender="server",
+            notification=m.ResourceListChangedNotification,
+            params=m.NotificationParams,
+        ),
+        "notifications/resources/updated": NotificationMethod(
+            method="notifications/resources/updated",
+            sender="server",
+            notification=m.ResourceUpdatedNotification,
+            params=m.ResourceUpdatedNotificationParams,
+        ),
+        "notifications/subscriptions/acknowledged": NotificationMethod(
+            method="notifications/subscriptions/acknowledged",
+            sender="server",
+            notification=m.SubscriptionsAcknowledgedNotification,
+            params=m.SubscriptionsAcknowledgedNotificationParams,
+        ),
+        "notifications/tools/list_changed": NotificationMethod(
+            method="notifications/tools/list_changed",
+            sender="server",
+            notification=m.ToolListChangedNotification,
+            params=m.NotificationParams,
+        ),
+    }
+)
 """Every notification method: who sends it and its classes."""
 
-INPUT_REQUESTS: Final = MappingProxyType({
-    "elicitation/create": InputRequestMethod(
-        method="elicitation/create",
-        request=m.ElicitRequest,
-        params=None,
-    ),
-    "roots/list": InputRequestMethod(
-        method="roots/list",
-        request=m.ListRootsRequest,
-        params=m.ListRootsRequestParams,
-    ),
-    "sampling/createMessage": InputRequestMethod(
-        method="sampling/createMessage",
-        request=m.CreateMessageRequest,
-        params=m.CreateMessageRequestParams,
-    ),
-})
+INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType(
+    {
+        "elicitation/create": InputRequestMethod(
+            method="elicitation/create",
+            request=m.ElicitRequest,
+            params=None,
+        ),
+        "roots/list": InputRequestMethod(
+            method="roots/list",
+            request=m.ListRootsRequest,
+            params=m.ListRootsRequestParams,
+        ),
+        "sampling/createMessage": InputRequestMethod(
+            method="sampling/createMessage",
+            request=m.CreateMessageRequest,
+            params=m.CreateMessageRequestParams,
+        ),
+    }
+)
 """Requests a server embeds in an input-required result (none before 2026-07-28)."""
 
 HEADER_MISMATCH: Final = -32020
@@ -180,14 +188,16 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final = MappingProxyType({
-    HEADER_MISMATCH: m.HeaderMismatchErrorError,
-    MISSING_REQUIRED_CLIENT_CAPABILITY: m.MissingRequiredClientCapabilityErrorError,
-    UNSUPPORTED_PROTOCOL_VERSION: m.UnsupportedProtocolVersionErrorError,
-    INVALID_REQUEST: m.InvalidRequestError,
-    METHOD_NOT_FOUND: m.MethodNotFoundError,
-    INVALID_PARAMS: m.InvalidParamsError,
-    INTERNAL_ERROR: m.InternalError,
-    PARSE_ERROR: m.ParseError,
-})
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+    {
+        HEADER_MISMATCH: m.HeaderMismatchErrorError,
+        MISSING_REQUIRED_CLIENT_CAPABILITY: m.MissingRequiredClientCapabilityErrorError,
+        UNSUPPORTED_PROTOCOL_VERSION: m.UnsupportedProtocolVersionErrorError,
+        INVALID_REQUEST: m.InvalidRequestError,
+        METHOD_NOT_FOUND: m.MethodNotFoundError,
+        INVALID_PARAMS: m.InvalidParamsError,
+        INTERNAL_ERROR: m.InternalError,
+        PARSE_ERROR: m.ParseError,
+    }
+)
 """The model of a JSON-RPC ``error`` member, by code."""

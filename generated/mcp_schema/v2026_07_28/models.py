@@ -5,9 +5,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, TypeAlias, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
+
 from pydantic import Field, StrictBool, StrictStr, Tag
 from typing_extensions import TypeAliasType
+
 from mcp_schema.base import Int, JsonInt, JsonNumber, McpModel, Number, Omittable, by_result_type
 
 __all__ = [
@@ -276,7 +278,11 @@ class CallToolResultResponse(McpModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    result: Annotated[Annotated[InputRequiredResult, Tag("input_required")] | Annotated[CallToolResult, Tag("complete")], by_result_type("input_required")]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[CallToolResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
 
 
 class CancelledNotification(McpModel):
@@ -392,7 +398,9 @@ class CreateMessageRequest(McpModel):
 class CreateMessageRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
 
-    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(default=None, alias="includeContext")
+    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
+        default=None, alias="includeContext"
+    )
     max_tokens: JsonInt = Field(alias="maxTokens")
     messages: list[SamplingMessage]
     metadata: Omittable[JSONObject] = None
@@ -408,7 +416,14 @@ class CreateMessageResult(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
 
     meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    content: TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
     model: StrictStr
     role: Role
     stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
@@ -532,7 +547,11 @@ class GetPromptResultResponse(McpModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    result: Annotated[Annotated[InputRequiredResult, Tag("input_required")] | Annotated[GetPromptResult, Tag("complete")], by_result_type("input_required")]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[GetPromptResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
 
 
 class HeaderMismatchError(McpModel):
@@ -584,7 +603,9 @@ class Implementation(McpModel):
     name: StrictStr
     title: Omittable[StrictStr] = None
     version: StrictStr
-    website_url: Omittable[StrictStr] = Field(default=None, alias="websiteUrl", json_schema_extra={"format": "uri"})
+    website_url: Omittable[StrictStr] = Field(
+        default=None, alias="websiteUrl", json_schema_extra={"format": "uri"}
+    )
 
 
 class InputRequiredResult(McpModel):
@@ -859,10 +880,16 @@ class ModelHint(McpModel):
 class ModelPreferences(McpModel):
     """MCP 2026-07-28 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2026-07-28/schema#modelpreferences"""
 
-    cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="costPriority")
+    cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="costPriority"
+    )
     hints: Omittable[list[ModelHint]] = None
-    intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="intelligencePriority")
-    speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(default=None, alias="speedPriority")
+    intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="intelligencePriority"
+    )
+    speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
+        default=None, alias="speedPriority"
+    )
 
 
 class Notification(McpModel):
@@ -875,7 +902,9 @@ class Notification(McpModel):
 class NotificationMetaObject(McpModel):
     """MCP 2026-07-28 definition ``NotificationMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationmetaobject"""
 
-    subscription_id: Omittable[RequestId] = Field(default=None, alias="io.modelcontextprotocol/subscriptionId")
+    subscription_id: Omittable[RequestId] = Field(
+        default=None, alias="io.modelcontextprotocol/subscriptionId"
+    )
 
 
 class NotificationParams(McpModel):
@@ -1021,7 +1050,11 @@ class ReadResourceResultResponse(McpModel):
 
     id: RequestId
     jsonrpc: Literal["2.0"]
-    result: Annotated[Annotated[InputRequiredResult, Tag("input_required")] | Annotated[ReadResourceResult, Tag("complete")], by_result_type("input_required")]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[ReadResourceResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
 
 
 class Request(McpModel):
@@ -1034,9 +1067,15 @@ class Request(McpModel):
 class RequestMetaObject(McpModel):
     """MCP 2026-07-28 definition ``RequestMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestmetaobject"""
 
-    client_capabilities: ClientCapabilities = Field(alias="io.modelcontextprotocol/clientCapabilities")
-    client_info: Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/clientInfo")
-    log_level: Omittable[LoggingLevel] = Field(default=None, alias="io.modelcontextprotocol/logLevel")
+    client_capabilities: ClientCapabilities = Field(
+        alias="io.modelcontextprotocol/clientCapabilities"
+    )
+    client_info: Omittable[Implementation] = Field(
+        default=None, alias="io.modelcontextprotocol/clientInfo"
+    )
+    log_level: Omittable[LoggingLevel] = Field(
+        default=None, alias="io.modelcontextprotocol/logLevel"
+    )
     protocol_version: StrictStr = Field(alias="io.modelcontextprotocol/protocolVersion")
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
@@ -1109,7 +1148,9 @@ class ResourceTemplate(McpModel):
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
     name: StrictStr
     title: Omittable[StrictStr] = None
-    uri_template: StrictStr = Field(alias="uriTemplate", json_schema_extra={"format": "uri-template"})
+    uri_template: StrictStr = Field(
+        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+    )
 
 
 class ResourceTemplateReference(McpModel):
@@ -1144,7 +1185,9 @@ class Result(McpModel):
 class ResultMetaObject(McpModel):
     """MCP 2026-07-28 definition ``ResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resultmetaobject"""
 
-    server_info: Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
+    server_info: Omittable[Implementation] = Field(
+        default=None, alias="io.modelcontextprotocol/serverInfo"
+    )
 
 
 class Root(McpModel):
@@ -1159,7 +1202,14 @@ class SamplingMessage(McpModel):
     """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
 
     meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    content: TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent | list[SamplingMessageContentBlock]
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
     role: Role
 
 
@@ -1210,8 +1260,12 @@ class SubscriptionFilter(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionFilter``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionfilter"""
 
     prompts_list_changed: Omittable[StrictBool] = Field(default=None, alias="promptsListChanged")
-    resource_subscriptions: Omittable[list[StrictStr]] = Field(default=None, alias="resourceSubscriptions")
-    resources_list_changed: Omittable[StrictBool] = Field(default=None, alias="resourcesListChanged")
+    resource_subscriptions: Omittable[list[StrictStr]] = Field(
+        default=None, alias="resourceSubscriptions"
+    )
+    resources_list_changed: Omittable[StrictBool] = Field(
+        default=None, alias="resourcesListChanged"
+    )
     tools_list_changed: Omittable[StrictBool] = Field(default=None, alias="toolsListChanged")
 
 
@@ -1256,7 +1310,9 @@ class SubscriptionsListenResult(McpModel):
 class SubscriptionsListenResultMetaObject(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultmetaobject"""
 
-    server_info: Omittable[Implementation] = Field(default=None, alias="io.modelcontextprotocol/serverInfo")
+    server_info: Omittable[Implementation] = Field(
+        default=None, alias="io.modelcontextprotocol/serverInfo"
+    )
     subscription_id: RequestId = Field(alias="io.modelcontextprotocol/subscriptionId")
 
 
@@ -1450,13 +1506,29 @@ class UntitledSingleSelectEnumSchema(McpModel):
     title: Omittable[StrictStr] = None
     type: Literal["string"]
 
-ClientRequest: TypeAlias = Annotated[DiscoverRequest | ListResourcesRequest | ListResourceTemplatesRequest | ReadResourceRequest | SubscriptionsListenRequest | ListPromptsRequest | GetPromptRequest | ListToolsRequest | CallToolRequest | CompleteRequest, Field(discriminator="method")]
+
+ClientRequest: TypeAlias = Annotated[
+    DiscoverRequest
+    | ListResourcesRequest
+    | ListResourceTemplatesRequest
+    | ReadResourceRequest
+    | SubscriptionsListenRequest
+    | ListPromptsRequest
+    | GetPromptRequest
+    | ListToolsRequest
+    | CallToolRequest
+    | CompleteRequest,
+    Field(discriminator="method"),
+]
 """MCP 2026-07-28 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest"""
 
 ClientResult: TypeAlias = Result
 """MCP 2026-07-28 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientresult"""
 
-ContentBlock: TypeAlias = Annotated[TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource, Field(discriminator="type")]
+ContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
 """MCP 2026-07-28 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock"""
 
 Cursor: TypeAlias = StrictStr
@@ -1468,22 +1540,34 @@ ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParam
 EmptyResult: TypeAlias = Result
 """MCP 2026-07-28 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#emptyresult"""
 
-EnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema
+EnumSchema: TypeAlias = (
+    UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
 """MCP 2026-07-28 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema"""
 
-InputRequest: TypeAlias = Annotated[CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")]
+InputRequest: TypeAlias = Annotated[
+    CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
+]
 """MCP 2026-07-28 definition ``InputRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequest"""
 
 InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
 """MCP 2026-07-28 definition ``InputResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse"""
 
-JSONRPCMessage: TypeAlias = JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+JSONRPCMessage: TypeAlias = (
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+)
 """MCP 2026-07-28 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage"""
 
 JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
 """MCP 2026-07-28 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresponse"""
 
-LoggingLevel: TypeAlias = Literal["alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"]
+LoggingLevel: TypeAlias = Literal[
+    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
+]
 """MCP 2026-07-28 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2026-07-28/schema#logginglevel"""
 
 MetaObject: TypeAlias = dict[str, Any]
@@ -1492,7 +1576,16 @@ MetaObject: TypeAlias = dict[str, Any]
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
 """MCP 2026-07-28 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#multiselectenumschema"""
 
-PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema | UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema | LegacyTitledEnumSchema
+PrimitiveSchemaDefinition: TypeAlias = (
+    StringSchema
+    | NumberSchema
+    | BooleanSchema
+    | UntitledSingleSelectEnumSchema
+    | TitledSingleSelectEnumSchema
+    | UntitledMultiSelectEnumSchema
+    | TitledMultiSelectEnumSchema
+    | LegacyTitledEnumSchema
+)
 """MCP 2026-07-28 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -1507,13 +1600,39 @@ ResultType: TypeAlias = StrictStr
 Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2026-07-28 definition ``Role``: https://modelcontextprotocol.io/specification/2026-07-28/schema#role"""
 
-SamplingMessageContentBlock: TypeAlias = Annotated[TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent, Field(discriminator="type")]
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
 """MCP 2026-07-28 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock"""
 
-ServerNotification: TypeAlias = Annotated[CancelledNotification | ProgressNotification | ResourceListChangedNotification | SubscriptionsAcknowledgedNotification | ResourceUpdatedNotification | PromptListChangedNotification | ToolListChangedNotification | LoggingMessageNotification, Field(discriminator="method")]
+ServerNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | ProgressNotification
+    | ResourceListChangedNotification
+    | SubscriptionsAcknowledgedNotification
+    | ResourceUpdatedNotification
+    | PromptListChangedNotification
+    | ToolListChangedNotification
+    | LoggingMessageNotification,
+    Field(discriminator="method"),
+]
 """MCP 2026-07-28 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification"""
 
-ServerResult: TypeAlias = Result | InputRequiredResult | DiscoverResult | ListResourcesResult | ListResourceTemplatesResult | ReadResourceResult | SubscriptionsListenResult | ListPromptsResult | GetPromptResult | ListToolsResult | CallToolResult | CompleteResult
+ServerResult: TypeAlias = (
+    Result
+    | InputRequiredResult
+    | DiscoverResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | SubscriptionsListenResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | CompleteResult
+)
 """MCP 2026-07-28 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#serverresult"""
 
 SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
@@ -1525,12 +1644,20 @@ InputRequests: TypeAlias = dict[str, InputRequest]
 InputResponses: TypeAlias = dict[str, InputResponse]
 """MCP 2026-07-28 definition ``InputResponses``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses"""
 
-JSONArray = TypeAliasType("JSONArray", list["JSONValue"])
-"""MCP 2026-07-28 definition ``JSONArray``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray"""
-
-JSONObject = TypeAliasType("JSONObject", dict[str, "JSONValue"])
-"""MCP 2026-07-28 definition ``JSONObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject"""
-
-JSONValue = TypeAliasType("JSONValue", Union["JSONObject", list["JSONValue"], Union[StrictStr, JsonNumber, StrictBool, None]])
+# Type checkers resolve a self-recursive TypeAlias; pydantic needs TypeAliasType.
+if TYPE_CHECKING:
+    JSONValue: TypeAlias = Union[
+        dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None
+    ]
+else:
+    JSONValue = TypeAliasType(
+        "JSONValue",
+        Union[dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None],
+    )
 """MCP 2026-07-28 definition ``JSONValue``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonvalue"""
 
+JSONArray: TypeAlias = list[JSONValue]
+"""MCP 2026-07-28 definition ``JSONArray``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray"""
+
+JSONObject: TypeAlias = dict[str, JSONValue]
+"""MCP 2026-07-28 definition ``JSONObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject"""

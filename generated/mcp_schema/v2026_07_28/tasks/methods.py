@@ -9,68 +9,77 @@ Senders come from the schema; the request -> result pairing from
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
+from mcp_schema.base import McpModel
 from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
+from mcp_schema.v2026_07_28 import models as base
 
 from . import models as m
 
-REQUESTS: Final = MappingProxyType({
-    "tasks/cancel": RequestMethod(
-        method="tasks/cancel",
-        sender="client",
-        request=m.CancelTaskRequest,
-        params=m.CancelTaskRequestParams,
-        result=m.CancelTaskResult,
-        alternatives=(),
-    ),
-    "tasks/get": RequestMethod(
-        method="tasks/get",
-        sender="client",
-        request=m.GetTaskRequest,
-        params=m.GetTaskRequestParams,
-        result=m.GetTaskResult,
-        alternatives=(),
-    ),
-    "tasks/update": RequestMethod(
-        method="tasks/update",
-        sender="client",
-        request=m.UpdateTaskRequest,
-        params=m.UpdateTaskRequestParams,
-        result=m.UpdateTaskResult,
-        alternatives=(),
-    ),
-})
+REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
+    {
+        "tasks/cancel": RequestMethod(
+            method="tasks/cancel",
+            sender="client",
+            request=m.CancelTaskRequest,
+            params=m.CancelTaskRequestParams,
+            result=m.CancelTaskResult,
+            alternatives=(),
+        ),
+        "tasks/get": RequestMethod(
+            method="tasks/get",
+            sender="client",
+            request=m.GetTaskRequest,
+            params=m.GetTaskRequestParams,
+            result=m.GetTaskResult,
+            alternatives=(),
+        ),
+        "tasks/update": RequestMethod(
+            method="tasks/update",
+            sender="client",
+            request=m.UpdateTaskRequest,
+            params=m.UpdateTaskRequestParams,
+            result=m.UpdateTaskResult,
+            alternatives=(),
+        ),
+    }
+)
 """Every request method: who sends it, its classes, what answers it."""
 
-NOTIFICATIONS: Final = MappingProxyType({
-    "notifications/tasks": NotificationMethod(
-        method="notifications/tasks",
-        sender="server",
-        notification=m.TaskStatusNotification,
-        params=None,
-    ),
-})
+NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
+    {
+        "notifications/tasks": NotificationMethod(
+            method="notifications/tasks",
+            sender="server",
+            notification=m.TaskStatusNotification,
+            params=None,
+        ),
+    }
+)
 """Every notification method: who sends it and its classes."""
 
-INPUT_REQUESTS: Final = MappingProxyType({
-    "elicitation/create": InputRequestMethod(
-        method="elicitation/create",
-        request=m.ElicitRequest,
-        params=None,
-    ),
-    "roots/list": InputRequestMethod(
-        method="roots/list",
-        request=m.ListRootsRequest,
-        params=m.ListRootsRequestParams,
-    ),
-    "sampling/createMessage": InputRequestMethod(
-        method="sampling/createMessage",
-        request=m.CreateMessageRequest,
-        params=m.CreateMessageRequestParams,
-    ),
-})
+INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType(
+    {
+        "elicitation/create": InputRequestMethod(
+            method="elicitation/create",
+            request=m.ElicitRequest,
+            params=None,
+        ),
+        "roots/list": InputRequestMethod(
+            method="roots/list",
+            request=m.ListRootsRequest,
+            params=base.ListRootsRequestParams,
+        ),
+        "sampling/createMessage": InputRequestMethod(
+            method="sampling/createMessage",
+            request=m.CreateMessageRequest,
+            params=m.CreateMessageRequestParams,
+        ),
+    }
+)
 """Requests a server embeds in an input-required result (none before 2026-07-28)."""
 
 INVALID_REQUEST: Final = -32600
@@ -79,11 +88,13 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final = MappingProxyType({
-    INVALID_REQUEST: m.Error,
-    METHOD_NOT_FOUND: m.Error,
-    INVALID_PARAMS: m.Error,
-    INTERNAL_ERROR: m.Error,
-    PARSE_ERROR: m.Error,
-})
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+    {
+        INVALID_REQUEST: m.Error,
+        METHOD_NOT_FOUND: m.Error,
+        INVALID_PARAMS: m.Error,
+        INTERNAL_ERROR: m.Error,
+        PARSE_ERROR: m.Error,
+    }
+)
 """The model of a JSON-RPC ``error`` member, by code."""

@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal, TypeAlias
+
 from pydantic import Field, StrictStr
+
 from mcp_schema.base import ClosedModel, Int, McpModel, Omittable
 from mcp_schema.v2026_07_28.models import (
     Annotations,
@@ -190,8 +192,12 @@ class CancelledTask(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class CompletedTask(McpModel):
@@ -202,8 +208,12 @@ class CompletedTask(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     result: dict[str, Any]
 
 
@@ -217,8 +227,12 @@ class CreateTaskResult(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class FailedTask(McpModel):
@@ -229,8 +243,12 @@ class FailedTask(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     error: Error
 
 
@@ -259,8 +277,12 @@ class GetTaskResultCancelled(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class GetTaskResultCompleted(McpModel):
@@ -273,8 +295,12 @@ class GetTaskResultCompleted(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     result: dict[str, Any]
 
 
@@ -288,8 +314,12 @@ class GetTaskResultFailed(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     error: Error
 
 
@@ -303,8 +333,12 @@ class GetTaskResultInputRequired(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
@@ -318,8 +352,12 @@ class GetTaskResultWorking(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class InputRequiredTask(McpModel):
@@ -330,8 +368,12 @@ class InputRequiredTask(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
@@ -343,8 +385,12 @@ class Task(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class TaskStatusNotification(McpModel):
@@ -364,8 +410,12 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class TaskStatusNotificationParamsCompleted(McpModel):
@@ -377,8 +427,12 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     result: dict[str, Any]
 
 
@@ -391,8 +445,12 @@ class TaskStatusNotificationParamsFailed(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     error: Error
 
 
@@ -405,8 +463,12 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
@@ -419,8 +481,12 @@ class TaskStatusNotificationParamsWorking(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
 
 class TaskSubscriptionAcknowledgedNotifications(McpModel):
@@ -470,18 +536,39 @@ class WorkingTask(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     created_at: StrictStr = Field(alias="createdAt")
     last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(alias="ttlMs")
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = Field(default=None, alias="pollIntervalMs")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
 
-DetailedTask: TypeAlias = Annotated[WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask, Field(discriminator="status")]
+
+DetailedTask: TypeAlias = Annotated[
+    WorkingTask | InputRequiredTask | CompletedTask | FailedTask | CancelledTask,
+    Field(discriminator="status"),
+]
 """MCP 2026-07-28/tasks definition ``DetailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-GetTaskResult: TypeAlias = Annotated[GetTaskResultWorking | GetTaskResultInputRequired | GetTaskResultCompleted | GetTaskResultFailed | GetTaskResultCancelled, Field(discriminator="status")]
+GetTaskResult: TypeAlias = Annotated[
+    GetTaskResultWorking
+    | GetTaskResultInputRequired
+    | GetTaskResultCompleted
+    | GetTaskResultFailed
+    | GetTaskResultCancelled,
+    Field(discriminator="status"),
+]
 """MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
 """MCP 2026-07-28/tasks definition ``TaskStatus``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-TaskStatusNotificationParams: TypeAlias = Annotated[TaskStatusNotificationParamsWorking | TaskStatusNotificationParamsInputRequired | TaskStatusNotificationParamsCompleted | TaskStatusNotificationParamsFailed | TaskStatusNotificationParamsCancelled, Field(discriminator="status")]
+TaskStatusNotificationParams: TypeAlias = Annotated[
+    TaskStatusNotificationParamsWorking
+    | TaskStatusNotificationParamsInputRequired
+    | TaskStatusNotificationParamsCompleted
+    | TaskStatusNotificationParamsFailed
+    | TaskStatusNotificationParamsCancelled,
+    Field(discriminator="status"),
+]
 """MCP 2026-07-28/tasks definition ``TaskStatusNotificationParams``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
