@@ -34,3 +34,14 @@ conformance: $(STAMP)  ## deep differential run against the upstream schemas
 
 clean:
 	rm -rf $(VENV) dist site .mypy_cache .ruff_cache .hypothesis
+
+dist: $(STAMP)  ## sdist + wheel (only the mcp_schema package) into dist/
+	$(PY) -c 'import hatchling' 2>/dev/null || $(PY) -m pip install --quiet 'hatchling>=1.25'
+	rm -rf dist
+	$(PY) -m hatchling build -d dist
+	@ls -l dist
+
+docs: $(STAMP)  ## static API reference (pdoc) into site/
+	$(PY) -c 'import pdoc' 2>/dev/null || $(PY) -m pip install --quiet -e '.[docs]'
+	rm -rf site
+	$(PY) docs/build.py site

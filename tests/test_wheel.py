@@ -26,24 +26,41 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 PACKAGE_SRC = REPO / "generated" / "mcp_schema"
-VERSION_PACKAGES = ("mcp_schema.v2025_11_25", "mcp_schema.v2026_07_28", "mcp_schema.v2026_07_28.tasks")
-RUNTIME_MODULES = ("mcp_schema.base", "mcp_schema.method_table", "mcp_schema.errors",
-                   "mcp_schema.codec", "mcp_schema.http_headers")
+VERSION_PACKAGES = (
+    "mcp_schema.v2025_11_25",
+    "mcp_schema.v2026_07_28",
+    "mcp_schema.v2026_07_28.tasks",
+)
+RUNTIME_MODULES = (
+    "mcp_schema.base",
+    "mcp_schema.method_table",
+    "mcp_schema.errors",
+    "mcp_schema.codec",
+    "mcp_schema.http_headers",
+)
 # Everything a fresh `pip install mcp-schema` may bring along (names normalised).
 ALLOWED_DISTRIBUTIONS = {
-    "mcp-schema", "pydantic", "pydantic-core", "typing-extensions", "annotated-types",
-    "typing-inspection", "pip", "setuptools",
+    "mcp-schema",
+    "pydantic",
+    "pydantic-core",
+    "typing-extensions",
+    "annotated-types",
+    "typing-inspection",
+    "pip",
+    "setuptools",
 }
 TIMEOUT = 600
 
 
 def _run(cmd: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    env = {
+        k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")
+    }
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=cwd)
     assert proc.returncode == 0, (
         f"{' '.join(map(str, cmd))} exited {proc.returncode}\n"
-        f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
+        f"--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+    )
     return proc
 
 
@@ -68,8 +85,9 @@ def fresh_python(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Itera
     python = root / ("Scripts/python.exe" if os.name == "nt" else "bin/python")
     # pip's default cache is shared with the development venv, so this is
     # mostly a local copy after the first run.
-    _run([str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
-          str(wheel)])
+    _run(
+        [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel)]
+    )
     yield python
 
 
@@ -82,8 +100,11 @@ def test_wheel_holds_only_the_package(wheel: Path) -> None:
     assert "mcp_schema/py.typed" in names
 
     # Every .py file of the source package is shipped, and nothing else is.
-    expected = {f"mcp_schema/{p.relative_to(PACKAGE_SRC).as_posix()}"
-                for p in PACKAGE_SRC.rglob("*.py") if "__pycache__" not in p.parts}
+    expected = {
+        f"mcp_schema/{p.relative_to(PACKAGE_SRC).as_posix()}"
+        for p in PACKAGE_SRC.rglob("*.py")
+        if "__pycache__" not in p.parts
+    }
     shipped = {n for n in names if n.startswith("mcp_schema/") and n.endswith(".py")}
     assert shipped == expected
     for package in VERSION_PACKAGES:
@@ -96,16 +117,19 @@ def test_wheel_metadata(wheel: Path) -> None:
     with zipfile.ZipFile(wheel) as z:
         meta_name = next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))
         metadata = z.read(meta_name).decode()
-    requires = sorted(_normalise(re.split(r"[\s<>=!~;\[(]", line.split(":", 1)[1].strip())[0])
-                      for line in metadata.splitlines()
-                      if line.startswith("Requires-Dist:") and "extra ==" not in line)
+    requires = sorted(
+        _normalise(re.split(r"[\s<>=!~;\[(]", line.split(":", 1)[1].strip())[0])
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    )
     assert requires == ["pydantic", "typing-extensions"]
     assert "Requires-Python: >=3.10" in metadata
 
 
 def test_fresh_venv_has_only_runtime_dependencies(fresh_python: Path) -> None:
-    listing = _run([str(fresh_python), "-m", "pip", "list", "--format=json",
-                    "--disable-pip-version-check"]).stdout
+    listing = _run(
+        [str(fresh_python), "-m", "pip", "list", "--format=json", "--disable-pip-version-check"]
+    ).stdout
     installed = {_normalise(d["name"]): d["version"] for d in json.loads(listing)}
     assert "mcp-schema" in installed
     extra = set(installed) - ALLOWED_DISTRIBUTIONS
@@ -136,18 +160,47 @@ def test_cli_validates_jsonl(wheel: Path, fresh_python: Path, tmp_path: Path) ->
     if "mcp_schema/__main__.py" not in zipfile.ZipFile(wheel).namelist():
         pytest.skip("no CLI (mcp_schema/__main__.py) in this build")
     good = tmp_path / "good.jsonl"
-    good.write_text("\n".join([
-        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
-        '{"jsonrpc":"2.0","id":1,"result":{}}',
-        '{"jsonrpc":"2.0","method":"notifications/initialized"}',
-    ]) + "\n")
-    _run([str(fresh_python), "-I", "-m", "mcp_schema", "validate", str(good),
-          "--version", "2025-11-25"], cwd=tmp_path)
+    good.write_text(
+        "\n".join(
+            [
+                '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                '{"jsonrpc":"2.0","id":1,"result":{}}',
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+            ]
+        )
+        + "\n"
+    )
+    _run(
+        [
+            str(fresh_python),
+            "-I",
+            "-m",
+            "mcp_schema",
+            "validate",
+            str(good),
+            "--version",
+            "2025-11-25",
+        ],
+        cwd=tmp_path,
+    )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}\n')
-    proc = subprocess.run([str(fresh_python), "-I", "-m", "mcp_schema", "validate", str(bad),
-                           "--version", "2025-11-25"], capture_output=True, text=True,
-                          timeout=TIMEOUT, cwd=tmp_path)
+    proc = subprocess.run(
+        [
+            str(fresh_python),
+            "-I",
+            "-m",
+            "mcp_schema",
+            "validate",
+            str(bad),
+            "--version",
+            "2025-11-25",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        cwd=tmp_path,
+    )
     assert proc.returncode != 0, proc.stdout + proc.stderr
 
 

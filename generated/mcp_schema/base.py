@@ -61,6 +61,11 @@ class McpModel(BaseModel):
             data, self_instance=self, by_name=True, by_alias=True
         )
 
+    # Pydantic hands raw input to a custom __init__ during model_validate,
+    # which would let wire keys match attribute names; this marker keeps
+    # decoding on pydantic's own path, so only construction reads names.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
 
 class ClosedModel(McpModel):
     """An object model whose schema forbids members it does not list."""

@@ -1,0 +1,239 @@
+"""Run every contender on every workload in one process, print a table, write results.json.
+
+Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--out PATH]``.
+Nothing here asserts: the targets are reported as PASS or MISS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pydantic
+
+from bench import coldstart, memory, peers, timing
+from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
+
+FLOOR = "orjson.loads"
+DECODE_RATIO_TARGET = 3.0
+SPEEDUP_TARGET = 4.0
+IMPORT_TARGET = 0.080
+COLD_DECODE_TARGET = 0.120
+MEMORY_TARGET = 3.0
+
+
+@dataclass
+class Cell:
+    us: float | None = None
+    """Microseconds per message (best of the repeats)."""
+    median_us: float | None = None
+    messages: int = 0
+    note: str = ""
+
+
+@dataclass
+class Row:
+    workload: str
+    group: str
+    version: str
+    bytes: int
+    messages: int
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+    def us(self, name: str) -> float | None:
+        cell = self.cells.get(name)
+        return cell.us if cell else None
+
+    def ratio(self, name: str, base: str = FLOOR) -> float | None:
+        mine, floor = self.us(name), self.us(base)
+        return mine / floor if mine is not None and floor else None
+
+
+def measure(workload: Workload, repeats: int, budget: float) -> Row:
+    row = Row(workload.name, workload.group, workload.version, workload.size,
+              len(workload.messages))
+    runners: dict[str, peers.Runner] = {}
+    for name, build in peers.CONTENDERS.items():
+        try:
+            runners[name] = build(workload)
+        except peers.Unsupported as exc:
+            row.cells[name] = Cell(note=str(exc))
+        except Exception as exc:  # noqa: BLE001 - a contender's crash is a result
+            row.cells[name] = Cell(note=f"error: {type(exc).__name__}: {exc}"[:80])
+    timings = timing.compare({name: r.run for name, r in runners.items()},
+                             repeats=repeats, budget=budget)
+    for name, runner in runners.items():
+        t = timing.Timing(0, 0, 0, 0) if name not in timings else timings[name]
+        row.cells[name] = Cell(t.best / runner.messages * 1e6, t.median / runner.messages * 1e6,
+                               runner.messages, runner.note)
+    return row
+
+
+# -- printing ------------------------------------------------------------------------------
+
+def _fmt_us(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def _fmt_x(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}x"
+
+
+def _cell(row: Row, name: str) -> str:
+    cell = row.cells.get(name)
+    if cell is None or cell.us is None:
+        return (cell.note if cell else "-")[:34]
+    base = "orjson.dumps" if name == "ours.encode" else FLOOR
+    text = f"{_fmt_us(cell.us)} ({_fmt_x(row.ratio(name, base))})"
+    if cell.note:
+        text += f" *{row.messages - cell.messages}fail"
+    return text
+
+
+def _aggregate(rows: list[Row], group: str, label: str) -> Row | None:
+    members = [r for r in rows if r.group == group]
+    if not members:
+        return None
+    total = Row(label, group, members[0].version, sum(r.bytes for r in members), len(members))
+    for name in peers.CONTENDERS:
+        values = [r.us(name) for r in members]
+        known = [v for v in values if v is not None]
+        failed = len(values) - len(known)
+        if not known:
+            continue
+        total.cells[name] = Cell(sum(known) / len(known), None, len(known),
+                                 f"error on {failed} examples" if failed else "")
+    return total
+
+
+def print_table(rows: list[Row]) -> None:
+    columns = ["ours.decode", "ours.encode", "mcp-types", "jsonschema-rs",
+               "pydantic/mcp-types model"]
+    header = (f"{'workload':<52} {'bytes':>9} {'floor µs':>9} "
+              + " ".join(f"{c:>22}" for c in columns) + f" {'vs mcp-types':>12}")
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        speedup = row.ratio("mcp-types", "ours.decode")
+        print(f"{row.workload[:52]:<52} {row.bytes:>9,} {_fmt_us(row.us(FLOOR)):>9} "
+              + " ".join(f"{_cell(row, c):>22}" for c in columns)
+              + f" {_fmt_x(speedup):>12}")
+    print("µs per message, best of the repeats; (Nx) = ratio to orjson.loads of the same bytes;"
+          " ours.encode's ratio is to orjson.dumps of the parsed value;"
+          " 'vs mcp-types' = mcp-types µs / ours µs; *k fail = messages the contender failed on"
+          " (left out of its timing).")
+    for row in rows:
+        notes = {n: c.note for n, c in row.cells.items() if c.note}
+        for name, note in notes.items():
+            print(f"  note {row.workload}: {name}: {note}")
+
+
+# -- targets --------------------------------------------------------------------------------
+
+@dataclass
+class Target:
+    name: str
+    measured: str
+    goal: str
+    passed: bool
+
+
+def targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> list[Target]:
+    found: list[Target] = []
+    measured = [r for r in rows if r.us("ours.decode") is not None]
+    worst = max(measured, key=lambda r: r.ratio("ours.decode") or 0.0)
+    misses = [r.workload for r in measured if (r.ratio("ours.decode") or 0) > DECODE_RATIO_TARGET]
+    found.append(Target("decode <= 3.0x floor, every workload",
+                        f"worst {_fmt_x(worst.ratio('ours.decode'))} ({worst.workload}); "
+                        f"{len(misses)}/{len(measured)} over",
+                        f"<= {DECODE_RATIO_TARGET}x", not misses))
+    for row in rows:
+        if row.group == "session":
+            ratio = row.ratio("ours.decode") or 0.0
+            found.append(Target(f"decode <= 3.0x floor, {row.workload}", _fmt_x(ratio),
+                                f"<= {DECODE_RATIO_TARGET}x", ratio <= DECODE_RATIO_TARGET))
+    compared = [r for r in rows if r.ratio("mcp-types", "ours.decode") is not None]
+    slow = [r for r in compared if (r.ratio("mcp-types", "ours.decode") or 0) < SPEEDUP_TARGET]
+    least = min(compared, key=lambda r: r.ratio("mcp-types", "ours.decode") or 0.0)
+    found.append(Target(">= 4x faster than mcp-types, every workload it parses",
+                        f"least {_fmt_x(least.ratio('mcp-types', 'ours.decode'))} "
+                        f"({least.workload}); {len(slow)}/{len(compared)} under",
+                        f">= {SPEEDUP_TARGET}x", not slow))
+    if cold:
+        imp = cold["import mcp_schema.v2026_07_28"]
+        found.append(Target("import mcp_schema.v2026_07_28", f"{imp * 1e3:.1f} ms",
+                            "<= 80 ms", imp <= IMPORT_TARGET))
+        first = cold["import + first decode (ours, tools/call)"]
+        found.append(Target("import + first decode (tools/call)", f"{first * 1e3:.1f} ms",
+                            "<= 120 ms", first <= COLD_DECODE_TARGET))
+    ratio = mem["ours.decode"] / mem["json bytes"]
+    found.append(Target("retained memory, 500-tool tools/list", f"{ratio:.2f}x JSON size",
+                        f"<= {MEMORY_TARGET}x", ratio <= MEMORY_TARGET))
+    return found
+
+
+def print_targets(found: list[Target]) -> None:
+    print("\nTargets (reported, never asserted)")
+    for t in found:
+        print(f"  {'PASS' if t.passed else 'MISS'}  {t.name:<58} {t.measured}  (target {t.goal})")
+
+
+# -- main --------------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
+    parser.add_argument("--only", help="run workloads whose name contains this")
+    parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process timings")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
+    args = parser.parse_args(argv)
+    repeats, budget, cold_runs = (3, 0.005, 3) if args.quick else (7, 0.02, 10)
+
+    started = time.perf_counter()
+    workloads = [w for w in all_workloads() if not args.only or args.only in w.name]
+    rows = [measure(w, repeats, budget) for w in workloads]
+    summary = _aggregate(rows, "example", "examples: mean over the official examples")
+    table = [*rows, summary] if summary else rows
+    print_table(table)
+
+    cold = {} if args.no_cold else coldstart.measure(cold_runs)
+    if cold:
+        print("\nFresh-process costs (minimum of %d runs)" % cold_runs)
+        for name, seconds in cold.items():
+            print(f"  {name:<48} {seconds * 1e3:8.1f} ms")
+
+    mem = memory.measure(tools_list_result())
+    print("\nRetained memory, one decoded 500-tool tools/list result")
+    for name, size in mem.items():
+        shown = "error" if size < 0 else f"{size:,} B ({size / mem['json bytes']:.2f}x JSON)"
+        print(f"  {name:<16} {shown}")
+
+    found = targets(rows, cold, mem)
+    print_targets(found)
+
+    report: dict[str, Any] = {
+        "python": sys.version.split()[0], "platform": platform.platform(),
+        "pydantic": pydantic.VERSION, "orjson": orjson.__version__,
+        "repeats": repeats, "budget_s": budget, "unit": "microseconds per message",
+        "rows": [asdict(r) for r in table],
+        "cold_seconds": cold, "memory_bytes": mem,
+        "targets": [asdict(t) for t in found],
+        "elapsed_s": round(time.perf_counter() - started, 1),
+    }
+    args.out.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print(f"\nwrote {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}"
+          f" in {report['elapsed_s']} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

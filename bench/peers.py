@@ -1,0 +1,246 @@
+"""The contenders: each turns a workload into a callable that processes all its messages once.
+
+A builder raises :class:`Unsupported` when a contender cannot handle a
+workload at all; a message it fails on is left out of its timing and counted
+in :attr:`Runner.failures`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import jsonschema_rs
+import mcp_types._v2025_11_25 as mt_v2025
+import mcp_types._v2026_07_28 as mt_v2026
+import orjson
+from mcp_types import jsonrpc as mt_jsonrpc
+from mcp_types import methods as mt_methods
+from pydantic import BaseModel, TypeAdapter, create_model
+
+import codegen.spec
+from bench.workloads import HANDSHAKE, Msg, Workload
+from mcp_schema import codec, v2025_11_25, v2026_07_28
+
+Call = Callable[[], object]
+
+_OURS: dict[str, Any] = {HANDSHAKE: v2025_11_25, "2026-07-28": v2026_07_28}
+_THEIRS: dict[str, Any] = {HANDSHAKE: mt_v2025, "2026-07-28": mt_v2026}
+
+
+class Unsupported(Exception):
+    """The contender cannot process this workload."""
+
+
+@dataclass
+class Runner:
+    run: Call
+    messages: int
+    """How many messages one ``run()`` processes."""
+    failures: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def note(self) -> str:
+        if not self.failures:
+            return ""
+        shown = ", ".join(f"{reason} x{n}" for reason, n in self.failures.most_common(3))
+        return f"error: {shown}"
+
+
+def _sequence(calls: list[Call]) -> Call:
+    if len(calls) == 1:
+        return calls[0]
+
+    def run() -> None:
+        for call in calls:
+            call()
+    return run
+
+
+def _checked(workload: Workload, build: Callable[[Msg], Call]) -> Runner:
+    """Calls that succeed once at setup; the others are recorded as failures."""
+    calls: list[Call] = []
+    failures: Counter[str] = Counter()
+    for msg in workload.messages:
+        try:
+            call = build(msg)
+            call()
+        except Exception as exc:  # noqa: BLE001 - any failure is a result to report
+            failures[f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"] += 1
+            continue
+        calls.append(call)
+    if not calls:
+        raise Unsupported(f"error: {failures.most_common(1)[0][0]}")
+    return Runner(_sequence(calls), len(calls), failures)
+
+
+# -- the floor -----------------------------------------------------------------------
+
+def orjson_loads(workload: Workload) -> Runner:
+    return _checked(workload, lambda msg: functools.partial(orjson.loads, msg.raw))
+
+
+def orjson_dumps(workload: Workload) -> Runner:
+    return _checked(workload, lambda msg: functools.partial(orjson.dumps, orjson.loads(msg.raw)))
+
+
+# -- ours --------------------------------------------------------------------------------
+
+def ours_decode(workload: Workload) -> Runner:
+    if workload.session:
+        raws = [msg.raw for msg in workload.messages]
+
+        def run() -> None:
+            correlator = codec.Correlator(allow_unknown_methods=True)
+            for raw in raws:
+                correlator.decode(raw)
+        run()
+        return Runner(run, len(raws))
+
+    def build(msg: Msg) -> Call:
+        # A 2026-07-28 request names its version in params._meta.
+        version = None if msg.kind == "request" and msg.version != HANDSHAKE else msg.version
+        return functools.partial(codec.decode, msg.raw, version=version, method=msg.method)
+    return _checked(workload, build)
+
+
+def decoded(workload: Workload) -> list[codec.Message]:
+    """Every message of the workload, decoded by our codec."""
+    if workload.session:
+        correlator = codec.Correlator(allow_unknown_methods=True)
+        return [correlator.decode(msg.raw) for msg in workload.messages]
+    return [codec.decode(msg.raw, version=msg.version, method=msg.method)
+            for msg in workload.messages]
+
+
+def ours_encode(workload: Workload) -> Runner:
+    messages = decoded(workload)
+    return Runner(_sequence([functools.partial(codec.encode, m) for m in messages]),
+                  len(messages))
+
+
+# -- mcp-types 2.3.0, through its public parse functions ----------------------------------
+
+def _mcp_types_parse(msg: Msg) -> Any:
+    envelope = mt_jsonrpc.jsonrpc_message_adapter.validate_json(msg.raw)
+    client = msg.direction == "c2s"
+    method = msg.method or ""
+    if msg.kind == "request":
+        assert isinstance(envelope, mt_jsonrpc.JSONRPCRequest)
+        parse = mt_methods.parse_client_request if client else mt_methods.parse_server_request
+        return parse(envelope.method, msg.version, envelope.params)
+    if msg.kind == "notification":
+        assert isinstance(envelope, mt_jsonrpc.JSONRPCNotification)
+        key = (envelope.method, msg.version)
+        if key in mt_methods.CLIENT_NOTIFICATIONS and (client or
+                                                      key not in mt_methods.SERVER_NOTIFICATIONS):
+            return mt_methods.parse_client_notification(envelope.method, msg.version,
+                                                        envelope.params)
+        return mt_methods.parse_server_notification(envelope.method, msg.version,
+                                                    envelope.params)
+    if msg.kind == "result":
+        assert isinstance(envelope, mt_jsonrpc.JSONRPCResponse)
+        # A server answers client requests: its results are SERVER_RESULTS.
+        parse_result = (mt_methods.parse_server_result if msg.direction == "s2c"
+                        else mt_methods.parse_client_result)
+        return parse_result(method, msg.version, envelope.result)
+    assert isinstance(envelope, mt_jsonrpc.JSONRPCError)
+    return envelope  # error responses are typed by the envelope adapter itself
+
+
+def mcp_types_parse(workload: Workload) -> Runner:
+    return _checked(workload, lambda msg: functools.partial(_mcp_types_parse, msg))
+
+
+# -- pydantic validate_json on mcp-types' own per-version model ---------------------------------
+
+@functools.cache
+def _result_envelope(version: str, target: Any) -> TypeAdapter[Any]:
+    name = getattr(target, "__name__", "Union")
+    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
+        f"{name}Envelope_{version.replace('-', '_')}", jsonrpc=(str, ...),
+        id=(mt_jsonrpc.RequestId, ...), result=(target, ...))
+    return TypeAdapter(model)
+
+
+def _per_version_validator(msg: Msg) -> Callable[[bytes], Any]:
+    module = _THEIRS[msg.version]
+    if msg.definition and hasattr(module, msg.definition):
+        return getattr(module, msg.definition).model_validate_json  # type: ignore[no-any-return]
+    key = (msg.method or "", msg.version)
+    if msg.kind == "request":
+        table = mt_methods.CLIENT_REQUESTS if msg.direction == "c2s" else mt_methods.SERVER_REQUESTS
+        return table[key].model_validate_json
+    if msg.kind == "notification":
+        cls = mt_methods.CLIENT_NOTIFICATIONS.get(key) or mt_methods.SERVER_NOTIFICATIONS[key]
+        return cls.model_validate_json
+    if msg.kind == "result":
+        results = mt_methods.SERVER_RESULTS if msg.direction == "s2c" else mt_methods.CLIENT_RESULTS
+        return _result_envelope(msg.version, results[key]).validate_json
+    return module.JSONRPCErrorResponse.model_validate_json  # type: ignore[no-any-return]
+
+
+def pydantic_per_version(workload: Workload) -> Runner:
+    return _checked(workload,
+                    lambda msg: functools.partial(_per_version_validator(msg), msg.raw))
+
+
+# -- jsonschema-rs against the upstream schema ----------------------------------------------
+
+@functools.cache
+def _schema(version: str) -> dict[str, Any]:
+    return codegen.spec.load(version)
+
+
+@functools.cache
+def _validator(version: str, ref: str) -> Any:
+    schema = _schema(version)
+    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], **orjson.loads(ref)}
+    return jsonschema_rs.validator_for(root)
+
+
+def _definition_of(msg: Msg) -> dict[str, Any]:
+    defs = _schema(msg.version)["$defs"]
+    if msg.definition and msg.definition in defs:
+        return {"$ref": f"#/$defs/{msg.definition}"}
+    entry_tables = _OURS[msg.version]
+    method = msg.method or ""
+    if msg.kind == "request":
+        entry = entry_tables.REQUESTS.get(method)
+        return {"$ref": f"#/$defs/{entry.request.__name__ if entry else 'JSONRPCRequest'}"}
+    if msg.kind == "notification":
+        note = entry_tables.NOTIFICATIONS.get(method)
+        return {"$ref": f"#/$defs/{note.notification.__name__ if note else 'JSONRPCNotification'}"}
+    if msg.kind == "error":
+        return {"$ref": "#/$defs/JSONRPCErrorResponse"}
+    entry = entry_tables.REQUESTS.get(method)
+    if entry is None:
+        return {"$ref": "#/$defs/JSONRPCResultResponse"}
+    arms = [entry.result, *entry.alternatives]
+    result = {"anyOf": [{"$ref": f"#/$defs/{cls.__name__}"} for cls in arms]}
+    return {"allOf": [{"$ref": "#/$defs/JSONRPCResultResponse"},
+                      {"properties": {"result": result}}]}
+
+
+def jsonschema_rs_validate(workload: Workload) -> Runner:
+    def build(msg: Msg) -> Call:
+        ref = orjson.dumps(_definition_of(msg), option=orjson.OPT_SORT_KEYS).decode()
+        validator = _validator(msg.version, ref)
+        instance = orjson.loads(msg.raw)
+        validator.validate(instance)  # invalid workloads are failures, not timings
+        return functools.partial(validator.is_valid, instance)
+    return _checked(workload, build)
+
+
+CONTENDERS: dict[str, Callable[[Workload], Runner]] = {
+    "orjson.loads": orjson_loads,
+    "ours.decode": ours_decode,
+    "ours.encode": ours_encode,
+    "orjson.dumps": orjson_dumps,
+    "mcp-types": mcp_types_parse,
+    "jsonschema-rs": jsonschema_rs_validate,
+    "pydantic/mcp-types model": pydantic_per_version,
+}

@@ -1,0 +1,7 @@
+"""``python -m mcp_schema``: see :mod:`mcp_schema.cli`."""
+
+import sys
+
+from mcp_schema.cli import main
+
+sys.exit(main())
