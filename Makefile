@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
 regen: $(STAMP)  ## regenerate generated/mcp_schema/v* from the pinned schemas
@@ -21,7 +21,7 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 
 lint: $(STAMP)
 	$(PY) -m ruff check codegen generated tests bench
-	$(PY) -m ruff format --check codegen tests bench generated/mcp_schema/*.py
+	$(PY) -m ruff format --check codegen generated/mcp_schema
 
 typecheck: $(STAMP)
 	$(PY) -m mypy generated/mcp_schema codegen
@@ -31,6 +31,10 @@ test: lint typecheck check-regen  ## the CI gate
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
 	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.conformance
+
+bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) -m bench
 
 clean:
 	rm -rf $(VENV) dist site .mypy_cache .ruff_cache .hypothesis

@@ -27,7 +27,8 @@ def _stages(msg: Msg) -> dict[str, Callable[[], object]]:
     version = msg.version
     if msg.kind == "result":
         final: Callable[[bytes], object] = c._result_adapter(
-            version, msg.method or "", frozenset(), False).validate_json
+            version, msg.method or "", frozenset(), False
+        ).validate_json
     elif msg.kind == "error":
         final = c._error_adapter(version).validate_json
     else:
@@ -39,8 +40,7 @@ def _stages(msg: Msg) -> dict[str, Callable[[], object]]:
     decoded = codec.decode(raw, version=version, method=msg.method)
     return {
         "orjson.loads (floor)": functools.partial(orjson.loads, raw),
-        "decode (total)": functools.partial(codec.decode, raw, version=version,
-                                            method=msg.method),
+        "decode (total)": functools.partial(codec.decode, raw, version=version, method=msg.method),
         "  NaN/Infinity check": functools.partial(c._reject_non_json_numbers, raw),
         "  envelope sniff": functools.partial(c._sniff, raw),
         "  final validate_json": functools.partial(final, raw),
@@ -50,8 +50,9 @@ def _stages(msg: Msg) -> dict[str, Callable[[], object]]:
 
 
 def _quiet_encode(message: codec.Message) -> bytes:
-    return type(message).__pydantic_serializer__.to_json(message, by_alias=True,
-                                                         exclude_unset=True, warnings=False)
+    return type(message).__pydantic_serializer__.to_json(
+        message, by_alias=True, exclude_unset=True, warnings=False
+    )
 
 
 def report(workload: Workload) -> None:
@@ -61,16 +62,22 @@ def report(workload: Workload) -> None:
         codec.encode(codec.decode(msg.raw, version=msg.version, method=msg.method))
     results = timing.compare(_stages(msg), repeats=5, budget=0.01)
     floor = results["orjson.loads (floor)"].best
-    print(f"\n{workload.name} ({len(msg.raw):,} bytes)"
-          + (f"  [encode warns: {caught[0].category.__name__}]" if caught else ""))
+    print(
+        f"\n{workload.name} ({len(msg.raw):,} bytes)"
+        + (f"  [encode warns: {caught[0].category.__name__}]" if caught else "")
+    )
     for name, t in results.items():
         print(f"  {name:<26} {t.best * 1e6:10.2f} µs  {t.best / floor:6.1f}x floor")
 
 
 def main() -> None:
-    chosen = [w for w in examples() if w.name.startswith(("ex:CallToolRequest",
-                                                          "ex:CallToolResultResponse",
-                                                          "ex:CancelledNotification"))]
+    chosen = [
+        w
+        for w in examples()
+        if w.name.startswith(
+            ("ex:CallToolRequest", "ex:CallToolResultResponse", "ex:CancelledNotification")
+        )
+    ]
     for workload in [*chosen, *synthetic()]:
         report(workload)
 

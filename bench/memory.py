@@ -38,6 +38,6 @@ def measure(workload: Workload) -> dict[str, int]:
     }
     try:
         sizes["mcp-types"] = retained(lambda: peers._mcp_types_parse(msg))
-    except Exception:  # noqa: BLE001 - reported as missing
+    except Exception:
         sizes["mcp-types"] = -1
     return sizes

@@ -8,6 +8,7 @@ in :attr:`Runner.failures`.
 from __future__ import annotations
 
 import functools
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ class Runner:
     messages: int
     """How many messages one ``run()`` processes."""
     failures: Counter[str] = field(default_factory=Counter)
+    first: float = 0.0
+    """Seconds taken by the first ``run()`` in this process: lazy builds included."""
 
     @property
     def note(self) -> str:
@@ -57,27 +60,36 @@ def _sequence(calls: list[Call]) -> Call:
     def run() -> None:
         for call in calls:
             call()
+
     return run
+
+
+def _first(call: Call) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
 
 
 def _checked(workload: Workload, build: Callable[[Msg], Call]) -> Runner:
     """Calls that succeed once at setup; the others are recorded as failures."""
     calls: list[Call] = []
     failures: Counter[str] = Counter()
+    first = 0.0
     for msg in workload.messages:
         try:
             call = build(msg)
-            call()
-        except Exception as exc:  # noqa: BLE001 - any failure is a result to report
+            first += _first(call)
+        except Exception as exc:  # any failure is a result to report
             failures[f"{type(exc).__name__}: {str(exc).splitlines()[0][:60]}"] += 1
             continue
         calls.append(call)
     if not calls:
         raise Unsupported(f"error: {failures.most_common(1)[0][0]}")
-    return Runner(_sequence(calls), len(calls), failures)
+    return Runner(_sequence(calls), len(calls), failures, first)
 
 
 # -- the floor -----------------------------------------------------------------------
+
 
 def orjson_loads(workload: Workload) -> Runner:
     return _checked(workload, lambda msg: functools.partial(orjson.loads, msg.raw))
@@ -89,6 +101,7 @@ def orjson_dumps(workload: Workload) -> Runner:
 
 # -- ours --------------------------------------------------------------------------------
 
+
 def ours_decode(workload: Workload) -> Runner:
     if workload.session:
         raws = [msg.raw for msg in workload.messages]
@@ -97,13 +110,14 @@ def ours_decode(workload: Workload) -> Runner:
             correlator = codec.Correlator(allow_unknown_methods=True)
             for raw in raws:
                 correlator.decode(raw)
-        run()
-        return Runner(run, len(raws))
+
+        return Runner(run, len(raws), first=_first(run))
 
     def build(msg: Msg) -> Call:
         # A 2026-07-28 request names its version in params._meta.
         version = None if msg.kind == "request" and msg.version != HANDSHAKE else msg.version
         return functools.partial(codec.decode, msg.raw, version=version, method=msg.method)
+
     return _checked(workload, build)
 
 
@@ -112,17 +126,19 @@ def decoded(workload: Workload) -> list[codec.Message]:
     if workload.session:
         correlator = codec.Correlator(allow_unknown_methods=True)
         return [correlator.decode(msg.raw) for msg in workload.messages]
-    return [codec.decode(msg.raw, version=msg.version, method=msg.method)
-            for msg in workload.messages]
+    return [
+        codec.decode(msg.raw, version=msg.version, method=msg.method) for msg in workload.messages
+    ]
 
 
 def ours_encode(workload: Workload) -> Runner:
     messages = decoded(workload)
-    return Runner(_sequence([functools.partial(codec.encode, m) for m in messages]),
-                  len(messages))
+    run = _sequence([functools.partial(codec.encode, m) for m in messages])
+    return Runner(run, len(messages), first=_first(run))
 
 
 # -- mcp-types 2.3.0, through its public parse functions ----------------------------------
+
 
 def _mcp_types_parse(msg: Msg) -> Any:
     envelope = mt_jsonrpc.jsonrpc_message_adapter.validate_json(msg.raw)
@@ -135,17 +151,21 @@ def _mcp_types_parse(msg: Msg) -> Any:
     if msg.kind == "notification":
         assert isinstance(envelope, mt_jsonrpc.JSONRPCNotification)
         key = (envelope.method, msg.version)
-        if key in mt_methods.CLIENT_NOTIFICATIONS and (client or
-                                                      key not in mt_methods.SERVER_NOTIFICATIONS):
-            return mt_methods.parse_client_notification(envelope.method, msg.version,
-                                                        envelope.params)
-        return mt_methods.parse_server_notification(envelope.method, msg.version,
-                                                    envelope.params)
+        if key in mt_methods.CLIENT_NOTIFICATIONS and (
+            client or key not in mt_methods.SERVER_NOTIFICATIONS
+        ):
+            return mt_methods.parse_client_notification(
+                envelope.method, msg.version, envelope.params
+            )
+        return mt_methods.parse_server_notification(envelope.method, msg.version, envelope.params)
     if msg.kind == "result":
         assert isinstance(envelope, mt_jsonrpc.JSONRPCResponse)
         # A server answers client requests: its results are SERVER_RESULTS.
-        parse_result = (mt_methods.parse_server_result if msg.direction == "s2c"
-                        else mt_methods.parse_client_result)
+        parse_result = (
+            mt_methods.parse_server_result
+            if msg.direction == "s2c"
+            else mt_methods.parse_client_result
+        )
         return parse_result(method, msg.version, envelope.result)
     assert isinstance(envelope, mt_jsonrpc.JSONRPCError)
     return envelope  # error responses are typed by the envelope adapter itself
@@ -157,12 +177,16 @@ def mcp_types_parse(workload: Workload) -> Runner:
 
 # -- pydantic validate_json on mcp-types' own per-version model ---------------------------------
 
+
 @functools.cache
 def _result_envelope(version: str, target: Any) -> TypeAdapter[Any]:
     name = getattr(target, "__name__", "Union")
-    model: type[BaseModel] = create_model(  # type: ignore[call-overload]
-        f"{name}Envelope_{version.replace('-', '_')}", jsonrpc=(str, ...),
-        id=(mt_jsonrpc.RequestId, ...), result=(target, ...))
+    model: type[BaseModel] = create_model(
+        f"{name}Envelope_{version.replace('-', '_')}",
+        jsonrpc=(str, ...),
+        id=(mt_jsonrpc.RequestId, ...),
+        result=(target, ...),
+    )
     return TypeAdapter(model)
 
 
@@ -184,11 +208,11 @@ def _per_version_validator(msg: Msg) -> Callable[[bytes], Any]:
 
 
 def pydantic_per_version(workload: Workload) -> Runner:
-    return _checked(workload,
-                    lambda msg: functools.partial(_per_version_validator(msg), msg.raw))
+    return _checked(workload, lambda msg: functools.partial(_per_version_validator(msg), msg.raw))
 
 
 # -- jsonschema-rs against the upstream schema ----------------------------------------------
+
 
 @functools.cache
 def _schema(version: str) -> dict[str, Any]:
@@ -221,8 +245,9 @@ def _definition_of(msg: Msg) -> dict[str, Any]:
         return {"$ref": "#/$defs/JSONRPCResultResponse"}
     arms = [entry.result, *entry.alternatives]
     result = {"anyOf": [{"$ref": f"#/$defs/{cls.__name__}"} for cls in arms]}
-    return {"allOf": [{"$ref": "#/$defs/JSONRPCResultResponse"},
-                      {"properties": {"result": result}}]}
+    return {
+        "allOf": [{"$ref": "#/$defs/JSONRPCResultResponse"}, {"properties": {"result": result}}]
+    }
 
 
 def jsonschema_rs_validate(workload: Workload) -> Runner:
@@ -232,6 +257,7 @@ def jsonschema_rs_validate(workload: Workload) -> Runner:
         instance = orjson.loads(msg.raw)
         validator.validate(instance)  # invalid workloads are failures, not timings
         return functools.partial(validator.is_valid, instance)
+
     return _checked(workload, build)
 
 

@@ -27,7 +27,12 @@ def _loop(call: Callable[[], object], loops: int) -> float:
 
 
 def calibrate(call: Callable[[], object], budget: float) -> int:
-    """Loops per repeat so that one repeat lasts about ``budget`` seconds."""
+    """Loops per repeat so that one repeat lasts about ``budget`` seconds.
+
+    A few warm-up calls come first, so a one-time cost (a lazily built
+    validator or serializer) cannot make a repeat a single, slow call.
+    """
+    _loop(call, 3)
     loops = 1
     while True:
         elapsed = _loop(call, loops)
@@ -36,8 +41,9 @@ def calibrate(call: Callable[[], object], budget: float) -> int:
         loops *= 4
 
 
-def compare(calls: Mapping[str, Callable[[], object]], *, repeats: int = 7,
-            budget: float = 0.02) -> dict[str, Timing]:
+def compare(
+    calls: Mapping[str, Callable[[], object]], *, repeats: int = 7, budget: float = 0.02
+) -> dict[str, Timing]:
     """Time every call in the same rounds: round r runs each contender once, in turn."""
     loops = {name: calibrate(call, budget) for name, call in calls.items()}
     samples: dict[str, list[float]] = {name: [] for name in calls}
@@ -50,5 +56,7 @@ def compare(calls: Mapping[str, Callable[[], object]], *, repeats: int = 7,
     finally:
         if enabled:
             gc.enable()
-    return {name: Timing(min(s), statistics.median(s), loops[name], repeats)
-            for name, s in samples.items()}
+    return {
+        name: Timing(min(s), statistics.median(s), loops[name], repeats)
+        for name, s in samples.items()
+    }

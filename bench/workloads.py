@@ -74,6 +74,7 @@ def _sender_direction(version: str, method: str, kind: Kind) -> Direction:
 
 # -- official 2026-07-28 examples ---------------------------------------------
 
+
 def _result_methods(version: str) -> dict[str, str]:
     """``CallToolResult`` -> ``tools/call``: the method answered by each result class."""
     return {entry.result.__name__: method for method, entry in _PACKAGES[version].REQUESTS.items()}
@@ -109,9 +110,14 @@ _META = {
 
 def tools_call_request() -> Workload:
     message = {
-        "jsonrpc": "2.0", "id": 42, "method": "tools/call",
-        "params": {"_meta": _META, "name": "get_forecast",
-                   "arguments": {"city": "Paris", "units": "metric", "days": 3}},
+        "jsonrpc": "2.0",
+        "id": 42,
+        "method": "tools/call",
+        "params": {
+            "_meta": _META,
+            "name": "get_forecast",
+            "arguments": {"city": "Paris", "units": "metric", "days": 3},
+        },
     }
     msg = Msg(dumps(message), "request", "c2s", "tools/call", LATEST, "CallToolRequest")
     return Workload("tools/call request (small args)", "synthetic", LATEST, (msg,))
@@ -119,12 +125,24 @@ def tools_call_request() -> Workload:
 
 def _input_schema(i: int) -> dict[str, Any]:
     properties: dict[str, Any] = {
-        "query": {"type": "string", "description": f"Search text for operation {i}.",
-                  "minLength": 1, "maxLength": 512},
-        "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20,
-                  "description": "Maximum number of items to return."},
-        "sort": {"type": "string", "enum": ["relevance", "created", "updated"],
-                 "default": "relevance"},
+        "query": {
+            "type": "string",
+            "description": f"Search text for operation {i}.",
+            "minLength": 1,
+            "maxLength": 512,
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 100,
+            "default": 20,
+            "description": "Maximum number of items to return.",
+        },
+        "sort": {
+            "type": "string",
+            "enum": ["relevance", "created", "updated"],
+            "default": "relevance",
+        },
         "filters": {
             "type": "object",
             "description": "Optional filters applied before ranking.",
@@ -140,38 +158,59 @@ def _input_schema(i: int) -> dict[str, Any]:
         properties["dryRun"] = {"type": "boolean", "default": False}
     if i % 5 == 0:
         properties["threshold"] = {"type": "number", "minimum": 0, "maximum": 1}
-    return {"type": "object", "properties": properties, "required": ["query"],
-            "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": ["query"],
+        "additionalProperties": False,
+    }
 
 
 def _tool(i: int) -> dict[str, Any]:
     tool: dict[str, Any] = {
         "name": f"service_{i // 10}_operation_{i}",
         "title": f"Operation {i}",
-        "description": (f"Runs operation {i} of service {i // 10} against the workspace and "
-                        "returns matching items, newest first. Read-only unless dryRun is false."),
+        "description": (
+            f"Runs operation {i} of service {i // 10} against the workspace and "
+            "returns matching items, newest first. Read-only unless dryRun is false."
+        ),
         "inputSchema": _input_schema(i),
-        "annotations": {"readOnlyHint": i % 2 == 0, "idempotentHint": True,
-                        "openWorldHint": i % 7 == 0},
+        "annotations": {
+            "readOnlyHint": i % 2 == 0,
+            "idempotentHint": True,
+            "openWorldHint": i % 7 == 0,
+        },
     }
     if i % 4 == 0:
         tool["outputSchema"] = {
             "type": "object",
-            "properties": {"items": {"type": "array", "items": {"type": "object"}},
-                           "total": {"type": "integer"}},
+            "properties": {
+                "items": {"type": "array", "items": {"type": "object"}},
+                "total": {"type": "integer"},
+            },
             "required": ["items"],
         }
     if i % 10 == 0:
-        tool["icons"] = [{"src": f"https://example.com/icons/{i}.png", "mimeType": "image/png",
-                          "sizes": ["48x48"]}]
+        tool["icons"] = [
+            {
+                "src": f"https://example.com/icons/{i}.png",
+                "mimeType": "image/png",
+                "sizes": ["48x48"],
+            }
+        ]
     return tool
 
 
 def tools_list_result(count: int = 500) -> Workload:
     message = {
-        "jsonrpc": "2.0", "id": 7,
-        "result": {"resultType": "complete", "tools": [_tool(i) for i in range(count)],
-                   "ttlMs": 300000, "cacheScope": "public"},
+        "jsonrpc": "2.0",
+        "id": 7,
+        "result": {
+            "resultType": "complete",
+            "tools": [_tool(i) for i in range(count)],
+            "ttlMs": 300000,
+            "cacheScope": "public",
+        },
     }
     msg = Msg(dumps(message), "result", "s2c", "tools/list", LATEST, "ListToolsResultResponse")
     return Workload(f"tools/list result ({count} tools)", "synthetic", LATEST, (msg,))
@@ -188,13 +227,18 @@ def resources_read_result(size: int = 1 << 20) -> Workload:
         i += 1
     text = "".join(lines)[:size]
     message = {
-        "jsonrpc": "2.0", "id": "read-1",
-        "result": {"resultType": "complete",
-                   "contents": [{"uri": "file:///project/big.rs", "mimeType": "text/x-rust",
-                                 "text": text}]},
+        "jsonrpc": "2.0",
+        "id": "read-1",
+        "result": {
+            "resultType": "complete",
+            "contents": [
+                {"uri": "file:///project/big.rs", "mimeType": "text/x-rust", "text": text}
+            ],
+        },
     }
-    msg = Msg(dumps(message), "result", "s2c", "resources/read", LATEST,
-              "ReadResourceResultResponse")
+    msg = Msg(
+        dumps(message), "result", "s2c", "resources/read", LATEST, "ReadResourceResultResponse"
+    )
     return Workload("resources/read result (1 MiB text)", "synthetic", LATEST, (msg,))
 
 
@@ -203,22 +247,30 @@ def deep_call_tool_result(depth: int = 50) -> Workload:
     for level in range(depth, 0, -1):
         node = {"level": level, "label": f"node-{level}", "child": node}
     message = {
-        "jsonrpc": "2.0", "id": 9,
-        "result": {"resultType": "complete",
-                   "content": [{"type": "text", "text": "nested result"}],
-                   "structuredContent": node, "isError": False},
+        "jsonrpc": "2.0",
+        "id": 9,
+        "result": {
+            "resultType": "complete",
+            "content": [{"type": "text", "text": "nested result"}],
+            "structuredContent": node,
+            "isError": False,
+        },
     }
     msg = Msg(dumps(message), "result", "s2c", "tools/call", LATEST, "CallToolResultResponse")
-    return Workload(f"CallToolResult (structuredContent {depth} deep)", "synthetic", LATEST,
-                    (msg,))
+    return Workload(f"CallToolResult (structuredContent {depth} deep)", "synthetic", LATEST, (msg,))
 
 
 def synthetic() -> list[Workload]:
-    return [tools_call_request(), tools_list_result(), resources_read_result(),
-            deep_call_tool_result()]
+    return [
+        tools_call_request(),
+        tools_list_result(),
+        resources_read_result(),
+        deep_call_tool_result(),
+    ]
 
 
 # -- captured 2025-11-25 sessions ---------------------------------------------------
+
 
 def _opposite(direction: Direction) -> Direction:
     return "s2c" if direction == "c2s" else "c2s"

@@ -16,9 +16,9 @@ from __future__ import annotations
 import ast
 import functools
 import html
+import importlib
 import inspect
 import pkgutil
-import importlib
 import re
 import sys
 from pathlib import Path
@@ -83,7 +83,7 @@ def _model_and_field(var: pdoc.doc.Variable) -> tuple[type[BaseModel], str] | No
 
 def _source_annotation(cls: type[BaseModel], name: str) -> str | None:
     for klass in cls.__mro__:
-        text = klass.__dict__.get("__annotations__", {}).get(name)
+        text = inspect.get_annotations(klass).get(name)
         if isinstance(text, str):
             return text
     return None
@@ -109,11 +109,18 @@ class _Simplify(ast.NodeTransformer):
         head = node.value
         if isinstance(head, ast.Name) and head.id == "Omittable":
             return self.visit(node.slice)
-        if isinstance(head, ast.Name) and head.id == "Annotated" and isinstance(node.slice, ast.Tuple):
+        if (
+            isinstance(head, ast.Name)
+            and head.id == "Annotated"
+            and isinstance(node.slice, ast.Tuple)
+        ):
             inner, *meta = node.slice.elts
             for m in meta:
-                if (isinstance(m, ast.Call) and isinstance(m.func, ast.Name)
-                        and m.func.id in ("Int", "Number")):
+                if (
+                    isinstance(m, ast.Call)
+                    and isinstance(m.func, ast.Name)
+                    and m.func.id in ("Int", "Number")
+                ):
                     self.notes += _bounds(m)
             return self.visit(inner)
         return self.generic_visit(node)
@@ -179,13 +186,21 @@ def _aliases(module_name: str) -> dict[str, str]:
         return {}
     found: dict[str, str] = {}
     for node in ast.walk(tree):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-                and node.value is not None and ast.unparse(node.annotation) == "TypeAlias"):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.value is not None
+            and ast.unparse(node.annotation) == "TypeAlias"
+        ):
             found[node.target.id] = ast.unparse(node.value)
-        elif (isinstance(node, ast.Assign) and len(node.targets) == 1
-                and isinstance(node.targets[0], ast.Name) and isinstance(node.value, ast.Call)
-                and ast.unparse(node.value.func) == "TypeAliasType"
-                and len(node.value.args) >= 2):
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Call)
+            and ast.unparse(node.value.func) == "TypeAliasType"
+            and len(node.value.args) >= 2
+        ):
             found[node.targets[0].id] = ast.unparse(node.value.args[1])
     return found
 

@@ -113,7 +113,7 @@ def same_json(a: JSON, b: JSON) -> bool:
     if ta != tb:
         return False
     if ta == "array":
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b))
+        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
     if ta == "object":
         return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
     if ta in {"null", "boolean", "string"}:
@@ -428,7 +428,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         path, node = pick(objects)
         name = pick(sorted(h.camel))
         out.append((f"add twin {_show((*path, snake(name)))} of absent {name}",
-                    _edit(value, path, lambda n, t=snake(name): _with(n, **{t: "twin-probe"}))))
+                    _edit(value, path, lambda n, t=snake(name): _with(n, **{t: "twin-probe"}))))  # noqa: B008
     return out
 
 
@@ -635,7 +635,7 @@ def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
                      f"{total.no_generate} ({unexcused} unexcused)",
                      str(total.oracle_rejects_sample)))
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]
+    lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines), failed
 

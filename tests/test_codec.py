@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_schema import codec, context, errors
-from mcp_schema.base import McpModel
 from mcp_schema import v2025_11_25 as old
 from mcp_schema import v2026_07_28 as new
+from mcp_schema.base import McpModel
 from mcp_schema.v2026_07_28 import tasks
 
 CAPTURES = sorted((Path(__file__).parent / "data" / "captures").glob("*.jsonl"))

@@ -19,8 +19,14 @@ from mcp_schema.errors import McpError
 PROGRESS_EVERY = 10_000
 
 
-def validate_lines(lines: Iterable[bytes], out: IO[str], *, version: str | None = None,
-                   extensions: Sequence[str] = (), progress: IO[str] | None = None) -> tuple[int, int]:
+def validate_lines(
+    lines: Iterable[bytes],
+    out: IO[str],
+    *,
+    version: str | None = None,
+    extensions: Sequence[str] = (),
+    progress: IO[str] | None = None,
+) -> tuple[int, int]:
     """Validate each non-blank line; returns (valid, invalid)."""
     correlator = Correlator(version=version, extensions=extensions)
     valid = invalid = 0
@@ -56,16 +62,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     check = commands.add_parser("validate", help="validate a JSON Lines file of JSON-RPC messages")
     check.add_argument("file", help="the file, or - for standard input")
     check.add_argument("--version", help="protocol version of messages that do not name one")
-    check.add_argument("--tasks", action="store_true",
-                       help=f"the {TASKS_EXTENSION} extension was negotiated")
+    check.add_argument(
+        "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension was negotiated"
+    )
     args = parser.parse_args(argv)
-    stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")  # noqa: SIM115
+    stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     progress = sys.stderr if sys.stderr.isatty() else None
     try:
         with stream:
             valid, invalid = validate_lines(
-                stream, sys.stdout, version=args.version, progress=progress,
-                extensions=(TASKS_EXTENSION,) if args.tasks else ())
+                stream,
+                sys.stdout,
+                version=args.version,
+                progress=progress,
+                extensions=(TASKS_EXTENSION,) if args.tasks else (),
+            )
     except McpError as err:  # an unsupported --version
         print(f"error: {err.message}", file=sys.stderr)
         return 2

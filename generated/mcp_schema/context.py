@@ -14,8 +14,12 @@ from pydantic import BaseModel
 from mcp_schema.errors import InvalidParamsError, MissingRequiredClientCapabilityError
 from mcp_schema.v2026_07_28 import ClientCapabilities, Implementation, InputRequiredResult
 
-__all__ = ["RequestContext", "missing_capabilities", "require_client_capabilities",
-           "retry_with_input"]
+__all__ = [
+    "RequestContext",
+    "missing_capabilities",
+    "require_client_capabilities",
+    "retry_with_input",
+]
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
@@ -30,8 +34,10 @@ def _meta(request: BaseModel) -> dict[str, Any]:
     params = _dump(request).get("params")
     meta = params.get("_meta") if isinstance(params, dict) else None
     if not isinstance(meta, dict):
-        raise InvalidParamsError("Invalid params: the request carries no params._meta",
-                                 {"errors": [{"path": "$.params._meta", "reason": "missing"}]})
+        raise InvalidParamsError(
+            "Invalid params: the request carries no params._meta",
+            {"errors": [{"path": "$.params._meta", "reason": "missing"}]},
+        )
     return meta
 
 
@@ -56,14 +62,17 @@ class RequestContext:
             request_id=getattr(request, "id"),  # noqa: B009 - requests always have one
             protocol_version=str(meta.get("io.modelcontextprotocol/protocolVersion")),
             client_capabilities=ClientCapabilities.model_validate(
-                meta.get("io.modelcontextprotocol/clientCapabilities", {})),
+                meta.get("io.modelcontextprotocol/clientCapabilities", {})
+            ),
             client_info=Implementation.model_validate(info) if info is not None else None,
             log_level=meta.get("io.modelcontextprotocol/logLevel"),
             progress_token=meta.get("progressToken"),
         )
 
 
-def missing_capabilities(declared: Mapping[str, Any], required: Mapping[str, Any]) -> dict[str, Any]:
+def missing_capabilities(
+    declared: Mapping[str, Any], required: Mapping[str, Any]
+) -> dict[str, Any]:
     """The part of ``required`` that ``declared`` lacks (nested objects compared member by member)."""
     missing: dict[str, Any] = {}
     for key, need in required.items():
@@ -78,8 +87,9 @@ def missing_capabilities(declared: Mapping[str, Any], required: Mapping[str, Any
     return missing
 
 
-def require_client_capabilities(request: BaseModel,
-                                required: Mapping[str, Any] | ClientCapabilities) -> None:
+def require_client_capabilities(
+    request: BaseModel, required: Mapping[str, Any] | ClientCapabilities
+) -> None:
     """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing."""
     declared = _meta(request).get("io.modelcontextprotocol/clientCapabilities") or {}
     missing = missing_capabilities(declared, _dump(required))
@@ -90,9 +100,13 @@ def require_client_capabilities(request: BaseModel,
         )
 
 
-def retry_with_input(request: RequestT, result: InputRequiredResult,
-                     responses: Mapping[str, BaseModel | Mapping[str, Any]], *,
-                     request_id: str | int | None = None) -> RequestT:
+def retry_with_input(
+    request: RequestT,
+    result: InputRequiredResult,
+    responses: Mapping[str, BaseModel | Mapping[str, Any]],
+    *,
+    request_id: str | int | None = None,
+) -> RequestT:
     """The retry of ``request`` answering ``result``'s input requests.
 
     ``responses`` is keyed like ``result.input_requests``: every request must be
@@ -102,8 +116,10 @@ def retry_with_input(request: RequestT, result: InputRequiredResult,
     asked = set(result.input_requests or {})
     answered = set(responses)
     if asked != answered:
-        raise ValueError(f"input responses must answer exactly {sorted(asked)}; "
-                         f"missing {sorted(asked - answered)}, unknown {sorted(answered - asked)}")
+        raise ValueError(
+            f"input responses must answer exactly {sorted(asked)}; "
+            f"missing {sorted(asked - answered)}, unknown {sorted(answered - asked)}"
+        )
     message = _dump(request)
     params = dict(message.get("params") or {})
     params["inputResponses"] = {key: _dump(value) for key, value in responses.items()}
