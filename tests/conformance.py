@@ -15,12 +15,14 @@ as ``python -m tests.conformance`` (``make conformance``; random seeds,
 
 from __future__ import annotations
 
+import base64
 import copy
 import importlib
 import json
 import os
 import random
 import re
+import signal
 import sys
 import time
 import warnings
@@ -50,6 +52,18 @@ GENERATION_ALLOWLIST: dict[tuple[str, str], str] = {}
 # JSONObject -> JSONValue) is expanded on one path before the recursion is cut.
 # hypothesis-jsonschema cannot resolve recursive $refs at all.
 RECURSION_DEPTH = 2
+
+# Free-form JSON (``{}``, and the JSONValue / JSONObject definitions whose
+# semantics is exactly "any JSON value / object" once the json-value-number-null
+# overlay is applied) is drawn by Hypothesis' own recursive JSON strategy: a
+# marker string with a custom format stands in for it in the schema given to
+# hypothesis-jsonschema and is decoded afterwards. That is an order of
+# magnitude faster than letting hypothesis-jsonschema canonicalise the unrolled
+# recursion on every draw, and it nests deeper. Every drawn instance is still
+# checked against the oracle, so a wrong marker shows up as a "bad sample".
+JSON_DEFS = frozenset({"JSONValue", "JSONObject"})
+_MARKER_FORMAT = "x-mcp-conformance-json-"
+_SENTINEL = "\x00mcp-conformance-json:"
 
 # Discrepancies kept per definition; the counts always cover all of them.
 KEEP_PER_DEF = 3
@@ -147,8 +161,17 @@ def oracle(key: str, name: str) -> jsonschema.Draft202012Validator:
     # Format stays annotation-only (the Draft 2020-12 default): no format_checker.
     schema = schema_of(key)
     root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
-    jsonschema.Draft202012Validator.check_schema(root)
+    _check_schema(key)
     return jsonschema.Draft202012Validator(root)
+
+
+@cache
+def _check_schema(key: str) -> None:
+    # Against the metaschema once per schema, not per definition: it costs ~0.5 s.
+    schema = schema_of(key)
+    jsonschema.Draft202012Validator.check_schema(
+        {"$schema": schema["$schema"], "$defs": schema["$defs"]}
+    )
 
 
 def _refs(node: Any, out: set[str]) -> set[str]:
@@ -189,6 +212,12 @@ def _ref_name(ref: str) -> str:
     return ref[len("#/$defs/") :]
 
 
+# Keywords without effect on validation (and $ref, resolved separately).
+_ANNOTATIONS = frozenset(
+    {"$ref", "$schema", "$id", "$comment", "description", "title", "default", "examples"}
+)
+
+
 def _inline(node: Any, key: str, path: tuple[str, ...], cut: bool) -> Any:
     """``node`` with every ``$ref`` replaced by the definition it names.
 
@@ -205,11 +234,13 @@ def _inline(node: Any, key: str, path: tuple[str, ...], cut: bool) -> Any:
     defs = schema_of(key)["$defs"]
     out: dict[str, Any] = {}
     for k, v in node.items():
-        if k == "$ref":
-            continue
+        if k in _ANNOTATIONS:
+            continue  # dead weight that hypothesis-jsonschema re-encodes on every draw
         if k in {"properties", "$defs", "patternProperties"} and isinstance(v, dict):
+            # ``{}`` stays as is (no marker): allOf branches (Error and its
+            # refinements, Result + Task) merge such schemas, a marker would not merge.
             out[k] = {pk: _inline(pv, key, path, cut) for pk, pv in v.items()}
-        elif k in {"description", "title", "const", "enum", "default", "examples"}:
+        elif k in {"const", "enum"}:
             out[k] = v
         else:
             out[k] = _inline(v, key, path, cut)
@@ -221,9 +252,11 @@ def _inline(node: Any, key: str, path: tuple[str, ...], cut: bool) -> Any:
     if "$ref" not in node:
         return out
     target = _ref_name(node["$ref"])
-    if target in cyclic_defs(key):
+    if target in JSON_DEFS and not out:
+        resolved: Any = _marker(target)
+    elif target in cyclic_defs(key):
         if cut:
-            resolved: Any = False
+            resolved = False
         elif path.count(target) >= RECURSION_DEPTH:
             resolved = _inline(defs[target], key, (*path, target), True)
         else:
@@ -235,6 +268,21 @@ def _inline(node: Any, key: str, path: tuple[str, ...], cut: bool) -> Any:
     return {"allOf": [out, resolved]}  # siblings of $ref apply as well (2020-12)
 
 
+def _marker(kind: str) -> dict[str, Any]:
+    return {"type": "string", "format": f"{_MARKER_FORMAT}{kind}"}
+
+
+def _unmark(value: JSON) -> JSON:
+    """Replace the marker strings drawn for free-form JSON by the JSON they carry."""
+    if isinstance(value, str) and value.startswith(_SENTINEL):
+        return json.loads(value[len(_SENTINEL) :])
+    if isinstance(value, list):
+        return [_unmark(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unmark(v) for k, v in value.items()}
+    return value
+
+
 @cache
 def generation_schema(key: str, name: str) -> dict[str, Any] | bool:
     """A self-contained, non-recursive schema for drawing valid ``name`` instances."""
@@ -242,15 +290,42 @@ def generation_schema(key: str, name: str) -> dict[str, Any] | bool:
     schema = _inline(defs[name], key, (name,), False)
     if isinstance(schema, dict):
         schema = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
-        schema.pop("$id", None)
     return schema
 
 
-_BASE64 = st.binary(max_size=24).map(lambda b: __import__("base64").b64encode(b).decode())
+_BASE64 = st.binary(max_size=24).map(lambda b: base64.b64encode(b).decode())
+
+_SCALARS: st.SearchStrategy[JSON] = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=12)
+)
+# Any JSON value, with integral floats and deep nesting (real recursion, which
+# hypothesis-jsonschema cannot produce for the recursive JSONValue).
+_ANY_JSON: st.SearchStrategy[JSON] = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+_ANY_OBJECT = st.dictionaries(st.text(max_size=8), _ANY_JSON, max_size=4)
+
+
+def _carried(strategy: st.SearchStrategy[JSON]) -> st.SearchStrategy[str]:
+    return strategy.map(lambda v: _SENTINEL + json.dumps(v))
 
 
 def strategy_for(key: str, name: str) -> st.SearchStrategy[JSON]:
-    return from_schema(generation_schema(key, name), custom_formats={"byte": _BASE64})
+    formats = {
+        "byte": _BASE64,
+        f"{_MARKER_FORMAT}any": _carried(_ANY_JSON),
+        f"{_MARKER_FORMAT}JSONValue": _carried(_ANY_JSON),
+        f"{_MARKER_FORMAT}JSONObject": _carried(_ANY_OBJECT),
+    }
+    return from_schema(generation_schema(key, name), custom_formats=formats).map(_unmark)
 
 
 @dataclass(frozen=True)
@@ -325,7 +400,9 @@ def round_trip(ta: TypeAdapter[Any], value: Any) -> JSON:
 # --------------------------------------------------------------------------- mutations
 
 
-def _nodes(value: JSON, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], JSON]]:
+def _nodes(
+    value: JSON, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], JSON]]:
     yield path, value
     if isinstance(value, dict):
         for k, v in value.items():
@@ -383,34 +460,58 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         path, node = pick(with_members)
         keys = [k for k in node if k in h.required] or list(node)
         k = pick(keys)
-        out.append((f"drop {_show((*path, k))}",
-                    _edit(value, path, lambda n, k=k: {m: v for m, v in n.items() if m != k})))
+        out.append(
+            (
+                f"drop {_show((*path, k))}",
+                _edit(value, path, lambda n, k=k: {m: v for m, v in n.items() if m != k}),
+            )
+        )
 
         # Replace a member's value with one of another JSON type.
         path, node = pick(with_members)
         k = pick(list(node))
         kind = pick([t for t in _PROBES if t != json_type(node[k])])
-        out.append((f"retype {_show((*path, k))} to {kind}",
-                    _edit(value, path, lambda n, k=k, kind=kind: _with(n, **{k: _PROBES[kind]}))))
+        out.append(
+            (
+                f"retype {_show((*path, k))} to {kind}",
+                _edit(value, path, lambda n, k=k, kind=kind: _with(n, **{k: _PROBES[kind]})),
+            )
+        )
 
     # Break a const / enum member: another known value, then an unknown one.
-    const_sites = [(p, n, k) for p, n in objects for k in n
-                   if k in h.consts and any(same_json(n[k], c) for c in h.consts[k])]
+    const_sites = [
+        (p, n, k)
+        for p, n in objects
+        for k in n
+        if k in h.consts and any(same_json(n[k], c) for c in h.consts[k])
+    ]
     if const_sites:
         path, node, k = pick(const_sites)
         others = [c for c in h.consts[k] if not same_json(c, node[k])]
         if others:
             other = pick(others)
-            out.append((f"swap const {_show((*path, k))} to {short(other, 60)}",
-                        _edit(value, path, lambda n, k=k, o=other: _with(n, **{k: o}))))
+            out.append(
+                (
+                    f"swap const {_show((*path, k))} to {short(other, 60)}",
+                    _edit(value, path, lambda n, k=k, o=other: _with(n, **{k: o})),
+                )
+            )
         broken: JSON = node[k] + "-x" if isinstance(node[k], str) else "broken-const"
-        out.append((f"break const {_show((*path, k))}",
-                    _edit(value, path, lambda n, k=k, b=broken: _with(n, **{k: b}))))
+        out.append(
+            (
+                f"break const {_show((*path, k))}",
+                _edit(value, path, lambda n, k=k, b=broken: _with(n, **{k: b})),
+            )
+        )
 
     # An unknown member: kept by open models, rejected by closed ones.
     path, _node = pick(objects)
-    out.append((f"add {_show((*path, EXTRA_KEY))}",
-                _edit(value, path, lambda n: _with(n, **{EXTRA_KEY: 1}))))
+    out.append(
+        (
+            f"add {_show((*path, EXTRA_KEY))}",
+            _edit(value, path, lambda n: _with(n, **{EXTRA_KEY: 1})),
+        )
+    )
 
     # A snake_case twin of a camelCase member is an unknown member, never the
     # field itself: add it next to the real one, and rename the real one to it.
@@ -418,17 +519,33 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
     if camel_sites:
         path, node, k = pick(camel_sites)
         twin = snake(k)
-        out.append((f"add twin {_show((*path, twin))} next to {k}",
-                    _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"}))))
-        out.append((f"rename {_show((*path, k))} to {twin}",
-                    _edit(value, path, lambda n, k=k, t=twin: {
-                        (t if m == k else m): v for m, v in n.items()})))
+        out.append(
+            (
+                f"add twin {_show((*path, twin))} next to {k}",
+                _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"})),
+            )
+        )
+        out.append(
+            (
+                f"rename {_show((*path, k))} to {twin}",
+                _edit(
+                    value,
+                    path,
+                    lambda n, k=k, t=twin: {(t if m == k else m): v for m, v in n.items()},
+                ),
+            )
+        )
     elif objects:
         # No camelCase member present: add the twin of one the schema knows, alone.
         path, node = pick(objects)
         name = pick(sorted(h.camel))
-        out.append((f"add twin {_show((*path, snake(name)))} of absent {name}",
-                    _edit(value, path, lambda n, t=snake(name): _with(n, **{t: "twin-probe"}))))  # noqa: B008
+        twin = snake(name)
+        out.append(
+            (
+                f"add twin {_show((*path, twin))} of absent {name}",
+                _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"})),
+            )
+        )
     return out
 
 
@@ -447,11 +564,15 @@ class Discrepancy:
     detail: str
 
     def render(self) -> str:
-        lines = [f"[{self.kind}] {self.key} {self.name}",
-                 f"  instance: {short(self.instance, 600)}"]
+        lines = [
+            f"[{self.kind}] {self.key} {self.name}",
+            f"  instance: {short(self.instance, 600)}",
+        ]
         if self.mutation:
             lines.append(f"  mutation: {self.mutation}")
-        lines.append(f"  oracle accepts: {self.oracle_accepts}   model accepts: {self.model_accepts}")
+        lines.append(
+            f"  oracle accepts: {self.oracle_accepts}   model accepts: {self.model_accepts}"
+        )
         if self.detail:
             lines.append("  " + self.detail.replace("\n", "\n  "))
         return "\n".join(lines)
@@ -520,8 +641,11 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
         if not oracle_ok:
             c.oracle_rejects_sample += 1
             errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
-            report.record(Discrepancy(key, name, ORACLE_REJECTS_SAMPLE, value, None, False, None,
-                                      f"oracle: {errors}"))
+            report.record(
+                Discrepancy(
+                    key, name, ORACLE_REJECTS_SAMPLE, value, None, False, None, f"oracle: {errors}"
+                )
+            )
             return False
     else:
         c.mutants += 1
@@ -530,19 +654,33 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
     where = f"mutated: {short(value, 600)}\n" if mutation else ""
     if model_ok is None:
         c.crashes += 1
-        report.record(Discrepancy(key, name, MODEL_CRASH, shown, mutation, oracle_ok, None,
-                                  where + error))
+        report.record(
+            Discrepancy(key, name, MODEL_CRASH, shown, mutation, oracle_ok, None, where + error)
+        )
         return oracle_ok
     if model_ok and not oracle_ok:
         c.false_accepts += 1
         errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
-        report.record(Discrepancy(key, name, FALSE_ACCEPT, shown, mutation, False, True,
-                                  where + f"oracle: {errors}"))
+        report.record(
+            Discrepancy(
+                key, name, FALSE_ACCEPT, shown, mutation, False, True, where + f"oracle: {errors}"
+            )
+        )
         return oracle_ok
     if oracle_ok and not model_ok:
         c.false_rejects += 1
-        report.record(Discrepancy(key, name, FALSE_REJECT, shown, mutation, True, False,
-                                  where + f"model: {error[:600]}"))
+        report.record(
+            Discrepancy(
+                key,
+                name,
+                FALSE_REJECT,
+                shown,
+                mutation,
+                True,
+                False,
+                where + f"model: {error[:600]}",
+            )
+        )
         return oracle_ok
     if model_ok:
         try:
@@ -551,8 +689,18 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
             dumped = f"<dump raised {type(err).__name__}: {err}>"
         if not same_json(dumped, value):
             c.lossy += 1
-            report.record(Discrepancy(key, name, LOSSY, shown, mutation, True, True,
-                                      where + f"dumped: {short(dumped, 600)}"))
+            report.record(
+                Discrepancy(
+                    key,
+                    name,
+                    LOSSY,
+                    shown,
+                    mutation,
+                    True,
+                    True,
+                    where + f"dumped: {short(dumped, 600)}",
+                )
+            )
     return oracle_ok
 
 
@@ -563,37 +711,98 @@ def check_instance(report: DefReport, value: JSON, rng: random.Random) -> None:
         check(report, mutant, description, value)
 
 
-def run_def(key: str, name: str, examples: int, *, derandomize: bool) -> DefReport:
-    """Draw up to ``examples`` instances of ``name`` and check them and their mutants."""
+class _Enough(Exception):
+    """Raised from inside the Hypothesis test to end a definition's time budget."""
+
+
+# With a budget, a definition is cut off hard after this many budgets.
+HARD_STOP_FACTOR = 25
+
+
+_fired: list[bool] = [False]
+
+
+def _stop(signum: int, frame: object) -> None:
+    _fired[0] = True
+    raise _Enough
+
+
+def run_def(
+    key: str, name: str, examples: int, *, derandomize: bool, budget: float | None = None
+) -> DefReport:
+    """Draw up to ``examples`` instances of ``name`` and check them and their mutants.
+
+    With ``budget`` (seconds), stop after the first instance that ends past it:
+    hypothesis-jsonschema needs seconds per draw for the big unions, which the
+    CI slice cannot afford for every definition; the deep run sets no budget.
+    """
     report = DefReport(key, name)
     started = time.perf_counter()
     try:
         adapter(key, name)
     except Exception as err:  # missing export, broken package, unbuildable schema
         report.counts.no_model = 1
-        report.record(Discrepancy(key, name, NO_MODEL, None, None, None, None,
-                                  f"{package_of(key)}.{name}: {type(err).__name__}: {err}"))
+        report.record(
+            Discrepancy(
+                key,
+                name,
+                NO_MODEL,
+                None,
+                None,
+                None,
+                None,
+                f"{package_of(key)}.{name}: {type(err).__name__}: {err}",
+            )
+        )
         report.seconds = time.perf_counter() - started
         return report
 
-    @settings(max_examples=examples, deadline=None, derandomize=derandomize, database=None,
-              phases=[Phase.generate], suppress_health_check=list(HealthCheck),
-              print_blob=False)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=derandomize,
+        database=None,
+        phases=[Phase.generate],
+        suppress_health_check=list(HealthCheck),
+        print_blob=False,
+    )
     @given(value=strategy_for(key, name), rng=st.randoms(use_true_random=False))
     def explore(value: JSON, rng: random.Random) -> None:
         check_instance(report, value, rng)
+        if budget is not None and time.perf_counter() - started > budget:
+            raise _Enough
 
+    _fired[0] = False
+    if budget is not None:
+        # A single hypothesis-jsonschema draw can take minutes on the task
+        # unions; a hard stop turns that into a reported generation failure.
+        signal.signal(signal.SIGALRM, _stop)
+        signal.setitimer(signal.ITIMER_REAL, budget * HARD_STOP_FACTOR)
     try:
         with warnings.catch_warnings():
             # hypothesis-jsonschema warns about draft-07 vs 2020-12 details we handle
             warnings.simplefilter("ignore", HypothesisWarning)
             explore()
-    except (HypothesisException, jsonschema.exceptions.SchemaError, RecursionError,
-            ValueError, TypeError) as err:
+    except _Enough:
         if report.counts.instances == 0:
+            report.generation_error = f"no instance within {budget * HARD_STOP_FACTOR:.0f}s"
+    except (
+        HypothesisException,
+        jsonschema.exceptions.SchemaError,
+        RecursionError,
+        ValueError,
+        TypeError,
+    ) as err:
+        if report.counts.instances == 0 and _fired[0]:
+            # Hypothesis reports the interrupted draw as flaky; the cause is the stop.
+            report.generation_error = f"no instance within {budget * HARD_STOP_FACTOR:.0f}s"
+        elif report.counts.instances == 0:
             report.generation_error = f"{type(err).__name__}: {str(err)[:300]}"
         else:  # some instances were checked; note why generation stopped early
             report.generation_error = None
+    finally:
+        if budget is not None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
     if report.counts.instances == 0 and report.generation_error is None:
         report.generation_error = "no instance generated"
     if report.generation_error is not None:
@@ -602,8 +811,13 @@ def run_def(key: str, name: str, examples: int, *, derandomize: bool) -> DefRepo
     return report
 
 
-def run_all(examples: int, *, derandomize: bool, keys: Sequence[str] = SCHEMA_KEYS,
-            progress: Callable[[DefReport], None] | None = None) -> dict[str, list[DefReport]]:
+def run_all(
+    examples: int,
+    *,
+    derandomize: bool,
+    keys: Sequence[str] = SCHEMA_KEYS,
+    progress: Callable[[DefReport], None] | None = None,
+) -> dict[str, list[DefReport]]:
     results: dict[str, list[DefReport]] = {}
     for key in keys:
         results[key] = []
@@ -619,8 +833,19 @@ def run_all(examples: int, *, derandomize: bool, keys: Sequence[str] = SCHEMA_KE
 
 
 def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
-    header = ("schema", "defs", "instances", "mutants", "false acc", "false rej", "lossy",
-              "crashes", "no model", "no generate", "bad sample")
+    header = (
+        "schema",
+        "defs",
+        "instances",
+        "mutants",
+        "false acc",
+        "false rej",
+        "lossy",
+        "crashes",
+        "no model",
+        "no generate",
+        "bad sample",
+    )
     rows = [header]
     failed = False
     for key, reports in results.items():
@@ -629,11 +854,21 @@ def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
             total.add(r.counts)
         unexcused = sum(1 for r in reports if r.generation_error and not r.allowlisted)
         failed |= total.discrepancies > 0 or unexcused > 0
-        rows.append((key, str(len(reports)), str(total.instances), str(total.mutants),
-                     str(total.false_accepts), str(total.false_rejects), str(total.lossy),
-                     str(total.crashes), str(total.no_model),
-                     f"{total.no_generate} ({unexcused} unexcused)",
-                     str(total.oracle_rejects_sample)))
+        rows.append(
+            (
+                key,
+                str(len(reports)),
+                str(total.instances),
+                str(total.mutants),
+                str(total.false_accepts),
+                str(total.false_rejects),
+                str(total.lossy),
+                str(total.crashes),
+                str(total.no_model),
+                f"{total.no_generate} ({unexcused} unexcused)",
+                str(total.oracle_rejects_sample),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -643,16 +878,26 @@ def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
 def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--examples", type=int,
-                        default=int(os.environ.get("MCP_CONFORMANCE_EXAMPLES", "200")),
-                        help="examples per definition (default $MCP_CONFORMANCE_EXAMPLES or 200)")
-    parser.add_argument("--schema", action="append", choices=SCHEMA_KEYS,
-                        help="only this schema key (repeatable)")
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.conformance",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--examples",
+        type=int,
+        default=int(os.environ.get("MCP_CONFORMANCE_EXAMPLES", "200")),
+        help="examples per definition (default $MCP_CONFORMANCE_EXAMPLES or 200)",
+    )
+    parser.add_argument(
+        "--schema", action="append", choices=SCHEMA_KEYS, help="only this schema key (repeatable)"
+    )
     parser.add_argument("--def", dest="defs", action="append", help="only this definition")
-    parser.add_argument("--derandomize", action="store_true",
-                        help="fixed seeds (the CI setting); default is random seeds")
+    parser.add_argument(
+        "--derandomize",
+        action="store_true",
+        help="fixed seeds (the CI setting); default is random seeds",
+    )
     parser.add_argument("--show", type=int, default=20, help="discrepancies to print")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per definition")
     args = parser.parse_args(argv)
@@ -668,13 +913,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             results[key].append(r)
             if args.verbose:
                 flag = "FAIL" if r.counts.discrepancies or r.generation_error else "ok"
-                print(f"{flag:4} {key:18} {name:45} {r.counts.instances:5} inst "
-                      f"{r.counts.mutants:6} mut {r.seconds:6.2f}s", file=sys.stderr, flush=True)
+                print(
+                    f"{flag:4} {key:18} {name:45} {r.counts.instances:5} inst "
+                    f"{r.counts.mutants:6} mut {r.seconds:6.2f}s",
+                    file=sys.stderr,
+                    flush=True,
+                )
 
     table, failed = _table(results)
-    print(f"conformance: {args.examples} examples per definition, "
-          f"{'fixed' if args.derandomize else 'random'} seeds, "
-          f"{time.perf_counter() - started:.1f}s")
+    print(
+        f"conformance: {args.examples} examples per definition, "
+        f"{'fixed' if args.derandomize else 'random'} seeds, "
+        f"{time.perf_counter() - started:.1f}s"
+    )
     print(table)
     no_gen = [r for rs in results.values() for r in rs if r.generation_error]
     if no_gen:
@@ -685,8 +936,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"  {r.key} {r.name}: {r.generation_error}{note}")
     found = [d for rs in results.values() for r in rs for d in r.found]
     if found:
-        print(f"\nfirst {min(args.show, len(found))} of {len(found)} kept discrepancies "
-              f"(at most {KEEP_PER_DEF} per definition):")
+        print(
+            f"\nfirst {min(args.show, len(found))} of {len(found)} kept discrepancies "
+            f"(at most {KEEP_PER_DEF} per definition):"
+        )
         for d in found[: args.show]:
             print(d.render())
     return 1 if failed else 0
