@@ -36,6 +36,9 @@ bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/res
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench
 
+fuzz: $(STAMP)  ## a million hostile inputs through the codec
+	$(PY) -m tests.fuzz $${MCP_FUZZ_COUNT:-1000000}
+
 clean:
 	rm -rf $(VENV) dist site .mypy_cache .ruff_cache .hypothesis
 

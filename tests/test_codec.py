@@ -152,9 +152,7 @@ def test_unknown_methods() -> None:
 def test_wire_decoding_reads_aliases_only_python_construction_reads_both() -> None:
     raw = (b'{"jsonrpc": "2.0", "id": 1, "result": {"completion": {"values": [],'
            b' "has_more": true}}}')
-    message = codec.decode(raw, method="completion/complete")
-    # Known limit: pydantic records the unknown key in fields_set under the
-    # attribute's name, so encode() adds "hasMore": null next to it.
+    message = round_trip(raw, method="completion/complete")
     assert message.result.completion.has_more is None
     assert message.result.completion.model_extra == {"has_more": True}
     built = old.CompleteResultCompletion(values=["a"], has_more=True)
@@ -224,6 +222,20 @@ def must_be_typed(raw: bytes | str) -> None:
     codec.encode(message)
 
 
+def test_unhashable_json_where_a_tag_is_read() -> None:
+    # Found by `make fuzz`: a dict where a code or a resultType belongs.
+    for raw, kw in (
+        (b'{"jsonrpc": "2.0", "id": 1, "error": {"code": {}, "message": "m"}}', {}),
+        (b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": {}, "content": []}}',
+         {"version": "2026-07-28", "method": "tools/call"}),
+    ):
+        with pytest.raises(errors.McpError):
+            codec.decode(raw, **kw)
+    with pytest.raises(ValueError):
+        new.CallToolResultResponse.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "result": {"resultType": [], "content": []}})
+
+
 def test_hostile_inputs() -> None:
     for raw in (b"[" * 100_000 + b"]" * 100_000, b'{"a":' * 100_000,
                 b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "'
@@ -252,6 +264,15 @@ METHODS = st.sampled_from(sorted(set(old.REQUESTS) | set(new.REQUESTS) | set(old
                            METHODS, JSON_LEAF, JSON)))
 def test_fuzz_never_raises_anything_but_mcp_errors(raw: bytes) -> None:
     must_be_typed(raw)
+
+
+def test_mutation_fuzz_has_no_crashes() -> None:
+    from tests import fuzz
+
+    lines: list[str] = []
+    outcomes = fuzz.run(5_000, seed=20261129, report=lines.append)
+    assert outcomes["CRASH"] == 0, "\n".join(lines)
+    assert outcomes["decoded"] > 0 and len(outcomes) > 3  # the mix reaches every path
 
 
 # -- stateless-era helpers ------------------------------------------------------------------

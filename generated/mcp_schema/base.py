@@ -61,10 +61,44 @@ class McpModel(BaseModel):
             data, self_instance=self, by_name=True, by_alias=True
         )
 
+    def model_post_init(self, context: Any, /) -> None:
+        # Pydantic puts every unknown key into fields_set. An unknown key that
+        # equals an attribute name (wire "has_more" next to the field wire
+        # "hasMore") would then mark that field as set, and exclude_unset
+        # would emit "hasMore": null. A non-null member holding None was never
+        # given, so it is unset again.
+        extra = self.__pydantic_extra__
+        if extra:
+            for name in _renamed_omittable(type(self)).intersection(extra):
+                if getattr(self, name) is None:
+                    self.__pydantic_fields_set__.discard(name)
+
     # Pydantic hands raw input to a custom __init__ during model_validate,
     # which would let wire keys match attribute names; this marker keeps
     # decoding on pydantic's own path, so only construction reads names.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+_RENAMED: dict[type[BaseModel], frozenset[str]] = {}
+
+
+def _renamed_omittable(cls: type[BaseModel]) -> frozenset[str]:
+    """Optional, non-null members whose attribute name is not the wire name.
+
+    Computed on first use (the class's annotations are resolved by then).
+    """
+    names = _RENAMED.get(cls)
+    if names is None:
+        if not cls.__pydantic_complete__:
+            cls.model_rebuild()  # a nested class validated inside its parent's schema
+        names = _RENAMED[cls] = frozenset(
+            name
+            for name, info in cls.model_fields.items()
+            if info.alias not in (None, name)
+            and not info.is_required()
+            and any(isinstance(m, _NotNull) for m in info.metadata)
+        )
+    return names
 
 
 class ClosedModel(McpModel):
@@ -188,6 +222,9 @@ def by_result_type(*tags: str) -> Discriminator:
             result_type = value.get("resultType")
         else:
             result_type = getattr(value, "result_type", None)
-        return result_type if result_type in known else DEFAULT_RESULT_TAG
+        # resultType may be any JSON here; only a known string selects an arm.
+        if isinstance(result_type, str) and result_type in known:
+            return result_type
+        return DEFAULT_RESULT_TAG
 
     return Discriminator(tag_of)

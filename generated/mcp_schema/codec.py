@@ -23,12 +23,14 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    GetCoreSchemaHandler,
     StrictInt,
     StrictStr,
     Tag,
     TypeAdapter,
     ValidationError,
 )
+from pydantic_core import CoreSchema, core_schema
 
 from mcp_schema import SUPPORTED_VERSIONS
 from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable
@@ -153,15 +155,17 @@ def _sniff(raw: bytes | str) -> _Sniff:
 def _reject_non_json_numbers(raw: bytes | str) -> None:
     # The JSON parser accepts NaN and Infinity, which JSON does not have. Only
     # a document that contains those letters pays for the exact check.
-    text = raw if isinstance(raw, str) else raw.decode("utf-8", "replace")
-    if "NaN" not in text and "Infinity" not in text:
+    if isinstance(raw, str):
+        if "NaN" not in raw and "Infinity" not in raw:
+            return
+    elif b"NaN" not in raw and b"Infinity" not in raw:
         return
 
     def refuse(token: str) -> None:
         raise ParseError(f"Parse error: {token} is not a JSON number")
 
     try:
-        json.loads(text, parse_constant=refuse)
+        json.loads(raw, parse_constant=refuse)
     except ValueError:
         pass  # malformed JSON is reported by the sniffing parse
 
@@ -196,9 +200,34 @@ def _result_type_tag(known: frozenset[str]) -> Callable[[Any], str]:
             if isinstance(value, dict)
             else getattr(value, "result_type", None)
         )
-        return result_type if result_type in known else DEFAULT_RESULT_TAG
+        # resultType may be any JSON here; only a known string selects an arm.
+        if isinstance(result_type, str) and result_type in known:
+            return result_type
+        return DEFAULT_RESULT_TAG
 
     return tag_of
+
+
+class _NativeResultType:
+    """Try a tagged union keyed on ``resultType`` before the callable one.
+
+    pydantic-core reads a string discriminator straight from the JSON; a
+    callable discriminator first turns the whole result into Python objects,
+    which doubles the cost of a large result. Values the tags do not list
+    (or a missing ``resultType``) fall through to the callable union.
+    """
+
+    def __init__(self, choices: dict[str, type[McpModel]]) -> None:
+        self.choices = choices
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        native = core_schema.tagged_union_schema(
+            {tag: handler.generate_schema(cls) for tag, cls in self.choices.items()},
+            discriminator="resultType",
+        )
+        return core_schema.union_schema([native, handler(source)], mode="left_to_right")
 
 
 def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
@@ -237,14 +266,14 @@ def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
 
 
 @functools.cache
-def _result_adapter(
+def _result_response(
     version: str, method: str, extensions: frozenset[str], assume_complete: bool
-) -> TypeAdapter[Any]:
+) -> Any:
     requests, _ = _tables(version, extensions)
     entry = requests.get(method)
     if entry is None:
         generic = _package(version).Result
-        return TypeAdapter(ResultResponse[generic])  # type: ignore[valid-type]
+        return ResultResponse[generic]  # type: ignore[valid-type]
     complete = _lenient_result_type(entry.result) if assume_complete else entry.result
     arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
     if version == "2025-11-25":
@@ -265,21 +294,32 @@ def _result_adapter(
             tags["task"] = importlib.import_module(ext_package).CreateTaskResult
         arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
         result_type = Annotated[
-            Union[tuple(arms)], Discriminator(_result_type_tag(frozenset(tags)))
+            Union[tuple(arms)],
+            Discriminator(_result_type_tag(frozenset(tags))),
+            _NativeResultType({DEFAULT_RESULT_TAG: complete, **tags}),
         ]
-    return TypeAdapter(ResultResponse[result_type])
+    return ResultResponse[result_type]
+
+
+@functools.cache
+def _result_adapter(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> TypeAdapter[Any]:
+    return TypeAdapter(_result_response(version, method, extensions, assume_complete))
 
 
 def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
     def tag_of(value: Any) -> str:
         code = value.get("code") if isinstance(value, dict) else getattr(value, "code", None)
-        return str(code) if code in known and not isinstance(code, bool) else "other"
+        # Any JSON may stand where the code should: only a known integer selects.
+        known_code = isinstance(code, int) and not isinstance(code, bool) and code in known
+        return str(code) if known_code else "other"
 
     return tag_of
 
 
 @functools.cache
-def _error_adapter(version: str) -> TypeAdapter[Any]:
+def _error_response(version: str) -> Any:
     package = _package(version)
     models: Mapping[int, type[McpModel]] = package.ERROR_MODELS
     generic = package.Error
@@ -293,7 +333,12 @@ def _error_adapter(version: str) -> TypeAdapter[Any]:
     arms.append(Annotated[generic, Tag("other")])
     known = frozenset(code for code, model in models.items() if model is not generic)
     error_type: Any = Annotated[Union[tuple(arms)], Discriminator(_error_code_tag(known))]
-    return TypeAdapter(ErrorResponse[error_type])
+    return ErrorResponse[error_type]
+
+
+@functools.cache
+def _error_adapter(version: str) -> TypeAdapter[Any]:
+    return TypeAdapter(_error_response(version))
 
 
 # -- errors ------------------------------------------------------------------------
@@ -339,11 +384,21 @@ def _invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
 def _check_envelope(s: _Sniff, kind: Kind) -> None:
     if s.jsonrpc != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
-    if kind in ("request", "result"):
-        if isinstance(s.id, bool) or not isinstance(s.id, (str, int)):
-            raise InvalidRequestError('Invalid Request: "id" must be a string or an integer')
+    if kind in ("request", "result") and _request_id(s.id) is None:
+        raise InvalidRequestError('Invalid Request: "id" must be a string or an integer')
     if kind in ("request", "notification") and not isinstance(s.method, str):
         raise InvalidRequestError('Invalid Request: "method" must be a string')
+
+
+def _request_id(value: Any) -> str | int | None:
+    """``value`` as a request id (a JSON Schema integer may be written ``1.0``)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (str, int)):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _kind(s: _Sniff, fields: set[str]) -> Kind:
@@ -405,12 +460,31 @@ def decode(
     Raises :class:`~mcp_schema.errors.McpError` subclasses only.
     """
     _reject_non_json_numbers(raw)
-    sniffed = _sniff(raw)
+    exts = frozenset(extensions) if extensions else _NO_EXTENSIONS
+    if headers is None:
+        message = _decode_fast(raw, version, method, exts, assume_complete)
+        if message is not None:
+            return message
+    return _decode_sniffed(
+        raw, _sniff(raw), version, method, headers, exts, allow_unknown_methods, assume_complete
+    )
+
+
+def _decode_sniffed(
+    raw: bytes | str,
+    sniffed: _Sniff,
+    version: str | None,
+    method: str | None,
+    headers: Mapping[str, str] | None,
+    exts: frozenset[str],
+    allow_unknown_methods: bool,
+    assume_complete: bool,
+) -> Message:
+    """The exact path: every error is classified from the sniffed envelope."""
     fields = sniffed.model_fields_set
     kind = _kind(sniffed, fields)
     _check_envelope(sniffed, kind)
     resolved = _detect_version(sniffed, version, headers)
-    exts = frozenset(extensions)
     try:
         if kind == "error":
             return _error_adapter(resolved).validate_json(raw)  # type: ignore[no-any-return]
@@ -441,6 +515,71 @@ def decode(
 
         check_request_headers(headers, message)
     return message
+
+
+# -- the fast path -----------------------------------------------------------------------
+# One validation straight from the bytes, with no sniffing parse, for the
+# messages that make up real traffic. It answers only when the exact path
+# would give the same message; anything else (invalid input included) returns
+# None and is decoded, and its error classified, by the exact path.
+
+_NO_EXTENSIONS: frozenset[str] = frozenset()
+
+
+@functools.cache
+def _messages_adapter(version: str, exts: frozenset[str]) -> TypeAdapter[Any]:
+    """Every request and notification class of a version, told apart by ``method``."""
+    requests, notifications = _tables(version, exts)
+    classes = [e.request for e in requests.values()] + [
+        n.notification for n in notifications.values()
+    ]
+    return TypeAdapter(Annotated[Union[tuple(classes)], Field(discriminator="method")])
+
+
+@functools.cache
+def _response_adapter(
+    version: str, method: str, exts: frozenset[str], assume_complete: bool
+) -> TypeAdapter[Any]:
+    result = _result_response(version, method, exts, assume_complete)
+    return TypeAdapter(
+        Annotated[Union[result, _error_response(version)], Field(union_mode="left_to_right")]
+    )
+
+
+def _decode_fast(
+    raw: bytes | str,
+    version: str | None,
+    method: str | None,
+    exts: frozenset[str],
+    assume_complete: bool,
+) -> Message | None:
+    if version is not None and version not in _PACKAGES:
+        return None  # the exact path names the unsupported version
+    try:
+        if method is not None:
+            adapter = _response_adapter(version or HANDSHAKE_VERSION, method, exts, assume_complete)
+            message = adapter.validate_json(raw)
+            extra = message.__pydantic_extra__
+            if extra and ("method" in extra or "error" in extra or "result" in extra):
+                return None  # the exact path classifies such a message differently
+            return message  # type: ignore[no-any-return]
+        if version is None:
+            # Only stateless-era requests name their version; other messages
+            # without one are handshake-era traffic: the exact path.
+            message = _messages_adapter("2026-07-28", exts).validate_json(raw)
+            meta = getattr(getattr(message, "params", None), "meta", None)
+            if "id" not in message.model_fields_set or (
+                getattr(meta, "protocol_version", None) != "2026-07-28"
+            ):
+                return None
+            return message  # type: ignore[no-any-return]
+        message = _messages_adapter(version, exts).validate_json(raw)
+        extra = message.__pydantic_extra__
+        if "id" not in type(message).model_fields and extra and "id" in extra:
+            return None  # a notification's method with an id: the exact path says why
+        return message  # type: ignore[no-any-return]
+    except ValidationError:
+        return None
 
 
 def encode(message: BaseModel) -> bytes:
