@@ -533,7 +533,8 @@ def _messages_adapter(version: str, exts: frozenset[str]) -> TypeAdapter[Any]:
     classes = [e.request for e in requests.values()] + [
         n.notification for n in notifications.values()
     ]
-    return TypeAdapter(Annotated[Union[tuple(classes)], Field(discriminator="method")])
+    by_method: Any = Annotated[Union[tuple(classes)], Field(discriminator="method")]
+    return TypeAdapter(by_method)
 
 
 @functools.cache
@@ -541,9 +542,10 @@ def _response_adapter(
     version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> TypeAdapter[Any]:
     result = _result_response(version, method, exts, assume_complete)
-    return TypeAdapter(
-        Annotated[Union[result, _error_response(version)], Field(union_mode="left_to_right")]
-    )
+    either: Any = Annotated[
+        Union[result, _error_response(version)], Field(union_mode="left_to_right")
+    ]
+    return TypeAdapter(either)
 
 
 def _decode_fast(
