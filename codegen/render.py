@@ -6,10 +6,12 @@ definitions; the templates only place the prepared strings.
 
 from __future__ import annotations
 
+import heapq
 import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Union
 
 import jinja2
 
@@ -161,8 +163,8 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
 
 
-def class_view(c: ir.ModelClass, version: str) -> ClassView:
-    annotate = Annotations()
+def class_view(c: ir.ModelClass, version: str, lazy: frozenset[str]) -> ClassView:
+    annotate = Annotations(lazy)
     where = f"``{c.origin}``" if "." in c.origin or "|" in c.origin else f"``{c.name}``"
     kind = "inline object at" if "." in c.origin or "|" in c.origin else "definition"
     return ClassView(
@@ -174,36 +176,70 @@ def class_view(c: ir.ModelClass, version: str) -> ClassView:
     )
 
 
-def ordered_aliases(module: ir.Module) -> list[ir.Alias]:
-    """Aliases after the aliases they use.
+def fold_alias_cycles(module: ir.Module) -> None:
+    """Fold each reference cycle of aliases into one self-recursive alias.
 
-    A reference cycle (2026-07-28 JSONValue -> JSONObject -> JSONValue) is
-    folded into one self-recursive alias, its union member, with the other
-    members written out inside it; type checkers resolve self-recursion, not
-    mutual recursion. The other members then follow as plain aliases.
+    (2026-07-28 JSONValue -> JSONObject -> JSONValue.) Type checkers resolve
+    self-recursion, not mutual recursion: the cycle's union member gets the
+    other members written out inside it, and they become plain aliases of it.
     """
     names = {a.name: a for a in module.aliases}
     deps = {a.name: {n for n in refs(a.type) if n in names} for a in module.aliases}
-    done: list[ir.Alias] = []
-    placed: set[str] = set()
-    pending = sorted(names)
-    while pending:
-        ready = [n for n in pending if deps[n] <= placed]
-        if not ready:
-            cycle = [n for n in pending if _reaches(n, n, deps)]
-            root = next((n for n in cycle if isinstance(names[n].type, ir.Union_)), cycle[0])
-            others = {n: names[n].type for n in cycle if n != root}
-            names[root].type = substitute(names[root].type, others)
-            names[root].recursive = True
-            deps[root] = set()
-            for n in others:
-                deps[n] = {root}
+    for name in sorted(names):
+        if not _reaches(name, name, deps):
             continue
-        for n in ready:
-            done.append(names[n])
-            placed.add(n)
-        pending = [n for n in pending if n not in placed]
-    return done
+        cycle = sorted(n for n in names if _reaches(n, n, deps) and _reaches(name, n, deps))
+        root = next((n for n in cycle if isinstance(names[n].type, ir.Union_)), cycle[0])
+        others = {n: names[n].type for n in cycle if n != root}
+        names[root].type = substitute(names[root].type, others)
+        names[root].recursive = True
+        deps[root] = set()
+        for n in others:
+            deps[n] = {root}
+
+
+Definition = Union[ir.ModelClass, ir.Alias]
+
+
+def dependencies(d: Definition) -> set[str]:
+    if isinstance(d, ir.Alias):
+        return refs(d.type) - {d.name}
+    found = set().union(*(refs(f.type) for f in d.fields))
+    return found | (refs(d.extra_type) if d.extra_type is not None else set())
+
+
+def ordered_definitions(module: ir.Module) -> list[tuple[Definition, frozenset[str]]]:
+    """Every class and alias after what it uses, each with the names it must
+    quote because they are defined later (only classes in a reference cycle).
+
+    Evaluated annotations let pydantic skip compiling strings at import time;
+    ties go by name so the order is stable.
+    """
+    fold_alias_cycles(module)
+    defs: dict[str, Definition] = {c.name: c for c in module.classes}
+    defs.update({a.name: a for a in module.aliases})
+    deps = {name: dependencies(d) & defs.keys() for name, d in defs.items()}
+    placed: set[str] = set()
+    out: list[tuple[Definition, frozenset[str]]] = []
+    ready = [n for n in defs if not deps[n]]
+    heapq.heapify(ready)
+    pending = set(defs) - set(ready)
+    while ready or pending:
+        if not ready:  # a cycle through classes: the first class goes ahead, quoting
+            forced = min(
+                (n for n in pending if isinstance(defs[n], ir.ModelClass)),
+                key=lambda n: (len(deps[n] - placed), n),
+            )
+            pending.discard(forced)
+            ready.append(forced)
+        name = heapq.heappop(ready)
+        out.append((defs[name], frozenset(deps[name] - placed)))
+        placed.add(name)
+        for other in sorted(pending):
+            if deps[other] <= placed:
+                pending.discard(other)
+                heapq.heappush(ready, other)
+    return out
 
 
 def _reaches(start: str, goal: str, deps: dict[str, set[str]]) -> bool:
@@ -284,11 +320,13 @@ def header(module: ir.Module) -> dict[str, str]:
 
 
 def render_models(module: ir.Module, env: jinja2.Environment) -> str:
-    aliases = ordered_aliases(module)
-    body = env.get_template("models_body.py.j2").render(
-        classes=[class_view(c, module.key) for c in module.classes],
-        aliases=[alias_view(a, module.key) for a in aliases],
-    )
+    views: list[ClassView | AliasView] = [
+        class_view(d, module.key, lazy)
+        if isinstance(d, ir.ModelClass)
+        else alias_view(d, module.key)
+        for d, lazy in ordered_definitions(module)
+    ]
+    body = env.get_template("models_body.py.j2").render(definitions=views)
     imported = sorted(module.imported)
     return env.get_template("models.py.j2").render(
         header=header(module),

@@ -142,6 +142,13 @@ def test_handshake_era_tasks() -> None:
     assert isinstance(note, old.TaskStatusNotification)
 
 
+def test_correlator_pairs_integral_float_ids() -> None:
+    correlator = codec.Correlator(version="2025-11-25")
+    correlator.decode(b'{"jsonrpc": "2.0", "id": 4.0, "method": "tools/list"}')
+    answer = correlator.decode(b'{"jsonrpc": "2.0", "id": 4, "result": {"tools": []}}')
+    assert isinstance(answer.result, old.ListToolsResult) and correlator.pending == 0
+
+
 def test_unknown_methods() -> None:
     raw = b'{"jsonrpc": "2.0", "id": "a", "method": "x/y", "params": {"k": 1}}'
     assert isinstance(round_trip(raw, allow_unknown_methods=True), old.JSONRPCRequest)
@@ -228,6 +235,8 @@ def test_unhashable_json_where_a_tag_is_read() -> None:
         (b'{"jsonrpc": "2.0", "id": 1, "error": {"code": {}, "message": "m"}}', {}),
         (b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": {}, "content": []}}',
          {"version": "2026-07-28", "method": "tools/call"}),
+        (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": '
+         b'{"io.modelcontextprotocol/protocolVersion": {}}}}', {}),
     ):
         with pytest.raises(errors.McpError):
             codec.decode(raw, **kw)

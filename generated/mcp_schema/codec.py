@@ -20,7 +20,6 @@ from typing import Annotated, Any, Generic, Literal, TypeVar, Union
 
 from pydantic import (
     BaseModel,
-    ConfigDict,
     Discriminator,
     Field,
     GetCoreSchemaHandler,
@@ -30,7 +29,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
 )
-from pydantic_core import CoreSchema, core_schema
+from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
 from mcp_schema import SUPPORTED_VERSIONS
 from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable
@@ -107,47 +106,63 @@ Kind = Literal["request", "notification", "result", "error"]
 # -- sniffing: the envelope members that select the model ---------------------
 
 
-class _Sniff(BaseModel):
-    # Ignores every other member, so big params or results are never turned
-    # into Python objects here; each member is typed loosely so that the real
-    # validation, not the sniff, reports what is wrong.
-    model_config = ConfigDict(extra="ignore")
-
-    jsonrpc: Any = None
-    id: Any = Field(default=None)
-    method: Any = None
-    params: Union[_SniffParams, Any] = Field(default=None, union_mode="left_to_right")
-    error: Union[_SniffError, Any] = Field(default=None, union_mode="left_to_right")
-
-
-class _SniffMeta(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    protocol_version: Any = Field(default=None, alias=PROTOCOL_VERSION_KEY)
+def _loose_object(fields: dict[str, CoreSchema]) -> CoreSchema:
+    # Only the listed members are read; others are skipped without being
+    # turned into Python objects. Anything that is not an object falls back
+    # to "any", so the real validation, not the sniff, says what is wrong.
+    listed = core_schema.typed_dict_schema(
+        {
+            name: core_schema.typed_dict_field(schema, required=False)
+            for name, schema in fields.items()
+        },
+        extra_behavior="ignore",
+    )
+    return core_schema.union_schema([listed, core_schema.any_schema()], mode="left_to_right")
 
 
-class _SniffParams(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    meta: Union[_SniffMeta, Any] = Field(default=None, alias="_meta", union_mode="left_to_right")
+_ANY = core_schema.any_schema()
+_SNIFFER = SchemaValidator(
+    core_schema.typed_dict_schema(
+        {
+            name: core_schema.typed_dict_field(schema, required=False)
+            for name, schema in {
+                "jsonrpc": _ANY,
+                "id": _ANY,
+                "method": _ANY,
+                "params": _loose_object({"_meta": _loose_object({PROTOCOL_VERSION_KEY: _ANY})}),
+                "error": _loose_object({"code": _ANY}),
+            }.items()
+        },
+        extra_behavior="ignore",
+    )
+)
 
 
-class _SniffError(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    code: Any = None
+class _Envelope:
+    """The members of a message that select its model, read in one cheap pass."""
+
+    __slots__ = ("fields", "id", "jsonrpc", "method", "named_version")
+
+    def __init__(self, members: dict[str, Any]) -> None:
+        self.fields = members.keys()  # what is present, whatever its value
+        self.jsonrpc = members.get("jsonrpc")
+        self.id = members.get("id")
+        self.method = members.get("method")
+        params = members.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        self.named_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
 
 
-_Sniff.model_rebuild()
-
-
-def _sniff(raw: bytes | str) -> _Sniff:
+def _sniff(raw: bytes | str) -> _Envelope:
     try:
-        return _Sniff.model_validate_json(raw)
+        return _Envelope(_SNIFFER.validate_json(raw))
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
             raise ParseError(
                 f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}"
             ) from None
-        if first["type"] == "model_type" and str(first.get("input", "")).startswith("["):
+        if str(first.get("input", "")).startswith("["):
             raise InvalidRequestError("Invalid Request: batches are not part of MCP") from None
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object") from None
 
@@ -381,7 +396,7 @@ def _invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
 # -- decode / encode -------------------------------------------------------------------
 
 
-def _check_envelope(s: _Sniff, kind: Kind) -> None:
+def _check_envelope(s: _Envelope, kind: Kind) -> None:
     if s.jsonrpc != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
     if kind in ("request", "result") and _request_id(s.id) is None:
@@ -401,7 +416,8 @@ def _request_id(value: Any) -> str | int | None:
     return None
 
 
-def _kind(s: _Sniff, fields: set[str]) -> Kind:
+def _kind(s: _Envelope) -> Kind:
+    fields = s.fields
     if "method" in fields:
         return "request" if "id" in fields else "notification"
     if "error" in fields:
@@ -411,18 +427,17 @@ def _kind(s: _Sniff, fields: set[str]) -> Kind:
     raise InvalidRequestError("Invalid Request: neither a request, a notification nor a response")
 
 
-def _detect_version(s: _Sniff, version: str | None, headers: Mapping[str, str] | None) -> str:
+def _detect_version(s: _Envelope, version: str | None, headers: Mapping[str, str] | None) -> str:
     requested = version
     if requested is None:
-        meta = getattr(s.params, "meta", None)
-        requested = getattr(meta, "protocol_version", None)
+        requested = s.named_version
     if requested is None and headers:
         requested = next(
             (v for k, v in headers.items() if k.lower() == "mcp-protocol-version"), None
         )
     if requested is None:
         return HANDSHAKE_VERSION
-    if requested not in _PACKAGES:
+    if not isinstance(requested, str) or requested not in _PACKAGES:
         shown = requested if isinstance(requested, str) else json.dumps(requested)
         raise UnsupportedProtocolVersionError(
             f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
@@ -472,7 +487,7 @@ def decode(
 
 def _decode_sniffed(
     raw: bytes | str,
-    sniffed: _Sniff,
+    sniffed: _Envelope,
     version: str | None,
     method: str | None,
     headers: Mapping[str, str] | None,
@@ -481,8 +496,7 @@ def _decode_sniffed(
     assume_complete: bool,
 ) -> Message:
     """The exact path: every error is classified from the sniffed envelope."""
-    fields = sniffed.model_fields_set
-    kind = _kind(sniffed, fields)
+    kind = _kind(sniffed)
     _check_envelope(sniffed, kind)
     resolved = _detect_version(sniffed, version, headers)
     try:
@@ -494,7 +508,7 @@ def _decode_sniffed(
         requests, notifications = _tables(resolved, exts)
         package = _package(resolved)
         if kind == "request":
-            entry = requests.get(sniffed.method)
+            entry = requests.get(str(sniffed.method))
             if entry is None:
                 if not allow_unknown_methods:
                     raise MethodNotFoundError(
@@ -505,7 +519,7 @@ def _decode_sniffed(
             else:
                 cls = entry.request
         else:
-            note = notifications.get(sniffed.method)
+            note = notifications.get(str(sniffed.method))
             cls = note.notification if note is not None else package.JSONRPCNotification
         message = cls.model_validate_json(raw)
     except ValidationError as exc:
@@ -527,25 +541,27 @@ _NO_EXTENSIONS: frozenset[str] = frozenset()
 
 
 @functools.cache
-def _messages_adapter(version: str, exts: frozenset[str]) -> TypeAdapter[Any]:
+def _messages_validator(version: str, exts: frozenset[str]) -> Callable[[bytes | str], Any]:
     """Every request and notification class of a version, told apart by ``method``."""
     requests, notifications = _tables(version, exts)
     classes = [e.request for e in requests.values()] + [
         n.notification for n in notifications.values()
     ]
     by_method: Any = Annotated[Union[tuple(classes)], Field(discriminator="method")]
-    return TypeAdapter(by_method)
+    # The core validator itself: TypeAdapter's Python wrapper costs a
+    # measurable share of a small message.
+    return TypeAdapter(by_method).validator.validate_json
 
 
 @functools.cache
-def _response_adapter(
+def _response_validator(
     version: str, method: str, exts: frozenset[str], assume_complete: bool
-) -> TypeAdapter[Any]:
+) -> Callable[[bytes | str], Any]:
     result = _result_response(version, method, exts, assume_complete)
     either: Any = Annotated[
         Union[result, _error_response(version)], Field(union_mode="left_to_right")
     ]
-    return TypeAdapter(either)
+    return TypeAdapter(either).validator.validate_json
 
 
 def _decode_fast(
@@ -559,8 +575,10 @@ def _decode_fast(
         return None  # the exact path names the unsupported version
     try:
         if method is not None:
-            adapter = _response_adapter(version or HANDSHAKE_VERSION, method, exts, assume_complete)
-            message = adapter.validate_json(raw)
+            validate = _response_validator(
+                version or HANDSHAKE_VERSION, method, exts, assume_complete
+            )
+            message = validate(raw)
             extra = message.__pydantic_extra__
             if extra and ("method" in extra or "error" in extra or "result" in extra):
                 return None  # the exact path classifies such a message differently
@@ -568,14 +586,14 @@ def _decode_fast(
         if version is None:
             # Only stateless-era requests name their version; other messages
             # without one are handshake-era traffic: the exact path.
-            message = _messages_adapter("2026-07-28", exts).validate_json(raw)
+            message = _messages_validator("2026-07-28", exts)(raw)
             meta = getattr(getattr(message, "params", None), "meta", None)
             if "id" not in message.model_fields_set or (
                 getattr(meta, "protocol_version", None) != "2026-07-28"
             ):
                 return None
             return message  # type: ignore[no-any-return]
-        message = _messages_adapter(version, exts).validate_json(raw)
+        message = _messages_validator(version, exts)(raw)
         extra = message.__pydantic_extra__
         if "id" not in type(message).model_fields and extra and "id" in extra:
             return None  # a notification's method with an id: the exact path says why
@@ -623,14 +641,19 @@ class Correlator:
         self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
 
     def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:
+        if headers is None:
+            message = self._decode_request_fast(raw)
+            if message is not None:
+                return message
         sniffed = _sniff(raw)
-        fields = sniffed.model_fields_set
-        named = getattr(getattr(sniffed.params, "meta", None), "protocol_version", None)
+        fields = sniffed.fields
+        named = sniffed.named_version
         method: str | None = None
         version = None if named is not None else self.version
-        if "method" not in fields and isinstance(sniffed.id, (str, int)):
+        request_id = _request_id(sniffed.id)
+        if "method" not in fields and request_id is not None:
             method, request_version = self._pending.pop(
-                (type(sniffed.id), sniffed.id), (None, None)
+                (type(request_id), request_id), (None, None)
             )
             version = request_version or version
         if sniffed.method == "initialize":
@@ -645,15 +668,37 @@ class Correlator:
             allow_unknown_methods=self.allow_unknown_methods,
         )
         kind = message_kind(message)
-        if kind == "request" and isinstance(sniffed.id, (str, int)):
+        if kind == "request" and request_id is not None:
             resolved = named if isinstance(named, str) else version
-            self._pending[(type(sniffed.id), sniffed.id)] = (str(sniffed.method), resolved)
+            self._pending[(type(request_id), request_id)] = (str(sniffed.method), resolved)
         if isinstance(named, str):
             self.version = named
         elif kind == "result" and method == "initialize":
             negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
             if isinstance(negotiated, str):
                 self.version = negotiated
+        return message
+
+    def _decode_request_fast(self, raw: bytes | str) -> Message | None:
+        """Requests and notifications need no sniffing when the session
+        version is known (or named in the request): only responses must be
+        looked up by id before they can be typed."""
+        _reject_non_json_numbers(raw)
+        stateless = self.version in (None, "2026-07-28")
+        message = _decode_fast(
+            raw, None if stateless else self.version, None, self.extensions, self.assume_complete
+        )
+        if message is None:
+            return None
+        request_id = message.__dict__.get("id")
+        if "id" in type(message).model_fields and isinstance(request_id, (str, int)):
+            version = "2026-07-28" if stateless else self.version
+            self._pending[(type(request_id), request_id)] = (
+                str(message.__dict__["method"]),
+                version,
+            )
+            if stateless:
+                self.version = "2026-07-28"
         return message
 
     @property

@@ -3,8 +3,6 @@
 # sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 """Wire models of MCP 2025-11-25: one per schema definition."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, StrictBool, StrictStr
@@ -201,24 +199,6 @@ __all__ = [
 ]
 
 
-class Annotations(McpModel):
-    """MCP 2025-11-25 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#annotations"""
-
-    audience: Omittable[list[Role]] = None
-    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
-    priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
-
-
-class AudioContent(McpModel):
-    """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
-
-
 class BaseMetadata(McpModel):
     """MCP 2025-11-25 definition ``BaseMetadata``: https://modelcontextprotocol.io/specification/2025-11-25/schema#basemetadata"""
 
@@ -244,87 +224,6 @@ class BooleanSchema(McpModel):
     type: Literal["boolean"]
 
 
-class CallToolRequest(McpModel):
-    """MCP 2025-11-25 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
-    params: CallToolRequestParams
-
-
-class CallToolRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
-
-    meta: Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
-    arguments: Omittable[dict[str, Any]] = None
-    name: StrictStr
-    task: Omittable[TaskMetadata] = None
-
-
-class CallToolRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class CallToolResult(McpModel):
-    """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    structured_content: Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
-
-
-class CancelTaskRequest(McpModel):
-    """MCP 2025-11-25 definition ``CancelTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/cancel"]
-    params: RelatedTaskMetadata
-
-
-class CancelTaskResult(McpModel):
-    """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
-    status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
-    ttl: JsonInt | None
-
-
-class CancelledNotification(McpModel):
-    """MCP 2025-11-25 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(McpModel):
-    """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    reason: Omittable[StrictStr] = None
-    request_id: Omittable[RequestId] = Field(default=None, alias="requestId")
-
-
-class ClientCapabilities(McpModel):
-    """MCP 2025-11-25 definition ``ClientCapabilities``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
-
-    elicitation: Omittable[ClientCapabilitiesElicitation] = None
-    experimental: Omittable[dict[str, dict[str, Any]]] = None
-    roots: Omittable[ClientCapabilitiesRoots] = None
-    sampling: Omittable[ClientCapabilitiesSampling] = None
-    tasks: Omittable[ClientCapabilitiesTasks] = None
-
-
 class ClientCapabilitiesElicitation(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.elicitation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
@@ -345,21 +244,6 @@ class ClientCapabilitiesSampling(McpModel):
     tools: Omittable[dict[str, Any]] = None
 
 
-class ClientCapabilitiesTasks(McpModel):
-    """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
-
-    cancel: Omittable[dict[str, Any]] = None
-    list: Omittable[dict[str, Any]] = None
-    requests: Omittable[ClientCapabilitiesTasksRequests] = None
-
-
-class ClientCapabilitiesTasksRequests(McpModel):
-    """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
-
-    elicitation: Omittable[ClientCapabilitiesTasksRequestsElicitation] = None
-    sampling: Omittable[ClientCapabilitiesTasksRequestsSampling] = None
-
-
 class ClientCapabilitiesTasksRequestsElicitation(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests.elicitation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
@@ -372,22 +256,29 @@ class ClientCapabilitiesTasksRequestsSampling(McpModel):
     create_message: Omittable[dict[str, Any]] = Field(default=None, alias="createMessage")
 
 
-class CompleteRequest(McpModel):
-    """MCP 2025-11-25 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequest"""
+class ClientCapabilitiesTasksRequests(McpModel):
+    """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
+    elicitation: Omittable[ClientCapabilitiesTasksRequestsElicitation] = None
+    sampling: Omittable[ClientCapabilitiesTasksRequestsSampling] = None
 
 
-class CompleteRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
+class ClientCapabilitiesTasks(McpModel):
+    """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
-    meta: Omittable[CompleteRequestParamsMeta] = Field(default=None, alias="_meta")
-    argument: CompleteRequestParamsArgument
-    context: Omittable[CompleteRequestParamsContext] = None
-    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+    cancel: Omittable[dict[str, Any]] = None
+    list: Omittable[dict[str, Any]] = None
+    requests: Omittable[ClientCapabilitiesTasksRequests] = None
+
+
+class ClientCapabilities(McpModel):
+    """MCP 2025-11-25 definition ``ClientCapabilities``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
+
+    elicitation: Omittable[ClientCapabilitiesElicitation] = None
+    experimental: Omittable[dict[str, dict[str, Any]]] = None
+    roots: Omittable[ClientCapabilitiesRoots] = None
+    sampling: Omittable[ClientCapabilitiesSampling] = None
+    tasks: Omittable[ClientCapabilitiesTasks] = None
 
 
 class CompleteRequestParamsArgument(McpModel):
@@ -403,10 +294,12 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
+class CompleteResultCompletion(McpModel):
+    """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    total: Omittable[JsonInt] = None
+    values: list[StrictStr]
 
 
 class CompleteResult(McpModel):
@@ -416,121 +309,8 @@ class CompleteResult(McpModel):
     completion: CompleteResultCompletion
 
 
-class CompleteResultCompletion(McpModel):
-    """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
-
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
-    total: Omittable[JsonInt] = None
-    values: list[StrictStr]
-
-
-class CreateMessageRequest(McpModel):
-    """MCP 2025-11-25 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
-
-    meta: Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
-    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
-    )
-    max_tokens: JsonInt = Field(alias="maxTokens")
-    messages: list[SamplingMessage]
-    metadata: Omittable[dict[str, Any]] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
-    task: Omittable[TaskMetadata] = None
-    temperature: Omittable[JsonNumber] = None
-    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
-    tools: Omittable[list[Tool]] = None
-
-
-class CreateMessageRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class CreateMessageResult(McpModel):
-    """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[SamplingMessageContentBlock]
-    )
-    model: StrictStr
-    role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
-
-
-class CreateTaskResult(McpModel):
-    """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    task: Task
-
-
-class ElicitRequest(McpModel):
-    """MCP 2025-11-25 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["elicitation/create"]
-    params: ElicitRequestParams
-
-
-class ElicitRequestFormParams(McpModel):
-    """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
-
-    meta: Omittable[ElicitRequestFormParamsMeta] = Field(default=None, alias="_meta")
-    message: StrictStr
-    mode: Omittable[Literal["form"]] = None
-    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
-    task: Omittable[TaskMetadata] = None
-
-
-class ElicitRequestFormParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class ElicitRequestFormParamsRequestedSchema(McpModel):
-    """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
-
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
-    properties: dict[str, PrimitiveSchemaDefinition]
-    required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
-
-
-class ElicitRequestURLParams(McpModel):
-    """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
-
-    meta: Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
-    elicitation_id: StrictStr = Field(alias="elicitationId")
-    message: StrictStr
-    mode: Literal["url"]
-    task: Omittable[TaskMetadata] = None
-    url: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class ElicitRequestURLParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+Cursor: TypeAlias = StrictStr
+"""MCP 2025-11-25 definition ``Cursor``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor"""
 
 
 class ElicitResult(McpModel):
@@ -541,27 +321,18 @@ class ElicitResult(McpModel):
     content: Omittable[dict[str, list[StrictStr] | StrictStr | JsonNumber | StrictBool]] = None
 
 
-class ElicitationCompleteNotification(McpModel):
-    """MCP 2025-11-25 definition ``ElicitationCompleteNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/elicitation/complete"]
-    params: ElicitationCompleteNotificationParams
-
-
 class ElicitationCompleteNotificationParams(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitationCompleteNotification.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
 
     elicitation_id: StrictStr = Field(alias="elicitationId")
 
 
-class EmbeddedResource(McpModel):
-    """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
+class ElicitationCompleteNotification(McpModel):
+    """MCP 2025-11-25 definition ``ElicitationCompleteNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/elicitation/complete"]
+    params: ElicitationCompleteNotificationParams
 
 
 class Error(McpModel):
@@ -572,72 +343,10 @@ class Error(McpModel):
     message: StrictStr
 
 
-class GetPromptRequest(McpModel):
-    """MCP 2025-11-25 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
-
-
-class GetPromptRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
-
-    meta: Omittable[GetPromptRequestParamsMeta] = Field(default=None, alias="_meta")
-    arguments: Omittable[dict[str, StrictStr]] = None
-    name: StrictStr
-
-
-class GetPromptRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class GetPromptResult(McpModel):
-    """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    description: Omittable[StrictStr] = None
-    messages: list[PromptMessage]
-
-
-class GetTaskPayloadRequest(McpModel):
-    """MCP 2025-11-25 definition ``GetTaskPayloadRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/result"]
-    params: RelatedTaskMetadata
-
-
 class GetTaskPayloadResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-
-
-class GetTaskRequest(McpModel):
-    """MCP 2025-11-25 definition ``GetTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/get"]
-    params: RelatedTaskMetadata
-
-
-class GetTaskResult(McpModel):
-    """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
-    status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
-    ttl: JsonInt | None
 
 
 class Icon(McpModel):
@@ -655,16 +364,6 @@ class Icons(McpModel):
     icons: Omittable[list[Icon]] = None
 
 
-class ImageContent(McpModel):
-    """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
-
-
 class Implementation(McpModel):
     """MCP 2025-11-25 definition ``Implementation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#implementation"""
 
@@ -678,79 +377,12 @@ class Implementation(McpModel):
     )
 
 
-class InitializeRequest(McpModel):
-    """MCP 2025-11-25 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["initialize"]
-    params: InitializeRequestParams
-
-
-class InitializeRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
-
-    meta: Omittable[InitializeRequestParamsMeta] = Field(default=None, alias="_meta")
-    capabilities: ClientCapabilities
-    client_info: Implementation = Field(alias="clientInfo")
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-
-
-class InitializeRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class InitializeResult(McpModel):
-    """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    capabilities: ServerCapabilities
-    instructions: Omittable[StrictStr] = None
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-    server_info: Implementation = Field(alias="serverInfo")
-
-
-class InitializedNotification(McpModel):
-    """MCP 2025-11-25 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/initialized"]
-    params: Omittable[NotificationParams] = None
-
-
-class JSONRPCErrorResponse(McpModel):
-    """MCP 2025-11-25 definition ``JSONRPCErrorResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcerrorresponse"""
-
-    error: Error
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
-
-
 class JSONRPCNotification(McpModel):
     """MCP 2025-11-25 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcnotification"""
 
     jsonrpc: Literal["2.0"]
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
-
-
-class JSONRPCRequest(McpModel):
-    """MCP 2025-11-25 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: StrictStr
-    params: Omittable[dict[str, Any]] = None
-
-
-class JSONRPCResultResponse(McpModel):
-    """MCP 2025-11-25 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
 
 
 class LegacyTitledEnumSchema(McpModel):
@@ -764,113 +396,10 @@ class LegacyTitledEnumSchema(McpModel):
     type: Literal["string"]
 
 
-class ListPromptsRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
-    params: Omittable[PaginatedRequestParams] = None
-
-
-class ListPromptsResult(McpModel):
-    """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    prompts: list[Prompt]
-
-
-class ListResourceTemplatesRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
-    params: Omittable[PaginatedRequestParams] = None
-
-
-class ListResourceTemplatesResult(McpModel):
-    """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
-
-
-class ListResourcesRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
-    params: Omittable[PaginatedRequestParams] = None
-
-
-class ListResourcesResult(McpModel):
-    """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resources: list[Resource]
-
-
-class ListRootsRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["roots/list"]
-    params: Omittable[RequestParams] = None
-
-
-class ListRootsResult(McpModel):
-    """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    roots: list[Root]
-
-
-class ListTasksRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListTasksRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/list"]
-    params: Omittable[PaginatedRequestParams] = None
-
-
-class ListTasksResult(McpModel):
-    """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    tasks: list[Task]
-
-
-class ListToolsRequest(McpModel):
-    """MCP 2025-11-25 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
-    params: Omittable[PaginatedRequestParams] = None
-
-
-class ListToolsResult(McpModel):
-    """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    tools: list[Tool]
-
-
-class LoggingMessageNotification(McpModel):
-    """MCP 2025-11-25 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
+LoggingLevel: TypeAlias = Literal[
+    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
+]
+"""MCP 2025-11-25 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
 
 
 class LoggingMessageNotificationParams(McpModel):
@@ -880,6 +409,14 @@ class LoggingMessageNotificationParams(McpModel):
     data: Any
     level: LoggingLevel
     logger: Omittable[StrictStr] = None
+
+
+class LoggingMessageNotification(McpModel):
+    """MCP 2025-11-25 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
 
 
 class ModelHint(McpModel):
@@ -916,6 +453,14 @@ class NotificationParams(McpModel):
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
 
 
+class InitializedNotification(McpModel):
+    """MCP 2025-11-25 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/initialized"]
+    params: Omittable[NotificationParams] = None
+
+
 class NumberSchema(McpModel):
     """MCP 2025-11-25 definition ``NumberSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#numberschema"""
 
@@ -927,20 +472,74 @@ class NumberSchema(McpModel):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(McpModel):
-    """MCP 2025-11-25 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequest"""
+class PaginatedResult(McpModel):
+    """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: StrictStr
-    params: Omittable[PaginatedRequestParams] = None
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
 
 
-class PaginatedRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
+ProgressToken: TypeAlias = StrictStr | JsonInt
+"""MCP 2025-11-25 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken"""
 
-    meta: Omittable[PaginatedRequestParamsMeta] = Field(default=None, alias="_meta")
-    cursor: Omittable[StrictStr] = None
+
+class CallToolRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class CompleteRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class CreateMessageRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class ElicitRequestFormParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class ElicitRequestURLParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class GetPromptRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class GetPromptRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
+
+    meta: Omittable[GetPromptRequestParamsMeta] = Field(default=None, alias="_meta")
+    arguments: Omittable[dict[str, StrictStr]] = None
+    name: StrictStr
+
+
+class InitializeRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class InitializeRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
+
+    meta: Omittable[InitializeRequestParamsMeta] = Field(default=None, alias="_meta")
+    capabilities: ClientCapabilities
+    client_info: Implementation = Field(alias="clientInfo")
+    protocol_version: StrictStr = Field(alias="protocolVersion")
 
 
 class PaginatedRequestParamsMeta(McpModel):
@@ -949,28 +548,11 @@ class PaginatedRequestParamsMeta(McpModel):
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class PaginatedResult(McpModel):
-    """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
+class PaginatedRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-
-
-class PingRequest(McpModel):
-    """MCP 2025-11-25 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#pingrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["ping"]
-    params: Omittable[RequestParams] = None
-
-
-class ProgressNotification(McpModel):
-    """MCP 2025-11-25 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
+    meta: Omittable[PaginatedRequestParamsMeta] = Field(default=None, alias="_meta")
+    cursor: Omittable[StrictStr] = None
 
 
 class ProgressNotificationParams(McpModel):
@@ -981,6 +563,23 @@ class ProgressNotificationParams(McpModel):
     progress: JsonNumber
     progress_token: ProgressToken = Field(alias="progressToken")
     total: Omittable[JsonNumber] = None
+
+
+class ProgressNotification(McpModel):
+    """MCP 2025-11-25 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
+
+
+class PromptArgument(McpModel):
+    """MCP 2025-11-25 definition ``PromptArgument``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptargument"""
+
+    description: Omittable[StrictStr] = None
+    name: StrictStr
+    required: Omittable[StrictBool] = None
+    title: Omittable[StrictStr] = None
 
 
 class Prompt(McpModel):
@@ -994,13 +593,12 @@ class Prompt(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class PromptArgument(McpModel):
-    """MCP 2025-11-25 definition ``PromptArgument``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptargument"""
+class ListPromptsResult(McpModel):
+    """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
 
-    description: Omittable[StrictStr] = None
-    name: StrictStr
-    required: Omittable[StrictBool] = None
-    title: Omittable[StrictStr] = None
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    prompts: list[Prompt]
 
 
 class PromptListChangedNotification(McpModel):
@@ -1011,13 +609,6 @@ class PromptListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class PromptMessage(McpModel):
-    """MCP 2025-11-25 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptmessage"""
-
-    content: ContentBlock
-    role: Role
-
-
 class PromptReference(McpModel):
     """MCP 2025-11-25 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptreference"""
 
@@ -1026,13 +617,10 @@ class PromptReference(McpModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequest(McpModel):
-    """MCP 2025-11-25 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequest"""
+class ReadResourceRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
 class ReadResourceRequestParams(McpModel):
@@ -1040,19 +628,6 @@ class ReadResourceRequestParams(McpModel):
 
     meta: Omittable[ReadResourceRequestParamsMeta] = Field(default=None, alias="_meta")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class ReadResourceRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class ReadResourceResult(McpModel):
-    """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    contents: list[TextResourceContents | BlobResourceContents]
 
 
 class RelatedTaskMetadata(McpModel):
@@ -1068,16 +643,308 @@ class Request(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class RequestParams(McpModel):
-    """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
+RequestId: TypeAlias = StrictStr | JsonInt
+"""MCP 2025-11-25 definition ``RequestId``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestid"""
 
-    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+
+class CancelTaskRequest(McpModel):
+    """MCP 2025-11-25 definition ``CancelTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/cancel"]
+    params: RelatedTaskMetadata
+
+
+class CancelledNotificationParams(McpModel):
+    """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    reason: Omittable[StrictStr] = None
+    request_id: Omittable[RequestId] = Field(default=None, alias="requestId")
+
+
+class CancelledNotification(McpModel):
+    """MCP 2025-11-25 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class GetPromptRequest(McpModel):
+    """MCP 2025-11-25 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
+
+
+class GetTaskPayloadRequest(McpModel):
+    """MCP 2025-11-25 definition ``GetTaskPayloadRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/result"]
+    params: RelatedTaskMetadata
+
+
+class GetTaskRequest(McpModel):
+    """MCP 2025-11-25 definition ``GetTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/get"]
+    params: RelatedTaskMetadata
+
+
+class InitializeRequest(McpModel):
+    """MCP 2025-11-25 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["initialize"]
+    params: InitializeRequestParams
+
+
+class JSONRPCErrorResponse(McpModel):
+    """MCP 2025-11-25 definition ``JSONRPCErrorResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcerrorresponse"""
+
+    error: Error
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(McpModel):
+    """MCP 2025-11-25 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: StrictStr
+    params: Omittable[dict[str, Any]] = None
+
+
+class ListPromptsRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class ListResourceTemplatesRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class ListResourcesRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class ListTasksRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListTasksRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tasks/list"]
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class ListToolsRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class PaginatedRequest(McpModel):
+    """MCP 2025-11-25 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: StrictStr
+    params: Omittable[PaginatedRequestParams] = None
+
+
+class ReadResourceRequest(McpModel):
+    """MCP 2025-11-25 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
 
 
 class RequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``RequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class RequestParams(McpModel):
+    """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
+
+    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+
+
+class ListRootsRequest(McpModel):
+    """MCP 2025-11-25 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["roots/list"]
+    params: Omittable[RequestParams] = None
+
+
+class PingRequest(McpModel):
+    """MCP 2025-11-25 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#pingrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["ping"]
+    params: Omittable[RequestParams] = None
+
+
+class ResourceContents(McpModel):
+    """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ResourceListChangedNotification(McpModel):
+    """MCP 2025-11-25 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelistchangednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/list_changed"]
+    params: Omittable[NotificationParams] = None
+
+
+class ResourceRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class ResourceRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
+
+    meta: Omittable[ResourceRequestParamsMeta] = Field(default=None, alias="_meta")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ResourceTemplateReference(McpModel):
+    """MCP 2025-11-25 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplatereference"""
+
+    type: Literal["ref/resource"]
+    uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
+
+
+class CompleteRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
+
+    meta: Omittable[CompleteRequestParamsMeta] = Field(default=None, alias="_meta")
+    argument: CompleteRequestParamsArgument
+    context: Omittable[CompleteRequestParamsContext] = None
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+
+
+class CompleteRequest(McpModel):
+    """MCP 2025-11-25 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(McpModel):
+    """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ResourceUpdatedNotification(McpModel):
+    """MCP 2025-11-25 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class Result(McpModel):
+    """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+
+
+EmptyResult: TypeAlias = Result
+"""MCP 2025-11-25 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#emptyresult"""
+
+
+class JSONRPCResultResponse(McpModel):
+    """MCP 2025-11-25 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage: TypeAlias = (
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+)
+"""MCP 2025-11-25 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage"""
+
+
+JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+"""MCP 2025-11-25 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresponse"""
+
+
+Role: TypeAlias = Literal["assistant", "user"]
+"""MCP 2025-11-25 definition ``Role``: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
+
+
+class Annotations(McpModel):
+    """MCP 2025-11-25 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#annotations"""
+
+    audience: Omittable[list[Role]] = None
+    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
+    priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
+
+
+class AudioContent(McpModel):
+    """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    data: StrictStr = Field(json_schema_extra={"format": "byte"})
+    mime_type: StrictStr = Field(alias="mimeType")
+    type: Literal["audio"]
+
+
+class ImageContent(McpModel):
+    """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    data: StrictStr = Field(json_schema_extra={"format": "byte"})
+    mime_type: StrictStr = Field(alias="mimeType")
+    type: Literal["image"]
 
 
 class Resource(McpModel):
@@ -1094,12 +961,12 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceContents(McpModel):
-    """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
+class ListResourcesResult(McpModel):
+    """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    resources: list[Resource]
 
 
 class ResourceLink(McpModel):
@@ -1117,27 +984,6 @@ class ResourceLink(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotification(McpModel):
-    """MCP 2025-11-25 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelistchangednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
-    params: Omittable[NotificationParams] = None
-
-
-class ResourceRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
-
-    meta: Omittable[ResourceRequestParamsMeta] = Field(default=None, alias="_meta")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class ResourceRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
 class ResourceTemplate(McpModel):
     """MCP 2025-11-25 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplate"""
 
@@ -1153,32 +999,12 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ResourceTemplateReference(McpModel):
-    """MCP 2025-11-25 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplatereference"""
-
-    type: Literal["ref/resource"]
-    uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
-
-
-class ResourceUpdatedNotification(McpModel):
-    """MCP 2025-11-25 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(McpModel):
-    """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
+class ListResourceTemplatesResult(McpModel):
+    """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class Result(McpModel):
-    """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
 class Root(McpModel):
@@ -1189,39 +1015,19 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class ListRootsResult(McpModel):
+    """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    roots: list[Root]
+
+
 class RootsListChangedNotification(McpModel):
     """MCP 2025-11-25 definition ``RootsListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#rootslistchangednotification"""
 
     jsonrpc: Literal["2.0"]
     method: Literal["notifications/roots/list_changed"]
     params: Omittable[NotificationParams] = None
-
-
-class SamplingMessage(McpModel):
-    """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[SamplingMessageContentBlock]
-    )
-    role: Role
-
-
-class ServerCapabilities(McpModel):
-    """MCP 2025-11-25 definition ``ServerCapabilities``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
-
-    completions: Omittable[dict[str, Any]] = None
-    experimental: Omittable[dict[str, dict[str, Any]]] = None
-    logging: Omittable[dict[str, Any]] = None
-    prompts: Omittable[ServerCapabilitiesPrompts] = None
-    resources: Omittable[ServerCapabilitiesResources] = None
-    tasks: Omittable[ServerCapabilitiesTasks] = None
-    tools: Omittable[ServerCapabilitiesTools] = None
 
 
 class ServerCapabilitiesPrompts(McpModel):
@@ -1237,12 +1043,10 @@ class ServerCapabilitiesResources(McpModel):
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTasks(McpModel):
-    """MCP 2025-11-25 inline object at ``ServerCapabilities.tasks``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
+class ServerCapabilitiesTasksRequestsTools(McpModel):
+    """MCP 2025-11-25 inline object at ``ServerCapabilities.tasks.requests.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    cancel: Omittable[dict[str, Any]] = None
-    list: Omittable[dict[str, Any]] = None
-    requests: Omittable[ServerCapabilitiesTasksRequests] = None
+    call: Omittable[dict[str, Any]] = None
 
 
 class ServerCapabilitiesTasksRequests(McpModel):
@@ -1251,10 +1055,12 @@ class ServerCapabilitiesTasksRequests(McpModel):
     tools: Omittable[ServerCapabilitiesTasksRequestsTools] = None
 
 
-class ServerCapabilitiesTasksRequestsTools(McpModel):
-    """MCP 2025-11-25 inline object at ``ServerCapabilities.tasks.requests.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
+class ServerCapabilitiesTasks(McpModel):
+    """MCP 2025-11-25 inline object at ``ServerCapabilities.tasks``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    call: Omittable[dict[str, Any]] = None
+    cancel: Omittable[dict[str, Any]] = None
+    list: Omittable[dict[str, Any]] = None
+    requests: Omittable[ServerCapabilitiesTasksRequests] = None
 
 
 class ServerCapabilitiesTools(McpModel):
@@ -1263,13 +1069,32 @@ class ServerCapabilitiesTools(McpModel):
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
 
 
-class SetLevelRequest(McpModel):
-    """MCP 2025-11-25 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequest"""
+class ServerCapabilities(McpModel):
+    """MCP 2025-11-25 definition ``ServerCapabilities``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["logging/setLevel"]
-    params: SetLevelRequestParams
+    completions: Omittable[dict[str, Any]] = None
+    experimental: Omittable[dict[str, dict[str, Any]]] = None
+    logging: Omittable[dict[str, Any]] = None
+    prompts: Omittable[ServerCapabilitiesPrompts] = None
+    resources: Omittable[ServerCapabilitiesResources] = None
+    tasks: Omittable[ServerCapabilitiesTasks] = None
+    tools: Omittable[ServerCapabilitiesTools] = None
+
+
+class InitializeResult(McpModel):
+    """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    capabilities: ServerCapabilities
+    instructions: Omittable[StrictStr] = None
+    protocol_version: StrictStr = Field(alias="protocolVersion")
+    server_info: Implementation = Field(alias="serverInfo")
+
+
+class SetLevelRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
 class SetLevelRequestParams(McpModel):
@@ -1279,10 +1104,13 @@ class SetLevelRequestParams(McpModel):
     level: LoggingLevel
 
 
-class SetLevelRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
+class SetLevelRequest(McpModel):
+    """MCP 2025-11-25 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["logging/setLevel"]
+    params: SetLevelRequestParams
 
 
 class StringSchema(McpModel):
@@ -1297,13 +1125,10 @@ class StringSchema(McpModel):
     type: Literal["string"]
 
 
-class SubscribeRequest(McpModel):
-    """MCP 2025-11-25 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequest"""
+class SubscribeRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/subscribe"]
-    params: SubscribeRequestParams
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
 class SubscribeRequestParams(McpModel):
@@ -1313,29 +1138,13 @@ class SubscribeRequestParams(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class SubscribeRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
+class SubscribeRequest(McpModel):
+    """MCP 2025-11-25 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class Task(McpModel):
-    """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
-
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
-    status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
-    ttl: JsonInt | None
-
-
-class TaskAugmentedRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
-
-    meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(default=None, alias="_meta")
-    task: Omittable[TaskMetadata] = None
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/subscribe"]
+    params: SubscribeRequestParams
 
 
 class TaskAugmentedRequestParamsMeta(McpModel):
@@ -1350,12 +1159,97 @@ class TaskMetadata(McpModel):
     ttl: Omittable[JsonInt] = None
 
 
-class TaskStatusNotification(McpModel):
-    """MCP 2025-11-25 definition ``TaskStatusNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotification"""
+class CallToolRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
+    meta: Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
+    arguments: Omittable[dict[str, Any]] = None
+    name: StrictStr
+    task: Omittable[TaskMetadata] = None
+
+
+class CallToolRequest(McpModel):
+    """MCP 2025-11-25 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequest"""
+
+    id: RequestId
     jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tasks/status"]
-    params: TaskStatusNotificationParams
+    method: Literal["tools/call"]
+    params: CallToolRequestParams
+
+
+class ElicitRequestURLParams(McpModel):
+    """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
+
+    meta: Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
+    elicitation_id: StrictStr = Field(alias="elicitationId")
+    message: StrictStr
+    mode: Literal["url"]
+    task: Omittable[TaskMetadata] = None
+    url: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class TaskAugmentedRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
+
+    meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(default=None, alias="_meta")
+    task: Omittable[TaskMetadata] = None
+
+
+TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]
+"""MCP 2025-11-25 definition ``TaskStatus``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""
+
+
+class CancelTaskResult(McpModel):
+    """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    created_at: StrictStr = Field(alias="createdAt")
+    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    status: TaskStatus
+    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
+    task_id: StrictStr = Field(alias="taskId")
+    ttl: JsonInt | None
+
+
+class GetTaskResult(McpModel):
+    """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    created_at: StrictStr = Field(alias="createdAt")
+    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    status: TaskStatus
+    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
+    task_id: StrictStr = Field(alias="taskId")
+    ttl: JsonInt | None
+
+
+class Task(McpModel):
+    """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
+
+    created_at: StrictStr = Field(alias="createdAt")
+    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    status: TaskStatus
+    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
+    task_id: StrictStr = Field(alias="taskId")
+    ttl: JsonInt | None
+
+
+class CreateTaskResult(McpModel):
+    """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    task: Task
+
+
+class ListTasksResult(McpModel):
+    """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    tasks: list[Task]
 
 
 class TaskStatusNotificationParams(McpModel):
@@ -1369,6 +1263,25 @@ class TaskStatusNotificationParams(McpModel):
     status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
     task_id: StrictStr = Field(alias="taskId")
     ttl: JsonInt | None
+
+
+class TaskStatusNotification(McpModel):
+    """MCP 2025-11-25 definition ``TaskStatusNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/tasks/status"]
+    params: TaskStatusNotificationParams
+
+
+ClientNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | InitializedNotification
+    | ProgressNotification
+    | TaskStatusNotification
+    | RootsListChangedNotification,
+    Field(discriminator="method"),
+]
+"""MCP 2025-11-25 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 
 
 class TextContent(McpModel):
@@ -1389,6 +1302,66 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class EmbeddedResource(McpModel):
+    """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
+
+
+ContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
+"""MCP 2025-11-25 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
+
+
+class CallToolResult(McpModel):
+    """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    content: list[ContentBlock]
+    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
+    structured_content: Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
+
+
+class PromptMessage(McpModel):
+    """MCP 2025-11-25 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptmessage"""
+
+    content: ContentBlock
+    role: Role
+
+
+class GetPromptResult(McpModel):
+    """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    description: Omittable[StrictStr] = None
+    messages: list[PromptMessage]
+
+
+class ReadResourceResult(McpModel):
+    """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    contents: list[TextResourceContents | BlobResourceContents]
+
+
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
+    """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items.anyOf[]``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
+
+    const: StrictStr
+    title: StrictStr
+
+
+class TitledMultiSelectEnumSchemaItems(McpModel):
+    """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
+
+    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
+
+
 class TitledMultiSelectEnumSchema(McpModel):
     """MCP 2025-11-25 definition ``TitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
 
@@ -1401,14 +1374,8 @@ class TitledMultiSelectEnumSchema(McpModel):
     type: Literal["array"]
 
 
-class TitledMultiSelectEnumSchemaItems(McpModel):
-    """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
-
-    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
-
-
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
-    """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items.anyOf[]``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
+class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
+    """MCP 2025-11-25 inline object at ``TitledSingleSelectEnumSchema.oneOf[]``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledsingleselectenumschema"""
 
     const: StrictStr
     title: StrictStr
@@ -1422,27 +1389,6 @@ class TitledSingleSelectEnumSchema(McpModel):
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(alias="oneOf")
     title: Omittable[StrictStr] = None
     type: Literal["string"]
-
-
-class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
-    """MCP 2025-11-25 inline object at ``TitledSingleSelectEnumSchema.oneOf[]``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledsingleselectenumschema"""
-
-    const: StrictStr
-    title: StrictStr
-
-
-class Tool(McpModel):
-    """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
-
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    annotations: Omittable[ToolAnnotations] = None
-    description: Omittable[StrictStr] = None
-    execution: Omittable[ToolExecution] = None
-    icons: Omittable[list[Icon]] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
-    name: StrictStr
-    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
-    title: Omittable[StrictStr] = None
 
 
 class ToolAnnotations(McpModel):
@@ -1486,6 +1432,21 @@ class ToolListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
+ServerNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | ProgressNotification
+    | ResourceListChangedNotification
+    | ResourceUpdatedNotification
+    | PromptListChangedNotification
+    | ToolListChangedNotification
+    | TaskStatusNotification
+    | LoggingMessageNotification
+    | ElicitationCompleteNotification,
+    Field(discriminator="method"),
+]
+"""MCP 2025-11-25 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
+
+
 class ToolOutputSchema(McpModel):
     """MCP 2025-11-25 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
@@ -1493,6 +1454,47 @@ class ToolOutputSchema(McpModel):
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
     type: Literal["object"]
+
+
+class Tool(McpModel):
+    """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    annotations: Omittable[ToolAnnotations] = None
+    description: Omittable[StrictStr] = None
+    execution: Omittable[ToolExecution] = None
+    icons: Omittable[list[Icon]] = None
+    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    name: StrictStr
+    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
+    title: Omittable[StrictStr] = None
+
+
+class ListToolsResult(McpModel):
+    """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    tools: list[Tool]
+
+
+ServerResult: TypeAlias = (
+    Result
+    | InitializeResult
+    | ListResourcesResult
+    | ListResourceTemplatesResult
+    | ReadResourceResult
+    | ListPromptsResult
+    | GetPromptResult
+    | ListToolsResult
+    | CallToolResult
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CompleteResult
+)
+"""MCP 2025-11-25 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 
 
 class ToolResultContent(McpModel):
@@ -1516,12 +1518,90 @@ class ToolUseContent(McpModel):
     type: Literal["tool_use"]
 
 
-class URLElicitationRequiredError(McpModel):
-    """MCP 2025-11-25 definition ``URLElicitationRequiredError``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
+"""MCP 2025-11-25 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 
-    error: URLElicitationRequiredErrorError
-    id: Omittable[RequestId] = None
+
+class CreateMessageResult(McpModel):
+    """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    model: StrictStr
+    role: Role
+    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+
+
+ClientResult: TypeAlias = (
+    Result
+    | GetTaskResult
+    | GetTaskPayloadResult
+    | CancelTaskResult
+    | ListTasksResult
+    | CreateMessageResult
+    | ListRootsResult
+    | ElicitResult
+)
+"""MCP 2025-11-25 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
+
+
+class SamplingMessage(McpModel):
+    """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
+
+    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    role: Role
+
+
+class CreateMessageRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
+
+    meta: Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
+    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
+        default=None, alias="includeContext"
+    )
+    max_tokens: JsonInt = Field(alias="maxTokens")
+    messages: list[SamplingMessage]
+    metadata: Omittable[dict[str, Any]] = None
+    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
+    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
+    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    task: Omittable[TaskMetadata] = None
+    temperature: Omittable[JsonNumber] = None
+    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
+    tools: Omittable[list[Tool]] = None
+
+
+class CreateMessageRequest(McpModel):
+    """MCP 2025-11-25 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequest"""
+
+    id: RequestId
     jsonrpc: Literal["2.0"]
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
+
+
+class URLElicitationRequiredErrorErrorData(McpModel):
+    """MCP 2025-11-25 inline object at ``URLElicitationRequiredError.error.data``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
+
+    elicitations: list[ElicitRequestURLParams]
 
 
 class URLElicitationRequiredErrorError(McpModel):
@@ -1532,10 +1612,25 @@ class URLElicitationRequiredErrorError(McpModel):
     message: StrictStr
 
 
-class URLElicitationRequiredErrorErrorData(McpModel):
-    """MCP 2025-11-25 inline object at ``URLElicitationRequiredError.error.data``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
+class URLElicitationRequiredError(McpModel):
+    """MCP 2025-11-25 definition ``URLElicitationRequiredError``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
 
-    elicitations: list[ElicitRequestURLParams]
+    error: URLElicitationRequiredErrorError
+    id: Omittable[RequestId] = None
+    jsonrpc: Literal["2.0"]
+
+
+class UnsubscribeRequestParamsMeta(McpModel):
+    """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
+
+    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+
+
+class UnsubscribeRequestParams(McpModel):
+    """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
+
+    meta: Omittable[UnsubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class UnsubscribeRequest(McpModel):
@@ -1546,58 +1641,6 @@ class UnsubscribeRequest(McpModel):
     method: Literal["resources/unsubscribe"]
     params: UnsubscribeRequestParams
 
-
-class UnsubscribeRequestParams(McpModel):
-    """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
-
-    meta: Omittable[UnsubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class UnsubscribeRequestParamsMeta(McpModel):
-    """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
-
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
-
-
-class UntitledMultiSelectEnumSchema(McpModel):
-    """MCP 2025-11-25 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
-
-    default: Omittable[list[StrictStr]] = None
-    description: Omittable[StrictStr] = None
-    items: UntitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
-    title: Omittable[StrictStr] = None
-    type: Literal["array"]
-
-
-class UntitledMultiSelectEnumSchemaItems(McpModel):
-    """MCP 2025-11-25 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
-
-    enum: list[StrictStr]
-    type: Literal["string"]
-
-
-class UntitledSingleSelectEnumSchema(McpModel):
-    """MCP 2025-11-25 definition ``UntitledSingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledsingleselectenumschema"""
-
-    default: Omittable[StrictStr] = None
-    description: Omittable[StrictStr] = None
-    enum: list[StrictStr]
-    title: Omittable[StrictStr] = None
-    type: Literal["string"]
-
-
-ClientNotification: TypeAlias = Annotated[
-    CancelledNotification
-    | InitializedNotification
-    | ProgressNotification
-    | TaskStatusNotification
-    | RootsListChangedNotification,
-    Field(discriminator="method"),
-]
-"""MCP 2025-11-25 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 
 ClientRequest: TypeAlias = Annotated[
     InitializeRequest
@@ -1621,32 +1664,39 @@ ClientRequest: TypeAlias = Annotated[
 ]
 """MCP 2025-11-25 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientrequest"""
 
-ClientResult: TypeAlias = (
-    Result
-    | GetTaskResult
-    | GetTaskPayloadResult
-    | CancelTaskResult
-    | ListTasksResult
-    | CreateMessageResult
-    | ListRootsResult
-    | ElicitResult
-)
-"""MCP 2025-11-25 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
 
-ContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-    Field(discriminator="type"),
-]
-"""MCP 2025-11-25 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
+class UntitledMultiSelectEnumSchemaItems(McpModel):
+    """MCP 2025-11-25 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
 
-Cursor: TypeAlias = StrictStr
-"""MCP 2025-11-25 definition ``Cursor``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor"""
+    enum: list[StrictStr]
+    type: Literal["string"]
 
-ElicitRequestParams: TypeAlias = ElicitRequestURLParams | ElicitRequestFormParams
-"""MCP 2025-11-25 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestparams"""
 
-EmptyResult: TypeAlias = Result
-"""MCP 2025-11-25 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#emptyresult"""
+class UntitledMultiSelectEnumSchema(McpModel):
+    """MCP 2025-11-25 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
+
+    default: Omittable[list[StrictStr]] = None
+    description: Omittable[StrictStr] = None
+    items: UntitledMultiSelectEnumSchemaItems
+    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
+    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    title: Omittable[StrictStr] = None
+    type: Literal["array"]
+
+
+MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
+"""MCP 2025-11-25 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#multiselectenumschema"""
+
+
+class UntitledSingleSelectEnumSchema(McpModel):
+    """MCP 2025-11-25 definition ``UntitledSingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledsingleselectenumschema"""
+
+    default: Omittable[StrictStr] = None
+    description: Omittable[StrictStr] = None
+    enum: list[StrictStr]
+    title: Omittable[StrictStr] = None
+    type: Literal["string"]
+
 
 EnumSchema: TypeAlias = (
     UntitledSingleSelectEnumSchema
@@ -1657,21 +1707,6 @@ EnumSchema: TypeAlias = (
 )
 """MCP 2025-11-25 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema"""
 
-JSONRPCMessage: TypeAlias = (
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
-)
-"""MCP 2025-11-25 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage"""
-
-JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
-"""MCP 2025-11-25 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresponse"""
-
-LoggingLevel: TypeAlias = Literal[
-    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
-]
-"""MCP 2025-11-25 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
-
-MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-"""MCP 2025-11-25 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#multiselectenumschema"""
 
 PrimitiveSchemaDefinition: TypeAlias = (
     StringSchema
@@ -1685,34 +1720,38 @@ PrimitiveSchemaDefinition: TypeAlias = (
 )
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
-ProgressToken: TypeAlias = StrictStr | JsonInt
-"""MCP 2025-11-25 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken"""
 
-RequestId: TypeAlias = StrictStr | JsonInt
-"""MCP 2025-11-25 definition ``RequestId``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestid"""
+class ElicitRequestFormParamsRequestedSchema(McpModel):
+    """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
-Role: TypeAlias = Literal["assistant", "user"]
-"""MCP 2025-11-25 definition ``Role``: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
+    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: Omittable[list[StrictStr]] = None
+    type: Literal["object"]
 
-SamplingMessageContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
-    Field(discriminator="type"),
-]
-"""MCP 2025-11-25 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 
-ServerNotification: TypeAlias = Annotated[
-    CancelledNotification
-    | ProgressNotification
-    | ResourceListChangedNotification
-    | ResourceUpdatedNotification
-    | PromptListChangedNotification
-    | ToolListChangedNotification
-    | TaskStatusNotification
-    | LoggingMessageNotification
-    | ElicitationCompleteNotification,
-    Field(discriminator="method"),
-]
-"""MCP 2025-11-25 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
+class ElicitRequestFormParams(McpModel):
+    """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
+
+    meta: Omittable[ElicitRequestFormParamsMeta] = Field(default=None, alias="_meta")
+    message: StrictStr
+    mode: Omittable[Literal["form"]] = None
+    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
+    task: Omittable[TaskMetadata] = None
+
+
+ElicitRequestParams: TypeAlias = ElicitRequestURLParams | ElicitRequestFormParams
+"""MCP 2025-11-25 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestparams"""
+
+
+class ElicitRequest(McpModel):
+    """MCP 2025-11-25 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["elicitation/create"]
+    params: ElicitRequestParams
+
 
 ServerRequest: TypeAlias = Annotated[
     PingRequest
@@ -1727,26 +1766,6 @@ ServerRequest: TypeAlias = Annotated[
 ]
 """MCP 2025-11-25 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverrequest"""
 
-ServerResult: TypeAlias = (
-    Result
-    | InitializeResult
-    | ListResourcesResult
-    | ListResourceTemplatesResult
-    | ReadResourceResult
-    | ListPromptsResult
-    | GetPromptResult
-    | ListToolsResult
-    | CallToolResult
-    | GetTaskResult
-    | GetTaskPayloadResult
-    | CancelTaskResult
-    | ListTasksResult
-    | CompleteResult
-)
-"""MCP 2025-11-25 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 
 SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
 """MCP 2025-11-25 definition ``SingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#singleselectenumschema"""
-
-TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_required", "working"]
-"""MCP 2025-11-25 definition ``TaskStatus``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""

@@ -3,8 +3,6 @@
 # sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 """Wire models of MCP 2026-07-28: one per schema definition."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
 from pydantic import Field, StrictBool, StrictStr, Tag
@@ -192,38 +190,11 @@ __all__ = [
 ]
 
 
-class Annotations(McpModel):
-    """MCP 2026-07-28 definition ``Annotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#annotations"""
-
-    audience: Omittable[list[Role]] = None
-    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
-    priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
-
-
-class AudioContent(McpModel):
-    """MCP 2026-07-28 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#audiocontent"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
-
-
 class BaseMetadata(McpModel):
     """MCP 2026-07-28 definition ``BaseMetadata``: https://modelcontextprotocol.io/specification/2026-07-28/schema#basemetadata"""
 
     name: StrictStr
     title: Omittable[StrictStr] = None
-
-
-class BlobResourceContents(McpModel):
-    """MCP 2026-07-28 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#blobresourcecontents"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class BooleanSchema(McpModel):
@@ -233,122 +204,6 @@ class BooleanSchema(McpModel):
     description: Omittable[StrictStr] = None
     title: Omittable[StrictStr] = None
     type: Literal["boolean"]
-
-
-class CacheableResult(McpModel):
-    """MCP 2026-07-28 definition ``CacheableResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cacheableresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
-
-
-class CallToolRequest(McpModel):
-    """MCP 2026-07-28 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
-    params: CallToolRequestParams
-
-
-class CallToolRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    arguments: Omittable[dict[str, Any]] = None
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    name: StrictStr
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
-
-
-class CallToolResult(McpModel):
-    """MCP 2026-07-28 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    result_type: StrictStr = Field(alias="resultType")
-    structured_content: Any = Field(default=None, alias="structuredContent")
-
-
-class CallToolResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``CallToolResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Annotated[
-        Annotated[InputRequiredResult, Tag("input_required")]
-        | Annotated[CallToolResult, Tag("complete")],
-        by_result_type("input_required"),
-    ]
-
-
-class CancelledNotification(McpModel):
-    """MCP 2026-07-28 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CancelledNotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
-
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(alias="requestId")
-
-
-class ClientCapabilities(McpModel):
-    """MCP 2026-07-28 definition ``ClientCapabilities``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
-
-    elicitation: Omittable[ClientCapabilitiesElicitation] = None
-    experimental: Omittable[dict[str, JSONObject]] = None
-    extensions: Omittable[dict[str, JSONObject]] = None
-    roots: Omittable[dict[str, Any]] = None
-    sampling: Omittable[ClientCapabilitiesSampling] = None
-
-
-class ClientCapabilitiesElicitation(McpModel):
-    """MCP 2026-07-28 inline object at ``ClientCapabilities.elicitation``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
-
-    form: Omittable[JSONObject] = None
-    url: Omittable[JSONObject] = None
-
-
-class ClientCapabilitiesSampling(McpModel):
-    """MCP 2026-07-28 inline object at ``ClientCapabilities.sampling``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
-
-    context: Omittable[JSONObject] = None
-    tools: Omittable[JSONObject] = None
-
-
-class ClientNotification(McpModel):
-    """MCP 2026-07-28 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientnotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
-    params: CancelledNotificationParams
-
-
-class CompleteRequest(McpModel):
-    """MCP 2026-07-28 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
-    params: CompleteRequestParams
-
-
-class CompleteRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    argument: CompleteRequestParamsArgument
-    context: Omittable[CompleteRequestParamsContext] = None
-    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
 
 
 class CompleteRequestParamsArgument(McpModel):
@@ -364,14 +219,6 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteResult(McpModel):
-    """MCP 2026-07-28 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    completion: CompleteResultCompletion
-    result_type: StrictStr = Field(alias="resultType")
-
-
 class CompleteResultCompletion(McpModel):
     """MCP 2026-07-28 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
@@ -380,106 +227,8 @@ class CompleteResultCompletion(McpModel):
     values: Annotated[list[StrictStr], Field(max_length=100)]
 
 
-class CompleteResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``CompleteResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: CompleteResult
-
-
-class CreateMessageRequest(McpModel):
-    """MCP 2026-07-28 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequest"""
-
-    method: Literal["sampling/createMessage"]
-    params: CreateMessageRequestParams
-
-
-class CreateMessageRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
-
-    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
-    )
-    max_tokens: JsonInt = Field(alias="maxTokens")
-    messages: list[SamplingMessage]
-    metadata: Omittable[JSONObject] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
-    temperature: Omittable[JsonNumber] = None
-    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
-    tools: Omittable[list[Tool]] = None
-
-
-class CreateMessageResult(McpModel):
-    """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[SamplingMessageContentBlock]
-    )
-    model: StrictStr
-    role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
-
-
-class DiscoverRequest(McpModel):
-    """MCP 2026-07-28 definition ``DiscoverRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["server/discover"]
-    params: RequestParams
-
-
-class DiscoverResult(McpModel):
-    """MCP 2026-07-28 definition ``DiscoverResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    capabilities: ServerCapabilities
-    instructions: Omittable[StrictStr] = None
-    result_type: StrictStr = Field(alias="resultType")
-    supported_versions: list[StrictStr] = Field(alias="supportedVersions")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
-
-
-class DiscoverResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``DiscoverResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: DiscoverResult
-
-
-class ElicitRequest(McpModel):
-    """MCP 2026-07-28 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequest"""
-
-    method: Literal["elicitation/create"]
-    params: ElicitRequestParams
-
-
-class ElicitRequestFormParams(McpModel):
-    """MCP 2026-07-28 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
-
-    message: StrictStr
-    mode: Omittable[Literal["form"]] = None
-    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
-
-
-class ElicitRequestFormParamsRequestedSchema(McpModel):
-    """MCP 2026-07-28 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
-
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
-    properties: dict[str, PrimitiveSchemaDefinition]
-    required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+Cursor: TypeAlias = StrictStr
+"""MCP 2026-07-28 definition ``Cursor``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cursor"""
 
 
 class ElicitRequestURLParams(McpModel):
@@ -497,69 +246,12 @@ class ElicitResult(McpModel):
     content: Omittable[dict[str, list[StrictStr] | StrictStr | JsonNumber | StrictBool]] = None
 
 
-class EmbeddedResource(McpModel):
-    """MCP 2026-07-28 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#embeddedresource"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    resource: TextResourceContents | BlobResourceContents
-    type: Literal["resource"]
-
-
 class Error(McpModel):
     """MCP 2026-07-28 definition ``Error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#error"""
 
     code: JsonInt
     data: Any = None
     message: StrictStr
-
-
-class GetPromptRequest(McpModel):
-    """MCP 2026-07-28 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
-    params: GetPromptRequestParams
-
-
-class GetPromptRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    arguments: Omittable[dict[str, StrictStr]] = None
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    name: StrictStr
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
-
-
-class GetPromptResult(McpModel):
-    """MCP 2026-07-28 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    description: Omittable[StrictStr] = None
-    messages: list[PromptMessage]
-    result_type: StrictStr = Field(alias="resultType")
-
-
-class GetPromptResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``GetPromptResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Annotated[
-        Annotated[InputRequiredResult, Tag("input_required")]
-        | Annotated[GetPromptResult, Tag("complete")],
-        by_result_type("input_required"),
-    ]
-
-
-class HeaderMismatchError(McpModel):
-    """MCP 2026-07-28 definition ``HeaderMismatchError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#headermismatcherror"""
-
-    error: HeaderMismatchErrorError
-    id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
 
 
 class HeaderMismatchErrorError(McpModel):
@@ -585,16 +277,6 @@ class Icons(McpModel):
     icons: Omittable[list[Icon]] = None
 
 
-class ImageContent(McpModel):
-    """MCP 2026-07-28 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#imagecontent"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
-
-
 class Implementation(McpModel):
     """MCP 2026-07-28 definition ``Implementation``: https://modelcontextprotocol.io/specification/2026-07-28/schema#implementation"""
 
@@ -606,23 +288,6 @@ class Implementation(McpModel):
     website_url: Omittable[StrictStr] = Field(
         default=None, alias="websiteUrl", json_schema_extra={"format": "uri"}
     )
-
-
-class InputRequiredResult(McpModel):
-    """MCP 2026-07-28 definition ``InputRequiredResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequiredresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    input_requests: Omittable[InputRequests] = Field(default=None, alias="inputRequests")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
-    result_type: Literal["input_required"] = Field(alias="resultType")
-
-
-class InputResponseRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``InputResponseRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponserequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
 
 
 class InternalError(McpModel):
@@ -649,14 +314,6 @@ class InvalidRequestError(McpModel):
     message: StrictStr
 
 
-class JSONRPCErrorResponse(McpModel):
-    """MCP 2026-07-28 definition ``JSONRPCErrorResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcerrorresponse"""
-
-    error: Error
-    id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
-
-
 class JSONRPCNotification(McpModel):
     """MCP 2026-07-28 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcnotification"""
 
@@ -665,21 +322,49 @@ class JSONRPCNotification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class JSONRPCRequest(McpModel):
-    """MCP 2026-07-28 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcrequest"""
+# Type checkers resolve a self-recursive TypeAlias; pydantic needs TypeAliasType.
+if TYPE_CHECKING:
+    JSONValue: TypeAlias = Union[
+        dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None
+    ]
+else:
+    JSONValue = TypeAliasType(
+        "JSONValue",
+        Union[dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None],
+    )
+"""MCP 2026-07-28 definition ``JSONValue``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonvalue"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: StrictStr
-    params: Omittable[dict[str, Any]] = None
+
+JSONArray: TypeAlias = list[JSONValue]
+"""MCP 2026-07-28 definition ``JSONArray``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray"""
 
 
-class JSONRPCResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresultresponse"""
+JSONObject: TypeAlias = dict[str, JSONValue]
+"""MCP 2026-07-28 definition ``JSONObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Result
+
+class ClientCapabilitiesElicitation(McpModel):
+    """MCP 2026-07-28 inline object at ``ClientCapabilities.elicitation``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
+
+    form: Omittable[JSONObject] = None
+    url: Omittable[JSONObject] = None
+
+
+class ClientCapabilitiesSampling(McpModel):
+    """MCP 2026-07-28 inline object at ``ClientCapabilities.sampling``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
+
+    context: Omittable[JSONObject] = None
+    tools: Omittable[JSONObject] = None
+
+
+class ClientCapabilities(McpModel):
+    """MCP 2026-07-28 definition ``ClientCapabilities``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientcapabilities"""
+
+    elicitation: Omittable[ClientCapabilitiesElicitation] = None
+    experimental: Omittable[dict[str, JSONObject]] = None
+    extensions: Omittable[dict[str, JSONObject]] = None
+    roots: Omittable[dict[str, Any]] = None
+    sampling: Omittable[ClientCapabilitiesSampling] = None
 
 
 class LegacyTitledEnumSchema(McpModel):
@@ -693,95 +378,23 @@ class LegacyTitledEnumSchema(McpModel):
     type: Literal["string"]
 
 
-class ListPromptsRequest(McpModel):
-    """MCP 2026-07-28 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
-    params: PaginatedRequestParams
+LoggingLevel: TypeAlias = Literal[
+    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
+]
+"""MCP 2026-07-28 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2026-07-28/schema#logginglevel"""
 
 
-class ListPromptsResult(McpModel):
-    """MCP 2026-07-28 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    prompts: list[Prompt]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+MetaObject: TypeAlias = dict[str, Any]
+"""MCP 2026-07-28 definition ``MetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#metaobject"""
 
 
-class ListPromptsResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``ListPromptsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresultresponse"""
+class BlobResourceContents(McpModel):
+    """MCP 2026-07-28 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#blobresourcecontents"""
 
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListPromptsResult
-
-
-class ListResourceTemplatesRequest(McpModel):
-    """MCP 2026-07-28 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
-    params: PaginatedRequestParams
-
-
-class ListResourceTemplatesResult(McpModel):
-    """MCP 2026-07-28 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
-
-
-class ListResourceTemplatesResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``ListResourceTemplatesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListResourceTemplatesResult
-
-
-class ListResourcesRequest(McpModel):
-    """MCP 2026-07-28 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
-    params: PaginatedRequestParams
-
-
-class ListResourcesResult(McpModel):
-    """MCP 2026-07-28 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resources: list[Resource]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
-
-
-class ListResourcesResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``ListResourcesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListResourcesResult
-
-
-class ListRootsRequest(McpModel):
-    """MCP 2026-07-28 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
-
-    method: Literal["roots/list"]
-    params: Omittable[ListRootsRequestParams] = None
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    blob: StrictStr = Field(json_schema_extra={"format": "byte"})
+    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ListRootsRequestParams(McpModel):
@@ -790,55 +403,11 @@ class ListRootsRequestParams(McpModel):
     meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
 
 
-class ListRootsResult(McpModel):
-    """MCP 2026-07-28 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsresult"""
+class ListRootsRequest(McpModel):
+    """MCP 2026-07-28 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
 
-    roots: list[Root]
-
-
-class ListToolsRequest(McpModel):
-    """MCP 2026-07-28 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
-    params: PaginatedRequestParams
-
-
-class ListToolsResult(McpModel):
-    """MCP 2026-07-28 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    result_type: StrictStr = Field(alias="resultType")
-    tools: list[Tool]
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
-
-
-class ListToolsResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``ListToolsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: ListToolsResult
-
-
-class LoggingMessageNotification(McpModel):
-    """MCP 2026-07-28 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
-    params: LoggingMessageNotificationParams
-
-
-class LoggingMessageNotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotificationparams"""
-
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    data: Any
-    level: LoggingLevel
-    logger: Omittable[StrictStr] = None
+    method: Literal["roots/list"]
+    params: Omittable[ListRootsRequestParams] = None
 
 
 class MethodNotFoundError(McpModel):
@@ -849,12 +418,10 @@ class MethodNotFoundError(McpModel):
     message: StrictStr
 
 
-class MissingRequiredClientCapabilityError(McpModel):
-    """MCP 2026-07-28 definition ``MissingRequiredClientCapabilityError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
+class MissingRequiredClientCapabilityErrorErrorData(McpModel):
+    """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
-    error: MissingRequiredClientCapabilityErrorError
-    id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
+    required_capabilities: ClientCapabilities = Field(alias="requiredCapabilities")
 
 
 class MissingRequiredClientCapabilityErrorError(McpModel):
@@ -863,12 +430,6 @@ class MissingRequiredClientCapabilityErrorError(McpModel):
     code: Literal[-32021]
     data: MissingRequiredClientCapabilityErrorErrorData
     message: StrictStr
-
-
-class MissingRequiredClientCapabilityErrorErrorData(McpModel):
-    """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
-
-    required_capabilities: ClientCapabilities = Field(alias="requiredCapabilities")
 
 
 class ModelHint(McpModel):
@@ -899,20 +460,6 @@ class Notification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class NotificationMetaObject(McpModel):
-    """MCP 2026-07-28 definition ``NotificationMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationmetaobject"""
-
-    subscription_id: Omittable[RequestId] = Field(
-        default=None, alias="io.modelcontextprotocol/subscriptionId"
-    )
-
-
-class NotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationparams"""
-
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-
-
 class NumberSchema(McpModel):
     """MCP 2026-07-28 definition ``NumberSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#numberschema"""
 
@@ -924,30 +471,6 @@ class NumberSchema(McpModel):
     type: Literal["integer", "number"]
 
 
-class PaginatedRequest(McpModel):
-    """MCP 2026-07-28 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: StrictStr
-    params: PaginatedRequestParams
-
-
-class PaginatedRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    cursor: Omittable[StrictStr] = None
-
-
-class PaginatedResult(McpModel):
-    """MCP 2026-07-28 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    result_type: StrictStr = Field(alias="resultType")
-
-
 class ParseError(McpModel):
     """MCP 2026-07-28 definition ``ParseError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#parseerror"""
 
@@ -956,22 +479,17 @@ class ParseError(McpModel):
     message: StrictStr
 
 
-class ProgressNotification(McpModel):
-    """MCP 2026-07-28 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
-    params: ProgressNotificationParams
+ProgressToken: TypeAlias = StrictStr | JsonInt
+"""MCP 2026-07-28 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progresstoken"""
 
 
-class ProgressNotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
+class PromptArgument(McpModel):
+    """MCP 2026-07-28 definition ``PromptArgument``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptargument"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    message: Omittable[StrictStr] = None
-    progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
-    total: Omittable[JsonNumber] = None
+    description: Omittable[StrictStr] = None
+    name: StrictStr
+    required: Omittable[StrictBool] = None
+    title: Omittable[StrictStr] = None
 
 
 class Prompt(McpModel):
@@ -985,30 +503,6 @@ class Prompt(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class PromptArgument(McpModel):
-    """MCP 2026-07-28 definition ``PromptArgument``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptargument"""
-
-    description: Omittable[StrictStr] = None
-    name: StrictStr
-    required: Omittable[StrictBool] = None
-    title: Omittable[StrictStr] = None
-
-
-class PromptListChangedNotification(McpModel):
-    """MCP 2026-07-28 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptlistchangednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/prompts/list_changed"]
-    params: Omittable[NotificationParams] = None
-
-
-class PromptMessage(McpModel):
-    """MCP 2026-07-28 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptmessage"""
-
-    content: ContentBlock
-    role: Role
-
-
 class PromptReference(McpModel):
     """MCP 2026-07-28 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptreference"""
 
@@ -1017,51 +511,129 @@ class PromptReference(McpModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequest(McpModel):
-    """MCP 2026-07-28 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequest"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
-    params: ReadResourceRequestParams
-
-
-class ReadResourceRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class ReadResourceResult(McpModel):
-    """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Omittable[Literal["private", "public"]] = Field(default=None, alias="cacheScope")
-    contents: list[TextResourceContents | BlobResourceContents]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(default=None, alias="ttlMs")
-
-
-class ReadResourceResultResponse(McpModel):
-    """MCP 2026-07-28 definition ``ReadResourceResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresultresponse"""
-
-    id: RequestId
-    jsonrpc: Literal["2.0"]
-    result: Annotated[
-        Annotated[InputRequiredResult, Tag("input_required")]
-        | Annotated[ReadResourceResult, Tag("complete")],
-        by_result_type("input_required"),
-    ]
-
-
 class Request(McpModel):
     """MCP 2026-07-28 definition ``Request``: https://modelcontextprotocol.io/specification/2026-07-28/schema#request"""
 
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
+
+
+RequestId: TypeAlias = StrictStr | JsonInt
+"""MCP 2026-07-28 definition ``RequestId``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestid"""
+
+
+class HeaderMismatchError(McpModel):
+    """MCP 2026-07-28 definition ``HeaderMismatchError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#headermismatcherror"""
+
+    error: HeaderMismatchErrorError
+    id: Omittable[RequestId] = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCErrorResponse(McpModel):
+    """MCP 2026-07-28 definition ``JSONRPCErrorResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcerrorresponse"""
+
+    error: Error
+    id: RequestId | None = None
+    jsonrpc: Literal["2.0"]
+
+
+class JSONRPCRequest(McpModel):
+    """MCP 2026-07-28 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: StrictStr
+    params: Omittable[dict[str, Any]] = None
+
+
+class MissingRequiredClientCapabilityError(McpModel):
+    """MCP 2026-07-28 definition ``MissingRequiredClientCapabilityError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
+
+    error: MissingRequiredClientCapabilityErrorError
+    id: Omittable[RequestId] = None
+    jsonrpc: Literal["2.0"]
+
+
+class NotificationMetaObject(McpModel):
+    """MCP 2026-07-28 definition ``NotificationMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationmetaobject"""
+
+    subscription_id: Omittable[RequestId] = Field(
+        default=None, alias="io.modelcontextprotocol/subscriptionId"
+    )
+
+
+class CancelledNotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    reason: Omittable[StrictStr] = None
+    request_id: RequestId = Field(alias="requestId")
+
+
+class CancelledNotification(McpModel):
+    """MCP 2026-07-28 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class ClientNotification(McpModel):
+    """MCP 2026-07-28 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientnotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/cancelled"]
+    params: CancelledNotificationParams
+
+
+class LoggingMessageNotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    data: Any
+    level: LoggingLevel
+    logger: Omittable[StrictStr] = None
+
+
+class LoggingMessageNotification(McpModel):
+    """MCP 2026-07-28 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/message"]
+    params: LoggingMessageNotificationParams
+
+
+class NotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+
+
+class ProgressNotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    message: Omittable[StrictStr] = None
+    progress: JsonNumber
+    progress_token: ProgressToken = Field(alias="progressToken")
+    total: Omittable[JsonNumber] = None
+
+
+class ProgressNotification(McpModel):
+    """MCP 2026-07-28 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/progress"]
+    params: ProgressNotificationParams
+
+
+class PromptListChangedNotification(McpModel):
+    """MCP 2026-07-28 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptlistchangednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/prompts/list_changed"]
+    params: Omittable[NotificationParams] = None
 
 
 class RequestMetaObject(McpModel):
@@ -1080,24 +652,71 @@ class RequestMetaObject(McpModel):
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
+class PaginatedRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequestparams"""
+
+    meta: RequestMetaObject = Field(alias="_meta")
+    cursor: Omittable[StrictStr] = None
+
+
+class ListPromptsRequest(McpModel):
+    """MCP 2026-07-28 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/list"]
+    params: PaginatedRequestParams
+
+
+class ListResourceTemplatesRequest(McpModel):
+    """MCP 2026-07-28 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/templates/list"]
+    params: PaginatedRequestParams
+
+
+class ListResourcesRequest(McpModel):
+    """MCP 2026-07-28 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/list"]
+    params: PaginatedRequestParams
+
+
+class ListToolsRequest(McpModel):
+    """MCP 2026-07-28 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["tools/list"]
+    params: PaginatedRequestParams
+
+
+class PaginatedRequest(McpModel):
+    """MCP 2026-07-28 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: StrictStr
+    params: PaginatedRequestParams
+
+
 class RequestParams(McpModel):
     """MCP 2026-07-28 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestparams"""
 
     meta: RequestMetaObject = Field(alias="_meta")
 
 
-class Resource(McpModel):
-    """MCP 2026-07-28 definition ``Resource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resource"""
+class DiscoverRequest(McpModel):
+    """MCP 2026-07-28 definition ``DiscoverRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverrequest"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    description: Omittable[StrictStr] = None
-    icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
-    name: StrictStr
-    size: Omittable[JsonInt] = None
-    title: Omittable[StrictStr] = None
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["server/discover"]
+    params: RequestParams
 
 
 class ResourceContents(McpModel):
@@ -1105,21 +724,6 @@ class ResourceContents(McpModel):
 
     meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class ResourceLink(McpModel):
-    """MCP 2026-07-28 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelink"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[Annotations] = None
-    description: Omittable[StrictStr] = None
-    icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
-    name: StrictStr
-    size: Omittable[JsonInt] = None
-    title: Omittable[StrictStr] = None
-    type: Literal["resource_link"]
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -1138,6 +742,223 @@ class ResourceRequestParams(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class ResourceTemplateReference(McpModel):
+    """MCP 2026-07-28 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplatereference"""
+
+    type: Literal["ref/resource"]
+    uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
+
+
+class CompleteRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequestparams"""
+
+    meta: RequestMetaObject = Field(alias="_meta")
+    argument: CompleteRequestParamsArgument
+    context: Omittable[CompleteRequestParamsContext] = None
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+
+
+class CompleteRequest(McpModel):
+    """MCP 2026-07-28 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["completion/complete"]
+    params: CompleteRequestParams
+
+
+class ResourceUpdatedNotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ResourceUpdatedNotification(McpModel):
+    """MCP 2026-07-28 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotification"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/resources/updated"]
+    params: ResourceUpdatedNotificationParams
+
+
+class ResultMetaObject(McpModel):
+    """MCP 2026-07-28 definition ``ResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resultmetaobject"""
+
+    server_info: Omittable[Implementation] = Field(
+        default=None, alias="io.modelcontextprotocol/serverInfo"
+    )
+
+
+class CacheableResult(McpModel):
+    """MCP 2026-07-28 definition ``CacheableResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cacheableresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    result_type: StrictStr = Field(alias="resultType")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+
+
+class CompleteResult(McpModel):
+    """MCP 2026-07-28 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    completion: CompleteResultCompletion
+    result_type: StrictStr = Field(alias="resultType")
+
+
+class CompleteResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``CompleteResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: CompleteResult
+
+
+class ListPromptsResult(McpModel):
+    """MCP 2026-07-28 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    prompts: list[Prompt]
+    result_type: StrictStr = Field(alias="resultType")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+
+
+class ListPromptsResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``ListPromptsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListPromptsResult
+
+
+class PaginatedResult(McpModel):
+    """MCP 2026-07-28 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    result_type: StrictStr = Field(alias="resultType")
+
+
+class Result(McpModel):
+    """MCP 2026-07-28 definition ``Result``: https://modelcontextprotocol.io/specification/2026-07-28/schema#result"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    result_type: StrictStr = Field(alias="resultType")
+
+
+ClientResult: TypeAlias = Result
+"""MCP 2026-07-28 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientresult"""
+
+
+EmptyResult: TypeAlias = Result
+"""MCP 2026-07-28 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#emptyresult"""
+
+
+class JSONRPCResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Result
+
+
+JSONRPCMessage: TypeAlias = (
+    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
+)
+"""MCP 2026-07-28 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage"""
+
+
+JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+"""MCP 2026-07-28 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresponse"""
+
+
+ResultType: TypeAlias = StrictStr
+"""MCP 2026-07-28 definition ``ResultType``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resulttype"""
+
+
+Role: TypeAlias = Literal["assistant", "user"]
+"""MCP 2026-07-28 definition ``Role``: https://modelcontextprotocol.io/specification/2026-07-28/schema#role"""
+
+
+class Annotations(McpModel):
+    """MCP 2026-07-28 definition ``Annotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#annotations"""
+
+    audience: Omittable[list[Role]] = None
+    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
+    priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
+
+
+class AudioContent(McpModel):
+    """MCP 2026-07-28 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#audiocontent"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    data: StrictStr = Field(json_schema_extra={"format": "byte"})
+    mime_type: StrictStr = Field(alias="mimeType")
+    type: Literal["audio"]
+
+
+class ImageContent(McpModel):
+    """MCP 2026-07-28 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#imagecontent"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    data: StrictStr = Field(json_schema_extra={"format": "byte"})
+    mime_type: StrictStr = Field(alias="mimeType")
+    type: Literal["image"]
+
+
+class Resource(McpModel):
+    """MCP 2026-07-28 definition ``Resource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resource"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    description: Omittable[StrictStr] = None
+    icons: Omittable[list[Icon]] = None
+    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    name: StrictStr
+    size: Omittable[JsonInt] = None
+    title: Omittable[StrictStr] = None
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ListResourcesResult(McpModel):
+    """MCP 2026-07-28 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    resources: list[Resource]
+    result_type: StrictStr = Field(alias="resultType")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+
+
+class ListResourcesResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``ListResourcesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListResourcesResult
+
+
+class ResourceLink(McpModel):
+    """MCP 2026-07-28 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelink"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    description: Omittable[StrictStr] = None
+    icons: Omittable[list[Icon]] = None
+    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    name: StrictStr
+    size: Omittable[JsonInt] = None
+    title: Omittable[StrictStr] = None
+    type: Literal["resource_link"]
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
 class ResourceTemplate(McpModel):
     """MCP 2026-07-28 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplate"""
 
@@ -1153,41 +974,23 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ResourceTemplateReference(McpModel):
-    """MCP 2026-07-28 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplatereference"""
-
-    type: Literal["ref/resource"]
-    uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
-
-
-class ResourceUpdatedNotification(McpModel):
-    """MCP 2026-07-28 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotification"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
-    params: ResourceUpdatedNotificationParams
-
-
-class ResourceUpdatedNotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotificationparams"""
-
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
-
-
-class Result(McpModel):
-    """MCP 2026-07-28 definition ``Result``: https://modelcontextprotocol.io/specification/2026-07-28/schema#result"""
+class ListResourceTemplatesResult(McpModel):
+    """MCP 2026-07-28 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
     result_type: StrictStr = Field(alias="resultType")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
 
 
-class ResultMetaObject(McpModel):
-    """MCP 2026-07-28 definition ``ResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resultmetaobject"""
+class ListResourceTemplatesResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``ListResourceTemplatesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresultresponse"""
 
-    server_info: Omittable[Implementation] = Field(
-        default=None, alias="io.modelcontextprotocol/serverInfo"
-    )
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListResourceTemplatesResult
 
 
 class Root(McpModel):
@@ -1198,31 +1001,10 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class SamplingMessage(McpModel):
-    """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
+class ListRootsResult(McpModel):
+    """MCP 2026-07-28 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsresult"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    content: (
-        TextContent
-        | ImageContent
-        | AudioContent
-        | ToolUseContent
-        | ToolResultContent
-        | list[SamplingMessageContentBlock]
-    )
-    role: Role
-
-
-class ServerCapabilities(McpModel):
-    """MCP 2026-07-28 definition ``ServerCapabilities``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
-
-    completions: Omittable[JSONObject] = None
-    experimental: Omittable[dict[str, JSONObject]] = None
-    extensions: Omittable[dict[str, JSONObject]] = None
-    logging: Omittable[JSONObject] = None
-    prompts: Omittable[ServerCapabilitiesPrompts] = None
-    resources: Omittable[ServerCapabilitiesResources] = None
-    tools: Omittable[ServerCapabilitiesTools] = None
+    roots: list[Root]
 
 
 class ServerCapabilitiesPrompts(McpModel):
@@ -1242,6 +1024,38 @@ class ServerCapabilitiesTools(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+
+
+class ServerCapabilities(McpModel):
+    """MCP 2026-07-28 definition ``ServerCapabilities``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
+
+    completions: Omittable[JSONObject] = None
+    experimental: Omittable[dict[str, JSONObject]] = None
+    extensions: Omittable[dict[str, JSONObject]] = None
+    logging: Omittable[JSONObject] = None
+    prompts: Omittable[ServerCapabilitiesPrompts] = None
+    resources: Omittable[ServerCapabilitiesResources] = None
+    tools: Omittable[ServerCapabilitiesTools] = None
+
+
+class DiscoverResult(McpModel):
+    """MCP 2026-07-28 definition ``DiscoverResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    capabilities: ServerCapabilities
+    instructions: Omittable[StrictStr] = None
+    result_type: StrictStr = Field(alias="resultType")
+    supported_versions: list[StrictStr] = Field(alias="supportedVersions")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+
+
+class DiscoverResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``DiscoverResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: DiscoverResult
 
 
 class StringSchema(McpModel):
@@ -1269,6 +1083,13 @@ class SubscriptionFilter(McpModel):
     tools_list_changed: Omittable[StrictBool] = Field(default=None, alias="toolsListChanged")
 
 
+class SubscriptionsAcknowledgedNotificationParams(McpModel):
+    """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
+
+    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    notifications: SubscriptionFilter
+
+
 class SubscriptionsAcknowledgedNotification(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotification"""
 
@@ -1277,10 +1098,10 @@ class SubscriptionsAcknowledgedNotification(McpModel):
     params: SubscriptionsAcknowledgedNotificationParams
 
 
-class SubscriptionsAcknowledgedNotificationParams(McpModel):
-    """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
+class SubscriptionsListenRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``SubscriptionsListenRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequestparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: RequestMetaObject = Field(alias="_meta")
     notifications: SubscriptionFilter
 
 
@@ -1293,20 +1114,6 @@ class SubscriptionsListenRequest(McpModel):
     params: SubscriptionsListenRequestParams
 
 
-class SubscriptionsListenRequestParams(McpModel):
-    """MCP 2026-07-28 definition ``SubscriptionsListenRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequestparams"""
-
-    meta: RequestMetaObject = Field(alias="_meta")
-    notifications: SubscriptionFilter
-
-
-class SubscriptionsListenResult(McpModel):
-    """MCP 2026-07-28 definition ``SubscriptionsListenResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
-
-    meta: SubscriptionsListenResultMetaObject = Field(alias="_meta")
-    result_type: StrictStr = Field(alias="resultType")
-
-
 class SubscriptionsListenResultMetaObject(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultmetaobject"""
 
@@ -1314,6 +1121,13 @@ class SubscriptionsListenResultMetaObject(McpModel):
         default=None, alias="io.modelcontextprotocol/serverInfo"
     )
     subscription_id: RequestId = Field(alias="io.modelcontextprotocol/subscriptionId")
+
+
+class SubscriptionsListenResult(McpModel):
+    """MCP 2026-07-28 definition ``SubscriptionsListenResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
+
+    meta: SubscriptionsListenResultMetaObject = Field(alias="_meta")
+    result_type: StrictStr = Field(alias="resultType")
 
 
 class SubscriptionsListenResultResponse(McpModel):
@@ -1342,6 +1156,71 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class EmbeddedResource(McpModel):
+    """MCP 2026-07-28 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#embeddedresource"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[Annotations] = None
+    resource: TextResourceContents | BlobResourceContents
+    type: Literal["resource"]
+
+
+ContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
+    Field(discriminator="type"),
+]
+"""MCP 2026-07-28 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock"""
+
+
+class CallToolResult(McpModel):
+    """MCP 2026-07-28 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    content: list[ContentBlock]
+    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
+    result_type: StrictStr = Field(alias="resultType")
+    structured_content: Any = Field(default=None, alias="structuredContent")
+
+
+class PromptMessage(McpModel):
+    """MCP 2026-07-28 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptmessage"""
+
+    content: ContentBlock
+    role: Role
+
+
+class GetPromptResult(McpModel):
+    """MCP 2026-07-28 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    description: Omittable[StrictStr] = None
+    messages: list[PromptMessage]
+    result_type: StrictStr = Field(alias="resultType")
+
+
+class ReadResourceResult(McpModel):
+    """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Omittable[Literal["private", "public"]] = Field(default=None, alias="cacheScope")
+    contents: list[TextResourceContents | BlobResourceContents]
+    result_type: StrictStr = Field(alias="resultType")
+    ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(default=None, alias="ttlMs")
+
+
+class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
+    """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items.anyOf[]``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
+
+    const: StrictStr
+    title: StrictStr
+
+
+class TitledMultiSelectEnumSchemaItems(McpModel):
+    """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
+
+    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
+
+
 class TitledMultiSelectEnumSchema(McpModel):
     """MCP 2026-07-28 definition ``TitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
 
@@ -1354,14 +1233,8 @@ class TitledMultiSelectEnumSchema(McpModel):
     type: Literal["array"]
 
 
-class TitledMultiSelectEnumSchemaItems(McpModel):
-    """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
-
-    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
-
-
-class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
-    """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items.anyOf[]``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
+class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
+    """MCP 2026-07-28 inline object at ``TitledSingleSelectEnumSchema.oneOf[]``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledsingleselectenumschema"""
 
     const: StrictStr
     title: StrictStr
@@ -1375,26 +1248,6 @@ class TitledSingleSelectEnumSchema(McpModel):
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(alias="oneOf")
     title: Omittable[StrictStr] = None
     type: Literal["string"]
-
-
-class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
-    """MCP 2026-07-28 inline object at ``TitledSingleSelectEnumSchema.oneOf[]``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledsingleselectenumschema"""
-
-    const: StrictStr
-    title: StrictStr
-
-
-class Tool(McpModel):
-    """MCP 2026-07-28 definition ``Tool``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
-
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    annotations: Omittable[ToolAnnotations] = None
-    description: Omittable[StrictStr] = None
-    icons: Omittable[list[Icon]] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
-    name: StrictStr
-    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
-    title: Omittable[StrictStr] = None
 
 
 class ToolAnnotations(McpModel):
@@ -1428,10 +1281,56 @@ class ToolListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
+ServerNotification: TypeAlias = Annotated[
+    CancelledNotification
+    | ProgressNotification
+    | ResourceListChangedNotification
+    | SubscriptionsAcknowledgedNotification
+    | ResourceUpdatedNotification
+    | PromptListChangedNotification
+    | ToolListChangedNotification
+    | LoggingMessageNotification,
+    Field(discriminator="method"),
+]
+"""MCP 2026-07-28 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification"""
+
+
 class ToolOutputSchema(McpModel):
     """MCP 2026-07-28 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+
+
+class Tool(McpModel):
+    """MCP 2026-07-28 definition ``Tool``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    annotations: Omittable[ToolAnnotations] = None
+    description: Omittable[StrictStr] = None
+    icons: Omittable[list[Icon]] = None
+    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    name: StrictStr
+    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
+    title: Omittable[StrictStr] = None
+
+
+class ListToolsResult(McpModel):
+    """MCP 2026-07-28 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    result_type: StrictStr = Field(alias="resultType")
+    tools: list[Tool]
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+
+
+class ListToolsResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``ListToolsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: ListToolsResult
 
 
 class ToolResultContent(McpModel):
@@ -1455,56 +1354,100 @@ class ToolUseContent(McpModel):
     type: Literal["tool_use"]
 
 
-class UnsupportedProtocolVersionError(McpModel):
-    """MCP 2026-07-28 definition ``UnsupportedProtocolVersionError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
+SamplingMessageContentBlock: TypeAlias = Annotated[
+    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
+    Field(discriminator="type"),
+]
+"""MCP 2026-07-28 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock"""
 
-    error: UnsupportedProtocolVersionErrorError
-    id: Omittable[RequestId] = None
+
+class CreateMessageResult(McpModel):
+    """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
+
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    model: StrictStr
+    role: Role
+    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+
+
+InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
+"""MCP 2026-07-28 definition ``InputResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse"""
+
+
+InputResponses: TypeAlias = dict[str, InputResponse]
+"""MCP 2026-07-28 definition ``InputResponses``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses"""
+
+
+class CallToolRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
+
+    meta: RequestMetaObject = Field(alias="_meta")
+    arguments: Omittable[dict[str, Any]] = None
+    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    name: StrictStr
+    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+
+
+class CallToolRequest(McpModel):
+    """MCP 2026-07-28 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequest"""
+
+    id: RequestId
     jsonrpc: Literal["2.0"]
+    method: Literal["tools/call"]
+    params: CallToolRequestParams
 
 
-class UnsupportedProtocolVersionErrorError(McpModel):
-    """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
+class GetPromptRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
 
-    code: Literal[-32022]
-    data: UnsupportedProtocolVersionErrorErrorData
-    message: StrictStr
-
-
-class UnsupportedProtocolVersionErrorErrorData(McpModel):
-    """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
-
-    requested: StrictStr
-    supported: list[StrictStr]
+    meta: RequestMetaObject = Field(alias="_meta")
+    arguments: Omittable[dict[str, StrictStr]] = None
+    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    name: StrictStr
+    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
 
 
-class UntitledMultiSelectEnumSchema(McpModel):
-    """MCP 2026-07-28 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
+class GetPromptRequest(McpModel):
+    """MCP 2026-07-28 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequest"""
 
-    default: Omittable[list[StrictStr]] = None
-    description: Omittable[StrictStr] = None
-    items: UntitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
-    title: Omittable[StrictStr] = None
-    type: Literal["array"]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["prompts/get"]
+    params: GetPromptRequestParams
 
 
-class UntitledMultiSelectEnumSchemaItems(McpModel):
-    """MCP 2026-07-28 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
+class InputResponseRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``InputResponseRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponserequestparams"""
 
-    enum: list[StrictStr]
-    type: Literal["string"]
+    meta: RequestMetaObject = Field(alias="_meta")
+    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
 
 
-class UntitledSingleSelectEnumSchema(McpModel):
-    """MCP 2026-07-28 definition ``UntitledSingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledsingleselectenumschema"""
+class ReadResourceRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
 
-    default: Omittable[StrictStr] = None
-    description: Omittable[StrictStr] = None
-    enum: list[StrictStr]
-    title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    meta: RequestMetaObject = Field(alias="_meta")
+    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class ReadResourceRequest(McpModel):
+    """MCP 2026-07-28 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    method: Literal["resources/read"]
+    params: ReadResourceRequestParams
 
 
 ClientRequest: TypeAlias = Annotated[
@@ -1522,23 +1465,101 @@ ClientRequest: TypeAlias = Annotated[
 ]
 """MCP 2026-07-28 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest"""
 
-ClientResult: TypeAlias = Result
-"""MCP 2026-07-28 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientresult"""
 
-ContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ResourceLink | EmbeddedResource,
-    Field(discriminator="type"),
-]
-"""MCP 2026-07-28 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock"""
+class SamplingMessage(McpModel):
+    """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
 
-Cursor: TypeAlias = StrictStr
-"""MCP 2026-07-28 definition ``Cursor``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cursor"""
+    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    content: (
+        TextContent
+        | ImageContent
+        | AudioContent
+        | ToolUseContent
+        | ToolResultContent
+        | list[SamplingMessageContentBlock]
+    )
+    role: Role
 
-ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
-"""MCP 2026-07-28 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestparams"""
 
-EmptyResult: TypeAlias = Result
-"""MCP 2026-07-28 definition ``EmptyResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#emptyresult"""
+class CreateMessageRequestParams(McpModel):
+    """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
+
+    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
+        default=None, alias="includeContext"
+    )
+    max_tokens: JsonInt = Field(alias="maxTokens")
+    messages: list[SamplingMessage]
+    metadata: Omittable[JSONObject] = None
+    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
+    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
+    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    temperature: Omittable[JsonNumber] = None
+    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
+    tools: Omittable[list[Tool]] = None
+
+
+class CreateMessageRequest(McpModel):
+    """MCP 2026-07-28 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequest"""
+
+    method: Literal["sampling/createMessage"]
+    params: CreateMessageRequestParams
+
+
+class UnsupportedProtocolVersionErrorErrorData(McpModel):
+    """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
+
+    requested: StrictStr
+    supported: list[StrictStr]
+
+
+class UnsupportedProtocolVersionErrorError(McpModel):
+    """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
+
+    code: Literal[-32022]
+    data: UnsupportedProtocolVersionErrorErrorData
+    message: StrictStr
+
+
+class UnsupportedProtocolVersionError(McpModel):
+    """MCP 2026-07-28 definition ``UnsupportedProtocolVersionError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
+
+    error: UnsupportedProtocolVersionErrorError
+    id: Omittable[RequestId] = None
+    jsonrpc: Literal["2.0"]
+
+
+class UntitledMultiSelectEnumSchemaItems(McpModel):
+    """MCP 2026-07-28 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
+
+    enum: list[StrictStr]
+    type: Literal["string"]
+
+
+class UntitledMultiSelectEnumSchema(McpModel):
+    """MCP 2026-07-28 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
+
+    default: Omittable[list[StrictStr]] = None
+    description: Omittable[StrictStr] = None
+    items: UntitledMultiSelectEnumSchemaItems
+    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
+    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    title: Omittable[StrictStr] = None
+    type: Literal["array"]
+
+
+MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
+"""MCP 2026-07-28 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#multiselectenumschema"""
+
+
+class UntitledSingleSelectEnumSchema(McpModel):
+    """MCP 2026-07-28 definition ``UntitledSingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledsingleselectenumschema"""
+
+    default: Omittable[StrictStr] = None
+    description: Omittable[StrictStr] = None
+    enum: list[StrictStr]
+    title: Omittable[StrictStr] = None
+    type: Literal["string"]
+
 
 EnumSchema: TypeAlias = (
     UntitledSingleSelectEnumSchema
@@ -1549,32 +1570,6 @@ EnumSchema: TypeAlias = (
 )
 """MCP 2026-07-28 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema"""
 
-InputRequest: TypeAlias = Annotated[
-    CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
-]
-"""MCP 2026-07-28 definition ``InputRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequest"""
-
-InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
-"""MCP 2026-07-28 definition ``InputResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse"""
-
-JSONRPCMessage: TypeAlias = (
-    JSONRPCRequest | JSONRPCNotification | JSONRPCResultResponse | JSONRPCErrorResponse
-)
-"""MCP 2026-07-28 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage"""
-
-JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
-"""MCP 2026-07-28 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresponse"""
-
-LoggingLevel: TypeAlias = Literal[
-    "alert", "critical", "debug", "emergency", "error", "info", "notice", "warning"
-]
-"""MCP 2026-07-28 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2026-07-28/schema#logginglevel"""
-
-MetaObject: TypeAlias = dict[str, Any]
-"""MCP 2026-07-28 definition ``MetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#metaobject"""
-
-MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
-"""MCP 2026-07-28 definition ``MultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#multiselectenumschema"""
 
 PrimitiveSchemaDefinition: TypeAlias = (
     StringSchema
@@ -1588,36 +1583,89 @@ PrimitiveSchemaDefinition: TypeAlias = (
 )
 """MCP 2026-07-28 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 
-ProgressToken: TypeAlias = StrictStr | JsonInt
-"""MCP 2026-07-28 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progresstoken"""
 
-RequestId: TypeAlias = StrictStr | JsonInt
-"""MCP 2026-07-28 definition ``RequestId``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestid"""
+class ElicitRequestFormParamsRequestedSchema(McpModel):
+    """MCP 2026-07-28 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
 
-ResultType: TypeAlias = StrictStr
-"""MCP 2026-07-28 definition ``ResultType``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resulttype"""
+    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    properties: dict[str, PrimitiveSchemaDefinition]
+    required: Omittable[list[StrictStr]] = None
+    type: Literal["object"]
 
-Role: TypeAlias = Literal["assistant", "user"]
-"""MCP 2026-07-28 definition ``Role``: https://modelcontextprotocol.io/specification/2026-07-28/schema#role"""
 
-SamplingMessageContentBlock: TypeAlias = Annotated[
-    TextContent | ImageContent | AudioContent | ToolUseContent | ToolResultContent,
-    Field(discriminator="type"),
+class ElicitRequestFormParams(McpModel):
+    """MCP 2026-07-28 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
+
+    message: StrictStr
+    mode: Omittable[Literal["form"]] = None
+    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
+
+
+ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
+"""MCP 2026-07-28 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestparams"""
+
+
+class ElicitRequest(McpModel):
+    """MCP 2026-07-28 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequest"""
+
+    method: Literal["elicitation/create"]
+    params: ElicitRequestParams
+
+
+InputRequest: TypeAlias = Annotated[
+    CreateMessageRequest | ListRootsRequest | ElicitRequest, Field(discriminator="method")
 ]
-"""MCP 2026-07-28 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock"""
+"""MCP 2026-07-28 definition ``InputRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequest"""
 
-ServerNotification: TypeAlias = Annotated[
-    CancelledNotification
-    | ProgressNotification
-    | ResourceListChangedNotification
-    | SubscriptionsAcknowledgedNotification
-    | ResourceUpdatedNotification
-    | PromptListChangedNotification
-    | ToolListChangedNotification
-    | LoggingMessageNotification,
-    Field(discriminator="method"),
-]
-"""MCP 2026-07-28 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification"""
+
+InputRequests: TypeAlias = dict[str, InputRequest]
+"""MCP 2026-07-28 definition ``InputRequests``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequests"""
+
+
+class InputRequiredResult(McpModel):
+    """MCP 2026-07-28 definition ``InputRequiredResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequiredresult"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    input_requests: Omittable[InputRequests] = Field(default=None, alias="inputRequests")
+    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    result_type: Literal["input_required"] = Field(alias="resultType")
+
+
+class CallToolResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``CallToolResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[CallToolResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
+
+
+class GetPromptResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``GetPromptResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[GetPromptResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
+
+
+class ReadResourceResultResponse(McpModel):
+    """MCP 2026-07-28 definition ``ReadResourceResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresultresponse"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+    result: Annotated[
+        Annotated[InputRequiredResult, Tag("input_required")]
+        | Annotated[ReadResourceResult, Tag("complete")],
+        by_result_type("input_required"),
+    ]
+
 
 ServerResult: TypeAlias = (
     Result
@@ -1635,29 +1683,6 @@ ServerResult: TypeAlias = (
 )
 """MCP 2026-07-28 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#serverresult"""
 
+
 SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
 """MCP 2026-07-28 definition ``SingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#singleselectenumschema"""
-
-InputRequests: TypeAlias = dict[str, InputRequest]
-"""MCP 2026-07-28 definition ``InputRequests``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequests"""
-
-InputResponses: TypeAlias = dict[str, InputResponse]
-"""MCP 2026-07-28 definition ``InputResponses``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses"""
-
-# Type checkers resolve a self-recursive TypeAlias; pydantic needs TypeAliasType.
-if TYPE_CHECKING:
-    JSONValue: TypeAlias = Union[
-        dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None
-    ]
-else:
-    JSONValue = TypeAliasType(
-        "JSONValue",
-        Union[dict[str, "JSONValue"], list["JSONValue"], StrictStr, JsonNumber, StrictBool, None],
-    )
-"""MCP 2026-07-28 definition ``JSONValue``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonvalue"""
-
-JSONArray: TypeAlias = list[JSONValue]
-"""MCP 2026-07-28 definition ``JSONArray``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonarray"""
-
-JSONObject: TypeAlias = dict[str, JSONValue]
-"""MCP 2026-07-28 definition ``JSONObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonobject"""

@@ -3,8 +3,6 @@
 # sha256: bf30afb7ac251e3e22c037b7a685f60ef6603031b5484c0d08b1fa0bbe86d460
 """Wire models of MCP 2026-07-28/tasks: one per schema definition."""
 
-from __future__ import annotations
-
 from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, StrictStr
@@ -162,6 +160,12 @@ __all__ = [
 ]
 
 
+class CancelTaskRequestParams(McpModel):
+    """MCP 2026-07-28/tasks inline object at ``CancelTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    task_id: StrictStr = Field(alias="taskId")
+
+
 class CancelTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -169,12 +173,6 @@ class CancelTaskRequest(McpModel):
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/cancel"]
     params: CancelTaskRequestParams
-
-
-class CancelTaskRequestParams(McpModel):
-    """MCP 2026-07-28/tasks inline object at ``CancelTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-    task_id: StrictStr = Field(alias="taskId")
 
 
 class CancelTaskResult(McpModel):
@@ -217,24 +215,6 @@ class CompletedTask(McpModel):
     result: dict[str, Any]
 
 
-class CreateTaskResult(McpModel):
-    """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["task"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
-    )
-    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
-    )
-
-
 class FailedTask(McpModel):
     """MCP 2026-07-28/tasks definition ``FailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -252,6 +232,12 @@ class FailedTask(McpModel):
     error: Error
 
 
+class GetTaskRequestParams(McpModel):
+    """MCP 2026-07-28/tasks inline object at ``GetTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    task_id: StrictStr = Field(alias="taskId")
+
+
 class GetTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``GetTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -259,12 +245,6 @@ class GetTaskRequest(McpModel):
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/get"]
     params: GetTaskRequestParams
-
-
-class GetTaskRequestParams(McpModel):
-    """MCP 2026-07-28/tasks inline object at ``GetTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-    task_id: StrictStr = Field(alias="taskId")
 
 
 class GetTaskResultCancelled(McpModel):
@@ -360,6 +340,17 @@ class GetTaskResultWorking(McpModel):
     )
 
 
+GetTaskResult: TypeAlias = Annotated[
+    GetTaskResultWorking
+    | GetTaskResultInputRequired
+    | GetTaskResultCompleted
+    | GetTaskResultFailed
+    | GetTaskResultCancelled,
+    Field(discriminator="status"),
+]
+"""MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+
 class InputRequiredTask(McpModel):
     """MCP 2026-07-28/tasks definition ``InputRequiredTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -377,6 +368,28 @@ class InputRequiredTask(McpModel):
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
+TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
+"""MCP 2026-07-28/tasks definition ``TaskStatus``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+
+class CreateTaskResult(McpModel):
+    """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    result_type: Literal["task"] = Field(alias="resultType")
+    task_id: StrictStr = Field(alias="taskId")
+    status: TaskStatus
+    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
+    created_at: StrictStr = Field(alias="createdAt")
+    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
+        alias="ttlMs"
+    )
+    poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
+        Field(default=None, alias="pollIntervalMs")
+    )
+
+
 class Task(McpModel):
     """MCP 2026-07-28/tasks definition ``Task``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -391,14 +404,6 @@ class Task(McpModel):
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
         Field(default=None, alias="pollIntervalMs")
     )
-
-
-class TaskStatusNotification(McpModel):
-    """MCP 2026-07-28/tasks definition ``TaskStatusNotification``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tasks"]
-    params: TaskStatusNotificationParams
 
 
 class TaskStatusNotificationParamsCancelled(McpModel):
@@ -489,6 +494,25 @@ class TaskStatusNotificationParamsWorking(McpModel):
     )
 
 
+TaskStatusNotificationParams: TypeAlias = Annotated[
+    TaskStatusNotificationParamsWorking
+    | TaskStatusNotificationParamsInputRequired
+    | TaskStatusNotificationParamsCompleted
+    | TaskStatusNotificationParamsFailed
+    | TaskStatusNotificationParamsCancelled,
+    Field(discriminator="status"),
+]
+"""MCP 2026-07-28/tasks definition ``TaskStatusNotificationParams``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+
+class TaskStatusNotification(McpModel):
+    """MCP 2026-07-28/tasks definition ``TaskStatusNotification``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    jsonrpc: Literal["2.0"]
+    method: Literal["notifications/tasks"]
+    params: TaskStatusNotificationParams
+
+
 class TaskSubscriptionAcknowledgedNotifications(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionAcknowledgedNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -505,6 +529,13 @@ class TasksExtensionCapability(ClosedModel):
     """MCP 2026-07-28/tasks definition ``TasksExtensionCapability``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
+class UpdateTaskRequestParams(McpModel):
+    """MCP 2026-07-28/tasks inline object at ``UpdateTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    task_id: StrictStr = Field(alias="taskId")
+    input_responses: InputResponses = Field(alias="inputResponses")
+
+
 class UpdateTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -512,13 +543,6 @@ class UpdateTaskRequest(McpModel):
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/update"]
     params: UpdateTaskRequestParams
-
-
-class UpdateTaskRequestParams(McpModel):
-    """MCP 2026-07-28/tasks inline object at ``UpdateTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-    task_id: StrictStr = Field(alias="taskId")
-    input_responses: InputResponses = Field(alias="inputResponses")
 
 
 class UpdateTaskResult(McpModel):
@@ -549,26 +573,3 @@ DetailedTask: TypeAlias = Annotated[
     Field(discriminator="status"),
 ]
 """MCP 2026-07-28/tasks definition ``DetailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-GetTaskResult: TypeAlias = Annotated[
-    GetTaskResultWorking
-    | GetTaskResultInputRequired
-    | GetTaskResultCompleted
-    | GetTaskResultFailed
-    | GetTaskResultCancelled,
-    Field(discriminator="status"),
-]
-"""MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
-"""MCP 2026-07-28/tasks definition ``TaskStatus``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
-
-TaskStatusNotificationParams: TypeAlias = Annotated[
-    TaskStatusNotificationParamsWorking
-    | TaskStatusNotificationParamsInputRequired
-    | TaskStatusNotificationParamsCompleted
-    | TaskStatusNotificationParamsFailed
-    | TaskStatusNotificationParamsCancelled,
-    Field(discriminator="status"),
-]
-"""MCP 2026-07-28/tasks definition ``TaskStatusNotificationParams``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
