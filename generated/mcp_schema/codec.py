@@ -564,6 +564,11 @@ def _response_validator(
     return TypeAdapter(either).validator.validate_json
 
 
+def _mentions_method(raw: bytes | str) -> bool:
+    # A cheap scan, not a parse: a false "yes" only costs the exact path.
+    return b'"method"' in raw if isinstance(raw, bytes) else '"method"' in raw
+
+
 def _decode_fast(
     raw: bytes | str,
     version: str | None,
@@ -574,7 +579,9 @@ def _decode_fast(
     if version is not None and version not in _PACKAGES:
         return None  # the exact path names the unsupported version
     try:
-        if method is not None:
+        # `method` may come with a request too (an HTTP server knows it from
+        # Mcp-Method): only a message without a "method" member is a response.
+        if method is not None and not _mentions_method(raw):
             validate = _response_validator(
                 version or HANDSHAKE_VERSION, method, exts, assume_complete
             )
