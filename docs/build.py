@@ -177,22 +177,30 @@ def wire_field(var: pdoc.doc.Doc, module: pdoc.doc.Module) -> dict[str, Any] | N
 
 
 @functools.cache
-def _aliases(module_name: str) -> dict[str, str]:
-    """``{name: source}`` of the type aliases a generated models module defines."""
+def _aliases(module_name: str) -> dict[str, tuple[str, str]]:
+    """``{name: (source, docstring)}`` of the type aliases a generated models module defines.
+
+    An alias is a typing object with no ``__doc__`` of its own: its docstring
+    is the string literal the generator writes right after it.
+    """
     module = importlib.import_module(module_name)
     try:
         tree = ast.parse(inspect.getsource(module))
     except (OSError, TypeError, SyntaxError):
         return {}
-    found: dict[str, str] = {}
-    for node in ast.walk(tree):
+    found: dict[str, tuple[str, str]] = {}
+    body = tree.body
+    for index, node in enumerate(body):
+        if isinstance(node, ast.If):  # the TYPE_CHECKING split of a recursive alias
+            node = next((n for n in node.orelse if isinstance(n, ast.Assign)), node)
+        name = source = None
         if (
             isinstance(node, ast.AnnAssign)
             and isinstance(node.target, ast.Name)
             and node.value is not None
             and ast.unparse(node.annotation) == "TypeAlias"
         ):
-            found[node.target.id] = ast.unparse(node.value)
+            name, source = node.target.id, ast.unparse(node.value)
         elif (
             isinstance(node, ast.Assign)
             and len(node.targets) == 1
@@ -201,21 +209,47 @@ def _aliases(module_name: str) -> dict[str, str]:
             and ast.unparse(node.value.func) == "TypeAliasType"
             and len(node.value.args) >= 2
         ):
-            found[node.targets[0].id] = ast.unparse(node.value.args[1])
+            name, source = node.targets[0].id, ast.unparse(node.value.args[1])
+        if name is None or source is None:
+            continue
+        after = body[index + 1] if index + 1 < len(body) else None
+        doc = (
+            after.value.value
+            if isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+            else ""
+        )
+        found[name] = (source, doc)
     return found
+
+
+def _alias_entry(var: pdoc.doc.Doc) -> tuple[str, str] | None:
+    if not isinstance(var, pdoc.doc.Variable) or not var.modulename.startswith("mcp_schema.v"):
+        return None
+    # Typing objects do not say where they were defined (pdoc reports
+    # `types.Annotated`), so look the name up in the documented package's
+    # models module, where every alias of a version package is written.
+    candidates = [var.modulename]
+    if not var.modulename.endswith(".models"):
+        candidates.append(f"{var.modulename}.models")
+    for where in candidates:
+        entry = _aliases(where).get(var.name)
+        if entry is not None:
+            return entry
+    return None
 
 
 def type_alias(var: pdoc.doc.Doc, module: pdoc.doc.Module) -> Markup | None:
     """The simplified, linked definition of a generated type alias, else None."""
-    if not isinstance(var, pdoc.doc.Variable):
-        return None
-    module_name, qualname = var.taken_from
-    if not module_name.startswith("mcp_schema.v") or "." in qualname:
-        return None
-    source = _aliases(module_name).get(qualname)
-    if source is None:
-        return None
-    return _linked(_simplify(source)[0], module)
+    entry = _alias_entry(var)
+    return None if entry is None else _linked(_simplify(entry[0])[0], module)
+
+
+def alias_docstring(var: pdoc.doc.Doc) -> str:
+    """The docstring (spec link) of a generated type alias, else ''."""
+    entry = _alias_entry(var)
+    return "" if entry is None else entry[1]
 
 
 # -- build ------------------------------------------------------------------------------------
@@ -235,6 +269,7 @@ def build(output: Path) -> list[str]:
     )
     pdoc.render.env.globals["wire_field"] = wire_field
     pdoc.render.env.globals["type_alias"] = type_alias
+    pdoc.render.env.globals["alias_docstring"] = alias_docstring
     pdoc.pdoc(*names, output_directory=output)
     return names
 

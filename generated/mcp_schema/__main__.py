@@ -1,4 +1,4 @@
-"""``python -m mcp_schema``: see :mod:`mcp_schema.cli`."""
+"""``python -m mcp_schema``: see `mcp_schema.cli`."""
 
 import sys
 

@@ -4,14 +4,14 @@ The generated ``v*/models.py`` files are plain pydantic classes written in
 terms of the few names below. They exist to make pydantic's behaviour match
 JSON Schema exactly and losslessly:
 
-* :class:`McpModel` keeps unknown members (JSON Schema allows them unless it
+* `McpModel` keeps unknown members (JSON Schema allows them unless it
   says otherwise) and reads wire aliases only when decoding, so an unknown key
   ``has_more`` is never mistaken for the field ``hasMore``; Python code may still
   construct models by attribute name.
-* :data:`Omittable` marks a member that may be absent but not null: absent reads
+* `Omittable` marks a member that may be absent but not null: absent reads
   as ``None`` and stays absent on output (``exclude_unset``), an explicit
   ``null`` is rejected as the schema demands.
-* :class:`Int` and :class:`Number` are strict JSON numbers: no ``"1"`` -> 1 or
+* `Int` and `Number` are strict JSON numbers: no ``"1"`` -> 1 or
   ``true`` -> 1 coercion, ``5.0`` is a valid JSON Schema integer, and a JSON
   ``number`` keeps ``50`` an int (so it is re-encoded as ``50``, not ``50.0``).
 """

@@ -4,7 +4,7 @@
 ``method``, the protocol version in ``params._meta``, ``error.code``) with a
 small sniffing model, then validates the whole message once, straight from the
 bytes, with the model of that method in that protocol version. Every failure is
-an :class:`~mcp_schema.errors.McpError` with the JSON-RPC code a server should
+an `mcp_schema.errors.McpError` with the JSON-RPC code a server should
 answer with. ``encode`` writes a message back by alias, leaving absent members
 absent, so ``encode(decode(raw))`` is the JSON value of ``raw``.
 """
@@ -90,7 +90,7 @@ class ErrorResponse(McpModel, Generic[E]):
     error: E
 
     def exception(self) -> McpError:
-        """The error as a raisable :class:`McpError` of the matching subclass."""
+        """The error as a raisable `McpError` of the matching subclass."""
         error = self.error
         dumped = error.model_dump(mode="json") if isinstance(error, BaseModel) else error
         return McpError.from_error_object(dumped if isinstance(dumped, Mapping) else {})
@@ -459,7 +459,7 @@ def decode(
 
     * ``version``: the protocol version; when absent it is read from
       ``params._meta`` (2026-07-28 requests), then from the
-      ``MCP-Protocol-Version`` header, else :data:`HANDSHAKE_VERSION`.
+      ``MCP-Protocol-Version`` header, else `HANDSHAKE_VERSION`.
     * ``method``: for a response, the method of the request it answers;
       without it a result is typed as the version's generic ``Result``.
     * ``headers``: Streamable HTTP request headers, checked against the body
@@ -472,7 +472,7 @@ def decode(
     * ``assume_complete``: a result without ``resultType`` (from a
       handshake-era server) is read as ``"complete"``.
 
-    Raises :class:`~mcp_schema.errors.McpError` subclasses only.
+    Raises `mcp_schema.errors.McpError` subclasses only.
     """
     _reject_non_json_numbers(raw)
     exts = frozenset(extensions) if extensions else _NO_EXTENSIONS

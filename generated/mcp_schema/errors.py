@@ -1,12 +1,12 @@
 """Typed JSON-RPC / MCP protocol errors (hand-written runtime module).
 
-Every failure the codec reports is an :class:`McpError` subclass carrying the
+Every failure the codec reports is an `McpError` subclass carrying the
 JSON-RPC ``code``, a human ``message`` and optional structured ``data``, so a
 server can answer any bad input with ``err.to_response(request_id)``.
 
 These are *exceptions*. The error *response models* with the same names in
 ``mcp_schema.v2026_07_28`` (``ParseError``, ``HeaderMismatchError``, ...) are
-the generated wire shapes; :meth:`McpError.from_error_object` bridges the two.
+the generated wire shapes; `McpError.from_error_object` bridges the two.
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ balancers can route without parsing the body:
 Values that are not plain header-safe ASCII are sent as ``=?base64?<base64 of UTF-8>?=``;
 the same rule is applied to every header above so one decoder serves all of them.
 
-A client builds the headers with :func:`request_headers`; a server checks them with
-:func:`check_request_headers`, which raises :class:`~mcp_schema.errors.HeaderMismatchError`
+A client builds the headers with `request_headers`; a server checks them with
+`check_request_headers`, which raises `mcp_schema.errors.HeaderMismatchError`
 (-32020) whose ``data`` is always::
 
     {"header": "Mcp-Name",      # canonical name of the offending header
@@ -110,9 +110,9 @@ def encode_header_value(value: str) -> str:
 
 
 def decode_header_value(value: str) -> str:
-    """The original text of a received header value (inverse of :func:`encode_header_value`).
+    """The original text of a received header value (inverse of `encode_header_value`).
 
-    Raises :class:`HeaderMismatchError` with ``data={"reason": "invalid", "received": value}``
+    Raises `HeaderMismatchError` with ``data={"reason": "invalid", "received": value}``
     for characters that must have been encoded, or a malformed ``=?base64?...?=`` payload.
     """
     if _looks_encoded(value):
@@ -231,7 +231,7 @@ def validate_tool_headers(tool: Mapping[str, Any] | BaseModel) -> dict[str, tupl
     """Check a tool's ``x-mcp-header`` annotations; map each header to its property path.
 
     ``{"Mcp-Param-Region": ("region",), "Mcp-Param-Zone": ("location", "zone")}``.
-    Raises :class:`InvalidToolHeaderError` on the first invalid annotation.
+    Raises `InvalidToolHeaderError` on the first invalid annotation.
     """
     return {p.header: p.path for p in _header_params(_as_mapping(tool, "tool"))}
 
@@ -317,7 +317,7 @@ def request_headers(
     """The MCP headers a client sends with ``request`` (a request or notification).
 
     Pass the called ``tool`` (its definition) to add ``Mcp-Param-*`` headers; it is checked
-    with :func:`validate_tool_headers` first. Raises ``ValueError`` for a malformed body or
+    with `validate_tool_headers` first. Raises ``ValueError`` for a malformed body or
     an argument that cannot be a header (an object or array).
     """
     headers: dict[str, str] = {}
@@ -359,7 +359,7 @@ def check_request_headers(
     request: Mapping[str, Any] | BaseModel,
     tool: Mapping[str, Any] | BaseModel | None = None,
 ) -> None:
-    """Server side: raise :class:`HeaderMismatchError` unless ``headers`` agree with the body.
+    """Server side: raise `HeaderMismatchError` unless ``headers`` agree with the body.
 
     Header names match case-insensitively, values case-sensitively (after decoding);
     integer parameters match numerically. Headers this module does not define are ignored.
