@@ -82,11 +82,28 @@ def _model_and_field(var: pdoc.doc.Variable) -> tuple[type[BaseModel], str] | No
 
 
 def _source_annotation(cls: type[BaseModel], name: str) -> str | None:
+    """The annotation of field ``name`` as written in the generated source."""
     for klass in cls.__mro__:
-        text = inspect.get_annotations(klass).get(name)
-        if isinstance(text, str):
-            return text
+        found = _class_annotations(klass).get(name)
+        if found is not None:
+            return found
     return None
+
+
+@functools.cache
+def _class_annotations(klass: type) -> dict[str, str]:
+    try:
+        tree = ast.parse(inspect.getsource(klass))
+    except (OSError, TypeError, SyntaxError):
+        return {}
+    cls_node = tree.body[0]
+    if not isinstance(cls_node, ast.ClassDef):
+        return {}
+    return {
+        node.target.id: ast.unparse(node.annotation)
+        for node in cls_node.body
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
 
 
 def _bounds(call: ast.Call) -> list[str]:
