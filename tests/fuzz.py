@@ -37,42 +37,112 @@ def corpus() -> list[bytes]:
     return seeds
 
 
-TOKENS = [b"NaN", b"-Infinity", b"1e999", b"null", b"true", b"[]", b"{}", b'"\\ud800"',
-          b"123456789012345678901234567890", b"-0", b"1.0", b'"2.0"', b"\xff", b"\x00", b",",
-          b'"jsonrpc"', b'"id"', b'"method"', b'"params"', b'"result"', b'"error"']
+TOKENS = [
+    b"NaN",
+    b"-Infinity",
+    b"1e999",
+    b"null",
+    b"true",
+    b"[]",
+    b"{}",
+    b'"\\ud800"',
+    b"123456789012345678901234567890",
+    b"-0",
+    b"1.0",
+    b'"2.0"',
+    b"\xff",
+    b"\x00",
+    b",",
+    b'"jsonrpc"',
+    b'"id"',
+    b'"method"',
+    b'"params"',
+    b'"result"',
+    b'"error"',
+]
+
+
+VALUES: list[object] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    1.5,
+    2**70,
+    "",
+    "x",
+    "2.0",
+    [],
+    {},
+    [1],
+    {"a": 1},
+    "io.modelcontextprotocol/tasks",
+    "input_required",
+    "complete",
+    "task",
+]
 
 
 def mutate(seed: bytes, rng: random.Random) -> bytes:
+    """Half the time a change of the JSON structure, else a change of the bytes."""
+    if rng.random() < 0.5:
+        changed = restructure(seed, rng)
+        if changed is not None:
+            return changed
     data = bytearray(seed)
-    kind = rng.randrange(8)
+    kind = rng.randrange(6)
     if kind == 0 and data:  # flip bytes
         for _ in range(rng.randint(1, 4)):
             data[rng.randrange(len(data))] = rng.randrange(256)
     elif kind == 1:  # truncate
-        del data[rng.randrange(len(data) + 1):]
+        del data[rng.randrange(len(data) + 1) :]
     elif kind == 2:  # insert a token
         at = rng.randrange(len(data) + 1)
         data[at:at] = rng.choice(TOKENS)
-    elif kind == 3:  # replace a JSON value-ish span with a token
-        at = rng.randrange(len(data) + 1)
-        data[at:at + rng.randint(1, 12)] = rng.choice(TOKENS)
-    elif kind == 4:  # nest deeply
+    elif kind == 3:  # nest deeply
         depth = rng.choice([10, 300, 5000, 100_000])
         data = bytearray(b"[" * depth + bytes(data) + b"]" * depth)
-    elif kind == 5:  # splice two messages
-        return bytes(data[: rng.randrange(len(data) + 1)]) + seed[rng.randrange(len(seed) + 1):]
-    elif kind == 6:  # a structured change: id, version or params of another type
-        try:
-            message = json.loads(seed)
-        except ValueError:
-            return bytes(data)
-        if isinstance(message, dict):
-            field = rng.choice(["id", "jsonrpc", "method", "params", "result", "error"])
-            message[field] = json.loads(rng.choice(TOKENS[3:9]).decode("utf-8", "replace"))
-            return json.dumps(message).encode()
+    elif kind == 4:  # splice two messages
+        return bytes(data[: rng.randrange(len(data) + 1)]) + seed[rng.randrange(len(seed) + 1) :]
     else:  # random bytes
         return rng.randbytes(rng.randint(0, 64))
     return bytes(data)
+
+
+def restructure(seed: bytes, rng: random.Random) -> bytes | None:
+    """Replace, drop or add a member anywhere in the message (still valid JSON)."""
+    try:
+        message = json.loads(seed)
+    except ValueError:
+        return None
+    nodes: list[object] = []
+
+    def collect(node: object) -> None:
+        if isinstance(node, (dict, list)):
+            nodes.append(node)
+            for child in node.values() if isinstance(node, dict) else node:
+                collect(child)
+
+    collect(message)
+    if not nodes:
+        return None
+    for _ in range(rng.randint(1, 3)):
+        node = rng.choice(nodes)
+        if isinstance(node, dict) and node:
+            key = rng.choice(list(node))
+            action = rng.randrange(3)
+            if action == 0:
+                del node[key]
+            elif action == 1:
+                node[key] = rng.choice(VALUES)
+            else:
+                node[rng.choice([key + "_", "x-extra", "_meta", "resultType", "id"])] = rng.choice(
+                    VALUES
+                )
+        elif isinstance(node, list) and node:
+            node[rng.randrange(len(node))] = rng.choice(VALUES)
+    return json.dumps(message).encode()
 
 
 def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter[str]:
