@@ -37,7 +37,7 @@ IMPORTABLE = (
             "McpModel",
             "Number",
             "Omittable",
-            "by_result_type",
+            "ResultTypeUnion",
         ),
     },
 )
@@ -109,7 +109,7 @@ class Annotations:
                 for m, tag in zip(t.members, t.result_type_tags, strict=True)
             ]
             tags = ", ".join(f'"{tag}"' for tag in t.result_type_tags if tag)
-            return f"Annotated[{' | '.join(arms)}, by_result_type({tags})]"
+            return f"Annotated[{' | '.join(arms)}, ResultTypeUnion({tags})]"
         members = [self(m) for m in flatten(t)]
         joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
         if t.discriminator:

@@ -22,7 +22,7 @@ import math
 import typing
 from typing import Annotated, Any, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, GetCoreSchemaHandler
+from pydantic import BaseModel, ConfigDict, Discriminator, GetCoreSchemaHandler, Tag
 from pydantic_core import CoreSchema, core_schema
 
 __all__ = [
@@ -34,7 +34,7 @@ __all__ = [
     "McpModel",
     "Number",
     "Omittable",
-    "by_result_type",
+    "ResultTypeUnion",
 ]
 
 _T = TypeVar("_T")
@@ -208,23 +208,42 @@ JsonNumber = Annotated[float, Number()]
 DEFAULT_RESULT_TAG = "complete"
 
 
-def by_result_type(*tags: str) -> Discriminator:
+class ResultTypeUnion:
     """Discriminate a union of results on ``resultType``.
 
-    A value among ``tags`` selects the member tagged with it; any other value,
-    ``"complete"`` included, selects the member tagged ``"complete"``, the
-    method's own result (``resultType`` is an open string in the schema).
-    """
-    known = frozenset(tags)
+    Annotate a union whose members carry ``pydantic.Tag``s: a ``resultType``
+    among the tags selects the member tagged with it; any other value (or none)
+    selects the member tagged ``"complete"``, the method's own result
+    (``resultType`` is an open string in the schema).
 
-    def tag_of(value: Any) -> str:
+    The known tags are looked up by pydantic-core straight from the input; only
+    other values go through a Python discriminator, which has to turn the whole
+    result into Python objects first.
+    """
+
+    def __init__(self, *tags: str) -> None:
+        self.tags = frozenset(tags)
+
+    def tag_of(self, value: Any) -> str:
         if isinstance(value, dict):
             result_type = value.get("resultType")
         else:
             result_type = getattr(value, "result_type", None)
         # resultType may be any JSON here; only a known string selects an arm.
-        if isinstance(result_type, str) and result_type in known:
+        if isinstance(result_type, str) and result_type in self.tags:
             return result_type
         return DEFAULT_RESULT_TAG
 
-    return Discriminator(tag_of)
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        members: dict[str, Any] = {}
+        for member in typing.get_args(source):
+            tag = next(m.tag for m in typing.get_args(member)[1:] if isinstance(m, Tag))
+            members[tag] = typing.get_args(member)[0]
+        native = core_schema.tagged_union_schema(
+            {tag: handler.generate_schema(cls) for tag, cls in members.items()},
+            discriminator="resultType",
+        )
+        fallback = handler.generate_schema(Annotated[source, Discriminator(self.tag_of)])
+        return core_schema.union_schema([native, fallback], mode="left_to_right")

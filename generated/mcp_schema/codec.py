@@ -22,7 +22,6 @@ from pydantic import (
     BaseModel,
     Discriminator,
     Field,
-    GetCoreSchemaHandler,
     StrictInt,
     StrictStr,
     Tag,
@@ -32,7 +31,7 @@ from pydantic import (
 from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
 from mcp_schema import SUPPORTED_VERSIONS
-from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable
+from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
@@ -208,43 +207,6 @@ def _tables(
     return requests, notifications
 
 
-def _result_type_tag(known: frozenset[str]) -> Callable[[Any], str]:
-    def tag_of(value: Any) -> str:
-        result_type = (
-            value.get("resultType")
-            if isinstance(value, dict)
-            else getattr(value, "result_type", None)
-        )
-        # resultType may be any JSON here; only a known string selects an arm.
-        if isinstance(result_type, str) and result_type in known:
-            return result_type
-        return DEFAULT_RESULT_TAG
-
-    return tag_of
-
-
-class _NativeResultType:
-    """Try a tagged union keyed on ``resultType`` before the callable one.
-
-    pydantic-core reads a string discriminator straight from the JSON; a
-    callable discriminator first turns the whole result into Python objects,
-    which doubles the cost of a large result. Values the tags do not list
-    (or a missing ``resultType``) fall through to the callable union.
-    """
-
-    def __init__(self, choices: dict[str, type[McpModel]]) -> None:
-        self.choices = choices
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        native = core_schema.tagged_union_schema(
-            {tag: handler.generate_schema(cls) for tag, cls in self.choices.items()},
-            discriminator="resultType",
-        )
-        return core_schema.union_schema([native, handler(source)], mode="left_to_right")
-
-
 def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
     # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`; the method's own result never declares it.
@@ -308,11 +270,7 @@ def _result_response(
         if TASKS_EXTENSION in extensions and ext_package is not None:
             tags["task"] = importlib.import_module(ext_package).CreateTaskResult
         arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
-        result_type = Annotated[
-            Union[tuple(arms)],
-            Discriminator(_result_type_tag(frozenset(tags))),
-            _NativeResultType({DEFAULT_RESULT_TAG: complete, **tags}),
-        ]
+        result_type = Annotated[Union[tuple(arms)], ResultTypeUnion(*tags)] if tags else complete
     return ResultResponse[result_type]
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 from pydantic import Field, StrictBool, StrictStr, Tag
 from typing_extensions import TypeAliasType
 
-from mcp_schema.base import Int, JsonInt, JsonNumber, McpModel, Number, Omittable, by_result_type
+from mcp_schema.base import Int, JsonInt, JsonNumber, McpModel, Number, Omittable, ResultTypeUnion
 
 __all__ = [
     "Annotations",
@@ -1639,7 +1639,7 @@ class CallToolResultResponse(McpModel):
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[CallToolResult, Tag("complete")],
-        by_result_type("input_required"),
+        ResultTypeUnion("input_required"),
     ]
 
 
@@ -1651,7 +1651,7 @@ class GetPromptResultResponse(McpModel):
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[GetPromptResult, Tag("complete")],
-        by_result_type("input_required"),
+        ResultTypeUnion("input_required"),
     ]
 
 
@@ -1663,7 +1663,7 @@ class ReadResourceResultResponse(McpModel):
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[ReadResourceResult, Tag("complete")],
-        by_result_type("input_required"),
+        ResultTypeUnion("input_required"),
     ]
 
 
