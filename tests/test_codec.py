@@ -74,6 +74,12 @@ def test_invalid_params_name_each_path() -> None:
     assert paths == {"$.params.name", "$.params.arguments"}
 
 
+def test_a_missing_member_is_named() -> None:
+    with pytest.raises(errors.InvalidParamsError) as info:
+        codec.decode(b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {}}')
+    assert info.value.errors == [{"path": "$.params.name", "reason": "Field required"}]
+
+
 def test_unsupported_version_lists_supported() -> None:
     with pytest.raises(errors.UnsupportedProtocolVersionError) as info:
         codec.decode(b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}', version="2024-01-01")
