@@ -172,6 +172,15 @@ def test_wire_decoding_reads_aliases_only_python_construction_reads_both() -> No
     assert json.loads(codec.encode(built)) == {"values": ["a"], "hasMore": True}
 
 
+def test_snake_case_twin_of_a_nullable_member_stays_unknown() -> None:
+    # Found by `make conformance`: structuredContent may be null, its twin is unknown.
+    twin = {"content": [], "structured_content": [1], "toolUseId": "u", "type": "tool_result"}
+    model = new.ToolResultContent.model_validate(twin)
+    assert json.loads(codec.encode(model)) == twin
+    explicit = {"content": [], "structuredContent": None, "toolUseId": "u", "type": "tool_result"}
+    assert json.loads(codec.encode(new.ToolResultContent.model_validate(explicit))) == explicit
+
+
 def test_strict_json_types() -> None:
     def progress(total: str) -> bytes:
         return (b'{"jsonrpc": "2.0", "method": "notifications/progress", "params": '

@@ -65,11 +65,13 @@ class McpModel(BaseModel):
         # Pydantic puts every unknown key into fields_set. An unknown key that
         # equals an attribute name (wire "has_more" next to the field wire
         # "hasMore") would then mark that field as set, and exclude_unset
-        # would emit "hasMore": null. A non-null member holding None was never
-        # given, so it is unset again.
+        # would emit "hasMore": null. A renamed member holding None beside its
+        # twin was not given, so it is unset again. (Exact for members that
+        # may not be null; for a nullable one, an explicit null sent together
+        # with its snake_case twin is read as absent.)
         extra = self.__pydantic_extra__
         if extra:
-            for name in _renamed_omittable(type(self)).intersection(extra):
+            for name in _renamed_optional(type(self)).intersection(extra):
                 if getattr(self, name) is None:
                     self.__pydantic_fields_set__.discard(name)
 
@@ -82,21 +84,18 @@ class McpModel(BaseModel):
 _RENAMED: dict[type[BaseModel], frozenset[str]] = {}
 
 
-def _renamed_omittable(cls: type[BaseModel]) -> frozenset[str]:
-    """Optional, non-null members whose attribute name is not the wire name.
+def _renamed_optional(cls: type[BaseModel]) -> frozenset[str]:
+    """Optional members whose attribute name is not the wire name.
 
-    Computed on first use (the class's annotations are resolved by then).
+    Aliases and defaults are known when the class is created, before its
+    annotations are resolved, so this needs no schema build.
     """
     names = _RENAMED.get(cls)
     if names is None:
-        if not cls.__pydantic_complete__:
-            cls.model_rebuild()  # a nested class validated inside its parent's schema
         names = _RENAMED[cls] = frozenset(
             name
             for name, info in cls.model_fields.items()
-            if info.alias not in (None, name)
-            and not info.is_required()
-            and any(isinstance(m, _NotNull) for m in info.metadata)
+            if info.alias not in (None, name) and not info.is_required()
         )
     return names
 
