@@ -299,6 +299,41 @@ def test_mutation_fuzz_has_no_crashes() -> None:
     assert outcomes["decoded"] > 0 and len(outcomes) > 3  # the mix reaches every path
 
 
+def test_fast_path_agrees_with_the_exact_path() -> None:
+    """`decode` skips the envelope sniff for ordinary traffic; whatever it
+    returns, the exact (sniffing) path must return too, equal and of the same
+    class, and whatever the exact path refuses, decode refuses the same way."""
+    import random
+
+    from mcp_schema.codec import _decode_sniffed, _reject_non_json_numbers, _sniff
+    from tests import fuzz
+
+    rng = random.Random(20261129)
+    seeds = fuzz.corpus()
+    compared = 0
+    for _ in range(3000):
+        raw = fuzz.mutate(rng.choice(seeds), rng) if rng.random() < 0.7 else rng.choice(seeds)
+        version = rng.choice([None, "2025-11-25", "2026-07-28"])
+        method = rng.choice([None, "tools/call", "tools/list"])
+        try:
+            fast: Any = codec.decode(raw, version=version, method=method)
+        except errors.McpError as err:
+            fast = err
+        try:
+            _reject_non_json_numbers(raw)
+            exact: Any = _decode_sniffed(raw, _sniff(raw), version, method, None,
+                                         frozenset(), False, False)
+        except errors.McpError as err:
+            exact = err
+        assert type(fast) is type(exact), raw
+        if isinstance(fast, errors.McpError):
+            assert fast.code == exact.code, raw
+        else:
+            assert codec.encode(fast) == codec.encode(exact), raw
+            compared += 1
+    assert compared > 300
+
+
 # -- stateless-era helpers ------------------------------------------------------------------
 
 def test_request_context() -> None:

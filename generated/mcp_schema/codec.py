@@ -545,18 +545,30 @@ def _decode_fast(
 ) -> Message | None:
     if version is not None and version not in _PACKAGES:
         return None  # the exact path names the unsupported version
+    # A request or notification has a "method" member; a response may still
+    # mention the word (an input-required result embeds requests), so a
+    # failed request attempt falls through to the response when the caller
+    # named the method it answers.
+    if _mentions_method(raw):
+        message = _request_fast(raw, version, exts)
+        if message is not None:
+            return message
+    if method is None:
+        return None  # a response nobody named the method of: the exact path
     try:
-        # `method` may come with a request too (an HTTP server knows it from
-        # Mcp-Method): only a message without a "method" member is a response.
-        if method is not None and not _mentions_method(raw):
-            validate = _response_validator(
-                version or HANDSHAKE_VERSION, method, exts, assume_complete
-            )
-            message = validate(raw)
-            extra = message.__pydantic_extra__
-            if extra and ("method" in extra or "error" in extra or "result" in extra):
-                return None  # the exact path classifies such a message differently
-            return message  # type: ignore[no-any-return]
+        message = _response_validator(version or HANDSHAKE_VERSION, method, exts, assume_complete)(
+            raw
+        )
+    except ValidationError:
+        return None
+    extra = message.__pydantic_extra__
+    if extra and ("method" in extra or "error" in extra or "result" in extra):
+        return None  # the exact path classifies such a message differently
+    return message  # type: ignore[no-any-return]
+
+
+def _request_fast(raw: bytes | str, version: str | None, exts: frozenset[str]) -> Message | None:
+    try:
         if version is None:
             # Only stateless-era requests name their version; other messages
             # without one are handshake-era traffic: the exact path.
@@ -568,12 +580,12 @@ def _decode_fast(
                 return None
             return message  # type: ignore[no-any-return]
         message = _messages_validator(version, exts)(raw)
-        extra = message.__pydantic_extra__
-        if "id" not in type(message).model_fields and extra and "id" in extra:
-            return None  # a notification's method with an id: the exact path says why
-        return message  # type: ignore[no-any-return]
     except ValidationError:
         return None
+    extra = message.__pydantic_extra__
+    if "id" not in type(message).model_fields and extra and "id" in extra:
+        return None  # a notification's method with an id: the exact path says why
+    return message  # type: ignore[no-any-return]
 
 
 def encode(message: BaseModel) -> bytes:
