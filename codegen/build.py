@@ -295,7 +295,7 @@ class Builder:
         tags = self.result_type_tags(shapes)
         if tags is not None:
             return ir.Union_(tuple(members), discriminator="resultType", result_type_tags=tags)
-        return ir.Union_(tuple(members))
+        return ir.Union_(tuple(members), by_required_key=distinct_required_keys(shapes))
 
     def result_type_tags(self, shapes: list[dict[str, Any]]) -> tuple[str | None, ...] | None:
         """Tags for a union of results told apart by ``resultType`` alone."""
@@ -365,6 +365,25 @@ def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
         if None not in values and len({canonical(v) for v in values}) == len(values):
             return str(prop)
     return None
+
+
+def distinct_required_keys(shapes: list[dict[str, Any]]) -> bool:
+    """Whether every object arm requires a member that no other arm declares.
+
+    Then an instance normally matches one arm only, so trying the arms in
+    order accepts exactly what trying all of them does, at a fraction of the
+    cost (a 1 MB text resource is otherwise validated once per arm).
+    """
+    if len(shapes) < 2 or not all(s.get("properties") for s in shapes):
+        return False
+    for index, shape in enumerate(shapes):
+        others: set[str] = set()
+        for j, other in enumerate(shapes):
+            if j != index:
+                others |= set(other.get("properties", {}))
+        if not set(shape.get("required", ())) - others:
+            return False
+    return True
 
 
 def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:

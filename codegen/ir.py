@@ -59,9 +59,13 @@ class Union_:
     members apart; ``result_type_tags`` (with it set to ``resultType``) maps each
     member to the ``resultType`` value it answers, ``None`` for the default arm."""
 
+
     members: tuple[TypeExpr, ...]
     discriminator: str | None = None
     result_type_tags: tuple[str | None, ...] | None = None
+    by_required_key: bool = False
+    """Every member requires a member no other one declares: the first arm
+    that validates is the one (pydantic's smart mode would validate them all)."""
 
 
 TypeExpr = Union[Scalar, Const, Ref, Array, Map, Union_]

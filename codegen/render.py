@@ -114,6 +114,8 @@ class Annotations:
         joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
         if t.discriminator:
             return f'Annotated[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
+        if t.by_required_key:
+            return f'Annotated[{joined}, Field(union_mode="left_to_right")]'
         return joined
 
 
@@ -264,7 +266,10 @@ def substitute(t: ir.TypeExpr, names: dict[str, ir.TypeExpr]) -> ir.TypeExpr:
         return ir.Map(substitute(t.value, names))
     if isinstance(t, ir.Union_):
         return ir.Union_(
-            tuple(substitute(m, names) for m in t.members), t.discriminator, t.result_type_tags
+            tuple(substitute(m, names) for m in t.members),
+            t.discriminator,
+            t.result_type_tags,
+            t.by_required_key,
         )
     return t
 

@@ -911,7 +911,9 @@ JSONRPCMessage: TypeAlias = (
 """MCP 2025-11-25 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcmessage"""
 
 
-JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+JSONRPCResponse: TypeAlias = Annotated[
+    JSONRPCResultResponse | JSONRPCErrorResponse, Field(union_mode="left_to_right")
+]
 """MCP 2025-11-25 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresponse"""
 
 
@@ -1307,7 +1309,9 @@ class EmbeddedResource(McpModel):
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     annotations: Omittable[Annotations] = None
-    resource: TextResourceContents | BlobResourceContents
+    resource: Annotated[
+        TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
+    ]
     type: Literal["resource"]
 
 
@@ -1346,7 +1350,9 @@ class ReadResourceResult(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    contents: list[TextResourceContents | BlobResourceContents]
+    contents: list[
+        Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
+    ]
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
@@ -1740,7 +1746,9 @@ class ElicitRequestFormParams(McpModel):
     task: Omittable[TaskMetadata] = None
 
 
-ElicitRequestParams: TypeAlias = ElicitRequestURLParams | ElicitRequestFormParams
+ElicitRequestParams: TypeAlias = Annotated[
+    ElicitRequestURLParams | ElicitRequestFormParams, Field(union_mode="left_to_right")
+]
 """MCP 2025-11-25 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestparams"""
 
 
@@ -1767,5 +1775,7 @@ ServerRequest: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverrequest"""
 
 
-SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
+SingleSelectEnumSchema: TypeAlias = Annotated[
+    UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema, Field(union_mode="left_to_right")
+]
 """MCP 2025-11-25 definition ``SingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#singleselectenumschema"""

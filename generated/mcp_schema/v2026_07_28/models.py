@@ -871,7 +871,9 @@ JSONRPCMessage: TypeAlias = (
 """MCP 2026-07-28 definition ``JSONRPCMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcmessage"""
 
 
-JSONRPCResponse: TypeAlias = JSONRPCResultResponse | JSONRPCErrorResponse
+JSONRPCResponse: TypeAlias = Annotated[
+    JSONRPCResultResponse | JSONRPCErrorResponse, Field(union_mode="left_to_right")
+]
 """MCP 2026-07-28 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresponse"""
 
 
@@ -1161,7 +1163,9 @@ class EmbeddedResource(McpModel):
 
     meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
     annotations: Omittable[Annotations] = None
-    resource: TextResourceContents | BlobResourceContents
+    resource: Annotated[
+        TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
+    ]
     type: Literal["resource"]
 
 
@@ -1203,7 +1207,9 @@ class ReadResourceResult(McpModel):
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     cache_scope: Omittable[Literal["private", "public"]] = Field(default=None, alias="cacheScope")
-    contents: list[TextResourceContents | BlobResourceContents]
+    contents: list[
+        Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
+    ]
     result_type: StrictStr = Field(alias="resultType")
     ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(default=None, alias="ttlMs")
 
@@ -1378,7 +1384,9 @@ class CreateMessageResult(McpModel):
     stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
 
 
-InputResponse: TypeAlias = CreateMessageResult | ListRootsResult | ElicitResult
+InputResponse: TypeAlias = Annotated[
+    CreateMessageResult | ListRootsResult | ElicitResult, Field(union_mode="left_to_right")
+]
 """MCP 2026-07-28 definition ``InputResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponse"""
 
 
@@ -1601,7 +1609,9 @@ class ElicitRequestFormParams(McpModel):
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
 
 
-ElicitRequestParams: TypeAlias = ElicitRequestFormParams | ElicitRequestURLParams
+ElicitRequestParams: TypeAlias = Annotated[
+    ElicitRequestFormParams | ElicitRequestURLParams, Field(union_mode="left_to_right")
+]
 """MCP 2026-07-28 definition ``ElicitRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestparams"""
 
 
@@ -1684,5 +1694,7 @@ ServerResult: TypeAlias = (
 """MCP 2026-07-28 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#serverresult"""
 
 
-SingleSelectEnumSchema: TypeAlias = UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema
+SingleSelectEnumSchema: TypeAlias = Annotated[
+    UntitledSingleSelectEnumSchema | TitledSingleSelectEnumSchema, Field(union_mode="left_to_right")
+]
 """MCP 2026-07-28 definition ``SingleSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#singleselectenumschema"""
