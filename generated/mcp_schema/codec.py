@@ -168,11 +168,12 @@ def _sniff(raw: bytes | str) -> _Envelope:
 
 def _reject_non_json_numbers(raw: bytes | str) -> None:
     # The JSON parser accepts NaN and Infinity, which JSON does not have. Only
-    # a document that contains those letters pays for the exact check.
+    # a document that contains those words pays for the exact check; looking
+    # for one letter first (memchr) keeps that test cheap on large payloads.
     if isinstance(raw, str):
-        if "NaN" not in raw and "Infinity" not in raw:
+        if not (("N" in raw and "NaN" in raw) or ("I" in raw and "Infinity" in raw)):
             return
-    elif b"NaN" not in raw and b"Infinity" not in raw:
+    elif not ((b"N" in raw and b"NaN" in raw) or (b"I" in raw and b"Infinity" in raw)):
         return
 
     def refuse(token: str) -> None:
@@ -532,8 +533,14 @@ def _response_validator(
 
 
 def _mentions_method(raw: bytes | str) -> bool:
-    # A cheap scan, not a parse: a false "yes" only costs the exact path.
-    return b'"method"' in raw if isinstance(raw, bytes) else '"method"' in raw
+    # A cheap look at the head of the message, not a parse: either answer may
+    # be wrong (a "method" member far down, the word inside a response), and
+    # a wrong one only sends the message on to the exact path.
+    head = raw[:_HEAD]
+    return b'"method"' in head if isinstance(head, bytes) else '"method"' in head
+
+
+_HEAD = 4096
 
 
 def _decode_fast(
