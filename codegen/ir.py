@@ -59,7 +59,6 @@ class Union_:
     members apart; ``result_type_tags`` (with it set to ``resultType``) maps each
     member to the ``resultType`` value it answers, ``None`` for the default arm."""
 
-
     members: tuple[TypeExpr, ...]
     discriminator: str | None = None
     result_type_tags: tuple[str | None, ...] | None = None
