@@ -11,7 +11,7 @@ from pathlib import Path
 
 from . import ir, methods, render
 from .build import Builder
-from .spec import ROOT, SCHEMA_DIR, load, pins
+from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
 PACKAGE_DIR = ROOT / "generated" / "mcp_schema"
 
@@ -23,17 +23,6 @@ class Output:
     summary: list[str]
 
 
-def reused_defs(
-    key: str, base_module: ir.Module, base_schema: dict[str, object], schema: dict[str, object]
-) -> dict[str, str]:
-    """Defs an extension repeats verbatim from its base: imported, not regenerated."""
-    base_defs = base_schema["$defs"]
-    own_defs = schema["$defs"]
-    assert isinstance(base_defs, dict) and isinstance(own_defs, dict)
-    where = f"mcp_schema.{base_module.package}.models"
-    return {name: where for name, sub in own_defs.items() if base_defs.get(name) == sub}
-
-
 def build_all() -> dict[str, ir.Module]:
     pairing = json.loads((SCHEMA_DIR / "results.json").read_text())
     modules: dict[str, ir.Module] = {}
@@ -43,7 +32,9 @@ def build_all() -> dict[str, ir.Module]:
         reused: dict[str, str] = {}
         known: dict[str, ir.ModelClass] = {}
         if pin.base is not None:
-            reused = reused_defs(key, modules[pin.base], load(pin.base), schema)
+            # Defs the extension repeats verbatim are imported, not regenerated.
+            where = f"mcp_schema.{modules[pin.base].package}.models"
+            reused = {name: where for name in sorted(repeated_defs(key))}
             known = dict(classes[pin.base])
         builder = Builder(pin, schema, reused)
         module = builder.build()

@@ -167,8 +167,9 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
 
 def class_view(c: ir.ModelClass, version: str, lazy: frozenset[str]) -> ClassView:
     annotate = Annotations(lazy)
-    where = f"``{c.origin}``" if "." in c.origin or "|" in c.origin else f"``{c.name}``"
-    kind = "inline object at" if "." in c.origin or "|" in c.origin else "definition"
+    inline = c.origin != c.name
+    where = f"``{c.origin}``" if inline else f"``{c.name}``"
+    kind = "inline object at" if inline else "definition"
     return ClassView(
         name=c.name,
         base="ClosedModel" if c.closed else "McpModel",

@@ -135,3 +135,12 @@ def load(key: str, *, patched: bool = True) -> dict[str, Any]:
     Returns a fresh deep copy: callers may mutate it.
     """
     return copy.deepcopy(_load(key, patched))
+
+
+def repeated_defs(key: str) -> frozenset[str]:
+    """Defs an extension schema repeats verbatim from its base (overlays applied)."""
+    base = pins()[key].base
+    if base is None:
+        return frozenset()
+    own, core = _load(key, True)["$defs"], _load(base, True)["$defs"]
+    return frozenset(name for name, sub in own.items() if core.get(name) == sub)

@@ -157,16 +157,6 @@ def def_names(key: str) -> list[str]:
 
 
 @cache
-def reused_core_defs(key: str) -> frozenset[str]:
-    """Defs an extension repeats verbatim from its base: the same classes."""
-    base = spec.pins()[key].base
-    if base is None:
-        return frozenset()
-    own, core = schema_of(key)["$defs"], schema_of(base)["$defs"]
-    return frozenset(n for n, d in own.items() if core.get(n) == d)
-
-
-@cache
 def oracle(key: str, name: str) -> jsonschema.Draft202012Validator:
     # Format stays annotation-only (the Draft 2020-12 default): no format_checker.
     schema = schema_of(key)

@@ -12,6 +12,7 @@ import importlib
 
 import pytest
 
+from codegen import spec
 from tests import conformance as c
 
 # Examples per definition: enough to touch every branch of the small unions,
@@ -33,7 +34,7 @@ CASES = [
     (key, name)
     for key in c.SCHEMA_KEYS
     for name in c.def_names(key)
-    if name not in c.reused_core_defs(key)
+    if name not in spec.repeated_defs(key)
 ]
 
 

@@ -13,20 +13,10 @@ from pydantic import TypeAdapter
 import mcp_schema.v2026_07_28 as v
 from codegen.spec import spec_dir
 from mcp_schema import codec
+from tests.conformance import same_json
 
 EXAMPLES = sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*.json"))
 METHOD_OF_RESULT = {entry.result.__name__: method for method, entry in v.REQUESTS.items()}
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """Equal JSON values, with booleans never equal to numbers."""
-    if isinstance(a, bool) or isinstance(b, bool):
-        return type(a) is type(b) and a == b
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(same_json(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(same_json(x, y) for x, y in zip(a, b, strict=True))
-    return type(a) is type(b) and a == b if not isinstance(a, (int, float)) else a == b
 
 
 def test_all_examples_are_found() -> None:

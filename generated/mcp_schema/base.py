@@ -121,25 +121,40 @@ Omittable = Annotated[Union[_T, None], _NotNull()]
 """``Omittable[X]``: an optional member that must not be ``null`` when present."""
 
 
-class Int:
+class _Bounded:
+    """A JSON number type with optional inclusive bounds."""
+
+    __slots__ = ("ge", "le")
+
+    def __init__(self, *, ge: float | None = None, le: float | None = None) -> None:
+        self.ge = ge
+        self.le = le
+
+    def _int_arm(self) -> CoreSchema:
+        # An int is within [ge, le] exactly when it is within [ceil(ge), floor(le)].
+        return core_schema.int_schema(
+            strict=True, ge=_int_bound(self.ge, math.ceil), le=_int_bound(self.le, math.floor)
+        )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(ge={self.ge!r}, le={self.le!r})"
+
+
+class Int(_Bounded):
     """A JSON Schema ``integer``: strict, bounds kept, integral floats accepted.
 
     ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
     JSON value). Use as ``Annotated[int, Int(ge=0)]``.
     """
 
-    __slots__ = ("ge", "le")
-
-    def __init__(self, *, ge: int | None = None, le: int | None = None) -> None:
-        self.ge = ge
-        self.le = le
+    __slots__ = ()
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         return core_schema.union_schema(
             [
-                core_schema.int_schema(strict=True, ge=self.ge, le=self.le),
+                self._int_arm(),
                 core_schema.no_info_after_validator_function(
                     int,
                     core_schema.float_schema(
@@ -152,41 +167,27 @@ class Int:
             serialization=core_schema.simple_ser_schema("int"),
         )
 
-    def __repr__(self) -> str:
-        return f"Int(ge={self.ge!r}, le={self.le!r})"
 
-
-class Number:
+class Number(_Bounded):
     """A JSON Schema ``number``: strict, finite, an int stays an int.
 
     Use as ``Annotated[float, Number(ge=0, le=1)]``.
     """
 
-    __slots__ = ("ge", "le")
-
-    def __init__(self, *, ge: float | None = None, le: float | None = None) -> None:
-        self.ge = ge
-        self.le = le
+    __slots__ = ()
 
     def __get_pydantic_core_schema__(
         self, source: Any, handler: GetCoreSchemaHandler
     ) -> CoreSchema:
         return core_schema.union_schema(
             [
-                core_schema.int_schema(
-                    strict=True,
-                    ge=_int_bound(self.ge, math.ceil),
-                    le=_int_bound(self.le, math.floor),
-                ),
+                self._int_arm(),
                 core_schema.float_schema(strict=True, allow_inf_nan=False, ge=self.ge, le=self.le),
             ],
             custom_error_type="json_number",
             custom_error_message="Input should be a finite JSON number"
             + _bounds_text(self.ge, self.le),
         )
-
-    def __repr__(self) -> str:
-        return f"Number(ge={self.ge!r}, le={self.le!r})"
 
 
 def _int_bound(bound: float | None, rounding: typing.Callable[[float], int]) -> int | None:

@@ -58,11 +58,14 @@ HANDSHAKE_VERSION = "2025-11-25"
 """Used when a message names no version and the caller gives none: only
 handshake-era traffic omits it (its version was negotiated by ``initialize``)."""
 
+STATELESS_VERSION = "2026-07-28"
+"""The version whose requests name themselves in ``params._meta``."""
+
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 
 _PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28"}
-_EXTENSION_PACKAGES = {("2026-07-28", TASKS_EXTENSION): "mcp_schema.v2026_07_28.tasks"}
+_EXTENSION_PACKAGES = {(STATELESS_VERSION, TASKS_EXTENSION): "mcp_schema.v2026_07_28.tasks"}
 
 R = TypeVar("R")
 E = TypeVar("E")
@@ -105,34 +108,36 @@ Kind = Literal["request", "notification", "result", "error"]
 # -- sniffing: the envelope members that select the model ---------------------
 
 
-def _loose_object(fields: dict[str, CoreSchema]) -> CoreSchema:
+def _members(fields: dict[str, CoreSchema]) -> CoreSchema:
     # Only the listed members are read; others are skipped without being
-    # turned into Python objects. Anything that is not an object falls back
-    # to "any", so the real validation, not the sniff, says what is wrong.
-    listed = core_schema.typed_dict_schema(
+    # turned into Python objects.
+    return core_schema.typed_dict_schema(
         {
             name: core_schema.typed_dict_field(schema, required=False)
             for name, schema in fields.items()
         },
         extra_behavior="ignore",
     )
-    return core_schema.union_schema([listed, core_schema.any_schema()], mode="left_to_right")
+
+
+def _loose_object(fields: dict[str, CoreSchema]) -> CoreSchema:
+    # Anything that is not an object falls back to "any", so the real
+    # validation, not the sniff, says what is wrong.
+    return core_schema.union_schema(
+        [_members(fields), core_schema.any_schema()], mode="left_to_right"
+    )
 
 
 _ANY = core_schema.any_schema()
 _SNIFFER = SchemaValidator(
-    core_schema.typed_dict_schema(
+    _members(
         {
-            name: core_schema.typed_dict_field(schema, required=False)
-            for name, schema in {
-                "jsonrpc": _ANY,
-                "id": _ANY,
-                "method": _ANY,
-                "params": _loose_object({"_meta": _loose_object({PROTOCOL_VERSION_KEY: _ANY})}),
-                "error": _loose_object({"code": _ANY}),
-            }.items()
-        },
-        extra_behavior="ignore",
+            "jsonrpc": _ANY,
+            "id": _ANY,
+            "method": _ANY,
+            "params": _loose_object({"_meta": _loose_object({PROTOCOL_VERSION_KEY: _ANY})}),
+            "error": _loose_object({}),  # only its presence matters
+        }
     )
 )
 
@@ -579,10 +584,10 @@ def _request_fast(raw: bytes | str, version: str | None, exts: frozenset[str]) -
         if version is None:
             # Only stateless-era requests name their version; other messages
             # without one are handshake-era traffic: the exact path.
-            message = _messages_validator("2026-07-28", exts)(raw)
+            message = _messages_validator(STATELESS_VERSION, exts)(raw)
             meta = getattr(getattr(message, "params", None), "meta", None)
             if "id" not in message.model_fields_set or (
-                getattr(meta, "protocol_version", None) != "2026-07-28"
+                getattr(meta, "protocol_version", None) != STATELESS_VERSION
             ):
                 return None
             return message  # type: ignore[no-any-return]
@@ -634,36 +639,38 @@ class Correlator:
         self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
 
     def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:
+        _reject_non_json_numbers(raw)
         if headers is None:
             message = self._decode_request_fast(raw)
             if message is not None:
                 return message
         sniffed = _sniff(raw)
-        fields = sniffed.fields
         named = sniffed.named_version
         method: str | None = None
         version = None if named is not None else self.version
         request_id = _request_id(sniffed.id)
-        if "method" not in fields and request_id is not None:
+        if "method" not in sniffed.fields and request_id is not None:
             method, request_version = self._pending.pop(
                 (type(request_id), request_id), (None, None)
             )
             version = request_version or version
         if sniffed.method == "initialize":
             version = HANDSHAKE_VERSION  # the handshake itself predates any session version
-        message = decode(
+        message = _decode_sniffed(
             raw,
-            version=version,
-            method=method,
-            headers=headers,
-            extensions=self.extensions,
-            assume_complete=self.assume_complete,
-            allow_unknown_methods=self.allow_unknown_methods,
+            sniffed,
+            version,
+            method,
+            headers,
+            self.extensions,
+            self.allow_unknown_methods,
+            self.assume_complete,
         )
         kind = message_kind(message)
         if kind == "request" and request_id is not None:
-            resolved = named if isinstance(named, str) else version
-            self._pending[(type(request_id), request_id)] = (str(sniffed.method), resolved)
+            self._remember(
+                request_id, str(sniffed.method), named if isinstance(named, str) else version
+            )
         if isinstance(named, str):
             self.version = named
         elif kind == "result" and method == "initialize":
@@ -676,8 +683,7 @@ class Correlator:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
-        _reject_non_json_numbers(raw)
-        stateless = self.version in (None, "2026-07-28")
+        stateless = self.version in (None, STATELESS_VERSION)
         message = _decode_fast(
             raw, None if stateless else self.version, None, self.extensions, self.assume_complete
         )
@@ -685,14 +691,14 @@ class Correlator:
             return None
         request_id = message.__dict__.get("id")
         if "id" in type(message).model_fields and isinstance(request_id, (str, int)):
-            version = "2026-07-28" if stateless else self.version
-            self._pending[(type(request_id), request_id)] = (
-                str(message.__dict__["method"]),
-                version,
-            )
+            version = STATELESS_VERSION if stateless else self.version
+            self._remember(request_id, str(message.__dict__["method"]), version)
             if stateless:
-                self.version = "2026-07-28"
+                self.version = STATELESS_VERSION
         return message
+
+    def _remember(self, request_id: str | int, method: str, version: str | None) -> None:
+        self._pending[(type(request_id), request_id)] = (method, version)
 
     @property
     def pending(self) -> int:
