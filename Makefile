@@ -13,18 +13,23 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev,docs]'
 	touch $(STAMP)
 
-regen: $(STAMP)  ## regenerate generated/mcp_schema/v* from the pinned schemas
+regen: $(STAMP)  ## regenerate everything under generated/ from the pinned schemas
 	$(PY) -m codegen
 
 check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 	$(PY) -m codegen --check
 
 lint: $(STAMP)
-	$(PY) -m ruff check codegen generated tests bench
-	$(PY) -m ruff format --check codegen generated/mcp_schema
+	$(PY) -m ruff check src codegen generated tests bench docs
+	$(PY) -m ruff format --check src codegen generated
 
+# mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
+# first regular package, so it reads them through a merged view of symlinks.
 typecheck: $(STAMP)
-	$(PY) -m mypy generated/mcp_schema codegen
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen
+	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
+	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
+	$(PY) -m pyright
 
 test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest
@@ -40,7 +45,7 @@ fuzz: $(STAMP)  ## a million hostile inputs through the codec
 	$(PY) -m tests.fuzz $${MCP_FUZZ_COUNT:-1000000}
 
 clean:
-	rm -rf $(VENV) dist site .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis
 
 dist: $(STAMP)  ## sdist + wheel (only the mcp_schema package) into dist/
 	$(PY) -c 'import hatchling' 2>/dev/null || $(PY) -m pip install --quiet 'hatchling>=1.25'

@@ -1,4 +1,4 @@
-"""``python -m codegen [--check]``: regenerate ``generated/mcp_schema/v*``.
+"""``python -m codegen [--check]``: regenerate everything under ``generated/``.
 
 With ``--check`` nothing is written; the exit status is 1 when any generated
 file differs from a fresh run (``make check-regen``).

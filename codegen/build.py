@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
-from typing import Any
+from typing import Any, cast
 
 from pydantic import BaseModel
 
@@ -228,7 +228,9 @@ class Builder:
             value = (
                 ir.Scalar("any")
                 if open_any
-                else self.type_of(extra, hint=hint + "Value", origin=origin + ".*")
+                else self.type_of(
+                    cast("dict[str, Any]", extra), hint=hint + "Value", origin=origin + ".*"
+                )
             )
             return ir.Map(value)
         name = def_name or self.claim(hint, origin)
@@ -257,7 +259,9 @@ class Builder:
         extra_type = (
             None
             if open_any or closed
-            else self.type_of(extra, hint=name + "Value", origin=origin + ".*")
+            else self.type_of(
+                cast("dict[str, Any]", extra), hint=name + "Value", origin=origin + ".*"
+            )
         )
         self.module.classes.append(
             ir.ModelClass(

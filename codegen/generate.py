@@ -1,4 +1,8 @@
-"""Build every pinned schema into files under ``generated/mcp_schema``."""
+"""Build every pinned schema into files under ``generated/mcp_schema``.
+
+Everything under ``generated/`` is written here and nowhere else; the
+hand-written runtime of the same package lives in ``src/mcp_schema``.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +17,8 @@ from . import ir, methods, render
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
-PACKAGE_DIR = ROOT / "generated" / "mcp_schema"
+GENERATED_DIR = ROOT / "generated"
+PACKAGE_DIR = GENERATED_DIR / "mcp_schema"
 
 
 @dataclass
@@ -102,19 +107,21 @@ def format_sources(files: dict[Path, str]) -> dict[Path, str]:
         return {path: target.read_text() for path, target in staged.items()}
 
 
+def _on_disk() -> set[Path]:
+    """Every file under ``generated/``: all of it is regen's to write."""
+    return {p for p in GENERATED_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
 def stale_files(files: dict[Path, str]) -> list[Path]:
+    """Files that differ from a fresh run, are missing, or that regen did not write."""
     stale = [p for p, text in files.items() if not p.is_file() or p.read_text() != text]
-    expected = set(files)
-    for version_dir in PACKAGE_DIR.glob("v*"):
-        stale += [p for p in version_dir.rglob("*.py") if p not in expected]
+    stale += sorted(_on_disk() - set(files))
     return sorted(stale)
 
 
 def write(files: dict[Path, str]) -> None:
-    for version_dir in PACKAGE_DIR.glob("v*"):
-        for old in version_dir.rglob("*.py"):
-            if old not in files:
-                old.unlink()
+    for old in _on_disk() - set(files):
+        old.unlink()
     for path, text in files.items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)

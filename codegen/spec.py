@@ -108,7 +108,7 @@ def apply_overlay(schema: dict[str, Any], overlay: dict[str, Any], key: str) -> 
     node: Any = schema
     for token in parents:
         node = node[int(token)] if isinstance(node, list) else node[token]
-    slot = int(last) if isinstance(node, list) else last
+    slot: Any = int(last) if isinstance(node, list) else last
     current = node[slot]
     if without_descriptions(current) != overlay["expect"]:
         raise SpecError(

@@ -25,7 +25,8 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-PACKAGE_SRC = REPO / "generated" / "mcp_schema"
+# The two source roots that the wheel merges into one mcp_schema package.
+PACKAGE_ROOTS = (REPO / "src" / "mcp_schema", REPO / "generated" / "mcp_schema")
 VERSION_PACKAGES = (
     "mcp_schema.v2025_11_25",
     "mcp_schema.v2026_07_28",
@@ -99,10 +100,11 @@ def test_wheel_holds_only_the_package(wheel: Path) -> None:
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert "mcp_schema/py.typed" in names
 
-    # Every .py file of the source package is shipped, and nothing else is.
+    # Every .py file of both source roots is shipped, and nothing else is.
     expected = {
-        f"mcp_schema/{p.relative_to(PACKAGE_SRC).as_posix()}"
-        for p in PACKAGE_SRC.rglob("*.py")
+        f"mcp_schema/{p.relative_to(root).as_posix()}"
+        for root in PACKAGE_ROOTS
+        for p in root.rglob("*.py")
         if "__pycache__" not in p.parts
     }
     shipped = {n for n in names if n.startswith("mcp_schema/") and n.endswith(".py")}
