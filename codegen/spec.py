@@ -37,6 +37,8 @@ class Pin:
     local: str
     sha256: str
     docs: str
+    era: str | None = None  # "handshake" | "stateless"; an extension has its base's
+    extension: str | None = None  # an extension's id, e.g. "io.modelcontextprotocol/tasks"
 
     @property
     def version(self) -> str:

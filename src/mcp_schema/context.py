@@ -13,6 +13,7 @@ from pydantic import BaseModel
 
 from mcp_schema.errors import InvalidParamsError, MissingRequiredClientCapabilityError
 from mcp_schema.v2026_07_28 import ClientCapabilities, Implementation, InputRequiredResult
+from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 __all__ = [
     "RequestContext",
@@ -60,7 +61,7 @@ class RequestContext:
         return cls(
             method=str(getattr(request, "method", "")),
             request_id=getattr(request, "id"),  # noqa: B009 - requests always have one
-            protocol_version=str(meta.get("io.modelcontextprotocol/protocolVersion")),
+            protocol_version=str(meta.get(PROTOCOL_VERSION_KEY)),
             client_capabilities=ClientCapabilities.model_validate(
                 meta.get("io.modelcontextprotocol/clientCapabilities", {})
             ),
