@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 # The two source roots that the wheel merges into one mcp_schema package.
 PACKAGE_ROOTS = (REPO / "src" / "mcp_schema", REPO / "generated" / "mcp_schema")
