@@ -2,8 +2,9 @@
 
 In a scratch copy of the project (the generator, the data in ``schema/``, the
 hand-written runtime and an empty ``generated/``), a fake ``2027-01-01`` is
-pinned to the 2026-07-28 schema file, its results are paired and the
-2026-07-28 overlays are extended to it: only the three data files change.
+pinned with ``python -m codegen pin`` to a copy of the 2026-07-28 schema file,
+its results are paired and the 2026-07-28 overlays are extended to it: only
+the three data files change.
 After regenerating, the copy decodes a 2027-01-01 ``tools/call`` that names
 its version in ``_meta``, through the fast path.
 """
@@ -36,11 +37,8 @@ def _edit_json(path: Path, change: Any) -> None:
     path.write_text(json.dumps(data, indent=2) + "\n")
 
 
-def _add_version(schema_dir: Path) -> None:
-    """What a maintainer writes: the pin, the result pairing, the overlays."""
-
-    def pin(data: dict[str, Any]) -> None:
-        data["schemas"][NEW] = {**data["schemas"][LIKE], "package": "v2027_01_01"}
+def _pair_and_overlay(schema_dir: Path) -> None:
+    """What a maintainer writes after pinning: the result pairing, the overlays."""
 
     def pair(data: dict[str, Any]) -> None:
         data[NEW] = data[LIKE]
@@ -50,7 +48,6 @@ def _add_version(schema_dir: Path) -> None:
             if LIKE in entry["schemas"]:
                 entry["schemas"].append(NEW)
 
-    _edit_json(schema_dir / "pins.json", pin)
     _edit_json(schema_dir / "results.json", pair)
     _edit_json(schema_dir / "overlays.json", overlay)
 
@@ -109,10 +106,27 @@ def test_a_new_version_is_a_pin_and_regen(tmp_path: Path) -> None:
     shutil.copy(REPO / "pyproject.toml", root / "pyproject.toml")  # ruff's settings
     (root / "generated" / "mcp_schema").mkdir(parents=True)
 
-    _add_version(root / "schema")
+    spec_dir = tmp_path / "spec"  # the shared spec files, and room for the new one
+    spec_dir.mkdir()
+    for entry in spec.spec_dir().iterdir():
+        (spec_dir / entry.name).symlink_to(entry)
+    env = {**os.environ, "MCP_SPEC_DIR": str(spec_dir)}
+
+    upstream = spec.spec_dir() / spec.pins()[LIKE].local
+    pin = subprocess.run(
+        [sys.executable, "-m", "codegen", "pin", NEW, "--file", str(upstream), "--commit", "0" * 40],
+        cwd=root, env=env, capture_output=True, text=True,
+    )
+    assert pin.returncode == 0, pin.stdout + pin.stderr
+    assert f"changes against {LIKE}: none" in pin.stdout
+    pinned = json.loads((root / "schema" / "pins.json").read_text())["schemas"][NEW]
+    assert (pinned["package"], pinned["era"], pinned["local"]) == (
+        "v2027_01_01", "stateless", f"{NEW}/schema.json")
+    assert (spec_dir / NEW / "schema.json").read_bytes() == upstream.read_bytes()
+
+    _pair_and_overlay(root / "schema")
     assert _changed_files(root) == ["schema/overlays.json", "schema/pins.json", "schema/results.json"]
 
-    env = {**os.environ, "MCP_SPEC_DIR": str(spec.spec_dir())}
     regen = subprocess.run(
         [sys.executable, "-m", "codegen"], cwd=root, env=env, capture_output=True, text=True
     )
