@@ -67,8 +67,9 @@ def generate() -> Output:
             module, env, modules[base_key] if base_key else None
         )
         files[where / "__init__.py"] = render.render_init(module, env)
-        era = registry.era_of(pins()[key], pins())
-        files[where / "tables.py"] = registry.render_tables(module, era, render.header(module), env)
+        files[where / "tables.py"] = registry.render_tables(
+            module, pins()[key], pins(), render.header(module), env
+        )
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
             f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "

@@ -61,10 +61,23 @@ def loader_name(module: ir.Module) -> str:
 
 
 def render_tables(
-    module: ir.Module, era: str, header: dict[str, str], env: jinja2.Environment
+    module: ir.Module,
+    pin: Pin,
+    pins: dict[str, Pin],
+    header: dict[str, str],
+    env: jinja2.Environment,
 ) -> str:
+    defined = {c.name for c in module.classes} | {a.name for a in module.aliases}
+    # A version's own definitions; an extension's tables leave them to its base.
+    own = {
+        field: name if name in defined and pin.base is None else None
+        for field, name in (
+            ("client_capabilities", "ClientCapabilities"),
+            ("implementation", "Implementation"),
+        )
+    }
     return env.get_template("tables.py.j2").render(
-        header=header, module=module, arms=result_arms(module, era)
+        header=header, module=module, arms=result_arms(module, era_of(pin, pins)), own=own
     )
 
 

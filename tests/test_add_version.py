@@ -66,6 +66,7 @@ DECODE_2027 = textwrap.dedent(f"""
     from mcp_schema import registry, versions
     from mcp_schema._codec import decoding
     from mcp_schema.codec import Correlator, decode, encode
+    from mcp_schema.context import RequestContext
 
     root = pathlib.Path(sys.argv[1])
     assert root in pathlib.Path(registry.__file__).resolve().parents, registry.__file__
@@ -95,6 +96,8 @@ DECODE_2027 = textwrap.dedent(f"""
         session = Correlator()
         assert type(session.decode(raw)).__module__ == package + ".models"
         assert session.version == version and session.pending == 1
+        context = RequestContext.from_request(message)
+        assert type(context.client_capabilities).__module__ == package + ".models"
     print("ok")
 """)
 

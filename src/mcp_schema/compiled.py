@@ -40,6 +40,12 @@ class VersionTables:
     requests: Mapping[str, RequestMethod]
     notifications: Mapping[str, NotificationMethod]
     error_models: Mapping[int, type[McpModel]]
+    client_capabilities: type[McpModel] | None
+    """``ClientCapabilities``: what a client declares it supports (None in
+    an extension's tables)."""
+    implementation: type[McpModel] | None
+    """``Implementation``: a client's or server's name and version (None in
+    an extension's tables)."""
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,10 @@ from mcp_schema.compiled import VersionTables
 
 from .methods import ERROR_MODELS, NOTIFICATIONS, REQUESTS
 from .models import (
+    ClientCapabilities,
     CreateTaskResult,
     Error,
+    Implementation,
     JSONRPCNotification,
     JSONRPCRequest,
     Result,
@@ -33,4 +35,6 @@ TABLES: Final = VersionTables(
     requests=REQUESTS,
     notifications=NOTIFICATIONS,
     error_models=ERROR_MODELS,
+    client_capabilities=ClientCapabilities,
+    implementation=Implementation,
 )

@@ -15,7 +15,9 @@ from mcp_schema.compiled import VersionTables
 
 from .methods import ERROR_MODELS, NOTIFICATIONS, REQUESTS
 from .models import (
+    ClientCapabilities,
     Error,
+    Implementation,
     InputRequiredResult,
     JSONRPCNotification,
     JSONRPCRequest,
@@ -33,4 +35,6 @@ TABLES: Final = VersionTables(
     requests=REQUESTS,
     notifications=NOTIFICATIONS,
     error_models=ERROR_MODELS,
+    client_capabilities=ClientCapabilities,
+    implementation=Implementation,
 )

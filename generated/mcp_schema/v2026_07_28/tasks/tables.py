@@ -33,4 +33,6 @@ TABLES: Final = VersionTables(
     requests=REQUESTS,
     notifications=NOTIFICATIONS,
     error_models=ERROR_MODELS,
+    client_capabilities=None,
+    implementation=None,
 )
