@@ -240,7 +240,7 @@ def _definition_of(msg: Msg) -> dict[str, Any]:
         return {"$ref": f"#/$defs/{note.notification.__name__ if note else 'JSONRPCNotification'}"}
     if msg.kind == "error":
         return {"$ref": "#/$defs/JSONRPCErrorResponse"}
-    entry = entry_tables.REQUESTS.get(method)
+    entry = entry_tables.requests.get(method)
     if entry is None:
         return {"$ref": "#/$defs/JSONRPCResultResponse"}
     arms = [entry.result, *entry.alternatives]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from mcp_schema._codec.decoding import decode_sniffed
-from mcp_schema._codec.dispatch import is_stateless
+from mcp_schema._codec.dispatch import STATELESS
 from mcp_schema._codec.envelope import reject_non_json_numbers, request_id, sniff
 from mcp_schema._codec.fast_path import decode_fast, named_in
 from mcp_schema._codec.messages import Message, message_kind
@@ -83,7 +83,7 @@ class Correlator:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
-        stateless = self.version is None or is_stateless(self.version)
+        stateless = self.version is None or self.version in STATELESS
         message = decode_fast(
             raw, self._options(None if stateless else self.version, None, None), self.version
         )

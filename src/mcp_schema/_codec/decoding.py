@@ -8,9 +8,9 @@ from collections.abc import Collection, Mapping
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._codec.dispatch import (
+    STATELESS,
     detect_version,
     error_adapter,
-    is_stateless,
     result_adapter,
     tables,
     version_tables,
@@ -108,7 +108,7 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
         message = cls.model_validate_json(raw)
     except ValidationError as exc:
         raise invalid(exc, raw, "result" if kind == "result" else "params") from None
-    if headers is not None and is_stateless(resolved):
+    if headers is not None and resolved in STATELESS:
         from mcp_schema.http_headers import check_request_headers
 
         check_request_headers(headers, message)

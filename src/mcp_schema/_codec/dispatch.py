@@ -18,25 +18,21 @@ from mcp_schema.errors import UnsupportedProtocolVersionError
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
     DEFAULT_VERSION,
+    STATELESS_VERSIONS,
     SUPPORTED_VERSIONS,
     extensions_of,
     protocol,
 )
 
-
-def is_supported(version: str) -> bool:
-    return protocol(version) is not None
-
-
-def is_stateless(version: str) -> bool:
-    compiled = protocol(version)
-    return compiled is not None and compiled.era == "stateless"
+SUPPORTED: frozenset[str] = frozenset(SUPPORTED_VERSIONS)
+STATELESS: frozenset[str] = frozenset(STATELESS_VERSIONS)
+"""Sets, not functions: the fast path asks on every message."""
 
 
 @functools.cache
 def version_tables(version: str) -> VersionTables:
     compiled = protocol(version)
-    assert compiled is not None, version  # callers check is_supported first
+    assert compiled is not None, version  # callers check SUPPORTED first
     return compiled.load()
 
 
@@ -58,7 +54,7 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
         )
     if requested is None:
         return DEFAULT_VERSION
-    if not isinstance(requested, str) or not is_supported(requested):
+    if not isinstance(requested, str) or requested not in SUPPORTED:
         shown = requested if isinstance(requested, str) else json.dumps(requested)
         raise UnsupportedProtocolVersionError(
             f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
@@ -140,7 +136,7 @@ def result_response(
     if not tags:
         return ResultResponse[complete]  # type: ignore[valid-type]
     arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
-    if is_stateless(version):
+    if version in STATELESS:
         by_result_type: Any = Annotated[Union[tuple(arms)], ResultTypeUnion(*tags)]
         return ResultResponse[by_result_type]
     by_member: Any = Annotated[

@@ -15,9 +15,9 @@ from typing import Annotated, Any, Union
 from pydantic import Field, TypeAdapter, ValidationError
 
 from mcp_schema._codec.dispatch import (
+    STATELESS,
+    SUPPORTED,
     error_response,
-    is_stateless,
-    is_supported,
     result_response,
     tables,
 )
@@ -76,7 +76,7 @@ def decode_fast(
     likely in (a session's), else the newest.
     """
     version, method = options.version, options.method
-    if version is not None and not is_supported(version):
+    if version is not None and version not in SUPPORTED:
         return None  # the exact path names the unsupported version
     # A request or notification has a "method" member; a response may still
     # mention the word (an input-required result embeds requests), so a
@@ -128,11 +128,11 @@ def _self_naming_request(
     """
     if not STATELESS_VERSIONS:
         return None
-    first = guess if guess is not None and guess in STATELESS_VERSIONS else STATELESS_VERSIONS[-1]
+    first = guess if guess in STATELESS else STATELESS_VERSIONS[-1]
     message = _messages_validator(first, exts)(raw)
     named = named_in(message)
     if named != first:
-        if not isinstance(named, str) or not is_stateless(named):
+        if not isinstance(named, str) or named not in STATELESS:
             return None
         message = _messages_validator(named, exts)(raw)
         if named_in(message) != named:
