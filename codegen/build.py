@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
+from types import MappingProxyType
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -105,13 +106,7 @@ class Builder:
         self.pin = pin
         self.defs: dict[str, Any] = {k: strip_annotations(v) for k, v in schema["$defs"].items()}
         self.reused = reused
-        self.module = ir.Module(
-            key=pin.key,
-            version=pin.version,
-            package=pin.package,
-            sha256=pin.sha256,
-            source=f"{pin.repository} @ {pin.commit} : {pin.path}",
-        )
+        self.classes: list[ir.ModelClass] = []
         self.taken: set[str] = set(self.defs)
         self._normal_defs: dict[str, dict[str, Any]] = {}
         self._def_index: dict[str, str] = {}
@@ -119,19 +114,26 @@ class Builder:
     # -- entry point -------------------------------------------------------
 
     def build(self) -> ir.Module:
+        """The module of every definition, by name; its method tables come later."""
         for name in sorted(self.defs):
             shape = self.normalize(self.defs[name])
             if shape.get("properties") or "anyOf" in shape:
                 self._def_index.setdefault(canonical(shape), name)
-        for name in sorted(self.defs):
-            if name in self.reused:
-                self.module.imported[name] = self.reused[name]
-                continue
+        aliases: list[ir.Alias] = []
+        for name in sorted(set(self.defs) - set(self.reused)):
             result = self.type_of(self.defs[name], hint=name, origin=name, def_name=name)
             if result != ir.Ref(name):
-                self.module.aliases.append(ir.Alias(name, name, self.docs_url(name), result))
-        self.module.classes.sort(key=lambda c: c.name)
-        return self.module
+                aliases.append(ir.Alias(name, self.docs_url(name), result))
+        pin = self.pin
+        return ir.Module(
+            key=pin.key,
+            version=pin.version,
+            package=pin.package,
+            sha256=pin.sha256,
+            source=f"{pin.repository} @ {pin.commit} : {pin.path}",
+            definitions=tuple(sorted([*self.classes, *aliases], key=lambda d: d.name)),
+            imported=MappingProxyType({name: self.reused[name] for name in sorted(self.reused)}),
+        )
 
     def docs_url(self, def_name: str) -> str:
         if self.pin.base is None:
@@ -263,12 +265,12 @@ class Builder:
                 cast("dict[str, Any]", extra), hint=name + "Value", origin=origin + ".*"
             )
         )
-        self.module.classes.append(
+        self.classes.append(
             ir.ModelClass(
                 name=name,
                 origin=origin,
                 docs_url=self.docs_url(origin.split(".")[0]),
-                fields=fields,
+                fields=tuple(fields),
                 closed=closed,
                 extra_type=extra_type,
             )

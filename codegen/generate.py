@@ -10,10 +10,10 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir, methods, render
+from . import ir, methods, passes, render
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -45,8 +45,8 @@ def build_all() -> dict[str, ir.Module]:
         module = builder.build()
         known.update({c.name: c for c in module.classes})
         classes[key] = known
-        methods.collect(builder, pairing[key], known)
-        modules[key] = module
+        tables = methods.collect(builder, pairing[key], known)
+        modules[key] = passes.prepare(replace(module, methods=tables))
     return modules
 
 
@@ -70,8 +70,9 @@ def generate() -> Output:
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
             f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "
-            f"{len(module.requests):>2} requests, {len(module.notifications):>2} notifications, "
-            f"{len(module.input_requests)} input requests -> mcp_schema.{module.package}"
+            f"{len(module.methods.requests):>2} requests, "
+            f"{len(module.methods.notifications):>2} notifications, "
+            f"{len(module.methods.input_requests)} input requests -> mcp_schema.{module.package}"
         )
     return Output(format_sources(files), modules, summary)
 
@@ -89,20 +90,11 @@ def format_sources(files: dict[Path, str]) -> dict[Path, str]:
             target.write_text(files[path])
         config = str(ROOT / "pyproject.toml")
         ruff = [sys.executable, "-m", "ruff"]
-        subprocess.run(
-            [
-                *ruff,
-                "check",
-                "--quiet",
-                "--config",
-                config,
-                "--fix-only",
-                "--select",
-                "I,F401,RUF022",
-                tmp,
-            ],
-            check=True,
-        )
+        # Templates import everything they may use: unused imports go first,
+        # then the rest are sorted (together, isort could wrap a line first).
+        for rules in ("F401", "I,RUF022"):
+            fix = ["check", "--quiet", "--config", config, "--fix-only", "--select", rules, tmp]
+            subprocess.run([*ruff, *fix], check=True)
         subprocess.run([*ruff, "format", "--quiet", "--config", config, tmp], check=True)
         return {path: target.read_text() for path, target in staged.items()}
 

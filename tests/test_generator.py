@@ -102,14 +102,14 @@ def test_result_pairing_table_is_complete_and_consistent() -> None:
     for key, module in output.modules.items():
         defs = spec.load(key)["$defs"]
         table = pairing[key]["results"]
-        for entry in module.requests:
+        for entry in module.methods.requests:
             assert entry.method in table
             assert all(r in defs or r in module.imported for r in entry.results), entry
         for method, result in table.items():
             assert result in defs, (key, method, result)
         if key == "2026-07-28":
             # Each `<Result>Response` def answers with that result (plus alternatives).
-            for entry in module.requests:
+            for entry in module.methods.requests:
                 response = defs[entry.results[0] + "Response"]
                 body = json.dumps(response["properties"]["result"])
                 assert f'#/$defs/{entry.results[0]}"' in body
