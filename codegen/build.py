@@ -6,6 +6,10 @@ Rules that shape the output:
 * inline object schemas become classes named ``<Parent><Field>`` (array items
   ``...Item``, map values ``...Value``, union arms ``...<ConstValue>``); a name
   that is taken already fails the build rather than being numbered;
+* a member whose name the parent's name already ends with is ``<Parent>Object``
+  instead of stuttering: the inline ``error`` object of ``HeaderMismatchError``
+  (an error response) is ``HeaderMismatchErrorObject``, its ``data``
+  ``HeaderMismatchErrorObjectData``;
 * an inline schema that is a verbatim copy of a ``$def`` (the Tasks extension
   inlines several) is a reference to that def, not a twin;
 * ``allOf`` is merged into one object (an ``anyOf`` inside it is distributed
@@ -95,6 +99,12 @@ def snake(name: str) -> str:
 
 def pascal(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9a-zA-Z]+", snake(name)))
+
+
+def member_name(parent: str, wire: str) -> str:
+    """The class name of an inline object in member ``wire`` of class ``parent``."""
+    part = pascal(wire)
+    return parent + ("Object" if parent.endswith(part) else part)
 
 
 def canonical(schema: Any) -> str:
@@ -243,7 +253,7 @@ class Builder:
         fields: list[ir.Field] = []
         for wire, sub in props.items():
             sub_shape = self.normalize(sub)
-            field_type = self.type_of(sub, hint=name + pascal(wire), origin=f"{origin}.{wire}")
+            field_type = self.type_of(sub, hint=member_name(name, wire), origin=f"{origin}.{wire}")
             fields.append(
                 ir.Field(
                     py_name=snake(wire),

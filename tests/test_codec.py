@@ -91,7 +91,7 @@ def test_decoded_error_responses_are_typed_by_code() -> None:
         "code": -32022, "message": "no", "data": {"requested": "x", "supported": ["y"]}}})
     message = round_trip(raw.encode(), version="2026-07-28")
     assert isinstance(message, codec.ErrorResponse) and message.id is None
-    assert isinstance(message.error, new.UnsupportedProtocolVersionErrorError)
+    assert isinstance(message.error, new.UnsupportedProtocolVersionErrorObject)
     exc = message.exception()
     assert isinstance(exc, errors.UnsupportedProtocolVersionError) and exc.data["requested"] == "x"
     # A known code without the data its model wants still decodes, generically.
@@ -100,7 +100,7 @@ def test_decoded_error_responses_are_typed_by_code() -> None:
     assert type(bare.error) is new.Error
     url = round_trip(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {
         "code": -32042, "message": "m", "data": {"elicitations": []}}}).encode())
-    assert isinstance(url.error, old.URLElicitationRequiredErrorError)
+    assert isinstance(url.error, old.URLElicitationRequiredErrorObject)
 
 
 # -- dispatch ----------------------------------------------------------------------

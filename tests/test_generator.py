@@ -136,4 +136,4 @@ def test_method_tables() -> None:
              new.UNSUPPORTED_PROTOCOL_VERSION}
     assert codes == {-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022}
     assert old.URL_ELICITATION_REQUIRED == -32042
-    assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorError
+    assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorObject
