@@ -291,7 +291,7 @@ def test_fuzz_never_raises_anything_but_mcp_errors(raw: bytes) -> None:
 
 
 def test_mutation_fuzz_has_no_crashes() -> None:
-    from tests import fuzz
+    from tests.engines import fuzz
 
     lines: list[str] = []
     outcomes = fuzz.run(5_000, seed=20261129, report=lines.append)
@@ -306,7 +306,7 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     import random
 
     from mcp_schema.codec import _decode_sniffed, _reject_non_json_numbers, _sniff
-    from tests import fuzz
+    from tests.engines import fuzz
 
     rng = random.Random(20261129)
     seeds = fuzz.corpus()
