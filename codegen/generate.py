@@ -23,7 +23,7 @@ PACKAGE_DIR = GENERATED_DIR / "mcp_schema"
 
 @dataclass
 class Output:
-    files: dict[Path, str]
+    files: dict[Path, str]  # by path relative to the generated folder
     modules: dict[str, ir.Module]
     summary: list[str]
 
@@ -51,7 +51,8 @@ def build_all() -> dict[str, ir.Module]:
 
 
 def package_path(module: ir.Module) -> Path:
-    return PACKAGE_DIR.joinpath(*module.package.split("."))
+    """Where a module's package goes, relative to the generated folder."""
+    return Path("mcp_schema", *module.package.split("."))
 
 
 def generate() -> Output:
@@ -84,7 +85,7 @@ def format_sources(files: dict[Path, str]) -> dict[Path, str]:
     output byte-identical from run to run.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        staged = {path: Path(tmp) / path.relative_to(ROOT) for path in files}
+        staged = {path: Path(tmp) / path for path in files}
         for path, target in staged.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[path])
@@ -99,21 +100,26 @@ def format_sources(files: dict[Path, str]) -> dict[Path, str]:
         return {path: target.read_text() for path, target in staged.items()}
 
 
-def _on_disk() -> set[Path]:
-    """Every file under ``generated/``: all of it is regen's to write."""
-    return {p for p in GENERATED_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+def _on_disk(into: Path) -> set[Path]:
+    """Every file under ``into`` (relative to it): all of it is regen's to write."""
+    return {
+        p.relative_to(into) for p in into.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
-def stale_files(files: dict[Path, str]) -> list[Path]:
-    """Files that differ from a fresh run, are missing, or that regen did not write."""
-    stale = [p for p, text in files.items() if not p.is_file() or p.read_text() != text]
-    stale += sorted(_on_disk() - set(files))
+def stale_files(files: dict[Path, str], into: Path = GENERATED_DIR) -> list[Path]:
+    """Files under ``into`` that differ from a fresh run, are missing, or that
+    regen did not write (relative to ``into``)."""
+    stale = [
+        p for p, text in files.items() if not (into / p).is_file() or (into / p).read_text() != text
+    ]
+    stale += sorted(_on_disk(into) - set(files))
     return sorted(stale)
 
 
-def write(files: dict[Path, str]) -> None:
-    for old in _on_disk() - set(files):
-        old.unlink()
+def write(files: dict[Path, str], into: Path = GENERATED_DIR) -> None:
+    for old in _on_disk(into) - set(files):
+        (into / old).unlink()
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).write_text(text)
