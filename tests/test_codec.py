@@ -117,7 +117,7 @@ def test_result_type_selects_the_arm() -> None:
     asking = b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": "input_required"}}'
     task = (b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": "task", "taskId": "t",'
             b' "status": "working", "createdAt": "a", "lastUpdatedAt": "b", "ttlMs": null}}')
-    kw = {"version": "2026-07-28", "method": "tools/call"}
+    kw: dict[str, Any] = {"version": "2026-07-28", "method": "tools/call"}
     assert type(round_trip(complete, **kw).result) is new.CallToolResult
     assert type(round_trip(asking, **kw).result) is new.InputRequiredResult
     with pytest.raises(errors.InvalidParamsError):
@@ -128,7 +128,7 @@ def test_result_type_selects_the_arm() -> None:
 
 def test_absent_result_type_as_complete_is_an_explicit_option() -> None:
     raw = b'{"jsonrpc": "2.0", "id": 1, "result": {"content": []}}'
-    kw = {"version": "2026-07-28", "method": "tools/call"}
+    kw: dict[str, Any] = {"version": "2026-07-28", "method": "tools/call"}
     with pytest.raises(errors.InvalidParamsError):
         codec.decode(raw, **kw)
     message = round_trip(raw, assume_complete=True, **kw)
@@ -152,6 +152,7 @@ def test_correlator_pairs_integral_float_ids() -> None:
     correlator = codec.Correlator(version="2025-11-25")
     correlator.decode(b'{"jsonrpc": "2.0", "id": 4.0, "method": "tools/list"}')
     answer = correlator.decode(b'{"jsonrpc": "2.0", "id": 4, "result": {"tools": []}}')
+    assert isinstance(answer, codec.ResultResponse)
     assert isinstance(answer.result, old.ListToolsResult) and correlator.pending == 0
 
 
@@ -177,7 +178,7 @@ def test_snake_case_twin_of_a_nullable_member_stays_unknown() -> None:
     twin = {"content": [], "structured_content": [1], "toolUseId": "u", "type": "tool_result"}
     model = new.ToolResultContent.model_validate(twin)
     assert json.loads(codec.encode(model)) == twin
-    explicit = {"content": [], "structuredContent": None, "toolUseId": "u", "type": "tool_result"}
+    explicit: dict[str, object] = {"content": [], "structuredContent": None, "toolUseId": "u", "type": "tool_result"}
     assert json.loads(codec.encode(new.ToolResultContent.model_validate(explicit))) == explicit
 
 
@@ -229,6 +230,7 @@ def test_captured_sdk_traffic(path: Path) -> None:
         out = correlator.decode(raw)
         assert json.loads(codec.encode(out)) == message
         if "result" in message and "id" in message and message["id"] is not None:
+            assert isinstance(out, codec.ResultResponse), message
             assert isinstance(out.result, McpModel), message
         decoded += 1
     assert decoded > 5
@@ -246,13 +248,14 @@ def must_be_typed(raw: bytes | str) -> None:
 
 def test_unhashable_json_where_a_tag_is_read() -> None:
     # Found by `make fuzz`: a dict where a code or a resultType belongs.
-    for raw, kw in (
+    cases: tuple[tuple[bytes, dict[str, Any]], ...] = (
         (b'{"jsonrpc": "2.0", "id": 1, "error": {"code": {}, "message": "m"}}', {}),
         (b'{"jsonrpc": "2.0", "id": 1, "result": {"resultType": {}, "content": []}}',
          {"version": "2026-07-28", "method": "tools/call"}),
         (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": '
          b'{"io.modelcontextprotocol/protocolVersion": {}}}}', {}),
-    ):
+    )
+    for raw, kw in cases:
         with pytest.raises(errors.McpError):
             codec.decode(raw, **kw)
     with pytest.raises(ValueError):
@@ -354,11 +357,13 @@ def test_require_client_capabilities() -> None:
 
 def test_retry_with_input() -> None:
     request = codec.decode(call(arguments={"a": 1}))
-    asked = codec.decode(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
+    answer = codec.decode(json.dumps({"jsonrpc": "2.0", "id": 1, "result": {
         "resultType": "input_required", "requestState": "opaque",
         "inputRequests": {"q": {"method": "elicitation/create", "params": {
             "message": "?", "requestedSchema": {"type": "object", "properties": {}}}}}}}),
-        version="2026-07-28", method="tools/call").result
+        version="2026-07-28", method="tools/call")
+    assert isinstance(answer, codec.ResultResponse)
+    asked = answer.result
     retry = context.retry_with_input(request, asked, {"q": {"action": "accept",
                                                            "content": {"n": 0.75}}}, request_id=2)
     body = json.loads(codec.encode(retry))

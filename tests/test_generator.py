@@ -11,7 +11,8 @@ import pytest
 from codegen import spec
 from codegen.build import snake
 from codegen.__main__ import main as codegen_main
-from codegen.generate import GENERATED_DIR, PACKAGE_DIR, ROOT, generate, stale_files
+from codegen.generate import GENERATED_DIR, PACKAGE_DIR, generate, stale_files
+from codegen.spec import ROOT
 
 EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}
 PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28",
