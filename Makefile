@@ -21,12 +21,12 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 
 lint: $(STAMP)
 	$(PY) -m ruff check src codegen generated tests bench docs
-	$(PY) -m ruff format --check src codegen generated
+	$(PY) -m ruff format --check src codegen generated tests bench docs
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
 typecheck: $(STAMP)
-	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
 	$(PY) -m pyright

@@ -30,8 +30,9 @@ def test_example_round_trips(path: Path) -> None:
     model = adapter.validate_python(instance)
     dumped = adapter.dump_python(model, mode="json", by_alias=True, exclude_unset=True)
     assert same_json(dumped, instance)
-    assert same_json(json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)),
-                     instance)
+    assert same_json(
+        json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), instance
+    )
 
 
 MESSAGES = [p for p in EXAMPLES if "jsonrpc" in json.loads(p.read_bytes())]

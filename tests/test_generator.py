@@ -9,14 +9,17 @@ from pathlib import Path
 import pytest
 
 from codegen import spec
-from codegen.build import snake
 from codegen.__main__ import main as codegen_main
+from codegen.build import snake
 from codegen.generate import GENERATED_DIR, PACKAGE_DIR, generate, stale_files
 from codegen.spec import ROOT
 
 EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}
-PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28",
-            "2026-07-28/tasks": "mcp_schema.v2026_07_28.tasks"}
+PACKAGES = {
+    "2025-11-25": "mcp_schema.v2025_11_25",
+    "2026-07-28": "mcp_schema.v2026_07_28",
+    "2026-07-28/tasks": "mcp_schema.v2026_07_28.tasks",
+}
 
 
 def test_generation_is_deterministic_and_matches_the_checked_in_files() -> None:
@@ -62,8 +65,11 @@ def test_tasks_reuses_core_classes_instead_of_twins() -> None:
 
     assert tasks.Tool is core.Tool and tasks.JSONRPCRequest is core.JSONRPCRequest
     assert tasks.GetTaskRequest.__module__ == "mcp_schema.v2026_07_28.tasks.models"
-    own = [line for line in (PACKAGE_DIR / "v2026_07_28" / "tasks" / "models.py").read_text()
-           .splitlines() if line.startswith("class Tool(")]
+    own = [
+        line
+        for line in (PACKAGE_DIR / "v2026_07_28" / "tasks" / "models.py").read_text().splitlines()
+        if line.startswith("class Tool(")
+    ]
     assert own == []
 
 
@@ -83,11 +89,18 @@ def test_inline_objects_are_named_from_parent_and_field_never_numbered() -> None
     assert not [c for c in classes if c[-1].isdigit()]
 
 
-@pytest.mark.parametrize(("wire", "py"), [
-    ("_meta", "meta"), ("inputSchema", "input_schema"), ("$schema", "schema_"),
-    ("io.modelcontextprotocol/protocolVersion", "protocol_version"), ("ttlMs", "ttl_ms"),
-    ("from", "from_"), ("json", "json_"),
-])
+@pytest.mark.parametrize(
+    ("wire", "py"),
+    [
+        ("_meta", "meta"),
+        ("inputSchema", "input_schema"),
+        ("$schema", "schema_"),
+        ("io.modelcontextprotocol/protocolVersion", "protocol_version"),
+        ("ttlMs", "ttl_ms"),
+        ("from", "from_"),
+        ("json", "json_"),
+    ],
+)
 def test_attribute_names(wire: str, py: str) -> None:
     assert snake(wire) == py
 
@@ -130,7 +143,10 @@ def test_method_tables() -> None:
 
     call = new.REQUESTS["tools/call"]
     assert (call.request, call.params, call.result) == (
-        new.CallToolRequest, new.CallToolRequestParams, new.CallToolResult)
+        new.CallToolRequest,
+        new.CallToolRequestParams,
+        new.CallToolResult,
+    )
     assert call.alternatives == (new.InputRequiredResult,) and call.sender == "client"
     assert old.REQUESTS["tools/call"].alternatives == (old.CreateTaskResult,)
     assert old.REQUESTS["ping"].sender == "both"
@@ -139,9 +155,16 @@ def test_method_tables() -> None:
     assert "initialize" in old.REQUESTS and "initialize" not in new.REQUESTS
     assert set(tasks.REQUESTS) == {"tasks/get", "tasks/update", "tasks/cancel"}
     assert new.VERSION == "2026-07-28" and old.VERSION == "2025-11-25"
-    codes = {new.PARSE_ERROR, new.INVALID_REQUEST, new.METHOD_NOT_FOUND, new.INVALID_PARAMS,
-             new.INTERNAL_ERROR, new.HEADER_MISMATCH, new.MISSING_REQUIRED_CLIENT_CAPABILITY,
-             new.UNSUPPORTED_PROTOCOL_VERSION}
+    codes = {
+        new.PARSE_ERROR,
+        new.INVALID_REQUEST,
+        new.METHOD_NOT_FOUND,
+        new.INVALID_PARAMS,
+        new.INTERNAL_ERROR,
+        new.HEADER_MISMATCH,
+        new.MISSING_REQUIRED_CLIENT_CAPABILITY,
+        new.UNSUPPORTED_PROTOCOL_VERSION,
+    }
     assert codes == {-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022}
     assert old.URL_ELICITATION_REQUIRED == -32042
     assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorObject
