@@ -246,28 +246,7 @@ class Builder:
             )
             return ir.Map(value)
         name = def_name or self.claim(hint, origin)
-        required = s.get("required", [])
-        missing = [r for r in required if r not in props]
-        if missing:
-            raise BuildError(f"{origin}: required {missing} not among its properties")
-        fields: list[ir.Field] = []
-        for wire, sub in props.items():
-            sub_shape = self.normalize(sub)
-            field_type = self.type_of(sub, hint=member_name(name, wire), origin=f"{origin}.{wire}")
-            fields.append(
-                ir.Field(
-                    py_name=snake(wire),
-                    wire_name=wire,
-                    type=field_type,
-                    required=wire in required,
-                    nullable=self.allows_null(field_type),
-                    format=sub_shape.get("format"),
-                )
-            )
-        py_names = [f.py_name for f in fields]
-        clashes = {n for n in py_names if py_names.count(n) > 1}
-        if clashes:
-            raise BuildError(f"{origin}: attribute names collide: {sorted(clashes)}")
+        fields = self.fields(props, s.get("required", []), name=name, origin=origin)
         extra_type = (
             None
             if open_any or closed
@@ -280,12 +259,37 @@ class Builder:
                 name=name,
                 origin=origin,
                 docs_url=self.docs_url(origin.split(".")[0]),
-                fields=tuple(fields),
+                fields=fields,
                 closed=closed,
                 extra_type=extra_type,
             )
         )
         return ir.Ref(name)
+
+    def fields(
+        self, props: dict[str, Any], required: list[str], *, name: str, origin: str
+    ) -> tuple[ir.Field, ...]:
+        missing = [r for r in required if r not in props]
+        if missing:
+            raise BuildError(f"{origin}: required {missing} not among its properties")
+        fields: list[ir.Field] = []
+        for wire, sub in props.items():
+            field_type = self.type_of(sub, hint=member_name(name, wire), origin=f"{origin}.{wire}")
+            fields.append(
+                ir.Field(
+                    py_name=snake(wire),
+                    wire_name=wire,
+                    type=field_type,
+                    required=wire in required,
+                    nullable=self.allows_null(field_type),
+                    format=self.normalize(sub).get("format"),
+                )
+            )
+        py_names = [f.py_name for f in fields]
+        clashes = {n for n in py_names if py_names.count(n) > 1}
+        if clashes:
+            raise BuildError(f"{origin}: attribute names collide: {sorted(clashes)}")
+        return tuple(fields)
 
     def union(
         self, arms: list[dict[str, Any]], *, hint: str, origin: str, def_name: str | None

@@ -47,28 +47,16 @@ def collect(
     own and those it reuses, by name."""
     results: dict[str, str] = pairing.get("results", {})
     listed_senders: dict[str, str] = pairing.get("senders", {})
-    senders: dict[str, set[str]] = {}
-    for union, side in SENDER_UNIONS.items():
-        for member in union_members(builder, union):
-            senders.setdefault(member, set()).add(side)
+    senders = _senders(builder)
     input_requests = set(union_members(builder, "InputRequest"))
-
-    by_method: dict[str, str] = {}
-    for name in sorted(builder.defs):
-        method = const_of(builder.def_shape(name), "method")
-        if method is None or name in SENDER_UNIONS:
-            continue
-        if method in by_method:
-            raise BuildError(f"method {method!r} is defined by {by_method[method]} and {name}")
-        by_method[method] = name
-
     requests: list[ir.RequestEntry] = []
     notifications: list[ir.NotificationEntry] = []
     embedded: list[ir.NotificationEntry] = []
-    for method, name in sorted(by_method.items()):
-        shape = builder.def_shape(name)
+    for method, name in _by_method(builder).items():
         params = _params_class(classes, name)
         if name in input_requests:
+            if method not in results:
+                raise BuildError(f"input request {method!r} has no result in schema/results.json")
             embedded.append(ir.NotificationEntry(method, "server", name, params))
             continue
         sides = senders.get(name) or (
@@ -79,28 +67,39 @@ def collect(
         sender: Literal["client", "server", "both"] = (
             "both" if len(sides) > 1 else "client" if "client" in sides else "server"
         )
-        is_request = "id" in shape.get("properties", {}) or method in results
-        if not is_request:
+        if "id" not in builder.def_shape(name).get("properties", {}) and method not in results:
             notifications.append(ir.NotificationEntry(method, sender, name, params))
             continue
         if method not in results:
             raise BuildError(f"request {method!r} has no result in schema/results.json")
         result = results[method]
-        requests.append(
-            ir.RequestEntry(
-                method,
-                sender,
-                name,
-                params,
-                (result, *_alternatives(builder, classes, result, params)),
-            )
-        )
-    for entry in embedded:
-        if entry.method not in results:
-            raise BuildError(f"input request {entry.method!r} has no result in schema/results.json")
+        alternatives = _alternatives(builder, classes, result, params)
+        requests.append(ir.RequestEntry(method, sender, name, params, (result, *alternatives)))
     return ir.MethodTables(
         tuple(requests), tuple(notifications), tuple(embedded), _error_codes(builder, classes)
     )
+
+
+def _senders(builder: Builder) -> dict[str, set[str]]:
+    """Who sends each definition, from the schema's ``Client*``/``Server*`` unions."""
+    senders: dict[str, set[str]] = {}
+    for union, side in SENDER_UNIONS.items():
+        for member in union_members(builder, union):
+            senders.setdefault(member, set()).add(side)
+    return senders
+
+
+def _by_method(builder: Builder) -> dict[str, str]:
+    """Every definition that carries a ``method`` const, by that method, sorted."""
+    by_method: dict[str, str] = {}
+    for name in sorted(builder.defs):
+        method = const_of(builder.def_shape(name), "method")
+        if method is None or name in SENDER_UNIONS:
+            continue
+        if method in by_method:
+            raise BuildError(f"method {method!r} is defined by {by_method[method]} and {name}")
+        by_method[method] = name
+    return dict(sorted(by_method.items()))
 
 
 def _params_class(classes: dict[str, ir.ModelClass], name: str) -> str | None:
