@@ -26,7 +26,6 @@ Kind = Literal["request", "notification", "result", "error"]
 Direction = Literal["c2s", "s2c"]
 
 
-
 def tables(version: str) -> VersionTables:
     """The method tables of a compiled version, from the registry."""
     compiled = versions.protocol(version)

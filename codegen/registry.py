@@ -44,7 +44,7 @@ def result_arms(module: ir.Module, era: str) -> dict[str, str]:
                 if f.wire_name == "resultType" and len(tags) == 1 and tags[0] != COMPLETE:
                     arms[str(tags[0])] = cls.name
         return dict(sorted(arms.items()))
-    for entry in module.requests:
+    for entry in module.methods.requests:
         for name in entry.results[1:]:
             required = [f.wire_name for f in classes[name].fields if f.required]
             if len(required) != 1:

@@ -117,18 +117,38 @@ def test_a_new_version_is_a_pin_and_regen(tmp_path: Path) -> None:
 
     upstream = spec.spec_dir() / spec.pins()[LIKE].local
     pin = subprocess.run(
-        [sys.executable, "-m", "codegen", "pin", NEW, "--file", str(upstream), "--commit", "0" * 40],
-        cwd=root, env=env, capture_output=True, text=True,
+        [
+            sys.executable,
+            "-m",
+            "codegen",
+            "pin",
+            NEW,
+            "--file",
+            str(upstream),
+            "--commit",
+            "0" * 40,
+        ],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert pin.returncode == 0, pin.stdout + pin.stderr
     assert f"changes against {LIKE}: none" in pin.stdout
     pinned = json.loads((root / "schema" / "pins.json").read_text())["schemas"][NEW]
     assert (pinned["package"], pinned["era"], pinned["local"]) == (
-        "v2027_01_01", "stateless", f"{NEW}/schema.json")
+        "v2027_01_01",
+        "stateless",
+        f"{NEW}/schema.json",
+    )
     assert (spec_dir / NEW / "schema.json").read_bytes() == upstream.read_bytes()
 
     _pair_and_overlay(root / "schema")
-    assert _changed_files(root) == ["schema/overlays.json", "schema/pins.json", "schema/results.json"]
+    assert _changed_files(root) == [
+        "schema/overlays.json",
+        "schema/pins.json",
+        "schema/results.json",
+    ]
 
     regen = subprocess.run(
         [sys.executable, "-m", "codegen"], cwd=root, env=env, capture_output=True, text=True
@@ -140,7 +160,10 @@ def test_a_new_version_is_a_pin_and_regen(tmp_path: Path) -> None:
     env["PYTHONPATH"] = os.pathsep.join([str(root / "src"), str(root / "generated")])
     run = subprocess.run(
         [sys.executable, "-c", DECODE_2027, str(root)],
-        cwd=tmp_path, env=env, capture_output=True, text=True,
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "ok"

@@ -14,7 +14,7 @@ from pydantic import TypeAdapter
 
 from codegen.spec import spec_dir
 from mcp_schema import SUPPORTED_VERSIONS, codec, versions
-from tests.conformance import same_json
+from tests.engines.conformance import same_json
 
 EXAMPLES = [
     (version, path)
@@ -48,8 +48,9 @@ def test_example_round_trips(case: tuple[str, Path]) -> None:
     model = adapter.validate_python(instance)
     dumped = adapter.dump_python(model, mode="json", by_alias=True, exclude_unset=True)
     assert same_json(dumped, instance)
-    assert same_json(json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)),
-                     instance)
+    assert same_json(
+        json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), instance
+    )
 
 
 MESSAGES = [(v, p) for v, p in EXAMPLES if "jsonrpc" in json.loads(p.read_bytes())]
