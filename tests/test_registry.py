@@ -62,3 +62,22 @@ def test_naming_versions_imports_no_version_package() -> None:
         "assert loaded == ['mcp_schema.versions'], loaded\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_tables_name_the_error_class_of_the_error_response() -> None:
+    from codegen import ir
+    from codegen.registry import error_class
+
+    def module(*classes: ir.ModelClass) -> ir.Module:
+        built = ir.Module(key="2024-11-05", version="2024-11-05", package="v2024_11_05",
+                          sha256="0", source="test")
+        built.classes.extend(classes)
+        return built
+
+    def response(name: str, error: str) -> ir.ModelClass:
+        field = ir.Field("error", "error", ir.Ref(error), required=True, nullable=False)
+        return ir.ModelClass(name, name, "", [field], closed=False)
+
+    # Older schemas declare the error object inline in JSONRPCError.
+    assert error_class(module(response("JSONRPCError", "JSONRPCErrorError"))) == "JSONRPCErrorError"
+    assert error_class(module(response("JSONRPCErrorResponse", "Error"))) == "Error"
