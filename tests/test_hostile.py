@@ -314,3 +314,336 @@ def test_cli_on_dev_zero_stays_small() -> None:
         process.kill()
         _, stderr = process.communicate()
     assert b"MemoryError" not in stderr and b"Traceback" not in stderr
+
+
+# -- codec: input types, depth, numbers, members ------------------------------------------
+
+PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+
+
+def decode_error(raw: Any, **kw: Any) -> McpError:
+    with pytest.raises(McpError) as info:
+        codec.decode(raw, **kw)
+    return info.value
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview, lambda b: b.decode()])
+def test_every_bytes_like_input_and_str_decode_alike(kind: Any) -> None:
+    message = codec.decode(kind(raw(call())))
+    assert codec.encode(message) == codec.encode(codec.decode(raw(call())))
+    session = codec.Correlator()
+    assert codec.encode(session.decode(kind(raw(call())))) == codec.encode(message)
+
+
+def test_other_input_types_are_type_errors() -> None:
+    for wrong in (5, None, [PING], {"jsonrpc": "2.0"}):
+        with pytest.raises(TypeError):
+            codec.decode(wrong)  # type: ignore[arg-type]
+        with pytest.raises(TypeError):
+            codec.Correlator().decode(wrong)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("depth", [300, 1000, 100_000])
+def test_deep_nesting_with_nan_text_is_a_parse_error(depth: int) -> None:
+    inner = b'{"a":' * depth + b'"NaN"' + b"}" * depth
+    err = decode_error(b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": ' + inner + b"}")
+    assert err.code == -32700 and "nested deeper than 200 levels" in err.message
+    assert decode_error(b"[" * depth + b'"NaN"' + b"]" * depth).code == -32600
+
+
+def test_batches_are_refused_from_the_first_byte() -> None:
+    # Unterminated and 8 MB long: refused without reading (or building) the array.
+    err = decode_error(b"  \n[" + b"1," * 4_000_000)
+    assert err.code == -32600 and "batches" in err.message
+
+
+@pytest.mark.parametrize(
+    "number", [b"1e400", b"-1E+400", b"1" * 400 + b".5", b"0.5e00400", b"NaN", b"-Infinity"]
+)
+def test_numbers_that_cannot_be_kept_are_refused(number: bytes) -> None:
+    for where in (b'"x": %s', b'"_meta": {"k": [%s]}'):
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {' + where % number + b"}}"
+        assert decode_error(body).code == -32700
+        padded = body.replace(b'"params"', b'"pad": "' + b"p" * 40_000 + b'", "params"')
+        assert decode_error(padded).code == -32700  # the large-message route
+
+
+def test_numbers_that_can_be_kept_round_trip() -> None:
+    for number in (b"1e300", b"123456789012345678901234567890", b"-0.0", b"2.5e-300"):
+        body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": %s}}' % number
+        assert json.loads(codec.encode(codec.decode(body))) == json.loads(body)
+
+
+def test_mass_non_finite_values_cost_one_short_error() -> None:
+    values = b",".join(b'"k%d": 1e400' % i for i in range(50_000))
+    body = raw(call(dict(META, **{
+        "io.modelcontextprotocol/clientCapabilities": {"experimental": {"x": {}}}})))
+    body = body.replace(b'"x": {}', b'"x": {' + values + b"}")
+    err = decode_error(body)
+    assert err.code == -32700 and len(json.dumps(err.to_response(1))) < 1000
+
+
+@pytest.mark.parametrize("number", [b"1e308", b"-1e300", b"9007199254740994.0"])
+def test_integral_floats_never_grow_on_re_encode(number: bytes) -> None:
+    for body in (b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % number,
+                 b'{"jsonrpc": "2.0", "id": %s, "result": {}}' % number):
+        assert decode_error(body, method="ping").code == -32600
+    # An integer member: refused rather than written back as hundreds of digits.
+    sampled = raw({"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": {
+        "messages": [], "maxTokens": 0}}).replace(b'"maxTokens": 0', b'"maxTokens": ' + number)
+    assert decode_error(sampled, version="2025-11-25").code == -32602
+
+
+def test_small_integral_floats_are_one_id_rule_for_requests_and_responses() -> None:
+    request = codec.decode(b'{"jsonrpc": "2.0", "id": 5.0, "method": "ping"}')
+    response = codec.decode(b'{"jsonrpc": "2.0", "id": 5.0, "result": {}}', method="ping")
+    assert request.id == 5 and response.id == 5  # type: ignore[attr-defined]
+    assert len(codec.encode(response)) <= len(b'{"jsonrpc": "2.0", "id": 5.0, "result": {}}')
+    for bad in (b"5.5", b"true", b"[5]"):
+        for body in (b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % bad,
+                     b'{"jsonrpc": "2.0", "id": %s, "result": {}}' % bad):
+            assert decode_error(body, method="ping").code == -32600
+
+
+def test_nullable_member_beside_its_snake_case_twin_round_trips() -> None:
+    body = (b'{"jsonrpc": "2.0", "id": 1, "result": {"content": [], "resultType": "complete", '
+            b'"structuredContent": null, "structured_content": 1}}')
+    message = codec.decode(body, version="2026-07-28", method="tools/call")
+    assert json.loads(codec.encode(message)) == json.loads(body)
+    absent = body.replace(b'"structuredContent": null, ', b"")
+    assert json.loads(codec.encode(codec.decode(absent, version="2026-07-28",
+                                                method="tools/call"))) == json.loads(absent)
+
+
+@pytest.mark.parametrize("escape", [b"\\ud800", b"\\udfff", b"\\ud800\\u0041", b"\\ud800\\ud800"])
+def test_lone_surrogate_escapes_are_refused_saying_so(escape: bytes) -> None:
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "%s"}}' % escape
+    err = decode_error(body)
+    assert err.code == -32700 and "lone surrogate" in err.message
+    paired = body.replace(escape, b"\\ud83d\\ude00")
+    assert json.loads(codec.encode(codec.decode(paired))) == json.loads(paired)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1, "id": 2, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "jsonrpc": "2.0", "id": 1, "method": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}, "params": {}}',
+        b'{"jsonrpc": "2.0", "id": 1, "result": {}, "result": {}}',
+        b'{"jsonrpc": "2.0", "id": 1, "error": {"code": 1, "message": "a"}, '
+        b'"error": {"code": 1, "message": "b"}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "tools/list", "m\\u0065thod": "ping"}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "' + b"y" * 40_000
+        + b'"}, "method": "tools/list"}',
+    ],
+)
+def test_repeated_envelope_members_are_invalid_requests(body: bytes) -> None:
+    for decoder in (lambda b: codec.decode(b, method="ping"), codec.Correlator().decode):
+        with pytest.raises(errors.InvalidRequestError) as info:
+            decoder(body)
+        assert "more than once" in info.value.message
+
+
+def test_repeated_members_below_the_envelope_are_kept_as_json_allows() -> None:
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": {"a": 1, "a": 2}}}'
+    assert json.loads(codec.encode(codec.decode(body)))["params"]["_meta"] == {"a": 2}
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b'{"jsonrpc": "2.0", "id": 1, "result": {}, "error": {"code": 1, "message": "x"}}',
+        b'{"jsonrpc": "2.0", "id": 1, "params": {}}',
+        b'{"jsonrpc": "2.0", "id": 1}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "result": {}}',
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "error": {"code": 1, "message": "x"}}',
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized", "result": {}}',
+        b'{"jsonrpc": "2.0", "id": 1.5, "error": {"code": 1, "message": "x"}}',
+    ],
+)
+def test_envelopes_mixing_or_lacking_kinds_are_invalid_requests(body: bytes) -> None:
+    for version in (None, "2025-11-25", "2026-07-28"):
+        assert decode_error(body, version=version, method="ping").code == -32600
+
+
+@pytest.mark.parametrize("named", [b"null", b"5", b"{}"])
+def test_a_meta_version_that_is_not_a_string_is_a_typed_error(named: bytes) -> None:
+    body = (b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": '
+            b'{"io.modelcontextprotocol/protocolVersion": %s}}}' % named)
+    err = decode_error(body)
+    assert err.code == -32022 and err.data["requested"] == named.decode()
+
+
+def test_extensions_must_not_be_a_str() -> None:
+    with pytest.raises(TypeError):
+        codec.decode(raw(call()), extensions="io.modelcontextprotocol/tasks")
+    with pytest.raises(TypeError):
+        codec.Correlator(extensions="io.modelcontextprotocol/tasks")
+
+
+def test_attacker_text_in_codec_messages_is_escaped_and_cut() -> None:
+    err = decode_error(raw({"jsonrpc": "2.0", "id": 1, "method": "x\nline 2: ok" + "z" * 100_000}))
+    assert err.code == -32601 and "\n" not in err.message and len(err.message) < 300
+    body = raw(call(arguments={f"k\n{i}": 1 for i in range(3)}))
+    many = raw({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 5}] * 5000}})
+    err = decode_error(many, version="2025-11-25", method="tools/list")
+    assert len(err.data["errors"]) == errors.MAX_ERRORS and err.data["total"] >= 5000
+    assert len(json.dumps(err.to_response(1))) <= errors.MAX_RESPONSE_BYTES
+    assert codec.decode(body)
+
+
+# -- codec: headers must agree with the body ------------------------------------------------
+
+GOOD_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "t"}
+
+
+@pytest.mark.parametrize(
+    ("change", "header"),
+    [
+        ({"MCP-Protocol-Version": "2025-11-25"}, "MCP-Protocol-Version"),
+        ({"Mcp-Method": "tools/list"}, "Mcp-Method"),
+        ({"Mcp-Name": "evil"}, "Mcp-Name"),
+    ],
+)
+def test_headers_that_disagree_with_the_body_are_refused(change: dict[str, str],
+                                                         header: str) -> None:
+    err = decode_error(raw(call()), headers={**GOOD_HEADERS, **change})
+    assert err.code == -32020 and err.data["header"] == header
+    pairs = [(k.encode(), v.encode()) for k, v in {**GOOD_HEADERS, **change}.items()]
+    assert decode_error(raw(call()), headers=pairs).code == -32020
+    with pytest.raises(HeaderMismatchError):
+        codec.Correlator().decode(raw(call()), headers={**GOOD_HEADERS, **change})
+
+
+def test_agreeing_headers_give_the_message_decoded_without_them() -> None:
+    plain = codec.encode(codec.decode(raw(call())))
+    assert codec.encode(codec.decode(raw(call()), headers=GOOD_HEADERS)) == plain
+    assert codec.encode(codec.Correlator().decode(raw(call()), headers=GOOD_HEADERS)) == plain
+
+
+def test_handshake_era_headers_that_are_present_must_agree() -> None:
+    assert codec.decode(PING, headers={"MCP-Protocol-Version": "2025-11-25"})
+    assert decode_error(PING, version="2025-11-25",
+                        headers={"MCP-Protocol-Version": "2026-07-28"}).code == -32020
+    assert decode_error(PING, headers={"Mcp-Method": "tools/list"}).code == -32020
+    session = codec.Correlator(version="2025-11-25")
+    assert decode_error_of(session, PING, headers={"MCP-Protocol-Version": "2026-07-28"}) == -32020
+
+
+def test_header_values_of_wrong_types_are_type_errors() -> None:
+    with pytest.raises(TypeError):
+        codec.decode(raw(call()), headers={"MCP-Protocol-Version": 5})  # type: ignore[dict-item]
+    with pytest.raises(TypeError):
+        codec.decode(raw(call()), headers=["MCP-Protocol-Version"])  # type: ignore[list-item]
+
+
+def decode_error_of(session: codec.Correlator, body: bytes, **kw: Any) -> int:
+    with pytest.raises(McpError) as info:
+        session.decode(body, **kw)
+    return info.value.code
+
+
+# -- Correlator -----------------------------------------------------------------------------
+
+
+def j(message: Any) -> bytes:
+    return json.dumps(message).encode()
+
+
+CLIENT_CALL = j({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "x"}})
+SERVER_ROOTS = j({"jsonrpc": "2.0", "id": 1, "method": "roots/list"})
+CALL_RESULT = j({"jsonrpc": "2.0", "id": 1, "result": {"content": []}})
+ROOTS_RESULT = j({"jsonrpc": "2.0", "id": 1, "result": {"roots": []}})
+
+
+def test_each_peer_has_its_own_id_space() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    session.decode(CLIENT_CALL)  # a client method: the client's id 1
+    session.decode(SERVER_ROOTS)  # a server method: the server's id 1
+    assert session.pending == 2
+    assert decode_error_of(session, CALL_RESULT) == -32600  # which id 1? nothing forgotten
+    assert session.pending == 2
+    call = session.decode(CALL_RESULT, sender="server")
+    roots = session.decode(ROOTS_RESULT, sender="client")
+    assert type(call.result).__name__ == "CallToolResult"  # type: ignore[attr-defined]
+    assert type(roots.result).__name__ == "ListRootsResult"  # type: ignore[attr-defined]
+    assert session.pending == 0
+
+
+def test_explicit_senders_keep_both_directions_apart() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    ping = j({"jsonrpc": "2.0", "id": 7, "method": "ping"})
+    session.decode(ping, sender="client")
+    session.decode(ping, sender="server")  # the same id, the other peer's space
+    assert session.pending == 2
+    session.decode(j({"jsonrpc": "2.0", "id": 7, "result": {}}), sender="server")
+    session.decode(j({"jsonrpc": "2.0", "id": 7, "result": {}}), sender="client")
+    assert session.pending == 0
+    with pytest.raises(ValueError):
+        session.decode(ping, sender="proxy")  # type: ignore[arg-type]
+
+
+def test_a_duplicate_in_flight_id_is_refused_and_the_pending_request_kept() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    session.decode(CLIENT_CALL)
+    list_tools = j({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    assert decode_error_of(session, list_tools) == -32600
+    reply = session.decode(CALL_RESULT)
+    assert type(reply.result).__name__ == "CallToolResult"  # type: ignore[attr-defined]
+
+
+def test_a_malformed_response_does_not_consume_the_pending_request() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    session.decode(CLIENT_CALL)
+    for bad in (b'{"id": 1, "result": {}}', b'{"jsonrpc": "2.0", "id": 1, "result": {"content": 5}}'):
+        with pytest.raises(McpError):
+            session.decode(bad)
+        assert session.pending == 1
+    reply = session.decode(CALL_RESULT)
+    assert type(reply.result).__name__ == "CallToolResult"  # type: ignore[attr-defined]
+
+
+def test_cancelled_and_forgotten_requests_leave_the_table() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    session.decode(CLIENT_CALL)
+    session.decode(j({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 1}}))
+    assert session.pending == 0
+    session.decode(CLIENT_CALL)
+    assert session.forget(1) and not session.forget(1) and session.pending == 0
+
+
+def test_a_server_feeding_its_own_replies_sees_them_answered() -> None:
+    server = codec.Correlator(version="2025-11-25")
+    server.decode(CLIENT_CALL)  # in
+    server.decode(CALL_RESULT)  # out: answers the client's request
+    assert server.pending == 0
+
+
+def test_the_pending_table_is_bounded() -> None:
+    session = codec.Correlator(version="2025-11-25", max_pending=100)
+    for i in range(100):
+        session.decode(j({"jsonrpc": "2.0", "id": i, "method": "ping"}), sender="client")
+    assert decode_error_of(session, j({"jsonrpc": "2.0", "id": 100, "method": "ping"}),
+                           sender="client") == -32600
+    assert session.pending == 100
+    session.decode(j({"jsonrpc": "2.0", "id": 0, "method": "ping"}), sender="server")
+    assert session.pending == 101  # the other peer's table has room of its own
+
+
+def test_only_validated_requests_and_initialize_results_change_the_session_version() -> None:
+    session = codec.Correlator(version="2025-11-25")
+    session.decode(j({"jsonrpc": "2.0", "method": "notifications/whatever", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}}))
+    assert session.version == "2025-11-25"
+    handshake = codec.Correlator()
+    handshake.decode(j({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "c", "version": "1"}}}))
+    assert decode_error_of(handshake, j({"jsonrpc": "2.0", "id": 0, "result": {
+        "protocolVersion": "2099-01-01", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}}})) == -32022
+    assert handshake.version is None and handshake.pending == 0
+    assert handshake.decode(PING)  # later traffic still decodes

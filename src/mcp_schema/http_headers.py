@@ -57,6 +57,7 @@ __all__ = [
     "InvalidToolHeaderError",
     "ToolHeaders",
     "check_request_headers",
+    "check_version_header",
     "decode_header_value",
     "encode_header_value",
     "received_headers",
@@ -452,11 +453,15 @@ def check_request_headers(
     headers: Headers,
     request: Mapping[str, Any] | BaseModel,
     tool: Mapping[str, Any] | BaseModel | ToolHeaders | None = None,
+    *,
+    required: bool = True,
 ) -> None:
     """Server side: raise `HeaderMismatchError` unless ``headers`` agree with the body.
 
     Header names match case-insensitively, values case-sensitively (after decoding);
     integer parameters match numerically. Headers this module does not define are ignored.
+    With ``required=False`` (handshake-era traffic, which need not mirror the body) a
+    missing header is accepted, but one that is present must still agree.
     """
     received = received_headers(headers)
 
@@ -464,7 +469,7 @@ def check_request_headers(
         expected = None if exp.value is None else _header_text(exp.value)
         raw = received.get(exp.header.lower())
         if raw is None:
-            if exp.value is not None:
+            if exp.value is not None and required:
                 raise _error(exp.header, "missing", expected, None)
             continue
         try:
@@ -475,3 +480,17 @@ def check_request_headers(
             raise _error(exp.header, "unexpected", None, text)
         if not _matches(exp, text):
             raise _error(exp.header, "mismatch", expected, text)
+
+
+def check_version_header(headers: Headers, version: str) -> None:
+    """Raise `HeaderMismatchError` when an ``MCP-Protocol-Version`` header names another
+    version than ``version`` (the one the message is read in); no header is fine."""
+    raw = received_headers(headers).get(_VERSION_HEADER.lower())
+    if raw is None:
+        return
+    try:
+        text = decode_header_value(raw)
+    except HeaderMismatchError as exc:
+        raise _error(_VERSION_HEADER, "invalid", version, raw, f": {exc.message}") from None
+    if text != version:
+        raise _error(_VERSION_HEADER, "mismatch", version, text)
