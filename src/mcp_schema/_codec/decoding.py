@@ -23,7 +23,7 @@ from mcp_schema._codec.versions import (
     tables,
 )
 from mcp_schema.base import McpModel
-from mcp_schema.errors import MethodNotFoundError, quote
+from mcp_schema.errors import InvalidParamsError, MethodNotFoundError, error_list, quote
 from mcp_schema.http_headers import (
     Headers,
     check_request_headers,
@@ -133,7 +133,13 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
     if kind in ("request", "notification"):
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
-        check_request_headers(headers, message, required=version == STATELESS_VERSION)
+        try:
+            check_request_headers(headers, message, required=version == STATELESS_VERSION)
+        except ValueError as exc:  # a value the headers mirror is not a string
+            raise InvalidParamsError(
+                f"Invalid params: cannot be mirrored in headers: {exc}",
+                error_list([{"path": "$.params", "reason": str(exc)}]),
+            ) from None
 
 
 def encode(message: BaseModel) -> bytes:

@@ -44,33 +44,32 @@ def screen(raw: bytes | str) -> None:
 _BATCH = re.compile(rb"[ \t\r\n]*\[")
 
 # Up to this size a few searches tell whether a message needs the exact check; a
-# larger one always gets it (one standard-library parse, as fast as the searches).
-_SEARCH_LIMIT = 16 * 1024
+# larger one always gets it (one standard-library parse costs less than the
+# searches there).
+_SEARCH_LIMIT = 1024
 
 
 # The JSON parser accepts NaN and Infinity, which JSON does not have, and reads a
 # number beyond the double range (1e400) as infinity, which would be written back
 # as null. Such a number has an exponent of three digits or more, or 309 digits.
-_LARGE_NUMBER = re.compile(rb"[eE][+]?[0-9]{3}|[0-9]{309}")
+_LARGE_EXPONENT = (re.compile(rb"e[+]?[0-9]{3}"), re.compile(rb"E[+]?[0-9]{3}"))
+_DIGITS = b"0123456789"
 
 # Parsers keep the last of repeated members, others the first: a proxy and this
-# package would then route one message differently. A member name written with
-# escapes ("m\u0065thod") is another spelling of the same name.
-_MEMBER = re.compile(rb'"(?:jsonrpc|id|method|params|result|error)"[ \t\r\n]*:|\\u00[2-7]')
+# package would then route one message differently. A member name may also be
+# spelled with escapes ("m\u0065thod").
+_QUOTED_MEMBERS = tuple(b'"' + name.encode() + b'"' for name in ENVELOPE_MEMBERS)
 
 
 def _suspicious(text: bytes) -> bool:
-    if (b"N" in text and b"NaN" in text) or (b"I" in text and b"Infinity" in text):
-        return True
-    if _LARGE_NUMBER.search(text):
-        return True
-    seen: set[bytes] = set()
-    for match in _MEMBER.finditer(text):
-        found = match.group()
-        if found in seen or found.startswith(b"\\"):
-            return True
-        seen.add(found)
-    return False
+    return (
+        (b"N" in text and b"NaN" in text)
+        or (b"I" in text and b"Infinity" in text)
+        or any(pattern.search(text) for pattern in _LARGE_EXPONENT)
+        or len(text) - len(text.translate(None, _DIGITS)) >= 309
+        or b"\\u" in text
+        or any(text.count(name) > 1 for name in _QUOTED_MEMBERS)
+    )
 
 
 def _exact_check(text: bytes) -> None:
