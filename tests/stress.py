@@ -17,7 +17,6 @@ import sys
 import time
 import tracemalloc
 from collections.abc import Callable
-from typing import Any
 
 from mcp_schema import codec, http_headers
 from mcp_schema.cli import read_lines
@@ -168,14 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.stress")
     parser.add_argument("--scale", type=float, default=1.0)
     args = parser.parse_args(argv)
-    rows: list[list[Any]] = []
     print(f"{'family':<38} {'n':>11} {'time ms: n / 2n / 4n':>27} {'x4n':>5} "
           f"{'peak MB: n / 2n / 4n':>24}")
     for name, make, base in FAMILIES:
         n = max(1, int(base * args.scale))
-        times, peaks = zip(*(measure(make, n * k) for k in (1, 2, 4)))
+        times, peaks = zip(*(measure(make, n * k) for k in (1, 2, 4)), strict=True)
         ratio = times[2] / times[0] if times[0] else float("inf")
-        rows.append([name, n, times, ratio, peaks])
         print(
             f"{name:<38} {n:>11,} "
             f"{' / '.join(f'{t * 1000:7.1f}' for t in times):>27} {ratio:5.1f} "
