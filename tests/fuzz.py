@@ -6,8 +6,9 @@ wrong id types, plus plain random bytes; structural families add nesting
 inside the message, huge and non-finite numbers, repeated members, header
 maps (as a mapping or ASGI byte pairs) and ``Correlator`` sessions with both
 senders. Inputs arrive as bytes, bytearray, memoryview or str. Every input
-must end in a decoded message or a typed ``McpError``; anything else is a
-crash and fails the run. The slowest input is reported, to catch
+must end in a decoded message that encodes back to the same JSON value, or
+a typed ``McpError``; anything else is a crash (or a lossy decode) and fails
+the run. The slowest input is reported, to catch
 super-linear behaviour.
 
 Usage: ``python -m tests.fuzz [COUNT] [--seed N]``.
@@ -274,8 +275,13 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
         for call in calls:
             t0 = time.perf_counter()
             try:
-                call()
-                outcomes["decoded"] += 1
+                message = call()
+                # What is accepted is kept: encoding gives back the same JSON value.
+                if json.loads(codec.encode(message)) == json.loads(_as_bytes(call.args[0])):
+                    outcomes["decoded"] += 1
+                else:
+                    outcomes["LOSSY"] += 1
+                    crashes.append((_as_bytes(call.args[0])[:200], "re-encoded differently"))
             except McpError as err:
                 outcomes[f"McpError {err.code}"] += 1
             except Exception as exc:  # counting exactly these is the point
@@ -300,7 +306,8 @@ def main() -> int:
     parser.add_argument("count", nargs="?", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**32))
     args = parser.parse_args()
-    return 1 if run(args.count, args.seed)["CRASH"] else 0
+    outcomes = run(args.count, args.seed)
+    return 1 if outcomes["CRASH"] or outcomes["LOSSY"] else 0
 
 
 if __name__ == "__main__":
