@@ -2,6 +2,8 @@
 
 With ``--check`` nothing is written; the exit status is 1 when any generated
 file differs from a fresh run (``make check-regen``).
+``python -m codegen pin VERSION [--file PATH] [--commit SHA]`` pins an upstream
+schema file (see ``codegen/pin.py``).
 """
 
 from __future__ import annotations
@@ -9,17 +11,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from pathlib import Path
 
 from .generate import generate, stale_files, write
+from .pin import pin as pin_version
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m codegen")
-    parser.add_argument("--check", action="store_true", help="compare, do not write")
-    args = parser.parse_args()
+def regen(check: bool) -> int:
     started = time.perf_counter()
     output = generate()
-    if args.check:
+    if check:
         stale = stale_files(output.files)
         for path in stale:
             print(f"stale: {path} differs from `make regen` output", file=sys.stderr)
@@ -35,6 +36,20 @@ def main() -> int:
         print(line)
     print(f"regenerated {len(output.files)} files in {time.perf_counter() - started:.1f} s")
     return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m codegen")
+    parser.add_argument("--check", action="store_true", help="compare, do not write")
+    commands = parser.add_subparsers(dest="command")
+    pin = commands.add_parser("pin", help="pin an upstream schema file in schema/pins.json")
+    pin.add_argument("version", help="the pin's key, e.g. 2027-01-01")
+    pin.add_argument("--file", type=Path, help="the new upstream schema file")
+    pin.add_argument("--commit", help="the upstream commit the file comes from")
+    args = parser.parse_args()
+    if args.command == "pin":
+        return pin_version(args.version, args.file, args.commit)
+    return regen(args.check)
 
 
 if __name__ == "__main__":

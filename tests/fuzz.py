@@ -27,14 +27,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codegen.spec import spec_dir
-from mcp_schema import codec
+from mcp_schema import SUPPORTED_VERSIONS, codec
 from mcp_schema.errors import McpError
 
 HERE = Path(__file__).parent
 
 
 def corpus() -> list[bytes]:
-    seeds = [p.read_bytes() for p in sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*"))]
+    seeds = [
+        p.read_bytes()
+        for version in SUPPORTED_VERSIONS
+        for p in sorted((spec_dir() / version / "examples").glob("*/*"))
+    ]
     for capture in sorted((HERE / "data" / "captures").glob("*.jsonl")):
         for line in capture.read_text().splitlines():
             record = json.loads(line)
@@ -248,7 +252,7 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
     slowest: tuple[float, bytes] = (0.0, b"")
     crashes: list[tuple[bytes, str]] = []
     for raw in seeds:  # build every validator first: timings then show the input, not the build
-        for version in (None, "2025-11-25", "2026-07-28"):
+        for version in (None, *SUPPORTED_VERSIONS):
             try:
                 codec.decode(raw, version=version, method="tools/call")
             except McpError:
@@ -267,7 +271,7 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
             seed_raw = rng.choice(seeds)
             raw = structural(seed_raw, rng) if family < 0.3 else mutate(seed_raw, rng)
             data = as_input(raw, rng)
-            version = rng.choice([None, None, "2025-11-25", "2026-07-28"])
+            version = rng.choice([None, None, *SUPPORTED_VERSIONS])
             method = rng.choice([None, "tools/call"])
             headers = header_map(rng) if family < 0.4 else None
             calls.append(functools.partial(

@@ -20,9 +20,9 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, NamedTuple, NoReturn
 
-from mcp_schema import SUPPORTED_VERSIONS
-from mcp_schema.codec import TASKS_EXTENSION, Correlator
+from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
+from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000
 
@@ -139,7 +139,11 @@ def main(
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="validate a JSON Lines file of JSON-RPC messages")
     check.add_argument("file", help="the file, or - for standard input")
-    check.add_argument("--version", help="protocol version of messages that do not name one")
+    check.add_argument(
+        "--version",
+        choices=SUPPORTED_VERSIONS,
+        help="protocol version of messages that do not name one",
+    )
     check.add_argument(
         "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension was negotiated"
     )
@@ -151,11 +155,6 @@ def main(
     )
     args = parser.parse_args(argv)
     try:
-        if args.version is not None and args.version not in SUPPORTED_VERSIONS:
-            raise _Failed(
-                f"unsupported --version {quote(args.version)}; "
-                f"supported: {', '.join(SUPPORTED_VERSIONS)}"
-            )
         if args.max_line_bytes < 1:
             raise _Failed("--max-line-bytes must be positive")
         _printable(out)

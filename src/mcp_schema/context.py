@@ -1,23 +1,27 @@
-"""What a 2026-07-28 handler needs from a request, without a session
+"""What a stateless-era handler needs from a request, without a session
 (hand-written runtime module): the request context, client-capability checks,
 and the retry of a request that got an input-required result (MRTR).
+
+Models are those of the version the request names in ``params._meta``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_schema.base import McpModel
+from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
     MissingRequiredClientCapabilityError,
     error_list,
     quote,
 )
-from mcp_schema.v2026_07_28 import ClientCapabilities, Implementation, InputRequiredResult
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol
 
 __all__ = [
     "RequestContext",
@@ -29,10 +33,20 @@ __all__ = [
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
 
-_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+_VERSION_KEY = PROTOCOL_VERSION_KEY
 _CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 _INFO_KEY = "io.modelcontextprotocol/clientInfo"
 _LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+
+
+class InputRequired(Protocol):
+    """An input-required result (``InputRequiredResult`` of any stateless-era version)."""
+
+    @property
+    def input_requests(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def request_state(self) -> str | None: ...
 
 
 def _dump(model: BaseModel | Mapping[str, Any], what: str) -> dict[str, Any]:
@@ -82,6 +96,15 @@ def _meta(message: Mapping[str, Any]) -> Mapping[str, Any]:
     return meta
 
 
+def _tables(meta: Mapping[str, Any]) -> VersionTables:
+    version = meta.get(_VERSION_KEY)
+    compiled = protocol(version) if isinstance(version, str) else None
+    if compiled is None or compiled.era != "stateless":
+        reason = "missing" if version is None else "not a stateless-era protocol version"
+        raise _invalid(_VERSION_KEY, reason)
+    return compiled.load()
+
+
 def _declared_capabilities(meta: Mapping[str, Any]) -> dict[str, Any]:
     declared = meta.get(_CAPABILITIES_KEY, {})
     if not isinstance(declared, Mapping):
@@ -91,13 +114,17 @@ def _declared_capabilities(meta: Mapping[str, Any]) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class RequestContext:
-    """The per-request facts of the stateless era, read from ``params._meta``."""
+    """The per-request facts of the stateless era, read from ``params._meta``.
+
+    ``client_capabilities`` and ``client_info`` are the ``ClientCapabilities``
+    and ``Implementation`` models of the request's protocol version.
+    """
 
     method: str
     request_id: str | int
     protocol_version: str
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None
+    client_capabilities: McpModel
+    client_info: McpModel | None
     log_level: str | None
     progress_token: str | int | None
 
@@ -113,16 +140,16 @@ class RequestContext:
         if not isinstance(method, str) or not isinstance(request_id, (str, int)):
             raise TypeError(f"{type(request).__name__} is not a request (a method and an id)")
         meta = _meta(message)
-        version = meta.get(_VERSION_KEY)
-        if not isinstance(version, str):
-            raise _invalid(_VERSION_KEY, "missing" if version is None else "must be a string")
+        tables = _tables(meta)
+        capabilities_model, implementation = tables.client_capabilities, tables.implementation
+        assert capabilities_model is not None and implementation is not None  # every core version
         try:
-            capabilities = ClientCapabilities.model_validate(_declared_capabilities(meta))
+            capabilities = capabilities_model.model_validate(_declared_capabilities(meta))
         except ValidationError as exc:
             raise _from_validation(_CAPABILITIES_KEY, exc) from None
         info = meta.get(_INFO_KEY)
         try:
-            client_info = Implementation.model_validate(info) if info is not None else None
+            client_info = implementation.model_validate(info) if info is not None else None
         except ValidationError as exc:
             raise _from_validation(_INFO_KEY, exc) from None
         log_level = meta.get(_LOG_LEVEL_KEY)
@@ -136,7 +163,7 @@ class RequestContext:
         return cls(
             method=method,
             request_id=request_id,
-            protocol_version=version,
+            protocol_version=meta[_VERSION_KEY],
             client_capabilities=capabilities,
             client_info=client_info,
             log_level=log_level,
@@ -166,7 +193,7 @@ def missing_capabilities(
 
 
 def require_client_capabilities(
-    request: BaseModel, required: Mapping[str, Any] | ClientCapabilities
+    request: BaseModel, required: Mapping[str, Any] | BaseModel
 ) -> None:
     """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing.
 
@@ -183,7 +210,7 @@ def require_client_capabilities(
 
 def retry_with_input(
     request: RequestT,
-    result: InputRequiredResult,
+    result: InputRequired,
     responses: Mapping[str, BaseModel | Mapping[str, Any]],
     *,
     request_id: str | int | None = None,
@@ -194,7 +221,7 @@ def retry_with_input(
     answered and nothing else. ``requestState`` is echoed unchanged; the retry
     gets ``request_id`` (a retry is a new JSON-RPC request) or keeps the id.
     """
-    if not isinstance(result, InputRequiredResult):
+    if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
         raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
     if not isinstance(responses, Mapping):
         raise TypeError(f"responses must be a mapping, not {type(responses).__name__}")

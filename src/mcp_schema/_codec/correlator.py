@@ -6,27 +6,16 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any, Literal
 
-from mcp_schema import SUPPORTED_VERSIONS
 from mcp_schema._codec.decoding import decode_sniffed, extension_set
-from mcp_schema._codec.envelope import (
-    PROTOCOL_VERSION_KEY,
-    check_envelope,
-    kind_of,
-    request_id,
-    sniff,
-)
-from mcp_schema._codec.fast_path import decode_fast
+from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
+from mcp_schema._codec.envelope import check_envelope, kind_of, request_id, sniff
+from mcp_schema._codec.fast_path import decode_fast, named_in
 from mcp_schema._codec.messages import Kind, Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
-from mcp_schema._codec.versions import (
-    HANDSHAKE_VERSION,
-    STATELESS_VERSION,
-    is_supported,
-    tables,
-)
 from mcp_schema.errors import InvalidRequestError, UnsupportedProtocolVersionError, quote
 from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
 Sender = Literal["client", "server"]
 
@@ -78,7 +67,7 @@ class Correlator:
         assume_complete: bool = False,
         max_pending: int = MAX_PENDING,
     ) -> None:
-        if version is not None and not is_supported(version):
+        if version is not None and version not in SUPPORTED:
             raise UnsupportedProtocolVersionError(
                 f"Unsupported protocol version: {quote(version)}",
                 requested=version,
@@ -127,9 +116,9 @@ class Correlator:
         check_envelope(sniffed, kind)
         named = sniffed.named_version
         rid = request_id(sniffed.id)
-        version: str | None = None if named is not None else self.version or HANDSHAKE_VERSION
+        version: str | None = None if named is not None else self.version or DEFAULT_VERSION
         if sniffed.method == "initialize":
-            version = HANDSHAKE_VERSION  # the handshake itself predates any session version
+            version = DEFAULT_VERSION  # the handshake itself predates any session version
         method: str | None = None
         answered: tuple[str, _Key] | None = None
         if kind in ("result", "error") and rid is not None:
@@ -142,7 +131,7 @@ class Correlator:
         if answered is not None:
             del self._pending[answered[0]][answered[1]]  # answered by a valid response
         if kind == "request" and rid is not None:
-            resolved = named if isinstance(named, str) else version or HANDSHAKE_VERSION
+            resolved = named if isinstance(named, str) else version or DEFAULT_VERSION
             self._remember(rid, str(sniffed.method), sender, resolved)
         elif kind == "notification":
             self._cancel(message, sender)
@@ -156,7 +145,7 @@ class Correlator:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
-        stateless = self.version in (None, STATELESS_VERSION)
+        stateless = self.version is None or self.version in STATELESS
         if not stateless:
             # A message naming a version is read in that version: the exact path.
             found = (
@@ -166,17 +155,20 @@ class Correlator:
             )
             if found:
                 return None
-        message = decode_fast(text, self._options(None if stateless else self.version, None, None))
+        message = decode_fast(
+            text, self._options(None if stateless else self.version, None, None), self.version
+        )
         if message is None:
             return None
         kind: Kind = message_kind(message)
         method = str(message.__dict__["method"])
         if kind == "request":
-            version = STATELESS_VERSION if stateless else self.version or HANDSHAKE_VERSION
+            # Without a session version only requests naming theirs pass.
+            version = str(named_in(message)) if stateless else self.version or DEFAULT_VERSION
             rid = message.__dict__["id"]
             self._remember(rid, method, sender, version)
             if stateless:
-                self.version = STATELESS_VERSION
+                self.version = version
         else:
             self._cancel(message, sender)
         return message
@@ -238,7 +230,7 @@ class Correlator:
         negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
         if not isinstance(negotiated, str):
             return
-        if not is_supported(negotiated):
+        if negotiated not in SUPPORTED:
             raise UnsupportedProtocolVersionError(
                 f"Unsupported protocol version: {quote(negotiated)} (negotiated by initialize)",
                 requested=negotiated,

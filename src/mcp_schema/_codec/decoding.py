@@ -7,21 +7,20 @@ from collections.abc import Collection, Mapping
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_schema._codec.dispatch import (
+    STATELESS,
+    detect_version,
+    error_adapter,
+    result_adapter,
+    tables,
+    version_tables,
+)
 from mcp_schema._codec.envelope import Envelope, check_envelope, kind_of, sniff
 from mcp_schema._codec.fast_path import decode_fast
 from mcp_schema._codec.messages import Kind, Message
 from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
 from mcp_schema._codec.problems import invalid
 from mcp_schema._codec.screen import as_input, screen
-from mcp_schema._codec.versions import (
-    STATELESS_VERSION,
-    detect_version,
-    error_adapter,
-    generic_notification,
-    generic_request,
-    result_adapter,
-    tables,
-)
 from mcp_schema.base import McpModel
 from mcp_schema.errors import InvalidParamsError, MethodNotFoundError, error_list, quote
 from mcp_schema.http_headers import (
@@ -45,14 +44,15 @@ def decode(
     """Decode one JSON-RPC message into the model of its method and version.
 
     * ``version``: the protocol version; when absent it is read from
-      ``params._meta`` (2026-07-28 requests), then from the
-      ``MCP-Protocol-Version`` header, else `HANDSHAKE_VERSION`.
+      ``params._meta`` (stateless-era requests), then from the
+      ``MCP-Protocol-Version`` header, else `HANDSHAKE_VERSION` (the
+      newest handshake-era version).
     * ``method``: for a response, the method of the request it answers;
       without it a result is typed as the version's generic ``Result``.
     * ``headers``: Streamable HTTP request headers (a mapping, or ASGI's byte
       pairs), which must agree with the body: ``MCP-Protocol-Version`` with the
       version the message is read in, ``Mcp-Method`` and ``Mcp-Name`` with the
-      body (all required for 2026-07-28 requests and notifications); -32020
+      body (all required for stateless-era requests and notifications); -32020
       otherwise.
     * ``extensions``: negotiated extension ids; with
       ``"io.modelcontextprotocol/tasks"`` a ``"task"`` result is a
@@ -113,12 +113,12 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
                         f"Method not found: {quote(sniffed.method)}",
                         {"method": sniffed.method, "version": resolved},
                     )
-                cls: type[McpModel] = generic_request(resolved)
+                cls: type[McpModel] = version_tables(resolved).request
             else:
                 cls = entry.request
         else:
             note = notifications.get(str(sniffed.method))
-            cls = note.notification if note is not None else generic_notification(resolved)
+            cls = note.notification if note is not None else version_tables(resolved).notification
         message = cls.model_validate_json(raw)
     except ValidationError as exc:
         raise invalid(exc, raw, "result" if kind == "result" else "params") from None
@@ -134,7 +134,7 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
         try:
-            check_request_headers(headers, message, required=version == STATELESS_VERSION)
+            check_request_headers(headers, message, required=version in STATELESS)
         except ValueError as exc:  # a value the headers mirror is not a string
             raise InvalidParamsError(
                 f"Invalid params: cannot be mirrored in headers: {exc}",

@@ -8,13 +8,11 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
-from mcp_schema import SUPPORTED_VERSIONS
 from mcp_schema._codec.messages import Kind
 from mcp_schema._codec.screen import MAX_DEPTH
 from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
 from mcp_schema.errors import InvalidRequestError, ParseError, UnsupportedProtocolVersionError
-
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
 
 def _members(fields: dict[str, CoreSchema]) -> CoreSchema:

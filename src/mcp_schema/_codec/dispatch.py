@@ -1,48 +1,50 @@
-"""Which models a version offers, and how a response's result or error is
-told apart: the per-version method tables, the result-union policy and the
-error-code union, each built once per version and cached."""
+"""What the codec dispatches on, per version: the method tables (merged with
+the negotiated extensions'), the result-union policy and the error-code
+union, each built from the registry once per version and cached."""
 
 from __future__ import annotations
 
 import functools
-import importlib
 import json
 from collections.abc import Callable, Mapping
-from types import ModuleType
 from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 
-from mcp_schema import SUPPORTED_VERSIONS
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
+from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import UnsupportedProtocolVersionError
 from mcp_schema.method_table import NotificationMethod, RequestMethod
+from mcp_schema.versions import (
+    DEFAULT_VERSION,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+    extensions_of,
+    protocol,
+)
 
-HANDSHAKE_VERSION = "2025-11-25"
-"""Used when a message names no version and the caller gives none: only
-handshake-era traffic omits it (its version was negotiated by ``initialize``)."""
-
-STATELESS_VERSION = "2026-07-28"
-"""The version whose requests name themselves in ``params._meta``."""
-
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
-
-_PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28"}
-_EXTENSION_PACKAGES = {(STATELESS_VERSION, TASKS_EXTENSION): "mcp_schema.v2026_07_28.tasks"}
-
-
-def is_supported(version: str) -> bool:
-    return version in _PACKAGES
+SUPPORTED: frozenset[str] = frozenset(SUPPORTED_VERSIONS)
+STATELESS: frozenset[str] = frozenset(STATELESS_VERSIONS)
+"""Sets, not functions: the fast path asks on every message."""
 
 
-def _package(version: str) -> ModuleType:
-    return importlib.import_module(_PACKAGES[version])
+@functools.cache
+def version_tables(version: str) -> VersionTables:
+    compiled = protocol(version)
+    assert compiled is not None, version  # callers check SUPPORTED first
+    return compiled.load()
+
+
+@functools.cache
+def _extension_tables(version: str, extensions: frozenset[str]) -> tuple[VersionTables, ...]:
+    known = extensions_of(version)
+    return tuple(known[e].load() for e in sorted(extensions) if e in known)
 
 
 def detect_version(named: Any, version: str | None, headers: Mapping[str, str] | None) -> str:
     """The version to decode in: the caller's, else the one the message names
-    in ``_meta``, else the ``MCP-Protocol-Version`` header, else the handshake era's."""
+    in ``_meta``, else the ``MCP-Protocol-Version`` header, else the default."""
     requested = version
     if requested is None:
         requested = named
@@ -51,8 +53,8 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
             (v for k, v in headers.items() if k.lower() == "mcp-protocol-version"), None
         )
     if requested is None:
-        return HANDSHAKE_VERSION
-    if not isinstance(requested, str) or not is_supported(requested):
+        return DEFAULT_VERSION
+    if not isinstance(requested, str) or requested not in SUPPORTED:
         shown = requested if isinstance(requested, str) else json.dumps(requested)
         raise UnsupportedProtocolVersionError(
             f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
@@ -64,43 +66,34 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
 def tables(
     version: str, extensions: frozenset[str]
 ) -> tuple[Mapping[str, RequestMethod], Mapping[str, NotificationMethod]]:
-    package = _package(version)
-    requests: dict[str, RequestMethod] = dict(package.REQUESTS)
-    notifications: dict[str, NotificationMethod] = dict(package.NOTIFICATIONS)
-    for extension in sorted(extensions):
-        where = _EXTENSION_PACKAGES.get((version, extension))
-        if where is not None:
-            ext = importlib.import_module(where)
-            requests.update(ext.REQUESTS)
-            notifications.update(ext.NOTIFICATIONS)
+    core = version_tables(version)
+    requests: dict[str, RequestMethod] = dict(core.requests)
+    notifications: dict[str, NotificationMethod] = dict(core.notifications)
+    for ext in _extension_tables(version, extensions):
+        requests.update(ext.requests)
+        notifications.update(ext.notifications)
     return requests, notifications
 
 
-def generic_request(version: str) -> type[McpModel]:
-    """The class of a request whose method the version does not know."""
-    cls: type[McpModel] = _package(version).JSONRPCRequest
-    return cls
-
-
-def generic_notification(version: str) -> type[McpModel]:
-    cls: type[McpModel] = _package(version).JSONRPCNotification
-    return cls
-
-
-def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
-    # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
-    # which carries `task`; the method's own result never declares it.
-    declares_task = any(
-        f.alias == "task" or name == "task" for name, f in complete.model_fields.items()
+def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[[Any], str]:
+    # Handshake era: an alternative result is told by a member only it has
+    # (2025-11-25: a task-augmented request is answered by CreateTaskResult,
+    # which carries `task`); a member the method's own result declares tells nothing.
+    declared = {f.alias or name for name, f in complete.model_fields.items()} | set(
+        complete.model_fields
     )
+    telling = tuple(m for m in members if m not in declared)
 
     def tag_of(value: Any) -> str:
-        has_task = (
-            ("task" in value)
-            if isinstance(value, dict)
-            else getattr(value, "task", None) is not None
-        )
-        return "task" if has_task and not declares_task else DEFAULT_RESULT_TAG
+        for member in telling:
+            present = (
+                (member in value)
+                if isinstance(value, dict)
+                else getattr(value, member, None) is not None
+            )
+            if present:
+                return member
+        return DEFAULT_RESULT_TAG
 
     return tag_of
 
@@ -129,31 +122,27 @@ def result_response(
     """``ResultResponse[...]`` of ``method``: its complete result, or one of
     the alternatives the version (and negotiated extensions) allow."""
     requests, _ = tables(version, extensions)
+    core = version_tables(version)
     entry = requests.get(method)
     if entry is None:
-        generic = _package(version).Result
-        return ResultResponse[generic]  # type: ignore[valid-type]
+        return ResultResponse[core.result]  # type: ignore[name-defined]
     complete = _lenient_result_type(entry.result) if assume_complete else entry.result
     arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
-    if version == "2025-11-25":
-        tasks = [alt for alt in entry.alternatives if alt.__name__ == "CreateTaskResult"]
-        arms += [Annotated[alt, Tag("task")] for alt in tasks]
-        result_type: Any = (
-            Annotated[Union[tuple(arms)], Discriminator(_task_tag(entry.result))]
-            if tasks
-            else entry.result
-        )
-    else:
-        tags: dict[str, type[McpModel]] = {}
-        for alt in entry.alternatives:
-            if alt.__name__ == "InputRequiredResult":
-                tags["input_required"] = alt
-        ext_package = _EXTENSION_PACKAGES.get((version, TASKS_EXTENSION))
-        if TASKS_EXTENSION in extensions and ext_package is not None:
-            tags["task"] = importlib.import_module(ext_package).CreateTaskResult
-        arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
-        result_type = Annotated[Union[tuple(arms)], ResultTypeUnion(*tags)] if tags else complete
-    return ResultResponse[result_type]
+    # The version's own alternatives answer the methods that list them; an
+    # extension's answer any method once the extension is negotiated.
+    tags = {tag: cls for tag, cls in core.result_arms.items() if cls in entry.alternatives}
+    for ext in _extension_tables(version, extensions):
+        tags.update(ext.result_arms)
+    if not tags:
+        return ResultResponse[complete]  # type: ignore[valid-type]
+    arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
+    if version in STATELESS:
+        by_result_type: Any = Annotated[Union[tuple(arms)], ResultTypeUnion(*tags)]
+        return ResultResponse[by_result_type]
+    by_member: Any = Annotated[
+        Union[tuple(arms)], Discriminator(_member_tag(entry.result, tuple(tags)))
+    ]
+    return ResultResponse[by_member]
 
 
 @functools.cache
@@ -176,18 +165,17 @@ def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
 @functools.cache
 def error_response(version: str) -> Any:
     """``ErrorResponse[...]`` whose error is the model of its code."""
-    package = _package(version)
-    models: Mapping[int, type[McpModel]] = package.ERROR_MODELS
-    generic = package.Error
+    core = version_tables(version)
+    generic = core.error
     # A peer may send a known code without the data its model requires: the
     # generic Error then keeps the message rather than refusing it.
     arms = [
         Annotated[Union[model, generic], Field(union_mode="left_to_right"), Tag(str(code))]
-        for code, model in models.items()
+        for code, model in core.error_models.items()
         if model is not generic
     ]
     arms.append(Annotated[generic, Tag("other")])
-    known = frozenset(code for code, model in models.items() if model is not generic)
+    known = frozenset(code for code, model in core.error_models.items() if model is not generic)
     error_type: Any = Annotated[Union[tuple(arms)], Discriminator(_error_code_tag(known))]
     return ErrorResponse[error_type]
 
