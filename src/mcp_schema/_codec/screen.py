@@ -1,17 +1,19 @@
 """What is refused before any model is chosen: the input's type, batches,
 numbers that cannot be kept, and repeated envelope members.
 
-A small message is searched (C-speed) for what needs a closer look; a
-suspicious or large one is parsed once more by the standard library parser,
-keeping objects as lists of members so repeated ones are seen.
+One extra pass of the (Rust) JSON parser, with no model, sees what model
+validation cannot: every member of the top-level object, repeated ones
+included, and every number, also where a model takes any JSON.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from typing import Any
+
+from pydantic import ValidationError
+from pydantic_core import SchemaValidator, core_schema
 
 from mcp_schema.errors import InvalidRequestError, ParseError, quote
 
@@ -33,75 +35,77 @@ def as_input(raw: object) -> bytes | str:
 
 def screen(raw: bytes | str) -> None:
     """Refuse what no model may see: batches, non-finite numbers, repeated envelope members."""
-    text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
-    if _BATCH.match(text):
+    batch = _BATCH_TEXT.match(raw) if isinstance(raw, str) else _BATCH.match(raw)
+    if batch:
         # Refused from its first byte: an array is never built just to be refused.
         raise InvalidRequestError("Invalid Request: batches are not part of MCP")
-    if len(text) > _SEARCH_LIMIT or _suspicious(text):
-        _exact_check(text)
+    members: list[str] = []
+    try:
+        document = _SCREEN.validate_json(raw, context=members)
+    except ValidationError:
+        return  # not JSON (or nested too deep): the envelope sniff reports it
+    seen: set[str] = set()
+    for key in members:
+        if key in seen and key in ENVELOPE_MEMBERS:
+            raise InvalidRequestError(
+                f"Invalid Request: the member {quote(key)} appears more than once",
+                {"member": key},
+            )
+        seen.add(key)
+    for key, value in document.items() if isinstance(document, dict) else [("", document)]:
+        if not _finite(value):
+            where = f"$[{quote(key)}]" if key else "$"
+            raise ParseError(
+                f"Parse error: a number in {where} is NaN, Infinity or beyond the range "
+                "of a double, and cannot be kept"
+            )
 
 
 _BATCH = re.compile(rb"[ \t\r\n]*\[")
-
-# Up to this size a few searches tell whether a message needs the exact check; a
-# larger one always gets it (one standard-library parse costs less than the
-# searches there).
-_SEARCH_LIMIT = 1024
+_BATCH_TEXT = re.compile(r"[ \t\r\n]*\[")
 
 
-# The JSON parser accepts NaN and Infinity, which JSON does not have, and reads a
-# number beyond the double range (1e400) as infinity, which would be written back
-# as null. Such a number has an exponent of three digits or more, or 309 digits.
-_LARGE_EXPONENT = (re.compile(rb"e[+]?[0-9]{3}"), re.compile(rb"E[+]?[0-9]{3}"))
-_DIGITS = b"0123456789"
-
-# Parsers keep the last of repeated members, others the first: a proxy and this
-# package would then route one message differently. A member name may also be
-# spelled with escapes ("m\u0065thod").
-_QUOTED_MEMBERS = tuple(b'"' + name.encode() + b'"' for name in ENVELOPE_MEMBERS)
+# One more pass of the JSON parser (in Rust, as fast as the model's own) sees
+# what model validation cannot:
+# * the JSON parser accepts NaN and Infinity, which JSON does not have, and
+#   reads a number beyond the double range (1e400) as infinity, which would be
+#   written back as null; where the schema allows any JSON it would be kept;
+# * parsers keep the last of repeated members, others the first: a proxy and
+#   this package would then route one message differently. A dict validator
+#   sees every member of the top-level object, repeated ones included.
 
 
-def _suspicious(text: bytes) -> bool:
-    return (
-        (b"N" in text and b"NaN" in text)
-        or (b"I" in text and b"Infinity" in text)
-        or any(pattern.search(text) for pattern in _LARGE_EXPONENT)
-        or len(text) - len(text.translate(None, _DIGITS)) >= 309
-        or b"\\u" in text
-        or any(text.count(name) > 1 for name in _QUOTED_MEMBERS)
+def _record_member(key: str, info: core_schema.ValidationInfo) -> str:
+    members = info.context
+    if isinstance(members, list):
+        members.append(key)
+    return key
+
+
+_SCREEN = SchemaValidator(
+    core_schema.union_schema(
+        [
+            core_schema.dict_schema(
+                core_schema.with_info_plain_validator_function(_record_member),
+                core_schema.any_schema(),
+            ),
+            core_schema.any_schema(),
+        ],
+        mode="left_to_right",
     )
+)
 
 
-def _exact_check(text: bytes) -> None:
-    try:
-        # Objects stay lists of pairs, so repeated members are all still there.
-        members = json.loads(
-            text, object_pairs_hook=list, parse_constant=_refuse_constant, parse_float=_finite
-        )
-    except (ValueError, RecursionError):
-        # Malformed, or nested far deeper than MAX_DEPTH: the envelope sniff,
-        # which has a depth limit of its own, reports it.
-        return
-    if isinstance(members, list) and not _BATCH.match(text):
-        seen: set[str] = set()
-        for key, _ in members:
-            if key in seen and key in ENVELOPE_MEMBERS:
-                raise InvalidRequestError(
-                    f"Invalid Request: the member {quote(key)} appears more than once",
-                    {"member": key},
-                )
-            seen.add(key)
-
-
-def _refuse_constant(token: str) -> Any:
-    raise ParseError(f"Parse error: {token} is not a JSON number")
-
-
-def _finite(token: str) -> float:
-    value = float(token)
-    if not math.isfinite(value):
-        raise ParseError(
-            f"Parse error: the number {quote(token)} is beyond the range of a double "
-            "and cannot be kept"
-        )
-    return value
+def _finite(value: Any) -> bool:
+    """Whether every number in a parsed JSON value is finite (iteratively: no depth limit)."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind is float and not math.isfinite(node):
+            return False
+    return True
