@@ -647,3 +647,12 @@ def test_only_validated_requests_and_initialize_results_change_the_session_versi
         "serverInfo": {"name": "s", "version": "1"}}})) == -32022
     assert handshake.version is None and handshake.pending == 0
     assert handshake.decode(PING)  # later traffic still decodes
+
+
+def test_a_long_unsupported_version_is_cut_in_the_message_and_data() -> None:
+    body = raw({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "v\n" * 500_000}}})
+    err = decode_error(body)
+    assert err.code == -32022 and "\n" not in err.message and len(err.message) < 300
+    assert len(err.data["requested"]) <= errors.MAX_QUOTED
+    assert len(json.dumps(err.to_response(1))) < 1000
