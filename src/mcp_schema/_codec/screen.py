@@ -8,11 +8,11 @@ included, and every number, also where a model takes any JSON.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any
 
-from pydantic import ValidationError
 from pydantic_core import SchemaValidator, core_schema
 
 from mcp_schema.errors import InvalidRequestError, ParseError, quote
@@ -39,11 +39,30 @@ def screen(raw: bytes | str) -> None:
     if batch:
         # Refused from its first byte: an array is never built just to be refused.
         raise InvalidRequestError("Invalid Request: batches are not part of MCP")
+    if len(raw) <= _SMALL:
+        _check_small(raw)
+        return
     members: list[str] = []
     try:
         document = _SCREEN.validate_json(raw, context=members)
-    except ValidationError:
-        return  # not JSON (or nested too deep): the envelope sniff reports it
+    except ValueError:
+        # Not JSON, nested too deep, or a str UTF-8 cannot carry (a ValidationError
+        # is a ValueError): the envelope sniff reports it.
+        return
+    _refuse_repeated(members)
+    for key, value in document.items() if isinstance(document, dict) else [("", document)]:
+        if not _finite(value):
+            raise _not_finite(f"$[{quote(key)}]" if key else "$")
+
+
+def _not_finite(where: str) -> ParseError:
+    return ParseError(
+        f"Parse error: a number in {where} is NaN, Infinity or beyond the range "
+        "of a double, and cannot be kept"
+    )
+
+
+def _refuse_repeated(members: list[str]) -> None:
     seen: set[str] = set()
     for key in members:
         if key in seen and key in ENVELOPE_MEMBERS:
@@ -52,13 +71,44 @@ def screen(raw: bytes | str) -> None:
                 {"member": key},
             )
         seen.add(key)
-    for key, value in document.items() if isinstance(document, dict) else [("", document)]:
-        if not _finite(value):
-            where = f"$[{quote(key)}]" if key else "$"
-            raise ParseError(
-                f"Parse error: a number in {where} is NaN, Infinity or beyond the range "
-                "of a double, and cannot be kept"
-            )
+
+
+# Up to this size the standard-library parser is the cheaper check: it calls
+# back for each float and each object (the last one it finishes is the
+# top-level object, with its members as written, repeats and escapes included).
+_SMALL = 4096
+
+
+def _refuse_constant(token: str) -> float:
+    raise _not_finite("$")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _not_finite("$")
+    return value
+
+
+def _check_small(raw: bytes | str) -> None:
+    last: list[tuple[str, Any]] = []
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal last
+        last = pairs
+        return dict(pairs)
+
+    try:
+        document = json.loads(
+            raw,
+            object_pairs_hook=members,
+            parse_float=_finite_float,
+            parse_constant=_refuse_constant,
+        )
+    except (ValueError, RecursionError):
+        return  # not JSON, or nested too deep: the envelope sniff reports it
+    if isinstance(document, dict):
+        _refuse_repeated([key for key, _ in last])
 
 
 _BATCH = re.compile(rb"[ \t\r\n]*\[")
