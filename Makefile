@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz bench dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz stress bench dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,9 @@ bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/res
 
 fuzz: $(STAMP)  ## a million hostile inputs through the codec
 	$(PY) -m tests.engines.fuzz $${MCP_FUZZ_COUNT:-1000000}
+
+stress: $(STAMP)  ## time and peak memory of the worst hostile inputs at n, 2n, 4n
+	$(PY) -m tests.engines.stress
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis

@@ -69,14 +69,18 @@ def test_tables_name_the_error_class_of_the_error_response() -> None:
     from codegen.registry import error_class
 
     def module(*classes: ir.ModelClass) -> ir.Module:
-        built = ir.Module(key="2024-11-05", version="2024-11-05", package="v2024_11_05",
-                          sha256="0", source="test")
-        built.classes.extend(classes)
-        return built
+        return ir.Module(
+            key="2024-11-05",
+            version="2024-11-05",
+            package="v2024_11_05",
+            sha256="0",
+            source="test",
+            definitions=classes,
+        )
 
     def response(name: str, error: str) -> ir.ModelClass:
         field = ir.Field("error", "error", ir.Ref(error), required=True, nullable=False)
-        return ir.ModelClass(name, name, "", [field], closed=False)
+        return ir.ModelClass(name, name, "", (field,), closed=False)
 
     # Older schemas declare the error object inline in JSONRPCError.
     assert error_class(module(response("JSONRPCError", "JSONRPCErrorError"))) == "JSONRPCErrorError"

@@ -22,11 +22,19 @@ import math
 import typing
 from typing import Annotated, Any, TypeVar, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, GetCoreSchemaHandler, Tag
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    GetCoreSchemaHandler,
+    Tag,
+)
 from pydantic_core import CoreSchema, core_schema
 
 __all__ = [
     "DEFAULT_RESULT_TAG",
+    "MAX_EXACT_INTEGRAL_FLOAT",
     "ClosedModel",
     "Int",
     "JsonInt",
@@ -61,18 +69,32 @@ class McpModel(BaseModel):
             data, self_instance=self, by_name=True, by_alias=True
         )
 
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        # A nullable renamed member records an explicit null, so that
+        # model_post_init can tell it from the default (see there).
+        for name in _renamed_nullable(cls):
+            metadata = cls.model_fields[name].metadata
+            if _MARK_NULL not in metadata:
+                metadata.append(_MARK_NULL)
+
     def model_post_init(self, context: Any, /) -> None:
         # Pydantic puts every unknown key into fields_set. An unknown key that
         # equals an attribute name (wire "has_more" next to the field wire
         # "hasMore") would then mark that field as set, and exclude_unset
         # would emit "hasMore": null. A renamed member holding None beside its
-        # twin was not given, so it is unset again. (Exact for members that
-        # may not be null; for a nullable one, an explicit null sent together
-        # with its snake_case twin is read as absent.)
+        # twin was not given, so it is unset again; a nullable one that was
+        # given as null holds _NULL until here, and stays set.
+        given_null: set[str] = set()
+        for name in _renamed_nullable(type(self)):
+            if self.__dict__.get(name) is _NULL:
+                vars(self)[name] = None
+                given_null.add(name)
         extra = self.__pydantic_extra__
         if extra:
             for name in _renamed_optional(type(self)).intersection(extra):
-                if getattr(self, name) is None:
+                if getattr(self, name) is None and name not in given_null:
                     self.__pydantic_fields_set__.discard(name)
 
     # Pydantic hands raw input to a custom __init__ during model_validate,
@@ -96,6 +118,31 @@ def _renamed_optional(cls: type[BaseModel]) -> frozenset[str]:
             name
             for name, info in cls.model_fields.items()
             if info.alias not in (None, name) and not info.is_required()
+        )
+    return names
+
+
+_NULLABLE: dict[type[BaseModel], frozenset[str]] = {}
+
+
+class _Null:
+    """An explicit null of a nullable renamed member, between validation and post-init."""
+
+    __slots__ = ()
+
+
+_NULL = _Null()
+_MARK_NULL = AfterValidator(lambda value: _NULL if value is None else value)
+
+
+def _renamed_nullable(cls: type[BaseModel]) -> frozenset[str]:
+    """The renamed optional members that may also be null (not `Omittable`)."""
+    names = _NULLABLE.get(cls)
+    if names is None:
+        names = _NULLABLE[cls] = frozenset(
+            name
+            for name in _renamed_optional(cls)
+            if not any(isinstance(m, _NotNull) for m in cls.model_fields[name].metadata)
         )
     return names
 
@@ -140,11 +187,18 @@ class _Bounded:
         return f"{type(self).__name__}(ge={self.ge!r}, le={self.le!r})"
 
 
+MAX_EXACT_INTEGRAL_FLOAT = 2**53
+"""Largest magnitude of an integer written as a float (``5.0``, ``1e15``) that is read as
+an int: every such float is exact, and its digits (at most 16) are never much longer than
+its text. ``1e308`` would become 309 digits, so it is refused."""
+
+
 class Int(_Bounded):
-    """A JSON Schema ``integer``: strict, bounds kept, integral floats accepted.
+    """A JSON Schema ``integer``: strict, bounds kept, small integral floats accepted.
 
     ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
-    JSON value). Use as ``Annotated[int, Int(ge=0)]``.
+    JSON value) while at most `MAX_EXACT_INTEGRAL_FLOAT` in magnitude.
+    Use as ``Annotated[int, Int(ge=0)]``.
     """
 
     __slots__ = ()
@@ -158,7 +212,15 @@ class Int(_Bounded):
                 core_schema.no_info_after_validator_function(
                     int,
                     core_schema.float_schema(
-                        strict=True, multiple_of=1, allow_inf_nan=False, ge=self.ge, le=self.le
+                        strict=True,
+                        multiple_of=1,
+                        allow_inf_nan=False,
+                        ge=max(-MAX_EXACT_INTEGRAL_FLOAT, self.ge)
+                        if self.ge is not None
+                        else -MAX_EXACT_INTEGRAL_FLOAT,
+                        le=min(MAX_EXACT_INTEGRAL_FLOAT, self.le)
+                        if self.le is not None
+                        else MAX_EXACT_INTEGRAL_FLOAT,
                     ),
                 ),
             ],

@@ -3,30 +3,66 @@
 FILE holds JSON Lines, one JSON-RPC message per line (``-`` reads stdin).
 Responses are paired with their requests by id, the version is detected per
 message where it can be; each invalid message is reported as
-``line N: <code> <JSON path>: <reason>``, then the counts.
+``line N: <code> <JSON path>: <reason>`` (peer text escaped onto the one line
+and cut), then the counts.
+
+A line longer than `MAX_LINE_BYTES` (``--max-line-bytes``) is reported as
+invalid and skipped without being held in memory. Exit status: 0 when every
+message is valid, 1 when some are not, 2 for a usage or I/O problem (one line
+on stderr, no traceback).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Iterable, Sequence
-from typing import IO
+from collections.abc import Iterable, Iterator, Sequence
+from typing import IO, NamedTuple, NoReturn
 
 from mcp_schema.codec import Correlator
-from mcp_schema.errors import McpError
+from mcp_schema.errors import McpError, ParseError, clip, quote
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000
 
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""Longest line (without its newline) that is read and validated."""
+
+_SKIP_CHUNK = 1024 * 1024
+
+
+class OverlongLine(NamedTuple):
+    """A line that was longer than the limit: only its size was counted."""
+
+    size: int
+
+
+def read_lines(
+    stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES
+) -> Iterator[bytes | OverlongLine]:
+    """The lines of ``stream``; one longer than ``max_bytes`` is skipped in bounded chunks."""
+    while line := stream.readline(max_bytes + 1):
+        if len(line) <= max_bytes or line.endswith(b"\n"):
+            yield line
+            continue
+        size = len(line)
+        while chunk := stream.readline(_SKIP_CHUNK):
+            size += len(chunk)
+            if chunk.endswith(b"\n"):
+                size -= 1
+                break
+        yield OverlongLine(size)
+
 
 def validate_lines(
-    lines: Iterable[bytes],
+    lines: Iterable[bytes | OverlongLine],
     out: IO[str],
     *,
     version: str | None = None,
     extensions: Sequence[str] = (),
     progress: IO[str] | None = None,
+    max_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[int, int]:
     """Validate each non-blank line; returns (valid, invalid)."""
     correlator = Correlator(version=version, extensions=extensions)
@@ -35,6 +71,11 @@ def validate_lines(
         if progress is not None and number % PROGRESS_EVERY == 0:
             progress.write(f"\r{number:,} lines…")
             progress.flush()
+        if isinstance(line, OverlongLine):
+            invalid += 1
+            reason = f"line of {line.size:,} bytes is longer than {max_bytes:,}, not read"
+            out.write(f"line {number}: {ParseError.code} $: {reason}\n")
+            continue
         if not line.strip():
             continue
         try:
@@ -42,7 +83,7 @@ def validate_lines(
         except McpError as err:
             invalid += 1
             for path, reason in _problems(err):
-                out.write(f"line {number}: {err.code} {path}: {reason}\n")
+                out.write(f"line {number}: {err.code} {clip(path)}: {clip(reason)}\n")
         else:
             valid += 1
     if progress is not None:
@@ -53,12 +94,48 @@ def validate_lines(
 def _problems(err: McpError) -> list[tuple[str, str]]:
     data = err.data
     if isinstance(data, dict) and isinstance(data.get("errors"), list):
-        return [(str(e.get("path", "$")), str(e.get("reason", ""))) for e in data["errors"]]
+        problems = [
+            (str(e.get("path", "$")), str(e.get("reason", "")))
+            for e in data["errors"]
+            if isinstance(e, dict)
+        ]
+        total = data.get("total")
+        if isinstance(total, int) and total > len(problems):
+            problems.append(("$", f"and {total - len(problems)} more errors"))
+        return problems
     return [("$", err.message)]
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m mcp_schema")
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # One line, not argparse's usage block: scripts read the last line anyway.
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
+class _Failed(Exception):
+    """A usage or I/O problem: exit status 2 with this one line on stderr."""
+
+
+def _open(name: str) -> IO[bytes]:
+    if name == "-":
+        if sys.stdin is None:
+            raise _Failed("standard input is closed")
+        return sys.stdin.buffer
+    try:
+        return open(name, "rb")
+    except OSError as exc:
+        raise _Failed(f"cannot read {quote(name)}: {exc.strerror or exc}") from None
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> int:
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    parser = _Parser(prog="python -m mcp_schema")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="validate a JSON Lines file of JSON-RPC messages")
     check.add_argument("file", help="the file, or - for standard input")
@@ -70,16 +147,52 @@ def main(argv: Sequence[str] | None = None) -> int:
     check.add_argument(
         "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension was negotiated"
     )
+    check.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=MAX_LINE_BYTES,
+        help=f"longest line read (default {MAX_LINE_BYTES:,}); longer lines are reported",
+    )
     args = parser.parse_args(argv)
-    stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
-    progress = sys.stderr if sys.stderr.isatty() else None
-    with stream:
-        valid, invalid = validate_lines(
-            stream,
-            sys.stdout,
-            version=args.version,
-            progress=progress,
-            extensions=(TASKS_EXTENSION,) if args.tasks else (),
-        )
-    print(f"{valid} valid, {invalid} invalid")
+    try:
+        if args.max_line_bytes < 1:
+            raise _Failed("--max-line-bytes must be positive")
+        _printable(out)
+        try:
+            with _open(args.file) as stream:
+                valid, invalid = validate_lines(
+                    read_lines(stream, args.max_line_bytes),
+                    out,
+                    version=args.version,
+                    progress=err if err.isatty() else None,
+                    extensions=(TASKS_EXTENSION,) if args.tasks else (),
+                    max_bytes=args.max_line_bytes,
+                )
+            out.write(f"{valid} valid, {invalid} invalid\n")
+            out.flush()
+        except OSError as exc:
+            raise _Failed(f"I/O error: {exc.strerror or exc}") from None
+    except _Failed as problem:
+        if out is sys.stdout:
+            _discard_stdout()
+        print(f"error: {problem}", file=err)
+        return 2
     return 1 if invalid else 0
+
+
+def _printable(out: IO[str]) -> None:
+    # Report lines may carry any character a peer sent; a stdout that cannot
+    # encode one (LANG=C) writes an escape instead of failing mid-report.
+    reconfigure = getattr(out, "reconfigure", None)
+    if callable(reconfigure):
+        reconfigure(errors="backslashreplace")
+
+
+def _discard_stdout() -> None:
+    # What is still buffered would fail again when the interpreter flushes
+    # stdout at exit, with a second message; it is dropped instead.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -16,19 +16,23 @@ tables and result unions, error paths, decode/encode, the fast path and the
 
 from __future__ import annotations
 
-from mcp_schema._codec.correlator import Correlator
+from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
 from mcp_schema._codec.decoding import decode, encode
 from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
+from mcp_schema._codec.screen import MAX_DEPTH
 from mcp_schema.versions import DEFAULT_VERSION as HANDSHAKE_VERSION
 from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
     "HANDSHAKE_VERSION",
+    "MAX_DEPTH",
+    "MAX_PENDING",
     "TASKS_EXTENSION",
     "Correlator",
     "ErrorResponse",
     "Message",
     "ResultResponse",
+    "Sender",
     "decode",
     "encode",
     "message_kind",

@@ -11,11 +11,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from mcp_schema.base import McpModel
 from mcp_schema.compiled import VersionTables
-from mcp_schema.errors import InvalidParamsError, MissingRequiredClientCapabilityError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    MissingRequiredClientCapabilityError,
+    error_list,
+    quote,
+)
 from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol
 
 __all__ = [
@@ -28,6 +33,12 @@ __all__ = [
 RequestT = TypeVar("RequestT", bound=BaseModel)
 
 
+_VERSION_KEY = PROTOCOL_VERSION_KEY
+_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+
+
 class InputRequired(Protocol):
     """An input-required result (``InputRequiredResult`` of any stateless-era version)."""
 
@@ -38,33 +49,67 @@ class InputRequired(Protocol):
     def request_state(self) -> str | None: ...
 
 
+def _dump(model: BaseModel | Mapping[str, Any], what: str) -> dict[str, Any]:
+    if isinstance(model, BaseModel):
+        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
+    if isinstance(model, Mapping):
+        return dict(model)
+    raise TypeError(f"{what} must be a pydantic model or a mapping, not {type(model).__name__}")
+
+
+def _invalid(key: str, reason: str) -> InvalidParamsError:
+    path = f"$.params._meta[{quote(key)}]"
+    return InvalidParamsError(
+        f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
+    )
+
+
+def _validation_error(exc: ValidationError, base: str) -> InvalidParamsError:
+    errors = [
+        {"path": base + "".join(f"[{quote(step)}]" for step in e["loc"]), "reason": e["msg"]}
+        for e in exc.errors(include_url=False)
+    ]
+    return InvalidParamsError(
+        f"Invalid params: {errors[0]['path']}: {errors[0]['reason']}", error_list(errors)
+    )
+
+
+def _from_validation(key: str, exc: ValidationError) -> InvalidParamsError:
+    return _validation_error(exc, f"$.params._meta[{quote(key)}]")
+
+
+def _request(request: BaseModel) -> dict[str, Any]:
+    if not isinstance(request, BaseModel):
+        raise TypeError(f"request must be a decoded request model, not {type(request).__name__}")
+    return _dump(request, "request")
+
+
+def _meta(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    params = message.get("params")
+    meta = params.get("_meta") if isinstance(params, Mapping) else None
+    if not isinstance(meta, Mapping):
+        reason = "missing" if meta is None else "must be an object"
+        raise InvalidParamsError(
+            f"Invalid params: the request carries no params._meta object ({reason})",
+            error_list([{"path": "$.params._meta", "reason": reason}]),
+        )
+    return meta
+
+
 def _tables(meta: Mapping[str, Any]) -> VersionTables:
-    version = meta.get(PROTOCOL_VERSION_KEY)
+    version = meta.get(_VERSION_KEY)
     compiled = protocol(version) if isinstance(version, str) else None
     if compiled is None or compiled.era != "stateless":
-        path = f"$.params._meta[{PROTOCOL_VERSION_KEY!r}]"
-        raise InvalidParamsError(
-            f"Invalid params: {version!r} is not a stateless-era protocol version",
-            {"errors": [{"path": path, "reason": "not a stateless-era version"}]},
-        )
+        reason = "missing" if version is None else "not a stateless-era protocol version"
+        raise _invalid(_VERSION_KEY, reason)
     return compiled.load()
 
 
-def _dump(model: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(model, BaseModel):
-        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    return dict(model)
-
-
-def _meta(request: BaseModel) -> dict[str, Any]:
-    params = _dump(request).get("params")
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if not isinstance(meta, dict):
-        raise InvalidParamsError(
-            "Invalid params: the request carries no params._meta",
-            {"errors": [{"path": "$.params._meta", "reason": "missing"}]},
-        )
-    return meta
+def _declared_capabilities(meta: Mapping[str, Any]) -> dict[str, Any]:
+    declared = meta.get(_CAPABILITIES_KEY, {})
+    if not isinstance(declared, Mapping):
+        raise _invalid(_CAPABILITIES_KEY, "must be an object")
+    return dict(declared)
 
 
 @dataclass(frozen=True)
@@ -85,22 +130,49 @@ class RequestContext:
 
     @classmethod
     def from_request(cls, request: BaseModel) -> RequestContext:
-        meta = _meta(request)
+        """Read ``request``'s context; `InvalidParamsError` (-32602) when ``_meta`` is malformed.
+
+        A ``request`` that is not a decoded request (no ``method`` and ``id``) is a
+        ``TypeError``: it is the calling program's mistake, not the peer's.
+        """
+        message = _request(request)
+        method, request_id = message.get("method"), message.get("id")
+        if not isinstance(method, str) or not isinstance(request_id, (str, int)):
+            raise TypeError(f"{type(request).__name__} is not a request (a method and an id)")
+        meta = _meta(message)
         tables = _tables(meta)
-        capabilities, implementation = tables.client_capabilities, tables.implementation
-        assert capabilities is not None and implementation is not None  # in every core version
-        info = meta.get("io.modelcontextprotocol/clientInfo")
+        capabilities_model, implementation = tables.client_capabilities, tables.implementation
+        assert capabilities_model is not None and implementation is not None  # every core version
+        try:
+            capabilities = capabilities_model.model_validate(_declared_capabilities(meta))
+        except ValidationError as exc:
+            raise _from_validation(_CAPABILITIES_KEY, exc) from None
+        info = meta.get(_INFO_KEY)
+        try:
+            client_info = implementation.model_validate(info) if info is not None else None
+        except ValidationError as exc:
+            raise _from_validation(_INFO_KEY, exc) from None
+        log_level = meta.get(_LOG_LEVEL_KEY)
+        if log_level is not None and not isinstance(log_level, str):
+            raise _invalid(_LOG_LEVEL_KEY, "must be a string")
+        if isinstance(request_id, bool):
+            raise TypeError(f"{type(request).__name__} is not a request (its id is a bool)")
+        progress_token = meta.get("progressToken")
+        if progress_token is not None and not _is_id(progress_token):
+            raise _invalid("progressToken", "must be a string or an integer")
         return cls(
-            method=str(getattr(request, "method", "")),
-            request_id=getattr(request, "id"),  # noqa: B009 - requests always have one
-            protocol_version=str(meta.get(PROTOCOL_VERSION_KEY)),
-            client_capabilities=capabilities.model_validate(
-                meta.get("io.modelcontextprotocol/clientCapabilities", {})
-            ),
-            client_info=implementation.model_validate(info) if info is not None else None,
-            log_level=meta.get("io.modelcontextprotocol/logLevel"),
-            progress_token=meta.get("progressToken"),
+            method=method,
+            request_id=request_id,
+            protocol_version=meta[_VERSION_KEY],
+            client_capabilities=capabilities,
+            client_info=client_info,
+            log_level=log_level,
+            progress_token=progress_token,
         )
+
+
+def _is_id(value: Any) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
 def missing_capabilities(
@@ -123,12 +195,15 @@ def missing_capabilities(
 def require_client_capabilities(
     request: BaseModel, required: Mapping[str, Any] | BaseModel
 ) -> None:
-    """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing."""
-    declared = _meta(request).get("io.modelcontextprotocol/clientCapabilities") or {}
-    missing = missing_capabilities(declared, _dump(required))
+    """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing.
+
+    A request whose declared capabilities are not an object is `InvalidParamsError`.
+    """
+    declared = _declared_capabilities(_meta(_request(request)))
+    missing = missing_capabilities(declared, _dump(required, "required"))
     if missing:
         raise MissingRequiredClientCapabilityError(
-            f"Missing required client capabilities: {', '.join(sorted(missing))}",
+            f"Missing required client capabilities: {', '.join(map(quote, sorted(missing)))}",
             required_capabilities=missing,
         )
 
@@ -146,6 +221,10 @@ def retry_with_input(
     answered and nothing else. ``requestState`` is echoed unchanged; the retry
     gets ``request_id`` (a retry is a new JSON-RPC request) or keeps the id.
     """
+    if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
+        raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
+    if not isinstance(responses, Mapping):
+        raise TypeError(f"responses must be a mapping, not {type(responses).__name__}")
     asked = set(result.input_requests or {})
     answered = set(responses)
     if asked != answered:
@@ -153,9 +232,11 @@ def retry_with_input(
             f"input responses must answer exactly {sorted(asked)}; "
             f"missing {sorted(asked - answered)}, unknown {sorted(answered - asked)}"
         )
-    message = _dump(request)
+    message = _request(request)
     params = dict(message.get("params") or {})
-    params["inputResponses"] = {key: _dump(value) for key, value in responses.items()}
+    params["inputResponses"] = {
+        key: _dump(value, f"responses[{key!r}]") for key, value in responses.items()
+    }
     if result.request_state is not None:
         params["requestState"] = result.request_state
     else:
@@ -163,4 +244,7 @@ def retry_with_input(
     message["params"] = params
     if request_id is not None:
         message["id"] = request_id
-    return type(request).model_validate(message)
+    try:
+        return type(request).model_validate(message)
+    except ValidationError as exc:
+        raise _validation_error(exc, "$") from None

@@ -15,11 +15,16 @@ maps to the generic ``Error``. `McpError.from_error_object` bridges the two.
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 __all__ = [
     "ERROR_CLASSES",
+    "MAX_ERRORS",
+    "MAX_QUOTED",
+    "MAX_RESPONSE_BYTES",
     "HeaderMismatchError",
     "InternalError",
     "InvalidParamsError",
@@ -30,7 +35,81 @@ __all__ = [
     "ParseError",
     "URLElicitationRequiredError",
     "UnsupportedProtocolVersionError",
+    "clip",
+    "error_list",
+    "quote",
 ]
+
+MAX_QUOTED = 200
+"""Characters of peer-supplied text kept where a message or an error entry quotes it."""
+
+MAX_MESSAGE = 1000
+"""Characters kept of a whole ``message`` (several quoted values and the prose around them)."""
+
+MAX_ERRORS = 20
+"""Entries kept in an ``{"errors": [...]}`` list; ``"total"`` then counts them all."""
+
+MAX_RESPONSE_BYTES = 65536
+"""Upper bound of `McpError.to_response` as UTF-8 JSON; larger ``data`` is replaced."""
+
+# Characters that end a line for str.splitlines() or a terminal, plus the ones
+# UTF-8 cannot encode (lone surrogates): a peer must not be able to start a
+# fake report line or make printing the message fail.
+_UNSAFE_CATEGORIES = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def _escape_char(char: str) -> str:
+    if unicodedata.category(char) not in _UNSAFE_CATEGORIES:
+        return char
+    return {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(char, f"\\u{ord(char):04x}")
+
+
+def clip(text: str, limit: int = MAX_QUOTED) -> str:
+    """``text`` escaped onto one line and cut to at most ``limit`` characters."""
+    if len(text) <= limit and text.isprintable():  # the common case: one C-level scan
+        return text
+    units = [_escape_char(char) for char in text[:limit]]
+    if len(text) <= limit and sum(map(len, units)) <= limit:
+        return "".join(units)
+    kept: list[str] = []
+    used = 0
+    for unit in units:  # whole escapes only: a cut "\\" could swallow a closing quote
+        if used + len(unit) > limit - 1:
+            break
+        kept.append(unit)
+        used += len(unit)
+    return "".join(kept) + "…"
+
+
+def quote(value: object) -> str:
+    """Peer-supplied ``value`` as it may appear inside a message or report line.
+
+    Strings are quoted, other values written as JSON (``repr`` when they are not
+    JSON); the text is cut to `MAX_QUOTED` characters and characters that could
+    end a line (or that UTF-8 cannot carry) are escaped.
+    """
+    if isinstance(value, str):
+        return '"' + clip(value, MAX_QUOTED) + '"'
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return clip(text, MAX_QUOTED)
+
+
+def error_list(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"errors": [...]}`` data with at most `MAX_ERRORS` entries (``"total"`` when cut).
+
+    String members of each entry (a path may hold a peer's member names) are cut
+    to `MAX_QUOTED` characters and escaped like `quote`.
+    """
+    kept = [
+        {key: clip(item, MAX_QUOTED) if isinstance(item, str) else item for key, item in e.items()}
+        for e in errors[:MAX_ERRORS]
+    ]
+    if len(errors) > MAX_ERRORS:
+        return {"errors": kept, "total": len(errors)}
+    return {"errors": kept}
 
 
 class McpError(Exception):
@@ -42,7 +121,8 @@ class McpError(Exception):
     def __init__(
         self, message: str | None = None, data: Any = None, *, code: int | None = None
     ) -> None:
-        self.message = message if message is not None else self.default_message
+        # The message is often built from peer text: one line, bounded, always.
+        self.message = clip(message if message is not None else self.default_message, MAX_MESSAGE)
         self.data = data
         if code is not None:
             # An instance may carry a code that has no subclass of its own
@@ -51,10 +131,14 @@ class McpError(Exception):
         super().__init__(self.message)
 
     def to_error_object(self) -> dict[str, Any]:
-        """The JSON-RPC ``error`` member; ``data`` only when there is some."""
+        """The JSON-RPC ``error`` member; ``data`` only when there is some.
+
+        The whole response stays under `MAX_RESPONSE_BYTES`: ``data`` too large
+        for that (or not JSON at all) is replaced by ``{"truncated": true}``.
+        """
         error: dict[str, Any] = {"code": self.code, "message": self.message}
         if self.data is not None:
-            error["data"] = self.data
+            error["data"] = self.data if _fits(self.data) else {"truncated": True}
         return error
 
     def to_response(self, id: str | int | None) -> dict[str, Any]:
@@ -79,6 +163,16 @@ class McpError(Exception):
         return (
             f"{type(self).__name__}(code={self.code}, message={self.message!r}, data={self.data!r})"
         )
+
+
+def _fits(data: Any) -> bool:
+    # The envelope, code and a MAX_MESSAGE-character message (4 bytes per
+    # character at worst, escapes included) take well under 8 KB.
+    try:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
+        return False
+    return len(text.encode("utf-8", "surrogatepass")) <= MAX_RESPONSE_BYTES - 8192
 
 
 class ParseError(McpError):

@@ -29,6 +29,13 @@ A client builds the headers with `request_headers`; a server checks them with
 absent or null. Requests and tools are plain mappings (the wire JSON) or pydantic models.
 A body that is not a request at all (no ``method``, no ``params.name`` for ``tools/call``)
 raises ``ValueError`` on both sides: validate the body before checking its headers.
+
+Received headers are a ``str`` mapping or the raw ``(name, value)`` byte pairs an ASGI
+server holds (``scope["headers"]``); anything else is a ``TypeError``. A tool's
+annotations are read once into a `ToolHeaders`, which every function taking a ``tool``
+also accepts: a server keeps one per tool instead of walking its ``inputSchema`` on each
+request. The walk is linear in the schema's size and refuses schemas nested deeper than
+`MAX_SCHEMA_DEPTH` (or cyclic ones) with `InvalidToolHeaderError`.
 """
 
 from __future__ import annotations
@@ -36,20 +43,25 @@ from __future__ import annotations
 import base64
 import re
 import string
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Union
 
 from pydantic import BaseModel
 
-from mcp_schema.errors import HeaderMismatchError
+from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 __all__ = [
+    "MAX_SCHEMA_DEPTH",
+    "Headers",
     "InvalidToolHeaderError",
+    "ToolHeaders",
     "check_request_headers",
+    "check_version_header",
     "decode_header_value",
     "encode_header_value",
+    "received_headers",
     "request_headers",
     "validate_tool_headers",
 ]
@@ -70,6 +82,13 @@ _TCHARS = frozenset("!#$%&'*+-.^_`|~" + string.digits + string.ascii_letters)
 # JSON number grammar; Decimal() alone would also take "NaN", " 42" and "4_2".
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 
+MAX_SCHEMA_DEPTH = 64
+"""Nesting levels of a tool's ``inputSchema`` (objects and arrays) that are walked."""
+
+Headers = Union[Mapping[str, str], Iterable[tuple[Union[str, bytes], Union[str, bytes]]]]
+"""Received headers: a mapping of names to values, or (name, value) pairs as
+str or as the raw bytes an ASGI server holds."""
+
 
 class InvalidToolHeaderError(ValueError):
     """A tool's ``inputSchema`` has an ``x-mcp-header`` annotation a client must refuse.
@@ -81,7 +100,7 @@ class InvalidToolHeaderError(ValueError):
     def __init__(self, path: str, reason: str) -> None:
         self.path = path
         self.reason = reason
-        super().__init__(f"invalid x-mcp-header at inputSchema{path}: {reason}")
+        super().__init__(f"invalid x-mcp-header at inputSchema{clip(path)}: {clip(reason)}")
 
 
 # -- value encoding --------------------------------------------------------------------------
@@ -113,8 +132,11 @@ def decode_header_value(value: str) -> str:
     """The original text of a received header value (inverse of `encode_header_value`).
 
     Raises `HeaderMismatchError` with ``data={"reason": "invalid", "received": value}``
-    for characters that must have been encoded, or a malformed ``=?base64?...?=`` payload.
+    for characters that must have been encoded, or a malformed ``=?base64?...?=`` payload;
+    ``TypeError`` when ``value`` is not a ``str``.
     """
+    if not isinstance(value, str):
+        raise TypeError(f"a header value must be a str, not {type(value).__name__}")
     if _looks_encoded(value):
         payload = value[len(_PREFIX) : -len(_SUFFIX)]
         try:
@@ -162,7 +184,7 @@ def _check_annotation(
     schema: Mapping[str, Any],
     pointer: str,
     path: tuple[str, ...] | None,
-    found: list[_HeaderParam],
+    found: dict[str, _HeaderParam],
 ) -> _HeaderParam:
     def fail(reason: str) -> InvalidToolHeaderError:
         return InvalidToolHeaderError(pointer, reason)
@@ -188,52 +210,92 @@ def _check_annotation(
         got = "no type" if type_ is None else f"type {type_!r}"
         raise fail(f"the parameter must have type integer, string or boolean; it has {got}")
     header = _PARAM_PREFIX + name
-    for other in found:
-        if other.header.lower() == header.lower():
-            raise fail(
-                f"the header name {name!r} duplicates (case-insensitively) the one "
-                f"of property {'.'.join(other.path)!r}"
-            )
+    other = found.get(header.lower())
+    if other is not None:
+        raise fail(
+            f"the header name {name!r} duplicates (case-insensitively) the one "
+            f"of property {'.'.join(other.path)!r}"
+        )
     return _HeaderParam(header, path, type_)
 
 
-def _walk(node: Any, pointer: str, path: tuple[str, ...] | None, found: list[_HeaderParam]) -> None:
+def _walk(
+    node: Any,
+    pointer: str,
+    path: tuple[str, ...] | None,
+    found: dict[str, _HeaderParam],
+    ancestors: set[int],
+) -> None:
     # The whole schema is walked, not just `properties`, so that an annotation hidden under
     # items/anyOf/$defs/... is refused rather than silently never sent. `path` becomes None
-    # once the route from the root leaves `properties`.
+    # once the route from the root leaves `properties`. Recursion is bounded by
+    # MAX_SCHEMA_DEPTH, far below Python's own limit.
+    if not isinstance(node, (list, Mapping)):
+        return
+    if len(ancestors) >= MAX_SCHEMA_DEPTH:
+        raise InvalidToolHeaderError(
+            pointer, f"the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels"
+        )
+    if id(node) in ancestors:
+        raise InvalidToolHeaderError(pointer, "the schema contains itself")
+    ancestors.add(id(node))
     if isinstance(node, list):
         for index, item in enumerate(node):
-            _walk(item, f"{pointer}/{index}", None, found)
-        return
-    if not isinstance(node, Mapping):
-        return
-    if "x-mcp-header" in node:
-        found.append(_check_annotation(node, pointer, path, found))
-    for key, value in node.items():
-        if key == "x-mcp-header" or key in _DATA_KEYWORDS:
-            continue
-        child = f"{pointer}/{_pointer_token(key)}"
-        if key == "properties" and isinstance(value, Mapping):
-            for name, sub in value.items():
-                sub_path = None if path is None else (*path, str(name))
-                _walk(sub, f"{child}/{_pointer_token(name)}", sub_path, found)
-        else:
-            _walk(value, child, None, found)
+            _walk(item, f"{pointer}/{index}", None, found, ancestors)
+    else:
+        if "x-mcp-header" in node:
+            param = _check_annotation(node, pointer, path, found)
+            found[param.header.lower()] = param
+        for key, value in node.items():
+            if key == "x-mcp-header" or key in _DATA_KEYWORDS:
+                continue
+            child = f"{pointer}/{_pointer_token(key)}"
+            if key == "properties" and isinstance(value, Mapping):
+                if id(value) in ancestors:
+                    raise InvalidToolHeaderError(child, "the schema contains itself")
+                for name, sub in value.items():
+                    sub_path = None if path is None else (*path, str(name))
+                    _walk(sub, f"{child}/{_pointer_token(name)}", sub_path, found, ancestors)
+            else:
+                _walk(value, child, None, found, ancestors)
+    ancestors.discard(id(node))
 
 
-def _header_params(tool: Mapping[str, Any]) -> list[_HeaderParam]:
-    found: list[_HeaderParam] = []
-    _walk(tool.get("inputSchema"), "", (), found)
-    return found
+class ToolHeaders:
+    """A tool's validated ``x-mcp-header`` annotations, read once.
+
+    Build one per tool (``ToolHeaders(tool)``, raising `InvalidToolHeaderError`) and pass
+    it wherever a ``tool`` is taken: the ``inputSchema`` is then not walked again.
+    """
+
+    __slots__ = ("_params", "name")
+
+    def __init__(self, tool: Mapping[str, Any] | BaseModel) -> None:
+        tool_map = _as_mapping(tool, "tool")
+        found: dict[str, _HeaderParam] = {}
+        _walk(tool_map.get("inputSchema"), "", (), found, set())
+        self.name: Any = tool_map.get("name")
+        self._params = tuple(found.values())
+
+    @property
+    def headers(self) -> dict[str, tuple[str, ...]]:
+        """Each ``Mcp-Param-*`` header and the property path it mirrors."""
+        return {p.header: p.path for p in self._params}
 
 
-def validate_tool_headers(tool: Mapping[str, Any] | BaseModel) -> dict[str, tuple[str, ...]]:
+def _tool_headers(tool: Mapping[str, Any] | BaseModel | ToolHeaders) -> ToolHeaders:
+    return tool if isinstance(tool, ToolHeaders) else ToolHeaders(tool)
+
+
+def validate_tool_headers(
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders,
+) -> dict[str, tuple[str, ...]]:
     """Check a tool's ``x-mcp-header`` annotations; map each header to its property path.
 
     ``{"Mcp-Param-Region": ("region",), "Mcp-Param-Zone": ("location", "zone")}``.
     Raises `InvalidToolHeaderError` on the first invalid annotation.
     """
-    return {p.header: p.path for p in _header_params(_as_mapping(tool, "tool"))}
+    return _tool_headers(tool).headers
 
 
 # -- requests --------------------------------------------------------------------------------
@@ -260,7 +322,8 @@ def _argument(arguments: Any, path: tuple[str, ...]) -> Any:
 
 
 def _expected_headers(
-    request: Mapping[str, Any] | BaseModel, tool: Mapping[str, Any] | BaseModel | None
+    request: Mapping[str, Any] | BaseModel,
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
 ) -> list[_Expected]:
     message = _as_mapping(request, "request")
     method = _require_str(message.get("method"), "the request's 'method'")
@@ -282,16 +345,16 @@ def _expected_headers(
         expected.append(_Expected(_NAME_HEADER, name, False))
 
     if tool is not None:
-        tool_map = _as_mapping(tool, "tool")
-        header_params = _header_params(tool_map)  # validates even if unused below
+        compiled = _tool_headers(tool)  # validates even if unused below
         if method == "tools/call":
             # Mirroring another tool's annotations would send the wrong headers.
-            if tool_map.get("name") != params.get("name"):
+            if compiled.name != params.get("name"):
                 raise ValueError(
-                    f"tool {tool_map.get('name')!r} is not the one called ({params.get('name')!r})"
+                    f"tool {clip(repr(compiled.name))} is not the one called "
+                    f"({clip(repr(params.get('name')))})"
                 )
             arguments = params.get("arguments")
-            for p in header_params:
+            for p in compiled._params:
                 expected.append(
                     _Expected(p.header, _argument(arguments, p.path), p.type == "integer")
                 )
@@ -312,7 +375,8 @@ def _header_text(value: Any) -> str | None:
 
 
 def request_headers(
-    request: Mapping[str, Any] | BaseModel, tool: Mapping[str, Any] | BaseModel | None = None
+    request: Mapping[str, Any] | BaseModel,
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders | None = None,
 ) -> dict[str, str]:
     """The MCP headers a client sends with ``request`` (a request or notification).
 
@@ -326,7 +390,7 @@ def request_headers(
             continue
         text = _header_text(exp.value)
         if text is None:
-            raise ValueError(f"{exp.value!r} cannot be sent as the {exp.header} header")
+            raise ValueError(f"{clip(repr(exp.value))} cannot be sent as the {exp.header} header")
         headers[exp.header] = encode_header_value(text)
     return headers
 
@@ -354,28 +418,59 @@ def _error(
     return HeaderMismatchError(message, data)
 
 
+def _header_str(text: object, what: str) -> str:
+    if isinstance(text, str):
+        return text
+    if isinstance(text, (bytes, bytearray)):
+        return bytes(text).decode("latin-1")  # HTTP field bytes; non-ASCII is then "invalid"
+    raise TypeError(f"a header {what} must be str or bytes, not {type(text).__name__}")
+
+
+def received_headers(headers: Headers) -> dict[str, str]:
+    """``headers`` as one ``{lower-case name: value}`` dict.
+
+    Repeated field lines (or names differing only in case) mean the same as one line
+    joined with ", " (RFC 9110 5.3); joining keeps us from trusting a different line than
+    a proxy did.
+    """
+    if isinstance(headers, Mapping):
+        items: Iterable[Any] = headers.items()
+    elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
+        raise TypeError(
+            "headers must be a mapping or (name, value) pairs, not " + type(headers).__name__
+        )
+    else:
+        items = headers
+    lines: dict[str, list[str]] = {}
+    for item in items:
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise TypeError(f"a header must be a (name, value) pair, not {type(item).__name__}")
+        name, value = item
+        lines.setdefault(_header_str(name, "name").lower(), []).append(_header_str(value, "value"))
+    return {name: ", ".join(values) for name, values in lines.items()}
+
+
 def check_request_headers(
-    headers: Mapping[str, str],
+    headers: Headers,
     request: Mapping[str, Any] | BaseModel,
-    tool: Mapping[str, Any] | BaseModel | None = None,
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders | None = None,
+    *,
+    required: bool = True,
 ) -> None:
     """Server side: raise `HeaderMismatchError` unless ``headers`` agree with the body.
 
     Header names match case-insensitively, values case-sensitively (after decoding);
     integer parameters match numerically. Headers this module does not define are ignored.
+    With ``required=False`` (handshake-era traffic, which need not mirror the body) a
+    missing header is accepted, but one that is present must still agree.
     """
-    received: dict[str, str] = {}
-    for name, value in headers.items():
-        key = name.lower()
-        # Repeated field lines mean the same as one line joined with ", " (RFC 9110 5.3);
-        # joining keeps us from trusting a different line than a proxy did.
-        received[key] = f"{received[key]}, {value}" if key in received else value
+    received = received_headers(headers)
 
     for exp in _expected_headers(request, tool):
         expected = None if exp.value is None else _header_text(exp.value)
         raw = received.get(exp.header.lower())
         if raw is None:
-            if exp.value is not None:
+            if exp.value is not None and required:
                 raise _error(exp.header, "missing", expected, None)
             continue
         try:
@@ -386,3 +481,17 @@ def check_request_headers(
             raise _error(exp.header, "unexpected", None, text)
         if not _matches(exp, text):
             raise _error(exp.header, "mismatch", expected, text)
+
+
+def check_version_header(headers: Headers, version: str) -> None:
+    """Raise `HeaderMismatchError` when an ``MCP-Protocol-Version`` header names another
+    version than ``version`` (the one the message is read in); no header is fine."""
+    raw = received_headers(headers).get(_VERSION_HEADER.lower())
+    if raw is None:
+        return
+    try:
+        text = decode_header_value(raw)
+    except HeaderMismatchError as exc:
+        raise _error(_VERSION_HEADER, "invalid", version, raw, f": {exc.message}") from None
+    if text != version:
+        raise _error(_VERSION_HEADER, "mismatch", version, text)

@@ -3,26 +3,59 @@ they answer, so a caller that streams never names a method."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection
+from typing import Any, Literal
 
-from mcp_schema._codec.decoding import decode_sniffed
-from mcp_schema._codec.dispatch import STATELESS
-from mcp_schema._codec.envelope import reject_non_json_numbers, request_id, sniff
+from mcp_schema._codec.decoding import decode_sniffed, extension_set
+from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
+from mcp_schema._codec.envelope import check_envelope, kind_of, request_id, sniff
 from mcp_schema._codec.fast_path import decode_fast, named_in
-from mcp_schema._codec.messages import Message, message_kind
+from mcp_schema._codec.messages import Kind, Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
-from mcp_schema.versions import DEFAULT_VERSION
+from mcp_schema._codec.screen import as_input, screen
+from mcp_schema.errors import InvalidRequestError, UnsupportedProtocolVersionError, quote
+from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
+
+Sender = Literal["client", "server"]
+
+MAX_PENDING = 10_000
+"""Requests each peer may have in flight by default; a request beyond it is refused."""
+
+_EITHER = "either"  # a request whose sender was neither given nor told by its method
+_OTHER: dict[str, str] = {"client": "server", "server": "client"}
+_VERSION_KEY_BYTES = PROTOCOL_VERSION_KEY.encode()
+_CANCELLED = "notifications/cancelled"
+
+_Key = tuple[type, Any]
 
 
 class Correlator:
     """Pairs responses with the requests they answer, for callers that stream.
 
-    Feed it every message of one connection, in both directions: it remembers
-    each request's method and version by id (``"1"`` and ``1`` are different
-    ids) and decodes a response with them. The session version that messages
-    without a ``_meta`` version are read in is the one ``initialize``
-    negotiated (handshake era) or the one the latest request named
-    (stateless era); ``version`` sets it up front.
+    Feed it every message of one connection, in both directions. It remembers
+    each request's method and version by id, in one id space per requesting
+    peer (``"1"`` and ``1`` are different ids, and so are the client's id 1
+    and the server's id 1), and decodes a response with them.
+
+    ``sender`` says which peer sent a message. When it is omitted, a request's
+    sender is read from its method (``tools/call`` comes from the client,
+    ``roots/list`` from the server; ``ping`` could be either) and a response
+    answers the one pending request with its id; when that is ambiguous (the
+    same id pending for both peers) the response is refused with -32600 and
+    nothing is forgotten: pass ``sender``.
+
+    A pending request leaves only through a valid response, a
+    ``notifications/cancelled`` from its sender, or `forget`. A request
+    whose id is already in flight for its sender is refused (-32600) and the
+    pending one kept. At most ``max_pending`` requests per peer are kept; a
+    request beyond that is refused (-32600) rather than evicting one.
+
+    The session version that messages without a ``_meta`` version are read in
+    changes only through a validated request that names one (stateless era) or
+    the validated ``initialize`` result (handshake era); ``version`` sets it
+    up front. Headers, when given, must agree with that version (-32020), so
+    the same bytes give the same message with or without them.
     """
 
     def __init__(
@@ -32,16 +65,26 @@ class Correlator:
         extensions: Collection[str] = (),
         allow_unknown_methods: bool = False,
         assume_complete: bool = False,
+        max_pending: int = MAX_PENDING,
     ) -> None:
+        if version is not None and version not in SUPPORTED:
+            raise UnsupportedProtocolVersionError(
+                f"Unsupported protocol version: {quote(version)}",
+                requested=version,
+                supported=SUPPORTED_VERSIONS,
+            )
         self.version = version
-        self.extensions = frozenset(extensions)
+        self.extensions = extension_set(extensions)
         self.allow_unknown_methods = allow_unknown_methods
         self.assume_complete = assume_complete
-        self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
+        self.max_pending = max_pending
+        self._pending: dict[str, dict[_Key, tuple[str, str | None]]] = {
+            "client": {},
+            "server": {},
+            _EITHER: {},
+        }
 
-    def _options(
-        self, version: str | None, method: str | None, headers: Mapping[str, str] | None
-    ) -> DecodeOptions:
+    def _options(self, version: str | None, method: str | None, headers: Any) -> DecodeOptions:
         return DecodeOptions(
             version,
             method,
@@ -51,57 +94,165 @@ class Correlator:
             self.assume_complete,
         )
 
-    def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:
-        reject_non_json_numbers(raw)
-        if headers is None:
-            message = self._decode_request_fast(raw)
+    def decode(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        *,
+        sender: Sender | None = None,
+        headers: Headers | None = None,
+    ) -> Message:
+        """Decode one message of the connection and account for it (see the class)."""
+        text = as_input(raw)
+        if sender is not None and sender not in _OTHER:
+            raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
+        screen(text)
+        received = None if headers is None else received_headers(headers)
+        if received is None:
+            message = self._decode_request_fast(text, sender)
             if message is not None:
                 return message
-        sniffed = sniff(raw)
+        sniffed = sniff(text)
+        kind = kind_of(sniffed)
+        check_envelope(sniffed, kind)
         named = sniffed.named_version
-        method: str | None = None
-        version = None if named is not None else self.version
         rid = request_id(sniffed.id)
-        if "method" not in sniffed.fields and rid is not None:
-            method, request_version = self._pending.pop((type(rid), rid), (None, None))
-            version = request_version or version
+        version: str | None = None if named is not None else self.version or DEFAULT_VERSION
         if sniffed.method == "initialize":
             version = DEFAULT_VERSION  # the handshake itself predates any session version
-        message = decode_sniffed(raw, sniffed, self._options(version, method, headers))
-        kind = message_kind(message)
+        method: str | None = None
+        answered: tuple[str, _Key] | None = None
+        if kind in ("result", "error") and rid is not None:
+            space = self._requester_of(_key(rid), sender)
+            if space is not None:
+                answered = (space, _key(rid))
+                method, request_version = self._pending[space][_key(rid)]
+                version = request_version or version
+        message = decode_sniffed(text, sniffed, self._options(version, method, received))
+        if answered is not None:
+            del self._pending[answered[0]][answered[1]]  # answered by a valid response
         if kind == "request" and rid is not None:
-            self._remember(rid, str(sniffed.method), named if isinstance(named, str) else version)
-        if isinstance(named, str):
+            resolved = named if isinstance(named, str) else version or DEFAULT_VERSION
+            self._remember(rid, str(sniffed.method), sender, resolved)
+        elif kind == "notification":
+            self._cancel(message, sender)
+        if kind == "request" and isinstance(named, str):
             self.version = named
         elif kind == "result" and method == "initialize":
-            negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
-            if isinstance(negotiated, str):
-                self.version = negotiated
+            self._negotiated(message)
         return message
 
-    def _decode_request_fast(self, raw: bytes | str) -> Message | None:
+    def _decode_request_fast(self, text: bytes | str, sender: Sender | None) -> Message | None:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
         stateless = self.version is None or self.version in STATELESS
+        if not stateless:
+            # A message naming a version is read in that version: the exact path.
+            found = (
+                _VERSION_KEY_BYTES in text
+                if isinstance(text, bytes)
+                else PROTOCOL_VERSION_KEY in text
+            )
+            if found:
+                return None
         message = decode_fast(
-            raw, self._options(None if stateless else self.version, None, None), self.version
+            text, self._options(None if stateless else self.version, None, None), self.version
         )
         if message is None:
             return None
-        rid = message.__dict__.get("id")
-        if "id" in type(message).model_fields and isinstance(rid, (str, int)):
+        kind: Kind = message_kind(message)
+        method = str(message.__dict__["method"])
+        if kind == "request":
             # Without a session version only requests naming theirs pass.
-            version = str(named_in(message)) if stateless else self.version
-            self._remember(rid, str(message.__dict__["method"]), version)
+            version = str(named_in(message)) if stateless else self.version or DEFAULT_VERSION
+            rid = message.__dict__["id"]
+            self._remember(rid, method, sender, version)
             if stateless:
                 self.version = version
+        else:
+            self._cancel(message, sender)
         return message
 
-    def _remember(self, rid: str | int, method: str, version: str | None) -> None:
-        self._pending[(type(rid), rid)] = (method, version)
+    # -- the pending table --------------------------------------------------------------
+
+    def _requester_of(self, key: _Key, responder: Sender | None) -> str | None:
+        """The id space of the request a response with this id answers, if any."""
+        spaces = ("client", "server") if responder is None else (_OTHER[responder],)
+        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        if len(found) > 1:
+            raise InvalidRequestError(
+                f"Invalid Request: id {quote(key[1])} is pending for both peers; "
+                "say which peer sent the response (sender=...)",
+                {"id": key[1]},
+            )
+        return found[0] if found else None
+
+    def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
+        if sender is not None:
+            return sender
+        entry = tables(version, self.extensions)[0].get(method)
+        told = entry.sender if entry is not None else None
+        return told if told in _OTHER else _EITHER
+
+    def _remember(self, rid: str | int, method: str, sender: Sender | None, version: str) -> None:
+        space = self._sender_of(method, version, sender)
+        key = _key(rid)
+        spaces = tuple(self._pending) if space == _EITHER else (space, _EITHER)
+        if any(key in self._pending[s] for s in spaces):
+            raise InvalidRequestError(
+                f"Invalid Request: id {quote(rid)} is already in flight; the pending "
+                "request is kept",
+                {"id": rid},
+            )
+        table = self._pending[space]
+        if len(table) >= self.max_pending:
+            raise InvalidRequestError(
+                f"Invalid Request: {len(table):,} requests already in flight "
+                f"(the limit is {self.max_pending:,})",
+                {"id": rid},
+            )
+        table[key] = (method, version)
+
+    def _cancel(self, message: Message, sender: Sender | None) -> None:
+        if message.__dict__.get("method") != _CANCELLED:
+            return
+        rid = request_id(getattr(getattr(message, "params", None), "request_id", None))
+        if rid is None:
+            return
+        key = _key(rid)
+        # The requester cancels its own request.
+        spaces = ("client", "server") if sender is None else (sender,)
+        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        if len(found) == 1:  # an ambiguous cancellation forgets nothing
+            del self._pending[found[0]][key]
+
+    def _negotiated(self, message: Message) -> None:
+        negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
+        if not isinstance(negotiated, str):
+            return
+        if negotiated not in SUPPORTED:
+            raise UnsupportedProtocolVersionError(
+                f"Unsupported protocol version: {quote(negotiated)} (negotiated by initialize)",
+                requested=negotiated,
+                supported=SUPPORTED_VERSIONS,
+            )
+        self.version = negotiated
+
+    def forget(self, id: str | int, *, sender: Sender | None = None) -> bool:
+        """Stop waiting for the response to request ``id`` (sent by ``sender``, or by
+        whichever peer has it pending); whether one was pending."""
+        key = _key(id)
+        spaces = tuple(self._pending) if sender is None else (sender, _EITHER)
+        forgotten = False
+        for space in spaces:
+            forgotten = self._pending[space].pop(key, None) is not None or forgotten
+        return forgotten
 
     @property
     def pending(self) -> int:
         """Requests seen that have no response yet."""
-        return len(self._pending)
+        return sum(map(len, self._pending.values()))
+
+
+def _key(rid: str | int) -> _Key:
+    return (type(rid), rid)

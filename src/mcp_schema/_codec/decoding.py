@@ -15,27 +15,28 @@ from mcp_schema._codec.dispatch import (
     tables,
     version_tables,
 )
-from mcp_schema._codec.envelope import (
-    Envelope,
-    check_envelope,
-    kind_of,
-    reject_non_json_numbers,
-    sniff,
-)
+from mcp_schema._codec.envelope import Envelope, check_envelope, kind_of, sniff
 from mcp_schema._codec.fast_path import decode_fast
-from mcp_schema._codec.messages import Message
+from mcp_schema._codec.messages import Kind, Message
 from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
 from mcp_schema._codec.problems import invalid
+from mcp_schema._codec.screen import as_input, screen
 from mcp_schema.base import McpModel
-from mcp_schema.errors import MethodNotFoundError
+from mcp_schema.errors import InvalidParamsError, MethodNotFoundError, error_list, quote
+from mcp_schema.http_headers import (
+    Headers,
+    check_request_headers,
+    check_version_header,
+    received_headers,
+)
 
 
 def decode(
-    raw: bytes | str,
+    raw: bytes | bytearray | memoryview | str,
     *,
     version: str | None = None,
     method: str | None = None,
-    headers: Mapping[str, str] | None = None,
+    headers: Headers | None = None,
     extensions: Collection[str] = (),
     allow_unknown_methods: bool = False,
     assume_complete: bool = False,
@@ -48,8 +49,11 @@ def decode(
       newest handshake-era version).
     * ``method``: for a response, the method of the request it answers;
       without it a result is typed as the version's generic ``Result``.
-    * ``headers``: Streamable HTTP request headers, checked against the body
-      (stateless-era requests and notifications).
+    * ``headers``: Streamable HTTP request headers (a mapping, or ASGI's byte
+      pairs), which must agree with the body: ``MCP-Protocol-Version`` with the
+      version the message is read in, ``Mcp-Method`` and ``Mcp-Name`` with the
+      body (all required for stateless-era requests and notifications); -32020
+      otherwise.
     * ``extensions``: negotiated extension ids; with
       ``"io.modelcontextprotocol/tasks"`` a ``"task"`` result is a
       ``CreateTaskResult`` and the extension's methods are known.
@@ -58,22 +62,32 @@ def decode(
     * ``assume_complete``: a result without ``resultType`` (from a
       handshake-era server) is read as ``"complete"``.
 
-    Raises `mcp_schema.errors.McpError` subclasses only.
+    Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
+    arguments of the wrong type: ``raw`` not bytes-like or str, ``extensions``
+    a str, ``headers`` neither a mapping nor pairs).
     """
-    reject_non_json_numbers(raw)
+    text = as_input(raw)
     options = DecodeOptions(
         version,
         method,
-        headers,
-        frozenset(extensions) if extensions else NO_EXTENSIONS,
+        None if headers is None else received_headers(headers),
+        extension_set(extensions),
         allow_unknown_methods,
         assume_complete,
     )
+    screen(text)
     if headers is None:
-        message = decode_fast(raw, options)
+        message = decode_fast(text, options)
         if message is not None:
             return message
-    return decode_sniffed(raw, sniff(raw), options)
+    return decode_sniffed(text, sniff(text), options)
+
+
+def extension_set(extensions: Collection[str]) -> frozenset[str]:
+    """The negotiated extension ids; a bare str would be read as a set of characters."""
+    if isinstance(extensions, (str, bytes)):
+        raise TypeError(f"extensions must be a collection of extension ids, not {extensions!r}")
+    return frozenset(extensions) if extensions else NO_EXTENSIONS
 
 
 def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
@@ -96,7 +110,7 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
             if entry is None:
                 if not options.allow_unknown_methods:
                     raise MethodNotFoundError(
-                        f"Method not found: {sniffed.method}",
+                        f"Method not found: {quote(sniffed.method)}",
                         {"method": sniffed.method, "version": resolved},
                     )
                 cls: type[McpModel] = version_tables(resolved).request
@@ -108,11 +122,24 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
         message = cls.model_validate_json(raw)
     except ValidationError as exc:
         raise invalid(exc, raw, "result" if kind == "result" else "params") from None
-    if headers is not None and resolved in STATELESS:
-        from mcp_schema.http_headers import check_request_headers
-
-        check_request_headers(headers, message)
+    if headers is not None:
+        check_headers(headers, resolved, kind, message)
     return message
+
+
+def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message: Message) -> None:
+    """Headers given with a message agree with it, or -32020: neither silently wins."""
+    check_version_header(headers, version)
+    if kind in ("request", "notification"):
+        # Only stateless-era requests must mirror their body; any mirrored header
+        # that is present must agree.
+        try:
+            check_request_headers(headers, message, required=version in STATELESS)
+        except ValueError as exc:  # a value the headers mirror is not a string
+            raise InvalidParamsError(
+                f"Invalid params: cannot be mirrored in headers: {exc}",
+                error_list([{"path": "$.params", "reason": str(exc)}]),
+            ) from None
 
 
 def encode(message: BaseModel) -> bytes:

@@ -14,7 +14,7 @@ from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
 from mcp_schema.compiled import VersionTables
-from mcp_schema.errors import UnsupportedProtocolVersionError
+from mcp_schema.errors import UnsupportedProtocolVersionError, clip
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
     DEFAULT_VERSION,
@@ -55,7 +55,7 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
     if requested is None:
         return DEFAULT_VERSION
     if not isinstance(requested, str) or requested not in SUPPORTED:
-        shown = requested if isinstance(requested, str) else json.dumps(requested)
+        shown = clip(requested if isinstance(requested, str) else json.dumps(requested))
         raise UnsupportedProtocolVersionError(
             f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
         )

@@ -3,15 +3,16 @@ read in one cheap pass, and the checks JSON-RPC makes on them."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
 from mcp_schema._codec.messages import Kind
-from mcp_schema.errors import InvalidRequestError, ParseError
-from mcp_schema.versions import PROTOCOL_VERSION_KEY
+from mcp_schema._codec.screen import MAX_DEPTH
+from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
+from mcp_schema.errors import InvalidRequestError, ParseError, UnsupportedProtocolVersionError
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
 
 def _members(fields: dict[str, CoreSchema]) -> CoreSchema:
@@ -43,6 +44,7 @@ _SNIFFER = SchemaValidator(
             "method": _ANY,
             "params": _loose_object({"_meta": _loose_object({PROTOCOL_VERSION_KEY: _ANY})}),
             "error": _loose_object({}),  # only its presence matters
+            "result": _loose_object({}),  # likewise
         }
     )
 )
@@ -61,6 +63,11 @@ class Envelope:
         params = members.get("params")
         meta = params.get("_meta") if isinstance(params, dict) else None
         self.named_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
+        if self.named_version is None and isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
+            # null is not "no version": the message names one, and it is not a string.
+            raise UnsupportedProtocolVersionError(
+                "Unsupported protocol version: null", requested="null", supported=SUPPORTED_VERSIONS
+            )
 
 
 def sniff(raw: bytes | str) -> Envelope:
@@ -69,53 +76,57 @@ def sniff(raw: bytes | str) -> Envelope:
     except ValidationError as exc:
         first = exc.errors()[0]
         if first["type"] == "json_invalid":
-            raise ParseError(
-                f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}"
-            ) from None
-        if str(first.get("input", "")).startswith("["):
-            raise InvalidRequestError("Invalid Request: batches are not part of MCP") from None
+            raise ParseError(f"Parse error: {_explained(first['msg'])}") from None
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object") from None
 
 
-def reject_non_json_numbers(raw: bytes | str) -> None:
-    # The JSON parser accepts NaN and Infinity, which JSON does not have. Only
-    # a document that contains those words pays for the exact check; looking
-    # for one letter first (memchr) keeps that test cheap on large payloads.
-    if isinstance(raw, str):
-        if not (("N" in raw and "NaN" in raw) or ("I" in raw and "Infinity" in raw)):
-            return
-    elif not ((b"N" in raw and b"NaN" in raw) or (b"I" in raw and b"Infinity" in raw)):
-        return
-
-    def refuse(token: str) -> None:
-        raise ParseError(f"Parse error: {token} is not a JSON number")
-
-    try:
-        json.loads(raw, parse_constant=refuse)
-    except ValueError:
-        pass  # malformed JSON is reported by the sniffing parse
+def _explained(message: str) -> str:
+    message = message.removeprefix("Invalid JSON: ")
+    if message.startswith("recursion limit exceeded"):
+        where = message.removeprefix("recursion limit exceeded")
+        return f"nested deeper than {MAX_DEPTH} levels{where}"
+    if message.startswith(("unexpected end of hex escape", "lone leading surrogate")):
+        # A \ud800 without its pair is not a Unicode character: it cannot be kept.
+        where = message.partition(" at ")[2]
+        return f"a \\u escape is a lone surrogate, which cannot be kept, at {where}"
+    return message
 
 
 def request_id(value: Any) -> str | int | None:
-    """``value`` as a request id (a JSON Schema integer may be written ``1.0``)."""
+    """``value`` as a request id: a string, or an integer (the one id rule).
+
+    A JSON Schema integer may be written ``1.0``; such an id is read as the int
+    while it is at most `MAX_EXACT_INTEGRAL_FLOAT`, so re-encoding cannot grow it.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, (str, int)):
         return value
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_INTEGRAL_FLOAT:
         return int(value)
     return None
 
 
 def kind_of(s: Envelope) -> Kind:
+    """What the message is, from the members present; a mix of two kinds is -32600."""
     fields = s.fields
+    answers = [name for name in ("result", "error") if name in fields]
     if "method" in fields:
+        if answers:
+            raise InvalidRequestError(
+                f'Invalid Request: a request or notification has no "{answers[0]}" member'
+            )
         return "request" if "id" in fields else "notification"
-    if "error" in fields:
+    if len(answers) == 2:
+        raise InvalidRequestError('Invalid Request: a response has "result" or "error", not both')
+    if answers == ["error"]:
         return "error"
-    if "id" in fields:
+    if answers == ["result"]:
         return "result"
-    raise InvalidRequestError("Invalid Request: neither a request, a notification nor a response")
+    raise InvalidRequestError(
+        "Invalid Request: neither a request, a notification nor a response "
+        '(no "method", "result" or "error")'
+    )
 
 
 def check_envelope(s: Envelope, kind: Kind) -> None:
@@ -123,5 +134,7 @@ def check_envelope(s: Envelope, kind: Kind) -> None:
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
     if kind in ("request", "result") and request_id(s.id) is None:
         raise InvalidRequestError('Invalid Request: "id" must be a string or an integer')
+    if kind == "error" and s.id is not None and request_id(s.id) is None:
+        raise InvalidRequestError('Invalid Request: "id" must be a string, an integer or null')
     if kind in ("request", "notification") and not isinstance(s.method, str):
         raise InvalidRequestError('Invalid Request: "method" must be a string')

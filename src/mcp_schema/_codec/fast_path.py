@@ -111,8 +111,12 @@ def _request_fast(
     except ValidationError:
         return None
     extra = message.__pydantic_extra__
-    if "id" not in type(message).model_fields and extra and "id" in extra:
-        return None  # a notification's method with an id: the exact path says why
+    if extra and (
+        ("id" in extra and "id" not in type(message).model_fields)
+        or "result" in extra
+        or "error" in extra
+    ):
+        return None  # a notification's method with an id, or a mix of kinds: the exact path
     return message  # type: ignore[no-any-return]
 
 

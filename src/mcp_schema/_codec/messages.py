@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, StrictInt, StrictStr
+from pydantic import BaseModel, StrictStr
 
-from mcp_schema.base import McpModel
+from mcp_schema.base import JsonInt, McpModel
 from mcp_schema.errors import McpError
 
 R = TypeVar("R")
 E = TypeVar("E")
 
-RequestId = Union[StrictStr, StrictInt]
+RequestId = Union[StrictStr, JsonInt]
+"""Requests and responses follow one id rule: a string or an integer (see `JsonInt`)."""
 
 Kind = Literal["request", "notification", "result", "error"]
 

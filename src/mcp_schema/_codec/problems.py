@@ -8,7 +8,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mcp_schema.errors import InvalidParamsError, InvalidRequestError, McpError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    InvalidRequestError,
+    McpError,
+    error_list,
+)
 
 
 def _member(step: str) -> str:
@@ -38,19 +43,25 @@ def json_path(loc: tuple[int | str, ...], document: Any, missing: bool = False) 
 
 def invalid(exc: ValidationError, raw: bytes | str, what: str) -> McpError:
     """The error to answer ``raw`` with: invalid params (or result) when every
-    problem lies in the payload, else an invalid request."""
+    problem lies in the payload, else an invalid request.
+
+    At most `mcp_schema.errors.MAX_ERRORS` distinct problems are reported, with their total.
+    """
     try:
-        document = json.loads(raw)
-    except ValueError:
+        document = json.loads(raw)  # the sniff vouched for its depth
+    except (ValueError, RecursionError):
         document = None
-    errors = [
-        {"path": json_path(tuple(e["loc"]), document, e["type"] == "missing"), "reason": e["msg"]}
-        for e in exc.errors(include_url=False)
-    ]
     # Both arms of a union may report the same place for the same reason.
-    errors = [dict(pair) for pair in dict.fromkeys(tuple(e.items()) for e in errors)]
+    distinct: dict[tuple[str, str], None] = {}
+    for e in exc.errors(include_url=False, include_context=False, include_input=False):
+        path = json_path(tuple(e["loc"]), document, e["type"] == "missing")
+        distinct[(path, e["msg"])] = None
+    errors = [{"path": path, "reason": reason} for path, reason in distinct]
     in_payload = all(e["path"].startswith(("$.params", "$.result", "$.error")) for e in errors)
-    summary = "; ".join(f"{e['path']}: {e['reason']}" for e in errors[:3])
+    data = error_list(errors)
+    summary = "; ".join(f"{e['path']}: {e['reason']}" for e in data["errors"][:3])
+    if len(errors) > 3:
+        summary += f" (and {len(errors) - 3} more)"
     if not in_payload:
-        return InvalidRequestError(f"Invalid Request: {summary}", {"errors": errors})
-    return InvalidParamsError(f"Invalid {what}: {summary}", {"errors": errors})
+        return InvalidRequestError(f"Invalid Request: {summary}", data)
+    return InvalidParamsError(f"Invalid {what}: {summary}", data)

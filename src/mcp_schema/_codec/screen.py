@@ -1,0 +1,161 @@
+"""What is refused before any model is chosen: the input's type, batches,
+numbers that cannot be kept, and repeated envelope members.
+
+One extra pass of the (Rust) JSON parser, with no model, sees what model
+validation cannot: every member of the top-level object, repeated ones
+included, and every number, also where a model takes any JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from pydantic_core import SchemaValidator, core_schema
+
+from mcp_schema.errors import InvalidRequestError, ParseError, quote
+
+MAX_DEPTH = 200
+"""Deepest nesting of arrays and objects a message may have (the JSON parser's own
+limit); a deeper message is a -32700 parse error."""
+
+ENVELOPE_MEMBERS = ("jsonrpc", "id", "method", "params", "result", "error")
+
+
+def as_input(raw: object) -> bytes | str:
+    """``raw`` as something the JSON parser reads; ``TypeError`` for other types."""
+    if isinstance(raw, (bytes, str)):
+        return raw
+    if isinstance(raw, (bytearray, memoryview)):
+        return bytes(raw)
+    raise TypeError(f"raw must be bytes, bytearray, memoryview or str, not {type(raw).__name__}")
+
+
+def screen(raw: bytes | str) -> None:
+    """Refuse what no model may see: batches, non-finite numbers, repeated envelope members."""
+    batch = _BATCH_TEXT.match(raw) if isinstance(raw, str) else _BATCH.match(raw)
+    if batch:
+        # Refused from its first byte: an array is never built just to be refused.
+        raise InvalidRequestError("Invalid Request: batches are not part of MCP")
+    if len(raw) <= _SMALL:
+        _check_small(raw)
+        return
+    members: list[str] = []
+    try:
+        document = _SCREEN.validate_json(raw, context=members)
+    except ValueError:
+        # Not JSON, nested too deep, or a str UTF-8 cannot carry (a ValidationError
+        # is a ValueError): the envelope sniff reports it.
+        return
+    _refuse_repeated(members)
+    for key, value in document.items() if isinstance(document, dict) else [("", document)]:
+        if not _finite(value):
+            raise _not_finite(f"$[{quote(key)}]" if key else "$")
+
+
+def _not_finite(where: str) -> ParseError:
+    return ParseError(
+        f"Parse error: a number in {where} is NaN, Infinity or beyond the range "
+        "of a double, and cannot be kept"
+    )
+
+
+def _refuse_repeated(members: list[str]) -> None:
+    seen: set[str] = set()
+    for key in members:
+        if key in seen and key in ENVELOPE_MEMBERS:
+            raise InvalidRequestError(
+                f"Invalid Request: the member {quote(key)} appears more than once",
+                {"member": key},
+            )
+        seen.add(key)
+
+
+# Up to this size the standard-library parser is the cheaper check: it calls
+# back for each float and each object (the last one it finishes is the
+# top-level object, with its members as written, repeats and escapes included).
+_SMALL = 4096
+
+
+def _refuse_constant(token: str) -> float:
+    raise _not_finite("$")
+
+
+def _finite_float(token: str) -> float:
+    value = float(token)
+    if not math.isfinite(value):
+        raise _not_finite("$")
+    return value
+
+
+def _check_small(raw: bytes | str) -> None:
+    last: list[tuple[str, Any]] = []
+
+    def members(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal last
+        last = pairs
+        return dict(pairs)
+
+    try:
+        document = json.loads(
+            raw,
+            object_pairs_hook=members,
+            parse_float=_finite_float,
+            parse_constant=_refuse_constant,
+        )
+    except (ValueError, RecursionError):
+        return  # not JSON, or nested too deep: the envelope sniff reports it
+    if isinstance(document, dict):
+        _refuse_repeated([key for key, _ in last])
+
+
+_BATCH = re.compile(rb"[ \t\r\n]*\[")
+_BATCH_TEXT = re.compile(r"[ \t\r\n]*\[")
+
+
+# One more pass of the JSON parser (in Rust, as fast as the model's own) sees
+# what model validation cannot:
+# * the JSON parser accepts NaN and Infinity, which JSON does not have, and
+#   reads a number beyond the double range (1e400) as infinity, which would be
+#   written back as null; where the schema allows any JSON it would be kept;
+# * parsers keep the last of repeated members, others the first: a proxy and
+#   this package would then route one message differently. A dict validator
+#   sees every member of the top-level object, repeated ones included.
+
+
+def _record_member(key: str, info: core_schema.ValidationInfo) -> str:
+    members = info.context
+    if isinstance(members, list):
+        members.append(key)
+    return key
+
+
+_SCREEN = SchemaValidator(
+    core_schema.union_schema(
+        [
+            core_schema.dict_schema(
+                core_schema.with_info_plain_validator_function(_record_member),
+                core_schema.any_schema(),
+            ),
+            core_schema.any_schema(),
+        ],
+        mode="left_to_right",
+    )
+)
+
+
+def _finite(value: Any) -> bool:
+    """Whether every number in a parsed JSON value is finite (iteratively: no depth limit)."""
+    stack: list[Any] = [value]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            stack.extend(node.values())
+        elif kind is list:
+            stack.extend(node)
+        elif kind is float and not math.isfinite(node):
+            return False
+    return True

@@ -1,0 +1,196 @@
+"""``make stress``: time and peak memory of the worst hostile families at n, 2n and 4n.
+
+Each family builds one input of size n (values, bytes, properties, messages),
+then measures the call that reads it: the best of three wall-clock runs, and
+the peak of Python allocations (tracemalloc) in a separate run. Linear growth
+shows as ratios near 2 and 4; the input itself is built outside both.
+
+Usage: ``python -m tests.engines.stress [--scale S]`` (S multiplies every n).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+
+from mcp_schema import codec, http_headers
+from mcp_schema.cli import read_lines
+from mcp_schema.errors import McpError
+
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"_meta": META, "name": "t"}}
+
+
+def _quietly(call: Callable[[], object]) -> Callable[[], None]:
+    def run() -> None:
+        try:
+            call()
+        except McpError:
+            pass
+
+    return run
+
+
+def non_finite_numbers(n: int) -> Callable[[], None]:
+    """n values of 1e400 in a JSON object the schema types as JSONValue."""
+    values = b",".join(b'"k%d": 1e400' % i for i in range(n))
+    meta = dict(META, **{"io.modelcontextprotocol/clientCapabilities": {"experimental": {"x": {}}}})
+    raw = json.dumps({**CALL, "params": {"_meta": meta, "name": "t"}}).encode()
+    raw = raw.replace(b'"x": {}', b'"x": {' + values + b"}")
+    return _quietly(lambda: codec.decode(raw))
+
+
+def batch(n: int) -> Callable[[], None]:
+    """A JSON array of n requests."""
+    raw = b"[" + b",".join([json.dumps(CALL).encode()] * n) + b"]"
+    return _quietly(lambda: codec.decode(raw))
+
+
+def invalid_items(n: int) -> Callable[[], None]:
+    """A tools/list result whose n tools are all invalid: n errors, capped in the answer."""
+    raw = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": 5}] * n}}).encode()
+    return _quietly(lambda: codec.decode(raw, version="2025-11-25", method="tools/list"))
+
+
+def repeated_member(n: int) -> Callable[[], None]:
+    """n bytes of params, then a second "method" member."""
+    body = dict(CALL, params={"_meta": META, "name": "t", "arguments": {"pad": "x" * n}})
+    raw = json.dumps(body).encode()[:-1] + b', "method": "tools/list"}'
+    return _quietly(lambda: codec.decode(raw))
+
+
+def long_string(n: int) -> Callable[[], None]:
+    """A valid tools/call whose argument is an n-byte string."""
+    raw = json.dumps(dict(CALL, params={"_meta": META, "name": "t", "arguments": {"s": "x" * n}}))
+    data = raw.encode()
+
+    def run() -> None:
+        codec.encode(codec.decode(data))
+
+    return run
+
+
+def deep_nesting(n: int) -> Callable[[], None]:
+    """Objects nested n deep inside params, with the text NaN at the bottom."""
+    raw = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": '
+        + (b'{"a":' * n + b'"NaN"' + b"}" * n)
+        + b"}"
+    )
+    return _quietly(lambda: codec.decode(raw))
+
+
+def tool_headers(n: int) -> Callable[[], None]:
+    """A tool with n x-mcp-header properties: read once, then one request checked."""
+    properties = {f"p{i}": {"type": "string", "x-mcp-header": f"H{i}"} for i in range(n)}
+    tool = {"name": "t", "inputSchema": {"type": "object", "properties": properties}}
+    request = dict(CALL, params={"_meta": META, "name": "t", "arguments": {"p0": "v"}})
+
+    def run() -> None:
+        compiled = http_headers.ToolHeaders(tool)
+        http_headers.check_request_headers(
+            http_headers.request_headers(request, compiled), request, compiled
+        )
+
+    return run
+
+
+def header_variants(n: int) -> Callable[[], None]:
+    """n header lines whose names differ only in case, joined into one value."""
+    variants = [
+        ("".join(c.upper() if (i >> j) & 1 else c for j, c in enumerate("mcp-name")), "t")
+        for i in range(n)
+    ]
+    return _quietly(lambda: codec.decode(json.dumps(CALL).encode(), headers=variants))
+
+
+def unanswered_requests(n: int) -> Callable[[], None]:
+    """n requests that are never answered, through one Correlator (the table is bounded)."""
+    requests = [
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}).encode() for i in range(n)
+    ]
+
+    def run() -> None:
+        session = codec.Correlator(version="2025-11-25")
+        for raw in requests:
+            try:
+                session.decode(raw, sender="client")
+            except McpError:
+                pass
+
+    return run
+
+
+def endless_line(n: int) -> Callable[[], None]:
+    """One n-byte line with no newline, read by the CLI's line reader."""
+    data = b"\0" * n
+
+    def run() -> None:
+        for _ in read_lines(io.BytesIO(data)):
+            pass
+
+    return run
+
+
+FAMILIES: list[tuple[str, Callable[[int], Callable[[], None]], int]] = [
+    ("1e400 values in a JSONValue", non_finite_numbers, 100_000),
+    ("batch of requests", batch, 100_000),
+    ("invalid list items", invalid_items, 20_000),
+    ("repeated member after params (bytes)", repeated_member, 4_000_000),
+    ("valid string argument (bytes)", long_string, 8_000_000),
+    ("nesting depth", deep_nesting, 100_000),
+    ("x-mcp-header properties", tool_headers, 8_000),
+    ("case variants of one header", header_variants, 20_000),
+    ("unanswered requests", unanswered_requests, 20_000),
+    ("CLI line without newline (bytes)", endless_line, 20_000_000),
+]
+
+
+def measure(make: Callable[[int], Callable[[], None]], n: int) -> tuple[float, float]:
+    run = make(n)
+    run()  # validators built, caches warm
+    best = min(_timed(run) for _ in range(3))
+    tracemalloc.start()
+    run()
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return best, peak / 2**20
+
+
+def _timed(run: Callable[[], None]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.engines.stress")
+    parser.add_argument("--scale", type=float, default=1.0)
+    args = parser.parse_args(argv)
+    print(
+        f"{'family':<38} {'n':>11} {'time ms: n / 2n / 4n':>27} {'x4n':>5} "
+        f"{'peak MB: n / 2n / 4n':>24}"
+    )
+    for name, make, base in FAMILIES:
+        n = max(1, int(base * args.scale))
+        times, peaks = zip(*(measure(make, n * k) for k in (1, 2, 4)), strict=True)
+        ratio = times[2] / times[0] if times[0] else float("inf")
+        print(
+            f"{name:<38} {n:>11,} "
+            f"{' / '.join(f'{t * 1000:7.1f}' for t in times):>27} {ratio:5.1f} "
+            f"{' / '.join(f'{p:6.1f}' for p in peaks):>24}",
+            flush=True,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
