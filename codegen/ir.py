@@ -137,6 +137,7 @@ class Module:
     notifications: list[NotificationEntry] = field(default_factory=list)
     input_requests: list[NotificationEntry] = field(default_factory=list)
     error_codes: list[ErrorCode] = field(default_factory=list)
+    error_model: str = "Error"  # the model of an ``error`` member whatever its code
 
     @property
     def def_count(self) -> int:

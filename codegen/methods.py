@@ -21,6 +21,7 @@ SENDER_UNIONS = {
     "ClientNotification": "client",
     "ServerNotification": "server",
 }
+ERROR_ENVELOPES = ("JSONRPCErrorResponse", "JSONRPCError")
 # JSON-RPC 2.0's own codes; MCP schemas only define some of them.
 JSONRPC_CODES = {
     -32700: "PARSE_ERROR",
@@ -92,7 +93,8 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
     for entry in module.input_requests:
         if entry.method not in results:
             raise BuildError(f"input request {entry.method!r} has no result in schema/results.json")
-    module.error_codes = _error_codes(builder, classes)
+    module.error_model = generic_error(classes)
+    module.error_codes = _error_codes(builder, classes, module.error_model)
 
 
 def _params_class(classes: dict[str, ir.ModelClass], name: str) -> str | None:
@@ -124,7 +126,9 @@ def _alternatives(
     return list(dict.fromkeys(alternatives))
 
 
-def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir.ErrorCode]:
+def _error_codes(
+    builder: Builder, classes: dict[str, ir.ModelClass], generic: str
+) -> list[ir.ErrorCode]:
     codes: dict[int, ir.ErrorCode] = {}
     for name in sorted(builder.defs):
         if name not in classes:
@@ -152,8 +156,22 @@ def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir
         constant = JSONRPC_CODES.get(code) or _upper_snake(name.removesuffix("Error"))
         codes[code] = ir.ErrorCode(constant, code, error_model)
     for code, constant in JSONRPC_CODES.items():
-        codes.setdefault(code, ir.ErrorCode(constant, code, "Error"))
+        codes.setdefault(code, ir.ErrorCode(constant, code, generic))
     return sorted(codes.values(), key=lambda e: -e.code)
+
+
+def generic_error(classes: dict[str, ir.ModelClass]) -> str:
+    """The model of an ``error`` member in general: what the error envelope refers to.
+
+    2025-11-25 on, the envelope is ``JSONRPCErrorResponse`` and its error the
+    ``Error`` def; the draft-07 schemas inline it in ``JSONRPCError``.
+    """
+    for envelope in ERROR_ENVELOPES:
+        if envelope in classes:
+            field = next(f for f in classes[envelope].fields if f.wire_name == "error")
+            assert isinstance(field.type, ir.Ref)
+            return field.type.name
+    raise BuildError("no JSON-RPC error envelope among the definitions")
 
 
 def _upper_snake(name: str) -> str:

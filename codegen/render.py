@@ -16,7 +16,7 @@ from typing import Union
 import jinja2
 
 from . import ir
-from .build import snake
+from .build import BuildError, snake
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -54,16 +54,24 @@ def _num(value: float) -> str:
 
 
 class Annotations:
-    """Prints type expressions; ``lazy`` names are quoted (not defined yet)."""
+    """Prints type expressions; ``lazy`` names are quoted (not defined yet),
+    ``shadowed`` helpers of ``typing`` are spelled ``typing.<name>`` because a
+    definition of the same name takes their place (2024-11-05 ``Annotated``)."""
 
-    def __init__(self, lazy: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self, lazy: frozenset[str] = frozenset(), shadowed: frozenset[str] = frozenset()
+    ) -> None:
         self.lazy = lazy
+        self.shadowed = shadowed
+
+    def typing(self, name: str) -> str:
+        return f"typing.{name}" if name in self.shadowed else name
 
     def __call__(self, t: ir.TypeExpr) -> str:
         if isinstance(t, ir.Scalar):
             return self.scalar(t)
         if isinstance(t, ir.Const):
-            return f"Literal[{', '.join(literal(v) for v in t.values)}]"
+            return f"{self.typing('Literal')}[{', '.join(literal(v) for v in t.values)}]"
         if isinstance(t, ir.Ref):
             return f'"{t.name}"' if t.name in self.lazy else t.name
         if isinstance(t, ir.Array):
@@ -75,7 +83,7 @@ class Annotations:
                 for k, v in (("min_length", t.min_items), ("max_length", t.max_items))
                 if v is not None
             ]
-            return f"Annotated[{inner}, Field({', '.join(bounds)})]"
+            return f"{self.typing('Annotated')}[{inner}, Field({', '.join(bounds)})]"
         if isinstance(t, ir.Map):
             return f"dict[str, {self(t.value)}]"
         return self.union(t)
@@ -89,7 +97,7 @@ class Annotations:
                 for k, v in (("min_length", t.min_length), ("max_length", t.max_length))
                 if v is not None
             ]
-            return f"Annotated[str, StringConstraints(strict=True, {', '.join(bounds)})]"
+            return f"{self.typing('Annotated')}[str, StringConstraints(strict=True, {', '.join(bounds)})]"
         if t.kind in ("int", "number"):
             marker, plain, py = (
                 ("Int", "JsonInt", "int") if t.kind == "int" else ("Number", "JsonNumber", "float")
@@ -99,23 +107,25 @@ class Annotations:
             bounds = [
                 f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None
             ]
-            return f"Annotated[{py}, {marker}({', '.join(bounds)})]"
-        return {"bool": "StrictBool", "null": "None", "any": "Any"}[t.kind]
+            return f"{self.typing('Annotated')}[{py}, {marker}({', '.join(bounds)})]"
+        return {"bool": "StrictBool", "null": "None", "any": self.typing("Any")}[t.kind]
 
     def union(self, t: ir.Union_) -> str:
         if t.result_type_tags is not None:
             arms = [
-                f'Annotated[{self(m)}, Tag("{tag or "complete"}")]'
+                f'{self.typing("Annotated")}[{self(m)}, Tag("{tag or "complete"}")]'
                 for m, tag in zip(t.members, t.result_type_tags, strict=True)
             ]
             tags = ", ".join(f'"{tag}"' for tag in t.result_type_tags if tag)
-            return f"Annotated[{' | '.join(arms)}, ResultTypeUnion({tags})]"
+            return f"{self.typing('Annotated')}[{' | '.join(arms)}, ResultTypeUnion({tags})]"
         members = [self(m) for m in flatten(t)]
-        joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
+        joined = (
+            f"{self.typing('Union')}[{', '.join(members)}]" if self.lazy else " | ".join(members)
+        )
         if t.discriminator:
-            return f'Annotated[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
+            return f'{self.typing("Annotated")}[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
         if t.by_required_key:
-            return f'Annotated[{joined}, Field(union_mode="left_to_right")]'
+            return f'{self.typing("Annotated")}[{joined}, Field(union_mode="left_to_right")]'
         return joined
 
 
@@ -165,8 +175,10 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
 
 
-def class_view(c: ir.ModelClass, version: str, lazy: frozenset[str]) -> ClassView:
-    annotate = Annotations(lazy)
+def class_view(
+    c: ir.ModelClass, version: str, lazy: frozenset[str], shadowed: frozenset[str]
+) -> ClassView:
+    annotate = Annotations(lazy, shadowed)
     inline = c.origin != c.name
     where = f"``{c.origin}``" if inline else f"``{c.name}``"
     kind = "inline object at" if inline else "definition"
@@ -287,8 +299,8 @@ def refs(t: ir.TypeExpr) -> set[str]:
     return set()
 
 
-def alias_view(a: ir.Alias, version: str) -> AliasView:
-    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset())
+def alias_view(a: ir.Alias, version: str, shadowed: frozenset[str]) -> AliasView:
+    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset(), shadowed)
     return AliasView(
         a.name,
         annotate(a.type),
@@ -297,15 +309,31 @@ def alias_view(a: ir.Alias, version: str) -> AliasView:
     )
 
 
-def imports_for(body: str) -> list[dict[str, list[str]]]:
-    """The import sections the body needs, each ``{module: [names]}``."""
+# Helpers of ``typing`` that a definition may shadow (Annotations spells them
+# ``typing.<name>`` then); any other clash with an imported helper fails the build.
+SHADOWABLE = frozenset({"Annotated", "Any", "Literal", "Union"})
+
+
+def shadowed_helpers(names: list[str]) -> frozenset[str]:
+    imported = {n for section in IMPORTABLE for helpers in section.values() for n in helpers}
+    clashes = imported.intersection(names)
+    if clashes - SHADOWABLE:
+        raise BuildError(f"definitions named like imported helpers: {sorted(clashes)}")
+    return frozenset(clashes)
+
+
+def imports_for(body: str, shadowed: frozenset[str]) -> list[list[tuple[str, list[str]]]]:
+    """The import sections the body needs, each a list of ``(module, names)``;
+    no names means ``import module`` (for the shadowed ``typing`` helpers)."""
     sections = []
     for section in IMPORTABLE:
-        used = {
-            module: found
-            for module, names in section.items()
-            if (found := [n for n in names if re.search(rf"\b{n}\b", body)])
-        }
+        used: list[tuple[str, list[str]]] = []
+        if "typing" in section and shadowed:
+            used.append(("typing", []))
+        for module, names in section.items():
+            found = [n for n in names if n not in shadowed and re.search(rf"\b{n}\b", body)]
+            if found:
+                used.append((module, found))
         if used:
             sections.append(used)
     return sections
@@ -326,23 +354,23 @@ def header(module: ir.Module) -> dict[str, str]:
 
 
 def render_models(module: ir.Module, env: jinja2.Environment) -> str:
+    imported = sorted(module.imported)
+    names = sorted([c.name for c in module.classes] + [a.name for a in module.aliases] + imported)
+    shadowed = shadowed_helpers(names)
     views: list[ClassView | AliasView] = [
-        class_view(d, module.key, lazy)
+        class_view(d, module.key, lazy, shadowed)
         if isinstance(d, ir.ModelClass)
-        else alias_view(d, module.key)
+        else alias_view(d, module.key, shadowed)
         for d, lazy in ordered_definitions(module)
     ]
     body = env.get_template("models_body.py.j2").render(definitions=views)
-    imported = sorted(module.imported)
     return env.get_template("models.py.j2").render(
         header=header(module),
-        imports=imports_for(body),
+        imports=imports_for(body, shadowed),
         body=body,
         reused_from=sorted(set(module.imported.values())),
         reused=imported,
-        names=sorted(
-            [c.name for c in module.classes] + [a.name for a in module.aliases] + imported
-        ),
+        names=names,
     )
 
 

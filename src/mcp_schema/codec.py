@@ -301,7 +301,7 @@ def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
 def _error_response(version: str) -> Any:
     package = _package(version)
     models: Mapping[int, type[McpModel]] = package.ERROR_MODELS
-    generic = package.Error
+    generic = package.ERROR_MODEL
     # A peer may send a known code without the data its model requires: the
     # generic Error then keeps the message rather than refusing it.
     arms = [
