@@ -33,11 +33,11 @@ from functools import cache
 from typing import Any
 
 import jsonschema
-from jsonschema.protocols import Validator
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException, HypothesisWarning
 from hypothesis_jsonschema import from_schema
+from jsonschema.protocols import Validator
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
