@@ -21,12 +21,12 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 
 lint: $(STAMP)
 	$(PY) -m ruff check src codegen generated tests bench docs
-	$(PY) -m ruff format --check src codegen generated
+	$(PY) -m ruff format --check src codegen generated tests bench docs
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
 typecheck: $(STAMP)
-	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
 	$(PY) -m pyright
@@ -35,14 +35,14 @@ test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
-	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.conformance
+	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
 
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench
 
 fuzz: $(STAMP)  ## a million hostile inputs through the codec
-	$(PY) -m tests.fuzz $${MCP_FUZZ_COUNT:-1000000}
+	$(PY) -m tests.engines.fuzz $${MCP_FUZZ_COUNT:-1000000}
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis

@@ -48,7 +48,7 @@ __all__ = [
     "InitializedNotification",
     "InitializedNotificationParams",
     "JSONRPCError",
-    "JSONRPCErrorError",
+    "JSONRPCErrorObject",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
@@ -251,7 +251,7 @@ class InitializedNotification(McpModel):
     params: Omittable[InitializedNotificationParams] = None
 
 
-class JSONRPCErrorError(McpModel):
+class JSONRPCErrorObject(McpModel):
     """MCP 2024-11-05 inline object at ``JSONRPCError.error``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcerror"""
 
     code: JsonInt
@@ -547,7 +547,7 @@ class CancelledNotification(McpModel):
 class JSONRPCError(McpModel):
     """MCP 2024-11-05 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcerror"""
 
-    error: JSONRPCErrorError
+    error: JSONRPCErrorObject
     id: RequestId | None
     jsonrpc: Literal["2.0"]
 

@@ -47,7 +47,7 @@ __all__ = [
     "JSONRPCBatchRequest",
     "JSONRPCBatchResponse",
     "JSONRPCError",
-    "JSONRPCErrorError",
+    "JSONRPCErrorObject",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
@@ -248,7 +248,7 @@ class InitializedNotification(McpModel):
     params: Omittable[InitializedNotificationParams] = None
 
 
-class JSONRPCErrorError(McpModel):
+class JSONRPCErrorObject(McpModel):
     """MCP 2025-03-26 inline object at ``JSONRPCError.error``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcerror"""
 
     code: JsonInt
@@ -545,7 +545,7 @@ class CancelledNotification(McpModel):
 class JSONRPCError(McpModel):
     """MCP 2025-03-26 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcerror"""
 
-    error: JSONRPCErrorError
+    error: JSONRPCErrorObject
     id: RequestId | None
     jsonrpc: Literal["2.0"]
 

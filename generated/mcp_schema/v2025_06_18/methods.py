@@ -223,14 +223,14 @@ PARSE_ERROR: Final = -32700
 
 ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
     {
-        INVALID_REQUEST: m.JSONRPCErrorError,
-        METHOD_NOT_FOUND: m.JSONRPCErrorError,
-        INVALID_PARAMS: m.JSONRPCErrorError,
-        INTERNAL_ERROR: m.JSONRPCErrorError,
-        PARSE_ERROR: m.JSONRPCErrorError,
+        INVALID_REQUEST: m.JSONRPCErrorObject,
+        METHOD_NOT_FOUND: m.JSONRPCErrorObject,
+        INVALID_PARAMS: m.JSONRPCErrorObject,
+        INTERNAL_ERROR: m.JSONRPCErrorObject,
+        PARSE_ERROR: m.JSONRPCErrorObject,
     }
 )
 """The model of a JSON-RPC ``error`` member, by code."""
 
-ERROR_MODEL: Final = m.JSONRPCErrorError
+ERROR_MODEL: Final = m.JSONRPCErrorObject
 """The model of a JSON-RPC ``error`` member of any other code."""

@@ -54,7 +54,7 @@ __all__ = [
     "InitializedNotification",
     "InitializedNotificationParams",
     "JSONRPCError",
-    "JSONRPCErrorError",
+    "JSONRPCErrorObject",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
@@ -303,7 +303,7 @@ class InitializedNotification(McpModel):
     params: Omittable[InitializedNotificationParams] = None
 
 
-class JSONRPCErrorError(McpModel):
+class JSONRPCErrorObject(McpModel):
     """MCP 2025-06-18 inline object at ``JSONRPCError.error``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcerror"""
 
     code: JsonInt
@@ -614,7 +614,7 @@ class CancelledNotification(McpModel):
 class JSONRPCError(McpModel):
     """MCP 2025-06-18 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcerror"""
 
-    error: JSONRPCErrorError
+    error: JSONRPCErrorObject
     id: RequestId | None
     jsonrpc: Literal["2.0"]
 
