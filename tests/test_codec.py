@@ -419,7 +419,9 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     class, and whatever the exact path refuses, decode refuses the same way."""
     import random
 
-    from mcp_schema.codec import _decode_sniffed, _reject_non_json_numbers, _sniff
+    from mcp_schema._codec.decoding import decode_sniffed
+    from mcp_schema._codec.envelope import reject_non_json_numbers, sniff
+    from mcp_schema._codec.options import DecodeOptions
     from tests.engines import fuzz
 
     rng = random.Random(20261129)
@@ -434,10 +436,8 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
         except errors.McpError as err:
             fast = err
         try:
-            _reject_non_json_numbers(raw)
-            exact: Any = _decode_sniffed(
-                raw, _sniff(raw), version, method, None, frozenset(), False, False
-            )
+            reject_non_json_numbers(raw)
+            exact: Any = decode_sniffed(raw, sniff(raw), DecodeOptions(version, method))
         except errors.McpError as err:
             exact = err
         assert type(fast) is type(exact), raw
