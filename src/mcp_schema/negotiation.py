@@ -18,6 +18,8 @@ from mcp_schema import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 if TYPE_CHECKING:
     from mcp_schema.v2026_07_28 import DiscoverResult
 
+SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
 __all__ = ["HANDSHAKE_VERSIONS", "STATELESS_VERSIONS", "discover_result", "initialize_version"]
 
 
@@ -52,7 +54,7 @@ def discover_result(
     The defaults ask nobody to cache: ``ttl_ms=0``, ``cache_scope="private"``.
     """
     # Imported when used: the models of a version cost ~100 ms to import.
-    from mcp_schema.v2026_07_28 import DiscoverResult, ResultMetaObject
+    from mcp_schema.v2026_07_28 import DiscoverResult
 
     announced = list(reversed(STATELESS_VERSIONS)) if versions is None else list(versions)
     unknown = [v for v in announced if v not in STATELESS_VERSIONS]
@@ -68,5 +70,5 @@ def discover_result(
     if instructions is not None:
         fields["instructions"] = instructions
     if server_info is not None:
-        fields["meta"] = ResultMetaObject(server_info=server_info)
+        fields["meta"] = {SERVER_INFO_KEY: server_info}
     return DiscoverResult(**fields)

@@ -21,7 +21,9 @@ class Correlator:
     ids) and decodes a response with them. The session version that messages
     without a ``_meta`` version are read in is the one ``initialize``
     negotiated (handshake era) or the one the latest request named
-    (2026-07-28); ``version`` sets it up front.
+    (2026-07-28); ``version`` sets it up front. A session that negotiated an
+    older version (2024-11-05 on) is read in that version;
+    ``lenient_newer`` reads its peers' newer shapes as `decode` does.
     """
 
     def __init__(
@@ -31,11 +33,13 @@ class Correlator:
         extensions: Collection[str] = (),
         allow_unknown_methods: bool = False,
         assume_complete: bool = False,
+        lenient_newer: bool = False,
     ) -> None:
         self.version = version
         self.extensions = frozenset(extensions)
         self.allow_unknown_methods = allow_unknown_methods
         self.assume_complete = assume_complete
+        self.lenient_newer = lenient_newer
         self._pending: dict[tuple[type, str | int], tuple[str, str | None]] = {}
 
     def _options(
@@ -48,6 +52,7 @@ class Correlator:
             self.extensions,
             self.allow_unknown_methods,
             self.assume_complete,
+            self.lenient_newer,
         )
 
     def decode(self, raw: bytes | str, *, headers: Mapping[str, str] | None = None) -> Message:

@@ -74,7 +74,9 @@ def sniff(raw: bytes | str) -> Envelope:
                 f"Parse error: {first['msg'].removeprefix('Invalid JSON: ')}"
             ) from None
         if str(first.get("input", "")).startswith("["):
-            raise InvalidRequestError("Invalid Request: batches are not part of MCP") from None
+            raise InvalidRequestError(
+                "Invalid Request: a batch, not one message (decode each element)"
+            ) from None
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object") from None
 
 

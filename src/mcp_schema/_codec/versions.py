@@ -13,22 +13,24 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 
-from mcp_schema import SUPPORTED_VERSIONS
+from mcp_schema import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
 from mcp_schema.errors import UnsupportedProtocolVersionError
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 
-HANDSHAKE_VERSION = "2025-11-25"
+HANDSHAKE_VERSION = HANDSHAKE_VERSIONS[-1]
 """Used when a message names no version and the caller gives none: only
-handshake-era traffic omits it (its version was negotiated by ``initialize``)."""
+handshake-era traffic omits it (its version was negotiated by ``initialize``).
+Also the version a lenient decode reads an older session's newer shapes in."""
 
-STATELESS_VERSION = "2026-07-28"
+STATELESS_VERSION = STATELESS_VERSIONS[-1]
 """The version whose requests name themselves in ``params._meta``."""
 
 TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
 
-_PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28"}
+# Until the generated version registry lands: the package of each version.
+_PACKAGES = {version: "mcp_schema.v" + version.replace("-", "_") for version in SUPPORTED_VERSIONS}
 _EXTENSION_PACKAGES = {(STATELESS_VERSION, TASKS_EXTENSION): "mcp_schema.v2026_07_28.tasks"}
 
 
@@ -88,7 +90,7 @@ def generic_notification(version: str) -> type[McpModel]:
 
 
 def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
-    # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
+    # Handshake era (2025-11-25): a task-augmented request is answered by CreateTaskResult,
     # which carries `task`; the method's own result never declares it.
     declares_task = any(
         f.alias == "task" or name == "task" for name, f in complete.model_fields.items()
@@ -135,7 +137,7 @@ def result_response(
         return ResultResponse[generic]  # type: ignore[valid-type]
     complete = _lenient_result_type(entry.result) if assume_complete else entry.result
     arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
-    if version == "2025-11-25":
+    if version in HANDSHAKE_VERSIONS:
         tasks = [alt for alt in entry.alternatives if alt.__name__ == "CreateTaskResult"]
         arms += [Annotated[alt, Tag("task")] for alt in tasks]
         result_type: Any = (
