@@ -18,6 +18,7 @@ import functools
 import html
 import importlib
 import inspect
+import json
 import pkgutil
 import re
 import sys
@@ -32,10 +33,10 @@ from pydantic import BaseModel
 
 HERE = Path(__file__).resolve().parent
 
-VERSION_PACKAGES = (
-    "mcp_schema.v2025_11_25",
-    "mcp_schema.v2026_07_28",
-    "mcp_schema.v2026_07_28.tasks",
+# Every package `make regen` writes: one per pinned schema.
+VERSION_PACKAGES = tuple(
+    f"mcp_schema.{pin['package']}"
+    for pin in json.loads((HERE.parent / "schema" / "pins.json").read_text())["schemas"].values()
 )
 # Hand-written runtime modules: every public top-level module of the package
 # (base, method_table, errors, codec, http_headers, and whatever is added later).
