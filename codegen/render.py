@@ -46,16 +46,14 @@ def _num(value: float) -> str:
     return repr(int(value)) if float(value).is_integer() else repr(value)
 
 
-# What a generated module imports from ``typing`` (ruff drops the unused ones).
+# What a generated module imports besides mcp_schema.base (ruff drops the unused ones).
 TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "Literal", "TypeAlias", "Union")
+PYDANTIC_NAMES = ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag")
+TYPING_EXTENSIONS_NAMES = ("TypeAliasType",)
 # Those a definition may be named like (2024-11-05 has ``Annotated``): the module
-# then imports ``typing`` and spells them ``typing.<name>``.
+# then imports ``typing`` and spells them ``typing.<name>``. Any other clash
+# with an imported name fails the build.
 SHADOWABLE = frozenset({"Annotated", "Any", "Literal", "Union"})
-# Every other name the models template imports: a definition must not take it.
-OTHER_HELPERS = frozenset(
-    {"TYPE_CHECKING", "TypeAlias", "Field", "StrictBool", "StrictStr", "StringConstraints"}
-    | {"Tag", "TypeAliasType"}
-)
 
 
 class Annotations:
@@ -219,7 +217,8 @@ def header(module: ir.Module) -> dict[str, str]:
 
 def shadowed_helpers(names: list[str]) -> frozenset[str]:
     """The ``typing`` helpers a definition of ``names`` takes the place of."""
-    clashes = (OTHER_HELPERS | set(base_names())).intersection(names)
+    imported = {*TYPING_NAMES, *PYDANTIC_NAMES, *TYPING_EXTENSIONS_NAMES, *base_names()}
+    clashes = imported.intersection(names) - SHADOWABLE
     if clashes:
         raise BuildError(f"definitions named like imported helpers: {sorted(clashes)}")
     return SHADOWABLE.intersection(names)
@@ -239,6 +238,8 @@ def render_models(module: ir.Module, env: jinja2.Environment) -> str:
         header=header(module),
         import_typing=bool(shadowed),
         typing_names=[n for n in TYPING_NAMES if n not in shadowed],
+        pydantic_names=PYDANTIC_NAMES,
+        typing_extensions_names=TYPING_EXTENSIONS_NAMES,
         base_names=base_names(),
         definitions=views,
         reused_from=sorted(set(module.imported.values())),

@@ -154,24 +154,28 @@ def with_defs_layout(schema: dict[str, Any]) -> dict[str, Any]:
     return cast("dict[str, Any]", rewrite(out))
 
 
-def _check_draft_07_subset(schema: dict[str, Any], key: str) -> None:
+def check_draft_07_subset(schema: dict[str, Any], key: str) -> None:
+    """Refuse the draft-07 keywords whose meaning 2020-12 changed or dropped."""
+
     def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if "$ref" in node and set(node) - {"$ref", "description"}:
-                raise SpecError(
-                    f"{key}: a draft-07 $ref with siblings means something else in 2020-12"
-                )
-            if isinstance(node.get("items"), list) or {"additionalItems", "dependencies"} & set(
-                node
-            ):
-                raise SpecError(f"{key}: draft-07 array/dependency keywords are not supported")
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
+        if isinstance(node, list):
+            for sub in node:
+                walk(sub)
+            return
+        if not isinstance(node, dict):
+            return
+        if "$ref" in node and set(node) - {"$ref", "description"}:
+            raise SpecError(f"{key}: a draft-07 $ref with siblings means something else in 2020-12")
+        if isinstance(node.get("items"), list) or {"additionalItems", "dependencies"} & set(node):
+            raise SpecError(f"{key}: draft-07 tuple items or dependencies are not supported")
+        for keyword, value in node.items():
+            if keyword in ("properties", "definitions"):
+                for sub in value.values():  # keys are names here, not keywords
+                    walk(sub)
+            elif keyword not in ("enum", "const", "required", "default", "examples"):
                 walk(value)
 
-    walk(schema.get("definitions", {}))
+    walk(list(schema.get("definitions", {}).values()))
 
 
 @cache
@@ -182,7 +186,7 @@ def _load(key: str, patched: bool) -> dict[str, Any]:
         for overlay in overlays_for(key):
             apply_overlay(schema, overlay, key)
     if schema.get("$schema") == DRAFT_07:
-        _check_draft_07_subset(schema, key)
+        check_draft_07_subset(schema, key)
     return with_defs_layout(schema)
 
 
