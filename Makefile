@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test conformance fuzz bench dist docs clean
+.PHONY: regen check-regen lint typecheck test conformance compare-dmcg fuzz bench dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,15 @@ test: lint typecheck check-regen  ## the CI gate
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
 	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
+
+# Both rows of the README's comparison: the same engine, seeds and examples.
+COMPARE := --examples 4 --derandomize --budget 0.2
+compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged alike
+	$(PY) -m pip install --quiet -e '.[compare]'
+	rm -rf build/dmcg
+	$(PY) -m tests.engines.dmcg build/dmcg
+	-$(PY) -m tests.engines.conformance $(COMPARE)
+	-PYTHONPATH=build/dmcg $(PY) -m tests.engines.conformance --models dmcg_models $(COMPARE) --show 0
 
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) -m pip install --quiet -e '.[bench]'

@@ -835,6 +835,13 @@ def run_def(
             report.generation_error = f"{type(err).__name__}: {str(err)[:300]}"
         else:  # some instances were checked; note why generation stopped early
             report.generation_error = None
+    except Exception:
+        if not _fired[0]:
+            raise
+        # The stop landed inside Hypothesis' own bookkeeping, which then fails
+        # in a way of its own (seen: IndexError on a loaded machine).
+        if report.counts.instances == 0:
+            report.generation_error = f"no instance within {hard_stop:.0f}s"
     finally:
         if budget is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
