@@ -18,7 +18,6 @@ import functools
 import html
 import importlib
 import inspect
-import json
 import pkgutil
 import re
 import sys
@@ -31,13 +30,11 @@ import pdoc.render
 from markupsafe import Markup
 from pydantic import BaseModel
 
+from mcp_schema.registry import COMPILED
+
 HERE = Path(__file__).resolve().parent
 
-# Every package `make regen` writes: one per pinned schema.
-VERSION_PACKAGES = tuple(
-    f"mcp_schema.{pin['package']}"
-    for pin in json.loads((HERE.parent / "schema" / "pins.json").read_text())["schemas"].values()
-)
+VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
 # Hand-written runtime modules: every public top-level module of the package
 # (base, method_table, errors, codec, http_headers, and whatever is added later).
 EXCLUDED = frozenset({"__main__"})

@@ -16,6 +16,8 @@ import pytest
 from codegen import spec
 from tests.engines import conformance as c
 
+pytestmark = pytest.mark.slow
+
 # Examples per definition: enough to touch every branch of the small unions,
 # few enough to keep this file near a minute on a 2-core runner.
 EXAMPLES = 4

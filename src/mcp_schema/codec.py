@@ -19,7 +19,8 @@ from __future__ import annotations
 from mcp_schema._codec.correlator import Correlator
 from mcp_schema._codec.decoding import decode, encode
 from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
-from mcp_schema._codec.versions import HANDSHAKE_VERSION, TASKS_EXTENSION
+from mcp_schema.versions import DEFAULT_VERSION as HANDSHAKE_VERSION
+from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
     "HANDSHAKE_VERSION",

@@ -1,26 +1,25 @@
 """Protocol version negotiation for both eras (hand-written runtime module).
 
-Handshake era (2024-11-05 to 2025-11-25): the client offers a version in
+Handshake era (`HANDSHAKE_VERSIONS`): the client offers a version in
 ``initialize``; the server answers with that version when it supports it,
 otherwise with the newest one it does (`initialize_version`), and the client
-decides whether it can go on. Stateless era (2026-07-28 on): every request
+decides whether it can go on. Stateless era (`STATELESS_VERSIONS`): every request
 names its version, and ``server/discover`` tells a client which versions the
 server accepts (`discover_result`).
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
-from mcp_schema import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
-
-if TYPE_CHECKING:
-    from mcp_schema.v2026_07_28 import DiscoverResult
+from mcp_schema.base import McpModel
+from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, protocol
 
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
-__all__ = ["HANDSHAKE_VERSIONS", "STATELESS_VERSIONS", "discover_result", "initialize_version"]
+__all__ = ["discover_result", "initialize_version"]
 
 
 def initialize_version(requested: object) -> str:
@@ -44,8 +43,9 @@ def discover_result(
     ttl_ms: int = 0,
     cache_scope: Literal["private", "public"] = "private",
     versions: Iterable[str] | None = None,
-) -> DiscoverResult:
-    """A 2026-07-28 ``DiscoverResult`` announcing what this package supports.
+) -> McpModel:
+    """The ``DiscoverResult`` (of the newest stateless-era version) announcing
+    what this package supports.
 
     ``versions`` defaults to every supported stateless-era version, newest
     first (a handshake-era client never sends ``server/discover``); naming
@@ -53,9 +53,10 @@ def discover_result(
     ``capabilities`` and ``server_info`` are models or wire-shaped mappings.
     The defaults ask nobody to cache: ``ttl_ms=0``, ``cache_scope="private"``.
     """
+    newest = protocol(STATELESS_VERSIONS[-1])
+    assert newest is not None
     # Imported when used: the models of a version cost ~100 ms to import.
-    from mcp_schema.v2026_07_28 import DiscoverResult
-
+    result: type[McpModel] = importlib.import_module(newest.package).DiscoverResult
     announced = list(reversed(STATELESS_VERSIONS)) if versions is None else list(versions)
     unknown = [v for v in announced if v not in STATELESS_VERSIONS]
     if unknown:
@@ -71,4 +72,4 @@ def discover_result(
         fields["instructions"] = instructions
     if server_info is not None:
         fields["meta"] = {SERVER_INFO_KEY: server_info}
-    return DiscoverResult(**fields)
+    return result(**fields)

@@ -42,8 +42,9 @@ from jsonschema.protocols import Validator
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
+from mcp_schema.registry import COMPILED
 
-SCHEMA_KEYS: tuple[str, ...] = tuple(spec.pins())
+SCHEMA_KEYS: tuple[str, ...] = tuple(compiled.key for compiled in COMPILED)
 
 # Definitions for which hypothesis-jsonschema may fail to produce instances,
 # keyed by (schema key, definition) with the reason. A definition that cannot

@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 
 from mcp_schema._codec.decoding import decode_sniffed
+from mcp_schema._codec.dispatch import STATELESS
 from mcp_schema._codec.envelope import reject_non_json_numbers, request_id, sniff
-from mcp_schema._codec.fast_path import decode_fast
+from mcp_schema._codec.fast_path import decode_fast, named_in
 from mcp_schema._codec.messages import Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
-from mcp_schema._codec.versions import HANDSHAKE_VERSION, STATELESS_VERSION
+from mcp_schema.versions import DEFAULT_VERSION
 
 
 class Correlator:
@@ -70,7 +71,7 @@ class Correlator:
             method, request_version = self._pending.pop((type(rid), rid), (None, None))
             version = request_version or version
         if sniffed.method == "initialize":
-            version = HANDSHAKE_VERSION  # the handshake itself predates any session version
+            version = DEFAULT_VERSION  # the handshake itself predates any session version
         message = decode_sniffed(raw, sniffed, self._options(version, method, headers))
         kind = message_kind(message)
         if kind == "request" and rid is not None:
@@ -87,16 +88,19 @@ class Correlator:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
-        stateless = self.version in (None, STATELESS_VERSION)
-        message = decode_fast(raw, self._options(None if stateless else self.version, None, None))
+        stateless = self.version is None or self.version in STATELESS
+        message = decode_fast(
+            raw, self._options(None if stateless else self.version, None, None), self.version
+        )
         if message is None:
             return None
         rid = message.__dict__.get("id")
         if "id" in type(message).model_fields and isinstance(rid, (str, int)):
-            version = STATELESS_VERSION if stateless else self.version
+            # Without a session version only requests naming theirs pass.
+            version = str(named_in(message)) if stateless else self.version
             self._remember(rid, str(message.__dict__["method"]), version)
             if stateless:
-                self.version = STATELESS_VERSION
+                self.version = version
         return message
 
     def _remember(self, rid: str | int, method: str, version: str | None) -> None:

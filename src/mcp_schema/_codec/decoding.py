@@ -7,7 +7,14 @@ from collections.abc import Collection, Mapping
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_schema import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from mcp_schema._codec.dispatch import (
+    STATELESS,
+    detect_version,
+    error_adapter,
+    result_adapter,
+    tables,
+    version_tables,
+)
 from mcp_schema._codec.envelope import (
     Envelope,
     check_envelope,
@@ -19,17 +26,9 @@ from mcp_schema._codec.fast_path import decode_fast
 from mcp_schema._codec.messages import Message
 from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
 from mcp_schema._codec.problems import invalid
-from mcp_schema._codec.versions import (
-    HANDSHAKE_VERSION,
-    detect_version,
-    error_adapter,
-    generic_notification,
-    generic_request,
-    result_adapter,
-    tables,
-)
 from mcp_schema.base import McpModel
 from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS
 
 
 def decode(
@@ -46,12 +45,13 @@ def decode(
     """Decode one JSON-RPC message into the model of its method and version.
 
     * ``version``: the protocol version; when absent it is read from
-      ``params._meta`` (2026-07-28 requests), then from the
-      ``MCP-Protocol-Version`` header, else `HANDSHAKE_VERSION`.
+      ``params._meta`` (stateless-era requests), then from the
+      ``MCP-Protocol-Version`` header, else `HANDSHAKE_VERSION` (the
+      newest handshake-era version).
     * ``method``: for a response, the method of the request it answers;
       without it a result is typed as the version's generic ``Result``.
     * ``headers``: Streamable HTTP request headers, checked against the body
-      (2026-07-28 requests and notifications).
+      (stateless-era requests and notifications).
     * ``extensions``: negotiated extension ids; with
       ``"io.modelcontextprotocol/tasks"`` a ``"task"`` result is a
       ``CreateTaskResult`` and the extension's methods are known.
@@ -63,7 +63,7 @@ def decode(
       session. A message of an older handshake-era version that the
       version's own models refuse (its method is not in that version,
       -32601, or its params or result are not, -32602) is decoded with the
-      newest handshake-era version's models instead (`HANDSHAKE_VERSION`),
+      newest handshake-era version's models instead (`HANDSHAKE_VERSION`)
       and returned as that version's model when they accept it; otherwise
       the strict error stands. Members an older schema does not name need
       no option: they are unknown members, kept either way.
@@ -106,10 +106,10 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
 def _read_as_newer(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message | None:
     """``lenient_newer``: an older session's message in the newest handshake-era version."""
     resolved = detect_version(sniffed.named_version, options.version, options.headers)
-    if resolved not in HANDSHAKE_VERSIONS or resolved == HANDSHAKE_VERSION:
+    if resolved not in HANDSHAKE_VERSIONS or resolved == DEFAULT_VERSION:
         return None
     try:
-        return _decode_exact(raw, sniffed, options._replace(version=HANDSHAKE_VERSION))
+        return _decode_exact(raw, sniffed, options._replace(version=DEFAULT_VERSION))
     except McpError:
         return None
 
@@ -136,16 +136,16 @@ def _decode_exact(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -
                         f"Method not found: {sniffed.method}",
                         {"method": sniffed.method, "version": resolved},
                     )
-                cls: type[McpModel] = generic_request(resolved)
+                cls: type[McpModel] = version_tables(resolved).request
             else:
                 cls = entry.request
         else:
             note = notifications.get(str(sniffed.method))
-            cls = note.notification if note is not None else generic_notification(resolved)
+            cls = note.notification if note is not None else version_tables(resolved).notification
         message = cls.model_validate_json(raw)
     except ValidationError as exc:
         raise invalid(exc, raw, "result" if kind == "result" else "params") from None
-    if headers is not None and resolved in STATELESS_VERSIONS:
+    if headers is not None and resolved in STATELESS:
         from mcp_schema.http_headers import check_request_headers
 
         check_request_headers(headers, message)

@@ -11,8 +11,7 @@ from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
 from mcp_schema._codec.messages import Kind
 from mcp_schema.errors import InvalidRequestError, ParseError
-
-PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 
 def _members(fields: dict[str, CoreSchema]) -> CoreSchema:

@@ -14,16 +14,16 @@ from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter, ValidationError
 
-from mcp_schema._codec.messages import Message
-from mcp_schema._codec.options import DecodeOptions
-from mcp_schema._codec.versions import (
-    HANDSHAKE_VERSION,
-    STATELESS_VERSION,
+from mcp_schema._codec.dispatch import (
+    STATELESS,
+    SUPPORTED,
     error_response,
-    is_supported,
     result_response,
     tables,
 )
+from mcp_schema._codec.messages import Message
+from mcp_schema._codec.options import DecodeOptions
+from mcp_schema.versions import DEFAULT_VERSION, STATELESS_VERSIONS
 
 
 @functools.cache
@@ -61,23 +61,35 @@ def _mentions_method(raw: bytes | str) -> bool:
 _HEAD = 4096
 
 
-def decode_fast(raw: bytes | str, options: DecodeOptions) -> Message | None:
-    """The message, or None when the exact path must decide."""
+def named_in(message: Message) -> object:
+    """The version a request names in ``params._meta``, if any."""
+    meta = getattr(getattr(message, "params", None), "meta", None)
+    return getattr(meta, "protocol_version", None)
+
+
+def decode_fast(
+    raw: bytes | str, options: DecodeOptions, guess: str | None = None
+) -> Message | None:
+    """The message, or None when the exact path must decide.
+
+    ``guess``: the stateless-era version a request naming its own is most
+    likely in (a session's), else the newest.
+    """
     version, method = options.version, options.method
-    if version is not None and not is_supported(version):
+    if version is not None and version not in SUPPORTED:
         return None  # the exact path names the unsupported version
     # A request or notification has a "method" member; a response may still
     # mention the word (an input-required result embeds requests), so a
     # failed request attempt falls through to the response when the caller
     # named the method it answers.
     if _mentions_method(raw):
-        message = _request_fast(raw, version, options.extensions)
+        message = _request_fast(raw, version, options.extensions, guess)
         if message is not None:
             return message
     if method is None:
         return None  # a response nobody named the method of: the exact path
     validate = _response_validator(
-        version or HANDSHAKE_VERSION, method, options.extensions, options.assume_complete
+        version or DEFAULT_VERSION, method, options.extensions, options.assume_complete
     )
     try:
         message = validate(raw)
@@ -89,22 +101,42 @@ def decode_fast(raw: bytes | str, options: DecodeOptions) -> Message | None:
     return message  # type: ignore[no-any-return]
 
 
-def _request_fast(raw: bytes | str, version: str | None, exts: frozenset[str]) -> Message | None:
+def _request_fast(
+    raw: bytes | str, version: str | None, exts: frozenset[str], guess: str | None
+) -> Message | None:
     try:
         if version is None:
-            # Only stateless-era requests name their version; other messages
-            # without one are handshake-era traffic: the exact path.
-            message = _messages_validator(STATELESS_VERSION, exts)(raw)
-            meta = getattr(getattr(message, "params", None), "meta", None)
-            if "id" not in message.model_fields_set or (
-                getattr(meta, "protocol_version", None) != STATELESS_VERSION
-            ):
-                return None
-            return message  # type: ignore[no-any-return]
+            return _self_naming_request(raw, exts, guess)
         message = _messages_validator(version, exts)(raw)
     except ValidationError:
         return None
     extra = message.__pydantic_extra__
     if "id" not in type(message).model_fields and extra and "id" in extra:
         return None  # a notification's method with an id: the exact path says why
+    return message  # type: ignore[no-any-return]
+
+
+def _self_naming_request(
+    raw: bytes | str, exts: frozenset[str], guess: str | None
+) -> Message | None:
+    """A stateless-era request that names its version in ``params._meta``.
+
+    Validated in the guessed version first and, when it names another
+    stateless-era version, again in that one: no parse is spent on finding
+    the version, and traffic in the guessed version validates once. Messages
+    naming no stateless-era version are handshake-era traffic: the exact path.
+    """
+    if not STATELESS_VERSIONS:
+        return None
+    first = guess if guess in STATELESS else STATELESS_VERSIONS[-1]
+    message = _messages_validator(first, exts)(raw)
+    named = named_in(message)
+    if named != first:
+        if not isinstance(named, str) or named not in STATELESS:
+            return None
+        message = _messages_validator(named, exts)(raw)
+        if named_in(message) != named:
+            return None
+    if "id" not in message.model_fields_set:
+        return None
     return message  # type: ignore[no-any-return]
