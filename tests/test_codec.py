@@ -458,11 +458,9 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
 def test_request_context() -> None:
     ctx = context.RequestContext.from_request(codec.decode(call()))
     assert (ctx.protocol_version, ctx.log_level, ctx.progress_token) == ("2026-07-28", "info", 7)
-    # Typed as the base model (the version's class at run time).
-    info: Any = ctx.client_info
-    capabilities: Any = ctx.client_capabilities
-    assert info is not None and info.name == "c"
-    assert capabilities.sampling is not None and ctx.request_id == 1
+    assert isinstance(ctx.client_info, new.Implementation) and ctx.client_info.name == "c"
+    assert isinstance(ctx.client_capabilities, new.ClientCapabilities)
+    assert ctx.client_capabilities.sampling is not None and ctx.request_id == 1
 
 
 def test_require_client_capabilities() -> None:
