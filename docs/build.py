@@ -240,11 +240,11 @@ def _aliases(module_name: str) -> dict[str, tuple[str, str]]:
 
 
 def _alias_entry(var: pdoc.doc.Doc) -> tuple[str, str] | None:
-    if not isinstance(var, pdoc.doc.Variable) or not any(
-        var.modulename == package or var.modulename.startswith(package + ".")
-        for package in VERSION_PACKAGES
+    if (
+        not isinstance(var, pdoc.doc.Variable)
+        or var.modulename.removesuffix(".models") not in VERSION_PACKAGES
     ):
-        return None  # not a version package (`mcp_schema.versions` is runtime)
+        return None
     # Typing objects do not say where they were defined (pdoc reports
     # `types.Annotated`), so look the name up in the documented package's
     # models module, where every alias of a version package is written.

@@ -14,6 +14,8 @@ from typing import Final
 
 from mcp_schema.compiled import CompiledVersion, VersionTables
 
+__all__ = ["COMPILED"]
+
 
 def _load_v2024_11_05() -> VersionTables:
     from mcp_schema.v2024_11_05.tables import TABLES
