@@ -10,8 +10,11 @@ Rules that shape the output:
   instead of stuttering: the inline ``error`` object of ``HeaderMismatchError``
   (an error response) is ``HeaderMismatchErrorObject``, its ``data``
   ``HeaderMismatchErrorObjectData``;
-* an inline schema that is a verbatim copy of a ``$def`` (the Tasks extension
-  inlines several) is a reference to that def, not a twin;
+* in an extension, an inline schema that is a verbatim copy of a ``$def`` (the
+  Tasks extension inlines several) is a reference to that def, not a twin; a
+  core schema's inline objects keep their own names (the draft-07 schemas
+  spell every notification's params as an object shaped like ``Result``,
+  which is not what they are);
 * ``allOf`` is merged into one object (an ``anyOf`` inside it is distributed
   over its arms), so every class is flat;
 * a union whose members all require one field with distinct ``const`` values is
@@ -188,7 +191,8 @@ class Builder:
             if len(s) > 1:
                 return self.type_of({"allOf": [s]}, hint=hint, origin=origin, def_name=def_name)
             return ir.Ref(ref_name(s["$ref"]))
-        if def_name is None and (s.get("properties") or "anyOf" in s):
+        in_extension = self.pin.base is not None
+        if in_extension and def_name is None and (s.get("properties") or "anyOf" in s):
             copy_of = self._def_index.get(canonical(s))
             if copy_of is not None:
                 return ir.Ref(copy_of)

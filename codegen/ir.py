@@ -139,6 +139,8 @@ class MethodTables:
     notifications: tuple[NotificationEntry, ...] = ()
     input_requests: tuple[NotificationEntry, ...] = ()
     error_codes: tuple[ErrorCode, ...] = ()
+    error_model: str = "Error"
+    """The model of an ``error`` member of a code without a model of its own."""
 
 
 @dataclass(frozen=True)

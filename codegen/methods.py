@@ -21,6 +21,7 @@ SENDER_UNIONS = {
     "ClientNotification": "client",
     "ServerNotification": "server",
 }
+ERROR_ENVELOPES = ("JSONRPCErrorResponse", "JSONRPCError")  # 2025-11-25 on; draft-07
 # JSON-RPC 2.0's own codes; MCP schemas only define some of them.
 JSONRPC_CODES = {
     -32700: "PARSE_ERROR",
@@ -75,8 +76,13 @@ def collect(
         result = results[method]
         alternatives = _alternatives(builder, classes, result, params)
         requests.append(ir.RequestEntry(method, sender, name, params, (result, *alternatives)))
+    generic = generic_error(classes)
     return ir.MethodTables(
-        tuple(requests), tuple(notifications), tuple(embedded), _error_codes(builder, classes)
+        tuple(requests),
+        tuple(notifications),
+        tuple(embedded),
+        _error_codes(builder, classes, generic),
+        generic,
     )
 
 
@@ -131,7 +137,9 @@ def _alternatives(
     return list(dict.fromkeys(alternatives))
 
 
-def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> tuple[ir.ErrorCode, ...]:
+def _error_codes(
+    builder: Builder, classes: dict[str, ir.ModelClass], generic: str
+) -> tuple[ir.ErrorCode, ...]:
     codes: dict[int, ir.ErrorCode] = {}
     for name in sorted(builder.defs):
         if name not in classes:
@@ -159,8 +167,22 @@ def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> tuple[i
         constant = JSONRPC_CODES.get(code) or _upper_snake(name.removesuffix("Error"))
         codes[code] = ir.ErrorCode(constant, code, error_model)
     for code, constant in JSONRPC_CODES.items():
-        codes.setdefault(code, ir.ErrorCode(constant, code, "Error"))
+        codes.setdefault(code, ir.ErrorCode(constant, code, generic))
     return tuple(sorted(codes.values(), key=lambda e: -e.code))
+
+
+def generic_error(classes: dict[str, ir.ModelClass]) -> str:
+    """The model of an ``error`` member in general: what the error envelope refers to.
+
+    2025-11-25 on, the envelope is ``JSONRPCErrorResponse`` and its error the
+    ``Error`` def; the draft-07 schemas inline it in ``JSONRPCError``.
+    """
+    for envelope in ERROR_ENVELOPES:
+        if envelope in classes:
+            field = next(f for f in classes[envelope].fields if f.wire_name == "error")
+            assert isinstance(field.type, ir.Ref)
+            return field.type.name
+    raise BuildError("no JSON-RPC error envelope among the definitions")
 
 
 def _upper_snake(name: str) -> str:

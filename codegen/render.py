@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 
 from . import ir
-from .build import snake
+from .build import BuildError, snake
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -46,17 +46,34 @@ def _num(value: float) -> str:
     return repr(int(value)) if float(value).is_integer() else repr(value)
 
 
-class Annotations:
-    """Prints type expressions; ``lazy`` names are quoted (not defined yet)."""
+# What a generated module imports besides mcp_schema.base (ruff drops the unused ones).
+TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "Literal", "TypeAlias", "Union")
+PYDANTIC_NAMES = ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag")
+TYPING_EXTENSIONS_NAMES = ("TypeAliasType",)
+# Those a definition may be named like (2024-11-05 has ``Annotated``): the module
+# then imports ``typing`` and spells them ``typing.<name>``. Any other clash
+# with an imported name fails the build.
+SHADOWABLE = frozenset({"Annotated", "Any", "Literal", "Union"})
 
-    def __init__(self, lazy: frozenset[str] = frozenset()) -> None:
+
+class Annotations:
+    """Prints type expressions; ``lazy`` names are quoted (not defined yet),
+    ``shadowed`` helpers of ``typing`` are spelled ``typing.<name>``."""
+
+    def __init__(
+        self, lazy: frozenset[str] = frozenset(), shadowed: frozenset[str] = frozenset()
+    ) -> None:
         self.lazy = lazy
+        self.shadowed = shadowed
+
+    def typing(self, name: str) -> str:
+        return f"typing.{name}" if name in self.shadowed else name
 
     def __call__(self, t: ir.TypeExpr) -> str:
         if isinstance(t, ir.Scalar):
             return self.scalar(t)
         if isinstance(t, ir.Const):
-            return f"Literal[{', '.join(literal(v) for v in t.values)}]"
+            return f"{self.typing('Literal')}[{', '.join(literal(v) for v in t.values)}]"
         if isinstance(t, ir.Ref):
             return f'"{t.name}"' if t.name in self.lazy else t.name
         if isinstance(t, ir.Array):
@@ -68,7 +85,7 @@ class Annotations:
                 for k, v in (("min_length", t.min_items), ("max_length", t.max_items))
                 if v is not None
             ]
-            return f"Annotated[{inner}, Field({', '.join(bounds)})]"
+            return f"{self.typing('Annotated')}[{inner}, Field({', '.join(bounds)})]"
         if isinstance(t, ir.Map):
             return f"dict[str, {self(t.value)}]"
         return self.union(t)
@@ -82,7 +99,7 @@ class Annotations:
                 for k, v in (("min_length", t.min_length), ("max_length", t.max_length))
                 if v is not None
             ]
-            return f"Annotated[str, StringConstraints(strict=True, {', '.join(bounds)})]"
+            return f"{self.typing('Annotated')}[str, StringConstraints(strict=True, {', '.join(bounds)})]"
         if t.kind in ("int", "number"):
             marker, plain, py = (
                 ("Int", "JsonInt", "int") if t.kind == "int" else ("Number", "JsonNumber", "float")
@@ -92,23 +109,25 @@ class Annotations:
             bounds = [
                 f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None
             ]
-            return f"Annotated[{py}, {marker}({', '.join(bounds)})]"
-        return {"bool": "StrictBool", "null": "None", "any": "Any"}[t.kind]
+            return f"{self.typing('Annotated')}[{py}, {marker}({', '.join(bounds)})]"
+        return {"bool": "StrictBool", "null": "None", "any": self.typing("Any")}[t.kind]
 
     def union(self, t: ir.Union_) -> str:
         if t.result_type_tags is not None:
             arms = [
-                f'Annotated[{self(m)}, Tag("{tag or "complete"}")]'
+                f'{self.typing("Annotated")}[{self(m)}, Tag("{tag or "complete"}")]'
                 for m, tag in zip(t.members, t.result_type_tags, strict=True)
             ]
             tags = ", ".join(f'"{tag}"' for tag in t.result_type_tags if tag)
-            return f"Annotated[{' | '.join(arms)}, ResultTypeUnion({tags})]"
+            return f"{self.typing('Annotated')}[{' | '.join(arms)}, ResultTypeUnion({tags})]"
         members = [self(m) for m in flatten(t)]
-        joined = f"Union[{', '.join(members)}]" if self.lazy else " | ".join(members)
+        joined = (
+            f"{self.typing('Union')}[{', '.join(members)}]" if self.lazy else " | ".join(members)
+        )
         if t.discriminator:
-            return f'Annotated[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
+            return f'{self.typing("Annotated")}[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
         if t.by_required_key:
-            return f'Annotated[{joined}, Field(union_mode="left_to_right")]'
+            return f'{self.typing("Annotated")}[{joined}, Field(union_mode="left_to_right")]'
         return joined
 
 
@@ -158,8 +177,8 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
 
 
-def class_view(c: ir.ModelClass, version: str) -> ClassView:
-    annotate = Annotations(c.forward)
+def class_view(c: ir.ModelClass, version: str, shadowed: frozenset[str]) -> ClassView:
+    annotate = Annotations(c.forward, shadowed)
     inline = c.origin != c.name
     where = f"``{c.origin}``" if inline else f"``{c.name}``"
     kind = "inline object at" if inline else "definition"
@@ -172,8 +191,8 @@ def class_view(c: ir.ModelClass, version: str) -> ClassView:
     )
 
 
-def alias_view(a: ir.Alias, version: str) -> AliasView:
-    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset())
+def alias_view(a: ir.Alias, version: str, shadowed: frozenset[str]) -> AliasView:
+    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset(), shadowed)
     return AliasView(
         a.name,
         annotate(a.type),
@@ -196,19 +215,36 @@ def header(module: ir.Module) -> dict[str, str]:
     return {"version": module.key, "source": module.source, "sha256": module.sha256}
 
 
+def shadowed_helpers(names: list[str]) -> frozenset[str]:
+    """The ``typing`` helpers a definition of ``names`` takes the place of."""
+    imported = {*TYPING_NAMES, *PYDANTIC_NAMES, *TYPING_EXTENSIONS_NAMES, *base_names()}
+    clashes = imported.intersection(names) - SHADOWABLE
+    if clashes:
+        raise BuildError(f"definitions named like imported helpers: {sorted(clashes)}")
+    return SHADOWABLE.intersection(names)
+
+
 def render_models(module: ir.Module, env: jinja2.Environment) -> str:
+    imported = sorted(module.imported)
+    names = sorted([d.name for d in module.definitions] + imported)
+    shadowed = shadowed_helpers(names)
     views = [
-        class_view(d, module.key) if isinstance(d, ir.ModelClass) else alias_view(d, module.key)
+        class_view(d, module.key, shadowed)
+        if isinstance(d, ir.ModelClass)
+        else alias_view(d, module.key, shadowed)
         for d in module.definitions
     ]
-    imported = sorted(module.imported)
     return env.get_template("models.py.j2").render(
         header=header(module),
+        import_typing=bool(shadowed),
+        typing_names=[n for n in TYPING_NAMES if n not in shadowed],
+        pydantic_names=PYDANTIC_NAMES,
+        typing_extensions_names=TYPING_EXTENSIONS_NAMES,
         base_names=base_names(),
         definitions=views,
         reused_from=sorted(set(module.imported.values())),
         reused=imported,
-        names=sorted([d.name for d in module.definitions] + imported),
+        names=names,
     )
 
 

@@ -3,7 +3,10 @@
 The schemas are never copied into the repository: they are read from
 ``$MCP_SPEC_DIR`` or ``../shared/mcp-spec`` and checked against the sha256 in
 ``schema/pins.json`` before anything is generated from them or tested against
-them. ``schema/overlays.json`` then fixes the known upstream defects.
+them. ``schema/overlays.json`` then fixes the known upstream defects (its
+pointers address the upstream file as published). Draft-07 schemas (2024-11-05
+to 2025-06-18) are then given the 2020-12 layout, ``$defs`` and
+``#/$defs/...`` refs, so everything downstream reads one layout.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = ROOT / "schema"
@@ -128,6 +131,62 @@ def apply_overlay(schema: dict[str, Any], overlay: dict[str, Any], key: str) -> 
     node[slot] = copy.deepcopy(overlay["value"])
 
 
+DRAFT_07 = "http://json-schema.org/draft-07/schema#"
+
+
+def with_defs_layout(schema: dict[str, Any]) -> dict[str, Any]:
+    """A draft-07 schema's ``definitions`` as ``$defs``, its refs rewritten.
+
+    The older schemas use only keywords whose meaning draft-07 and 2020-12
+    share (no ``$ref`` siblings, no tuple ``items``), which ``load`` checks;
+    only where definitions live differs. ``$schema`` keeps naming draft-07,
+    so an oracle still picks the draft the schema was written in.
+    """
+    if "definitions" not in schema:
+        return schema
+
+    def rewrite(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {
+                k: (
+                    "#/$defs/" + v.removeprefix("#/definitions/")
+                    if k == "$ref" and isinstance(v, str)
+                    else rewrite(v)
+                )
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [rewrite(v) for v in node]
+        return node
+
+    out = {("$defs" if k == "definitions" else k): v for k, v in schema.items()}
+    return cast("dict[str, Any]", rewrite(out))
+
+
+def check_draft_07_subset(schema: dict[str, Any], key: str) -> None:
+    """Refuse the draft-07 keywords whose meaning 2020-12 changed or dropped."""
+
+    def walk(node: Any) -> None:
+        if isinstance(node, list):
+            for sub in node:
+                walk(sub)
+            return
+        if not isinstance(node, dict):
+            return
+        if "$ref" in node and set(node) - {"$ref", "description"}:
+            raise SpecError(f"{key}: a draft-07 $ref with siblings means something else in 2020-12")
+        if isinstance(node.get("items"), list) or {"additionalItems", "dependencies"} & set(node):
+            raise SpecError(f"{key}: draft-07 tuple items or dependencies are not supported")
+        for keyword, value in node.items():
+            if keyword in ("properties", "definitions"):
+                for sub in value.values():  # keys are names here, not keywords
+                    walk(sub)
+            elif keyword not in ("enum", "const", "required", "default", "examples"):
+                walk(value)
+
+    walk(list(schema.get("definitions", {}).values()))
+
+
 @cache
 def _load(key: str, patched: bool) -> dict[str, Any]:
     pin = pins()[key]
@@ -135,7 +194,9 @@ def _load(key: str, patched: bool) -> dict[str, Any]:
     if patched:
         for overlay in overlays_for(key):
             apply_overlay(schema, overlay, key)
-    return schema
+    if schema.get("$schema") == DRAFT_07:
+        check_draft_07_subset(schema, key)
+    return with_defs_layout(schema)
 
 
 def load(key: str, *, patched: bool = True) -> dict[str, Any]:

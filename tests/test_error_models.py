@@ -4,7 +4,8 @@ An exception class and the generated model of the same name describe one
 error: the model either is the JSON-RPC ``error`` object (2026-07-28
 ``ParseError``) or is the whole error response, whose ``error`` member is
 ``<Name>Object`` (``HeaderMismatchError.error`` is ``HeaderMismatchErrorObject``).
-A code the schema gives no model of its own maps to the generic ``Error``.
+A code the schema gives no model of its own maps to the generic
+``ERROR_MODEL`` (``Error``; the draft-07 schemas' inline ``JSONRPCErrorObject``).
 """
 
 from __future__ import annotations
@@ -28,8 +29,10 @@ def test_every_error_code_has_the_exception_of_the_same_name(package: ModuleType
         assert exception is not None, f"{package.__name__}: no exception class for {code}"
         assert exception.code == code
         name = exception.__name__
-        if model.__name__ == "Error":
-            assert not hasattr(package, name), f"{name} is defined but {code} maps to Error"
+        if model is package.ERROR_MODEL:
+            assert not hasattr(package, name), (
+                f"{name} is defined but {code} maps to the generic model"
+            )
             continue
         if model.__name__ != name:
             assert model.__name__ == f"{name}Object", (code, model.__name__, name)

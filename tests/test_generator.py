@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from codegen import spec
+from codegen import render, spec
 from codegen.__main__ import main as codegen_main
-from codegen.build import snake
+from codegen.build import BuildError, snake
 from codegen.generate import GENERATED_DIR, PACKAGE_DIR, generate, stale_files
 from codegen.spec import ROOT
 from mcp_schema.registry import COMPILED
 
-EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}
+EXPECTED_DEFS = {
+    "2024-11-05": 79,
+    "2025-03-26": 83,
+    "2025-06-18": 91,
+    "2025-11-25": 145,
+    "2026-07-28": 155,
+    "2026-07-28/tasks": 76,
+}
 PACKAGES = {compiled.key: compiled.package for compiled in COMPILED}
 
 
@@ -165,3 +173,25 @@ def test_method_tables() -> None:
     assert codes == {-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022}
     assert old.URL_ELICITATION_REQUIRED == -32042
     assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorObject
+
+
+def test_a_definition_may_take_the_name_of_a_typing_helper() -> None:
+    # 2024-11-05 defines `Annotated`: the module spells typing's `typing.Annotated`.
+    text = (PACKAGE_DIR / "v2024_11_05" / "models.py").read_text()
+    assert "\nimport typing\n" in text and "\nclass Annotated(McpModel):" in text
+    assert "typing.Annotated[" in text
+    assert not re.search(r"^from typing import .*\bAnnotated\b", text, re.MULTILINE)
+    assert render.shadowed_helpers(["Annotated", "Tool"]) == {"Annotated"}
+    with pytest.raises(BuildError, match="Field"):
+        render.shadowed_helpers(["Field", "Tool"])
+
+
+def test_draft_07_schemas_are_read_in_the_defs_layout() -> None:
+    schema = spec.load("2025-03-26")
+    assert schema["$schema"] == spec.DRAFT_07 and "definitions" not in schema
+    refs = re.findall(r'"\$ref": "([^"]+)"', json.dumps(schema))
+    assert refs and all(r.startswith("#/$defs/") and r[8:] in schema["$defs"] for r in refs)
+    with pytest.raises(spec.SpecError, match="siblings"):
+        spec.check_draft_07_subset(
+            {"definitions": {"A": {"$ref": "#/definitions/B", "type": "x"}}}, "k"
+        )

@@ -8,19 +8,46 @@ from typing import Any
 
 import jsonschema
 import pytest
+from jsonschema.protocols import Validator
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
-from mcp_schema import v2025_11_25, v2026_07_28
+from mcp_schema import v2024_11_05, v2025_03_26, v2025_06_18, v2025_11_25, v2026_07_28
 
 
-def oracle(key: str, name: str, *, patched: bool) -> jsonschema.Draft202012Validator:
+def oracle(key: str, name: str, *, patched: bool) -> Validator:
+    # The validator of the schema's own draft (draft-07 before 2025-11-25).
     schema = spec.load(key, patched=patched)
-    return jsonschema.Draft202012Validator({"$defs": schema["$defs"], "$ref": f"#/$defs/{name}"})
+    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
+    validator: type[Validator] = jsonschema.validators.validator_for(schema)
+    return validator(root)
 
+
+PARSE_ERROR_NULL_ID: dict[str, Any] = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32700, "message": "Parse error"},
+}
 
 CASES: list[tuple[str, str, str, Any, Any]] = [
     # overlay id, schema, def, legal instance, models package
+    *(
+        (
+            "error-response-null-id-draft-07",
+            package.VERSION,
+            "JSONRPCError",
+            PARSE_ERROR_NULL_ID,
+            package,
+        )
+        for package in (v2024_11_05, v2025_03_26, v2025_06_18)
+    ),
+    (
+        "elicit-result-number-2025-06-18",
+        "2025-06-18",
+        "ElicitResult",
+        {"action": "accept", "content": {"confidence": 0.75}},
+        v2025_06_18,
+    ),
     (
         "json-value-number-null",
         "2026-07-28",
@@ -81,7 +108,7 @@ def test_overlay_fixes_the_defect(
 
 
 def test_input_required_result_type_decides_the_arm() -> None:
-    complete = {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}
+    complete: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete"}}
     # Raw schema: a complete result with no content passes as input-required.
     assert oracle("2026-07-28", "CallToolResultResponse", patched=False).is_valid(complete)
     assert not oracle("2026-07-28", "CallToolResultResponse", patched=True).is_valid(complete)

@@ -40,7 +40,7 @@ def test_tables_hold_the_classes_of_their_package() -> None:
         package = importlib.import_module(compiled.package)
         assert tables.request is package.JSONRPCRequest
         assert tables.result is package.Result
-        assert tables.error is package.Error
+        assert tables.error is package.ERROR_MODEL
         assert dict(tables.requests) == dict(package.REQUESTS)
         assert dict(tables.error_models) == dict(package.ERROR_MODELS)
 

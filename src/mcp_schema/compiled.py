@@ -33,7 +33,7 @@ class VersionTables:
     result: type[McpModel]
     """``Result``: a result whose method is not known."""
     error: type[McpModel]
-    """``Error``: an error object whose code has no model of its own."""
+    """``ERROR_MODEL``: an error object whose code has no model of its own."""
     result_arms: Mapping[str, type[McpModel]]
     """Results that may answer a request in place of its complete result, by
     tag. Stateless era: the tag is the result's ``resultType``. Handshake era:

@@ -2,7 +2,8 @@
 
 For every ``$defs`` entry of every compiled schema, valid instances are drawn
 with hypothesis-jsonschema, mutated, and judged twice: by
-``jsonschema.Draft202012Validator`` on the (overlaid) schema, the oracle, and
+the validator of the schema's own draft (2020-12, or draft-07 for
+2024-11-05 to 2025-06-18) on the (overlaid) schema, the oracle, and
 by the generated model through ``pydantic.TypeAdapter``. The model must accept
 exactly what the oracle accepts, and every accepted value must survive
 ``validate_python`` -> ``dump_python(mode="json", by_alias=True,
@@ -37,6 +38,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException, HypothesisWarning
 from hypothesis_jsonschema import from_schema
+from jsonschema.protocols import Validator
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
@@ -158,22 +160,30 @@ def def_names(key: str) -> list[str]:
     return sorted(schema_of(key)["$defs"])
 
 
+def dialect(key: str) -> type[Validator]:
+    """The validator of the draft the schema names (draft-07 before 2025-11-25)."""
+    validator: type[Validator] = jsonschema.validators.validator_for(schema_of(key))
+    return validator
+
+
 @cache
-def oracle(key: str, name: str) -> jsonschema.Draft202012Validator:
-    # Format stays annotation-only (the Draft 2020-12 default): no format_checker.
+def oracle(key: str, name: str) -> Validator:
+    # Format stays annotation-only (the default of both drafts): no format_checker.
+    # spec.load gives draft-07 schemas the $defs layout; a $ref is a JSON
+    # Pointer in either draft, so the definitions resolve where they are.
     schema = schema_of(key)
     root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
     _check_schema(key)
-    return jsonschema.Draft202012Validator(root)
+    return dialect(key)(root)
 
 
 @cache
 def _check_schema(key: str) -> None:
     # Against the metaschema once per schema, not per definition: it costs ~0.5 s.
+    # Draft-07's metaschema knows its definitions under `definitions` only.
     schema = schema_of(key)
-    jsonschema.Draft202012Validator.check_schema(
-        {"$schema": schema["$schema"], "$defs": schema["$defs"]}
-    )
+    where = "definitions" if schema["$schema"] == spec.DRAFT_07 else "$defs"
+    dialect(key).check_schema({"$schema": schema["$schema"], where: schema["$defs"]})
 
 
 def _refs(node: Any, out: set[str]) -> set[str]:

@@ -1,6 +1,6 @@
 """MCP client built on the official Python SDK (`mcp`), driving a stdio server through relay.py.
 
-    python py_client.py --mode legacy|auto|2026-07-28 --out CAPTURE.jsonl -- SERVER_CMD [ARGS...]
+    python py_client.py --mode legacy|auto|2026-07-28 --out CAPTURE.jsonl [--offer-version V] -- SERVER_CMD [ARGS...]
 
 The client launches `relay.py --out CAPTURE.jsonl -- SERVER_CMD...` as its stdio
 server, so every JSON-RPC line on the wire is recorded. Steps that a given
@@ -68,10 +68,12 @@ async def step(name, coro_fn):
         return None
 
 
-async def run(mode: str, out: str, server_cmd: list[str]) -> None:
+async def run(mode: str, out: str, offer: str | None, server_cmd: list[str]) -> None:
+    # --offer-version: the relay rewrites the client's initialize protocolVersion.
+    relay_opts = ["--offer-version", offer] if offer else []
     params = StdioServerParameters(
         command=sys.executable,
-        args=[os.path.join(HERE, "relay.py"), "--out", out, "--", *server_cmd],
+        args=[os.path.join(HERE, "relay.py"), "--out", out, *relay_opts, "--", *server_cmd],
         cwd=HERE,
     )
     modern = mode not in ("legacy",)
@@ -186,10 +188,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--mode", default="legacy")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--offer-version")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
-    anyio.run(run, a.mode, os.path.abspath(a.out), cmd)
+    anyio.run(run, a.mode, os.path.abspath(a.out), a.offer_version, cmd)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
 Usage (as the "server command" a client launches):
 
-    python relay.py --out FILE.jsonl [--peer-note TEXT] -- SERVER_CMD [ARGS...]
+    python relay.py --out FILE.jsonl [--offer-version V] -- SERVER_CMD [ARGS...]
 
 The client talks to this process over stdin/stdout exactly as it would to the
 server; the relay spawns SERVER_CMD, forwards every newline-delimited message
@@ -17,6 +17,12 @@ successful `initialize` result if there is one, else the
 `io.modelcontextprotocol/protocolVersion` envelope value of the first request
 that got a successful (non-error) response (2026-07-28 era, no handshake).
 All lines of a session carry that one session-level version.
+
+With ``--offer-version V`` the relay rewrites one thing: the
+``params.protocolVersion`` of the client's ``initialize`` request, to V, so
+that a server answers in an older version than the client would offer. The
+rewritten line is what the server receives and what is recorded; every other
+line (and everything the SDKs send after the handshake) is forwarded as is.
 
 Stdlib only; no timestamps, so reruns are deterministic up to SDK behaviour.
 """
@@ -33,6 +39,21 @@ import threading
 PV_KEY = "io.modelcontextprotocol/protocolVersion"
 
 
+def offer(line: bytes, version: str) -> bytes:
+    """``line`` with an ``initialize`` request's protocolVersion set to ``version``."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return line
+    if not (isinstance(msg, dict) and msg.get("method") == "initialize"):
+        return line
+    params = msg.get("params")
+    if not isinstance(params, dict):
+        return line
+    params["protocolVersion"] = version
+    return json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
 class Recorder:
     def __init__(self, out: str) -> None:
         self.out = out
@@ -45,6 +66,8 @@ class Recorder:
         self.done = False
 
     def add(self, direction: str, line: bytes) -> None:
+        if not line.strip():
+            return
         text = line.decode("utf-8", errors="replace").rstrip("\r\n")
         if not text.strip():
             return
@@ -93,6 +116,7 @@ class Recorder:
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", required=True)
+    ap.add_argument("--offer-version", help="rewrite the client's initialize protocolVersion")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     cmd = args.cmd[1:] if args.cmd and args.cmd[0] == "--" else args.cmd
@@ -116,6 +140,8 @@ def main() -> int:
             line = stdin.readline()
             if not line:
                 break
+            if args.offer_version:
+                line = offer(line, args.offer_version)
             rec.add("c2s", line)
             try:
                 proc.stdin.write(line)

@@ -1,6 +1,6 @@
 // MCP client on the official TypeScript SDK (@modelcontextprotocol/sdk 1.32.x), stdio transport.
 //
-//   node ts_client.mjs --out CAPTURE.jsonl -- SERVER_CMD [ARGS...]
+//   node ts_client.mjs --out CAPTURE.jsonl [--offer-version V] -- SERVER_CMD [ARGS...]
 //
 // Launches `python3 relay.py --out CAPTURE.jsonl -- SERVER_CMD...` as its server so that every
 // JSON-RPC line is recorded. Each step is attempted; failures are logged to stderr and skipped.
@@ -22,6 +22,9 @@ const outIdx = argv.indexOf('--out');
 const out = path.resolve(argv[outIdx + 1]);
 const sep = argv.indexOf('--');
 const serverCmd = argv.slice(sep + 1);
+// The relay rewrites the client's initialize protocolVersion (an older session).
+const offerIdx = argv.indexOf('--offer-version');
+const offer = offerIdx >= 0 && offerIdx < sep ? ['--offer-version', argv[offerIdx + 1]] : [];
 const python = process.env.PYTHON || 'python3';
 
 const sleep = ms => new Promise(r => setTimeout(r, ms));
@@ -58,7 +61,7 @@ client.setNotificationHandler(T.LoggingMessageNotificationSchema, n => log('[log
 
 const transport = new StdioClientTransport({
     command: python,
-    args: [path.join(HERE, 'relay.py'), '--out', out, '--', ...serverCmd],
+    args: [path.join(HERE, 'relay.py'), '--out', out, ...offer, '--', ...serverCmd],
     cwd: HERE,
     stderr: 'inherit'
 });

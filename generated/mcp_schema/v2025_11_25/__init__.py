@@ -5,7 +5,8 @@
 
 Every schema definition is importable from here under its schema name;
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models.
+their classes, ``ERROR_MODELS`` maps error codes to error models
+(``ERROR_MODEL`` for any other code).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from .methods import (
+    ERROR_MODEL,
     ERROR_MODELS,
     INPUT_REQUESTS,
     INTERNAL_ERROR,
@@ -37,6 +39,7 @@ from .models import (
     CancelledNotification,
     CancelledNotificationParams,
     CancelTaskRequest,
+    CancelTaskRequestParams,
     CancelTaskResult,
     ClientCapabilities,
     ClientCapabilitiesElicitation,
@@ -82,8 +85,10 @@ from .models import (
     GetPromptRequestParamsMeta,
     GetPromptResult,
     GetTaskPayloadRequest,
+    GetTaskPayloadRequestParams,
     GetTaskPayloadResult,
     GetTaskRequest,
+    GetTaskRequestParams,
     GetTaskResult,
     Icon,
     Icons,
@@ -216,6 +221,7 @@ from .models import (
 VERSION: Final = "2025-11-25"
 
 __all__ = [
+    "ERROR_MODEL",
     "ERROR_MODELS",
     "INPUT_REQUESTS",
     "INTERNAL_ERROR",
@@ -237,6 +243,7 @@ __all__ = [
     "CallToolRequestParamsMeta",
     "CallToolResult",
     "CancelTaskRequest",
+    "CancelTaskRequestParams",
     "CancelTaskResult",
     "CancelledNotification",
     "CancelledNotificationParams",
@@ -284,8 +291,10 @@ __all__ = [
     "GetPromptRequestParamsMeta",
     "GetPromptResult",
     "GetTaskPayloadRequest",
+    "GetTaskPayloadRequestParams",
     "GetTaskPayloadResult",
     "GetTaskRequest",
+    "GetTaskRequestParams",
     "GetTaskResult",
     "Icon",
     "Icons",

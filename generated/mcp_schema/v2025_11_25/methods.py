@@ -136,7 +136,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
             method="tasks/cancel",
             sender="both",
             request=m.CancelTaskRequest,
-            params=m.RelatedTaskMetadata,
+            params=m.CancelTaskRequestParams,
             result=m.CancelTaskResult,
             alternatives=(),
         ),
@@ -144,7 +144,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
             method="tasks/get",
             sender="both",
             request=m.GetTaskRequest,
-            params=m.RelatedTaskMetadata,
+            params=m.GetTaskRequestParams,
             result=m.GetTaskResult,
             alternatives=(),
         ),
@@ -160,7 +160,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
             method="tasks/result",
             sender="both",
             request=m.GetTaskPayloadRequest,
-            params=m.RelatedTaskMetadata,
+            params=m.GetTaskPayloadRequestParams,
             result=m.GetTaskPayloadResult,
             alternatives=(),
         ),
@@ -277,3 +277,6 @@ ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
     }
 )
 """The model of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL: Final = m.Error
+"""The model of a JSON-RPC ``error`` member of any other code."""

@@ -20,6 +20,7 @@ __all__ = [
     "CallToolRequestParamsMeta",
     "CallToolResult",
     "CancelTaskRequest",
+    "CancelTaskRequestParams",
     "CancelTaskResult",
     "CancelledNotification",
     "CancelledNotificationParams",
@@ -67,8 +68,10 @@ __all__ = [
     "GetPromptRequestParamsMeta",
     "GetPromptResult",
     "GetTaskPayloadRequest",
+    "GetTaskPayloadRequestParams",
     "GetTaskPayloadResult",
     "GetTaskRequest",
+    "GetTaskRequestParams",
     "GetTaskResult",
     "Icon",
     "Icons",
@@ -224,6 +227,12 @@ class BooleanSchema(McpModel):
     type: Literal["boolean"]
 
 
+class CancelTaskRequestParams(McpModel):
+    """MCP 2025-11-25 inline object at ``CancelTaskRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
+
+    task_id: StrictStr = Field(alias="taskId")
+
+
 class ClientCapabilitiesElicitation(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.elicitation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
@@ -343,10 +352,22 @@ class Error(McpModel):
     message: StrictStr
 
 
+class GetTaskPayloadRequestParams(McpModel):
+    """MCP 2025-11-25 inline object at ``GetTaskPayloadRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
+
+    task_id: StrictStr = Field(alias="taskId")
+
+
 class GetTaskPayloadResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+
+
+class GetTaskRequestParams(McpModel):
+    """MCP 2025-11-25 inline object at ``GetTaskRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskrequest"""
+
+    task_id: StrictStr = Field(alias="taskId")
 
 
 class Icon(McpModel):
@@ -653,7 +674,7 @@ class CancelTaskRequest(McpModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/cancel"]
-    params: RelatedTaskMetadata
+    params: CancelTaskRequestParams
 
 
 class CancelledNotificationParams(McpModel):
@@ -687,7 +708,7 @@ class GetTaskPayloadRequest(McpModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/result"]
-    params: RelatedTaskMetadata
+    params: GetTaskPayloadRequestParams
 
 
 class GetTaskRequest(McpModel):
@@ -696,7 +717,7 @@ class GetTaskRequest(McpModel):
     id: RequestId
     jsonrpc: Literal["2.0"]
     method: Literal["tasks/get"]
-    params: RelatedTaskMetadata
+    params: GetTaskRequestParams
 
 
 class InitializeRequest(McpModel):

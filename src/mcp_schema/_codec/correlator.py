@@ -56,6 +56,10 @@ class Correlator:
     the validated ``initialize`` result (handshake era); ``version`` sets it
     up front. Headers, when given, must agree with that version (-32020), so
     the same bytes give the same message with or without them.
+
+    A session that negotiated an older version (2024-11-05 on) is read in
+    that version; ``lenient_newer`` reads its peers' newer shapes as `decode`
+    does.
     """
 
     def __init__(
@@ -66,6 +70,7 @@ class Correlator:
         allow_unknown_methods: bool = False,
         assume_complete: bool = False,
         max_pending: int = MAX_PENDING,
+        lenient_newer: bool = False,
     ) -> None:
         if version is not None and version not in SUPPORTED:
             raise UnsupportedProtocolVersionError(
@@ -83,6 +88,7 @@ class Correlator:
             "server": {},
             _EITHER: {},
         }
+        self.lenient_newer = lenient_newer
 
     def _options(self, version: str | None, method: str | None, headers: Any) -> DecodeOptions:
         return DecodeOptions(
@@ -92,6 +98,7 @@ class Correlator:
             self.extensions,
             self.allow_unknown_methods,
             self.assume_complete,
+            self.lenient_newer,
         )
 
     def decode(

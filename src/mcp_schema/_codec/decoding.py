@@ -22,13 +22,14 @@ from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
 from mcp_schema._codec.problems import invalid
 from mcp_schema._codec.screen import as_input, screen
 from mcp_schema.base import McpModel
-from mcp_schema.errors import InvalidParamsError, MethodNotFoundError, error_list, quote
+from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError, error_list, quote
 from mcp_schema.http_headers import (
     Headers,
     check_request_headers,
     check_version_header,
     received_headers,
 )
+from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS
 
 
 def decode(
@@ -40,6 +41,7 @@ def decode(
     extensions: Collection[str] = (),
     allow_unknown_methods: bool = False,
     assume_complete: bool = False,
+    lenient_newer: bool = False,
 ) -> Message:
     """Decode one JSON-RPC message into the model of its method and version.
 
@@ -61,6 +63,19 @@ def decode(
       generic ``JSONRPCRequest`` instead of raising ``MethodNotFoundError``.
     * ``assume_complete``: a result without ``resultType`` (from a
       handshake-era server) is read as ``"complete"``.
+    * ``lenient_newer``: read a peer that sends newer shapes in an older
+      session. A message of an older handshake-era version that the
+      version's own models refuse (its method is not in that version,
+      -32601, or its params or result are not, -32602) is decoded with the
+      newest handshake-era version's models instead (`HANDSHAKE_VERSION`)
+      and returned as that version's model when they accept it; otherwise
+      the strict error stands. Members an older schema does not name need
+      no option: they are unknown members, kept either way.
+
+    One message per call: a JSON array is refused with -32600 in every
+    version, including the 2025-03-26 batches (split the array and decode
+    each element; ``v2025_03_26.JSONRPCBatchRequest`` and
+    ``JSONRPCBatchResponse`` validate a whole batch).
 
     Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
     arguments of the wrong type: ``raw`` not bytes-like or str, ``extensions``
@@ -74,6 +89,7 @@ def decode(
         extension_set(extensions),
         allow_unknown_methods,
         assume_complete,
+        lenient_newer,
     )
     screen(text)
     if headers is None:
@@ -92,6 +108,27 @@ def extension_set(extensions: Collection[str]) -> frozenset[str]:
 
 def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
     """The exact path: every error is classified from the sniffed envelope."""
+    try:
+        return _decode_exact(raw, sniffed, options)
+    except (MethodNotFoundError, InvalidParamsError):
+        newer = _read_as_newer(raw, sniffed, options) if options.lenient_newer else None
+        if newer is None:
+            raise
+        return newer
+
+
+def _read_as_newer(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message | None:
+    """``lenient_newer``: an older session's message in the newest handshake-era version."""
+    resolved = detect_version(sniffed.named_version, options.version, options.headers)
+    if resolved not in HANDSHAKE_VERSIONS or resolved == DEFAULT_VERSION:
+        return None
+    try:
+        return _decode_exact(raw, sniffed, options._replace(version=DEFAULT_VERSION))
+    except McpError:
+        return None
+
+
+def _decode_exact(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
     kind = kind_of(sniffed)
     check_envelope(sniffed, kind)
     headers = options.headers

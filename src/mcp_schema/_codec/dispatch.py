@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
@@ -72,7 +73,40 @@ def tables(
     for ext in _extension_tables(version, extensions):
         requests.update(ext.requests)
         notifications.update(ext.notifications)
+    for method, entry in requests.items():
+        requests[method] = replace(entry, request=_enveloped(entry.request, core.request))
+    for method, note in notifications.items():
+        notifications[method] = replace(
+            note, notification=_enveloped(note.notification, core.notification)
+        )
     return requests, notifications
+
+
+@functools.cache
+def _enveloped(cls: type[McpModel], envelope: type[McpModel]) -> type[McpModel]:
+    """``cls`` with the JSON-RPC members of ``envelope`` it lacks.
+
+    The draft-07 schemas (2024-11-05 to 2025-06-18) define a request such as
+    ``CallToolRequest`` as its method and params only, and put ``jsonrpc``
+    and ``id`` in the ``JSONRPCRequest`` envelope; a decoded message needs
+    both. The subclass keeps the class's name, so it is still a
+    ``CallToolRequest``; later schemas define whole messages and pass through.
+    """
+    missing = {
+        name: field
+        for name, field in envelope.model_fields.items()
+        if name in ("jsonrpc", "id") and name not in cls.model_fields
+    }
+    if not missing:
+        return cls
+    namespace: dict[str, Any] = {
+        "__module__": cls.__module__,
+        "__qualname__": cls.__qualname__,
+        "__doc__": cls.__doc__,
+        "__annotations__": {name: field.annotation for name, field in missing.items()},
+    }
+    namespace.update(missing)
+    return type(cls.__name__, (cls,), namespace)
 
 
 def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[[Any], str]:

@@ -21,3 +21,4 @@ class DecodeOptions(NamedTuple):
     extensions: frozenset[str] = NO_EXTENSIONS
     allow_unknown_methods: bool = False
     assume_complete: bool = False
+    lenient_newer: bool = False

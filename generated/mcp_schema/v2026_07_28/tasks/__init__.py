@@ -5,7 +5,8 @@
 
 Every schema definition is importable from here under its schema name;
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models.
+their classes, ``ERROR_MODELS`` maps error codes to error models
+(``ERROR_MODEL`` for any other code).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from .methods import (
+    ERROR_MODEL,
     ERROR_MODELS,
     INPUT_REQUESTS,
     INTERNAL_ERROR,
@@ -119,6 +121,7 @@ VERSION: Final = "2026-07-28"
 EXTENSION: Final = "io.modelcontextprotocol/tasks"
 
 __all__ = [
+    "ERROR_MODEL",
     "ERROR_MODELS",
     "EXTENSION",
     "INPUT_REQUESTS",

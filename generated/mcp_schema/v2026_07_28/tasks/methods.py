@@ -98,3 +98,6 @@ ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
     }
 )
 """The model of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL: Final = m.Error
+"""The model of a JSON-RPC ``error`` member of any other code."""
