@@ -22,7 +22,6 @@ from pydantic import (
     BaseModel,
     Discriminator,
     Field,
-    StrictInt,
     StrictStr,
     Tag,
     TypeAdapter,
@@ -31,7 +30,7 @@ from pydantic import (
 from pydantic_core import CoreSchema, SchemaValidator, core_schema
 
 from mcp_schema import SUPPORTED_VERSIONS
-from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
+from mcp_schema.base import DEFAULT_RESULT_TAG, JsonInt, McpModel, Omittable, ResultTypeUnion
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
@@ -70,7 +69,8 @@ _EXTENSION_PACKAGES = {(STATELESS_VERSION, TASKS_EXTENSION): "mcp_schema.v2026_0
 R = TypeVar("R")
 E = TypeVar("E")
 
-RequestId = Union[StrictStr, StrictInt]
+# A JSON Schema integer may be written 1.0, as in the versions' own RequestId.
+RequestId = Union[StrictStr, JsonInt]
 
 
 class ResultResponse(McpModel, Generic[R]):
