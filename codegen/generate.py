@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ir, methods, render
+from . import ir, methods, render, strategies
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -67,6 +67,9 @@ def generate() -> Output:
             module, env, modules[base_key] if base_key else None
         )
         files[where / "__init__.py"] = render.render_init(module, env)
+        files[where / "strategies.py"] = strategies.render_strategies(
+            module, env, modules[base_key] if base_key else None
+        )
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
             f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "
