@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from mcp_schema.base import McpModel
 from mcp_schema.codec import TASKS_EXTENSION, decode, encode
 from mcp_schema.errors import McpError
-from mcp_schema.json_strategies import MAX_JSON_LEAVES, integers, numbers
+from mcp_schema.json_strategies import MAX_JSON_DEPTH, integers, numbers
 from mcp_schema.testing import (
     InvalidMessage,
     WireMessage,
@@ -183,7 +183,9 @@ def test_every_result_arm_is_drawn(
         result = message.value["result"]
         return result.get("resultType") == tag if tag else "task" in result
 
-    found = drawn(messages(version, method=method, kind="result", extensions=extensions), alternative)
+    found = drawn(
+        messages(version, method=method, kind="result", extensions=extensions), alternative
+    )
     decoded = check_message(found)
     assert type(decoded.result).__name__ == answer  # type: ignore[attr-defined]
 
@@ -281,7 +283,7 @@ def test_recursive_json_nests_and_is_bounded() -> None:
     @settings(CHECKED, max_examples=200)
     @given(json_value)
     def bounded(value: Any) -> None:
-        assert _depth(value) <= MAX_JSON_LEAVES
+        assert _depth(value) <= MAX_JSON_DEPTH
 
     bounded()
 
