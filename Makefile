@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test conformance fuzz bench bench-strategies dist docs clean
+.PHONY: regen check-regen lint typecheck test conformance compare-dmcg fuzz bench bench-strategies dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -21,12 +21,12 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 
 lint: $(STAMP)
 	$(PY) -m ruff check src codegen generated tests bench docs
-	$(PY) -m ruff format --check src codegen generated
+	$(PY) -m ruff format --check src codegen generated tests bench docs
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
 typecheck: $(STAMP)
-	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
 	$(PY) -m pyright
@@ -35,7 +35,16 @@ test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
-	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.conformance
+	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
+
+# Both rows of the README's comparison: the same engine, seeds and examples.
+COMPARE := --examples 4 --derandomize --budget 0.2
+compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged alike
+	$(PY) -m pip install --quiet -e '.[compare]'
+	rm -rf build/dmcg
+	$(PY) -m tests.engines.dmcg build/dmcg
+	-$(PY) -m tests.engines.conformance $(COMPARE)
+	-PYTHONPATH=build/dmcg $(PY) -m tests.engines.conformance --models dmcg_models $(COMPARE) --show 0
 
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) -m pip install --quiet -e '.[bench]'
@@ -45,7 +54,7 @@ bench-strategies: $(STAMP)  ## drawing speed of mcp_schema.testing vs hypothesis
 	$(PY) -m bench.strategies
 
 fuzz: $(STAMP)  ## a million hostile inputs through the codec
-	$(PY) -m tests.fuzz $${MCP_FUZZ_COUNT:-1000000}
+	$(PY) -m tests.engines.fuzz $${MCP_FUZZ_COUNT:-1000000}
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis

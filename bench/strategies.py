@@ -31,7 +31,7 @@ from hypothesis.errors import HypothesisException, HypothesisWarning
 from codegen import spec
 from mcp_schema.codec import TASKS_EXTENSION
 from mcp_schema.testing import messages
-from tests import conformance as c
+from tests.engines import conformance as c
 
 TARGET_RATIO = 10.0
 

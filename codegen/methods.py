@@ -40,30 +40,24 @@ def union_members(builder: Builder, name: str) -> list[str]:
     return [name]
 
 
-def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.ModelClass]) -> None:
-    module = builder.module
+def collect(
+    builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.ModelClass]
+) -> ir.MethodTables:
+    """The method tables of the module ``builder`` built; ``classes`` are its
+    own and those it reuses, by name."""
     results: dict[str, str] = pairing.get("results", {})
     listed_senders: dict[str, str] = pairing.get("senders", {})
-    senders: dict[str, set[str]] = {}
-    for union, side in SENDER_UNIONS.items():
-        for member in union_members(builder, union):
-            senders.setdefault(member, set()).add(side)
+    senders = _senders(builder)
     input_requests = set(union_members(builder, "InputRequest"))
-
-    by_method: dict[str, str] = {}
-    for name in sorted(builder.defs):
-        method = const_of(builder.def_shape(name), "method")
-        if method is None or name in SENDER_UNIONS:
-            continue
-        if method in by_method:
-            raise BuildError(f"method {method!r} is defined by {by_method[method]} and {name}")
-        by_method[method] = name
-
-    for method, name in sorted(by_method.items()):
-        shape = builder.def_shape(name)
+    requests: list[ir.RequestEntry] = []
+    notifications: list[ir.NotificationEntry] = []
+    embedded: list[ir.NotificationEntry] = []
+    for method, name in _by_method(builder).items():
         params = _params_class(classes, name)
         if name in input_requests:
-            module.input_requests.append(ir.NotificationEntry(method, "server", name, params))
+            if method not in results:
+                raise BuildError(f"input request {method!r} has no result in schema/results.json")
+            embedded.append(ir.NotificationEntry(method, "server", name, params))
             continue
         sides = senders.get(name) or (
             {listed_senders[method]} if method in listed_senders else set()
@@ -73,26 +67,39 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
         sender: Literal["client", "server", "both"] = (
             "both" if len(sides) > 1 else "client" if "client" in sides else "server"
         )
-        is_request = "id" in shape.get("properties", {}) or method in results
-        if not is_request:
-            module.notifications.append(ir.NotificationEntry(method, sender, name, params))
+        if "id" not in builder.def_shape(name).get("properties", {}) and method not in results:
+            notifications.append(ir.NotificationEntry(method, sender, name, params))
             continue
         if method not in results:
             raise BuildError(f"request {method!r} has no result in schema/results.json")
         result = results[method]
-        module.requests.append(
-            ir.RequestEntry(
-                method,
-                sender,
-                name,
-                params,
-                (result, *_alternatives(builder, classes, result, params)),
-            )
-        )
-    for entry in module.input_requests:
-        if entry.method not in results:
-            raise BuildError(f"input request {entry.method!r} has no result in schema/results.json")
-    module.error_codes = _error_codes(builder, classes)
+        alternatives = _alternatives(builder, classes, result, params)
+        requests.append(ir.RequestEntry(method, sender, name, params, (result, *alternatives)))
+    return ir.MethodTables(
+        tuple(requests), tuple(notifications), tuple(embedded), _error_codes(builder, classes)
+    )
+
+
+def _senders(builder: Builder) -> dict[str, set[str]]:
+    """Who sends each definition, from the schema's ``Client*``/``Server*`` unions."""
+    senders: dict[str, set[str]] = {}
+    for union, side in SENDER_UNIONS.items():
+        for member in union_members(builder, union):
+            senders.setdefault(member, set()).add(side)
+    return senders
+
+
+def _by_method(builder: Builder) -> dict[str, str]:
+    """Every definition that carries a ``method`` const, by that method, sorted."""
+    by_method: dict[str, str] = {}
+    for name in sorted(builder.defs):
+        method = const_of(builder.def_shape(name), "method")
+        if method is None or name in SENDER_UNIONS:
+            continue
+        if method in by_method:
+            raise BuildError(f"method {method!r} is defined by {by_method[method]} and {name}")
+        by_method[method] = name
+    return dict(sorted(by_method.items()))
 
 
 def _params_class(classes: dict[str, ir.ModelClass], name: str) -> str | None:
@@ -124,7 +131,7 @@ def _alternatives(
     return list(dict.fromkeys(alternatives))
 
 
-def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir.ErrorCode]:
+def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> tuple[ir.ErrorCode, ...]:
     codes: dict[int, ir.ErrorCode] = {}
     for name in sorted(builder.defs):
         if name not in classes:
@@ -153,7 +160,7 @@ def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir
         codes[code] = ir.ErrorCode(constant, code, error_model)
     for code, constant in JSONRPC_CODES.items():
         codes.setdefault(code, ir.ErrorCode(constant, code, "Error"))
-    return sorted(codes.values(), key=lambda e: -e.code)
+    return tuple(sorted(codes.values(), key=lambda e: -e.code))
 
 
 def _upper_snake(name: str) -> str:

@@ -1,16 +1,15 @@
 """IR -> Hypothesis strategies: the generator's third output, beside models and methods.
 
-Every class and alias of a built module gets a strategy of the same name in
-the version package's ``strategies.py``, written with the building blocks of
+Every class and alias of a prepared module (``passes.prepare``: definitions
+ordered, alias cycles folded) gets a strategy of the same name in the version
+package's ``strategies.py``, written with the building blocks of
 ``mcp_schema.json_strategies`` (``objects``, ``strings``, ``one_of``, ...).
-Definitions come after what they use; a cycle of aliases (2026-07-28
-``JSONValue`` -> ``JSONObject`` -> ``JSONValue``) becomes one bounded
+A self-recursive alias (2026-07-28 ``JSONValue``) becomes a bounded
 ``recursive`` strategy whose leaves are the arms that do not recurse.
 """
 
 from __future__ import annotations
 
-import heapq
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,8 +18,6 @@ import jinja2
 
 from . import ir
 from .build import BuildError, snake
-
-Definition = ir.ModelClass | ir.Alias
 
 
 @dataclass(frozen=True)
@@ -46,11 +43,10 @@ class Expressions:
     """Prints type expressions as strategy expressions.
 
     ``inline`` maps names to print as something else: inside a recursive
-    strategy the recursing definition is the lambda's parameter and the other
-    members of its cycle are written out.
+    strategy, the recursing definition is the lambda's parameter.
     """
 
-    def __init__(self, inline: Mapping[str, str | ir.TypeExpr] | None = None) -> None:
+    def __init__(self, inline: Mapping[str, str] | None = None) -> None:
         self.inline = dict(inline or {})
 
     def __call__(self, t: ir.TypeExpr, format: str | None = None) -> str:
@@ -59,8 +55,7 @@ class Expressions:
         if isinstance(t, ir.Const):
             return _call("consts", *(literal(v) for v in t.values))
         if isinstance(t, ir.Ref):
-            target = self.inline.get(t.name, t.name)
-            return target if isinstance(target, str) else self(target)
+            return self.inline.get(t.name, t.name)
         if isinstance(t, ir.Array):
             return _call(
                 "arrays",
@@ -126,13 +121,6 @@ def refs(t: ir.TypeExpr) -> set[str]:
     return set()
 
 
-def uses(d: Definition) -> set[str]:
-    if isinstance(d, ir.Alias):
-        return refs(d.type)
-    found = set().union(*(refs(f.type) for f in d.fields))
-    return found | (refs(d.extra_type) if d.extra_type is not None else set())
-
-
 def object_expression(c: ir.ModelClass, express: Expressions) -> str:
     def members(required: bool) -> str:
         entries = [
@@ -151,88 +139,36 @@ def object_expression(c: ir.ModelClass, express: Expressions) -> str:
     return _call("objects", members(True), members(False), unknown=unknown)
 
 
-def cycles(defs: Mapping[str, Definition]) -> list[list[str]]:
-    """The reference cycles among ``defs``, each sorted, in name order."""
-    deps = {name: uses(d) & defs.keys() for name, d in defs.items()}
-    reach: dict[str, set[str]] = {}
-    for name in defs:
-        seen: set[str] = set()
-        todo = list(deps[name])
-        while todo:
-            n = todo.pop()
-            if n not in seen:
-                seen.add(n)
-                todo.extend(deps[n])
-        reach[name] = seen
-    found: list[list[str]] = []
-    for name in sorted(defs):
-        if name in reach[name] and not any(name in c for c in found):
-            found.append(sorted(n for n in reach[name] if name in reach[n]))
-    return found
-
-
 def strategy_views(module: ir.Module) -> list[StrategyView]:
-    """Every class and alias as a strategy, each after the ones it uses."""
-    defs: dict[str, Definition] = {c.name: c for c in module.classes}
-    defs.update({a.name: a for a in module.aliases})
-    expressions = {name: Expressions() for name in defs}
-    deps = {name: uses(d) & defs.keys() for name, d in defs.items()}
-    recursive_roots: dict[str, list[str]] = {}
-    for cycle in cycles(defs):
-        # Only aliases recurse in MCP so far; the recursion ends at the
-        # union's arms that do not recurse.
-        aliases = [d for n in cycle if isinstance(d := defs[n], ir.Alias)]
-        root = next((a.name for a in aliases if isinstance(a.type, ir.Union_)), None)
-        if root is None or len(aliases) < len(cycle):
-            raise BuildError(f"strategies: cannot bound the reference cycle {cycle}")
-        recursive_roots[root] = cycle
-        deps[root] -= set(cycle)
-        for other in cycle:
-            if other != root:
-                deps[other] = (deps[other] - set(cycle)) | {root}
-
+    """Every class and alias as a strategy, in the module's order (each after
+    what it uses, alias cycles folded into one self-recursive alias)."""
     views: list[StrategyView] = []
-    ready = [n for n in defs if not deps[n]]
-    heapq.heapify(ready)
-    pending = set(defs) - set(ready)
-    placed: set[str] = set()
-    while ready:
-        name = heapq.heappop(ready)
-        d = defs[name]
-        if isinstance(d, ir.Alias) and name in recursive_roots:
-            expression = recursive_expression(d, recursive_roots[name], defs)
-        elif isinstance(d, ir.Alias):
-            expression = expressions[name](d.type)
+    for d in module.definitions:
+        if isinstance(d, ir.ModelClass):
+            if d.forward:
+                raise BuildError(f"strategies: cannot bound the class cycle through {d.name}")
+            views.append(StrategyView(d.name, object_expression(d, Expressions())))
+        elif d.recursive:
+            views.append(StrategyView(d.name, recursive_expression(d)))
         else:
-            expression = object_expression(d, expressions[name])
-        views.append(StrategyView(name, expression))
-        placed.add(name)
-        for other in sorted(pending):
-            if deps[other] <= placed:
-                pending.discard(other)
-                heapq.heappush(ready, other)
-    if pending:
-        raise BuildError(f"strategies: reference cycle through {sorted(pending)}")
+            views.append(StrategyView(d.name, Expressions()(d.type)))
     return views
 
 
-def recursive_expression(root: ir.Alias, cycle: list[str], defs: Mapping[str, Definition]) -> str:
-    assert isinstance(root.type, ir.Union_)
+def recursive_expression(root: ir.Alias) -> str:
+    """A self-recursive union as a bounded ``recursive`` strategy: its arms
+    that do not recurse are the leaves."""
+    if not isinstance(root.type, ir.Union_):
+        raise BuildError(f"strategies: cannot bound the recursion of {root.name}")
     param = snake(root.name)
-    inline: dict[str, str | ir.TypeExpr] = {root.name: param}
-    for name in cycle:
-        d = defs[name]
-        if name != root.name and isinstance(d, ir.Alias):
-            inline[name] = d.type
     members = flatten(root.type)
-    leaves = [m for m in members if not refs(m) & set(cycle)]
+    leaves = [m for m in members if root.name not in refs(m)]
     if not leaves:
         raise BuildError(f"strategies: {root.name} has no arm that ends the recursion")
-    plain = Expressions()
-    folded = Expressions(inline)
+    folded = Expressions({root.name: param})
     return _call(
         "recursive",
-        _call("one_of", *(plain(m) for m in leaves)),
+        _call("one_of", *(Expressions()(m) for m in leaves)),
         f"lambda {param}: {_call('one_of', *(folded(m) for m in members))}",
     )
 
@@ -280,6 +216,7 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
         return name if name in own or base is None else f"base.{name}"
 
     classes = {c.name: c for c in (*(base.classes if base else ()), *module.classes)}
+    tables = module.methods
     own_definitions = sorted(n for c in module.classes if (n := c.name) == c.origin) + sorted(
         a.name for a in module.aliases
     )
@@ -292,9 +229,9 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
         definitions=strategy_views(module),
         schema_definitions=sorted([*own_definitions, *module.imported]),
         models=sorted(c.name for c in module.classes),
-        requests=[(r.method, qualified(r.request)) for r in module.requests],
-        notifications=[(n.method, qualified(n.notification)) for n in module.notifications],
-        answers=[(r.method, answers_expression(r, classes, qualified)) for r in module.requests],
-        errors=[(e.code, qualified(e.model)) for e in module.error_codes],
+        requests=[(r.method, qualified(r.request)) for r in tables.requests],
+        notifications=[(n.method, qualified(n.notification)) for n in tables.notifications],
+        answers=[(r.method, answers_expression(r, classes, qualified)) for r in tables.requests],
+        errors=[(e.code, qualified(e.model)) for e in tables.error_codes],
         literal=literal,
     )

@@ -12,14 +12,23 @@ CAPTURE = Path(__file__).parent / "data" / "captures" / "typescript-2025-11-25.j
 
 def test_cli_reports_invalid_lines_and_counts(tmp_path: Path) -> None:
     sample = tmp_path / "sample.jsonl"
-    lines = [json.dumps(json.loads(line)["message"]) for line in CAPTURE.read_text().splitlines()
-             if "message" in json.loads(line)
-             and json.loads(line)["message"].get("method") != "tools/frobnicate"]
-    lines += ['{"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": 5}}',
-              "not json", ""]
+    lines = [
+        json.dumps(json.loads(line)["message"])
+        for line in CAPTURE.read_text().splitlines()
+        if "message" in json.loads(line)
+        and json.loads(line)["message"].get("method") != "tools/frobnicate"
+    ]
+    lines += [
+        '{"jsonrpc": "2.0", "id": 900, "method": "tools/call", "params": {"name": 5}}',
+        "not json",
+        "",
+    ]
     sample.write_text("\n".join(lines) + "\n")
-    result = subprocess.run([sys.executable, "-m", "mcp_schema", "validate", str(sample)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "mcp_schema", "validate", str(sample)],
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 1
     out = result.stdout.splitlines()
     assert out[-1] == f"{len(lines) - 3} valid, 2 invalid"
@@ -28,6 +37,10 @@ def test_cli_reports_invalid_lines_and_counts(tmp_path: Path) -> None:
 
     good = tmp_path / "good.jsonl"
     good.write_text("\n".join(lines[:-3]) + "\n")
-    ok = subprocess.run([sys.executable, "-m", "mcp_schema", "validate", "-"],
-                        input=good.read_text(), capture_output=True, text=True)
+    ok = subprocess.run(
+        [sys.executable, "-m", "mcp_schema", "validate", "-"],
+        input=good.read_text(),
+        capture_output=True,
+        text=True,
+    )
     assert ok.returncode == 0 and ok.stdout.strip() == f"{len(lines) - 3} valid, 0 invalid"

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 import mcp_schema.v2026_07_28 as v
 from codegen.spec import spec_dir
 from mcp_schema import codec
-from tests.conformance import same_json
+from tests.engines.conformance import same_json
 
 EXAMPLES = sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*.json"))
 METHOD_OF_RESULT = {entry.result.__name__: method for method, entry in v.REQUESTS.items()}
@@ -30,8 +30,9 @@ def test_example_round_trips(path: Path) -> None:
     model = adapter.validate_python(instance)
     dumped = adapter.dump_python(model, mode="json", by_alias=True, exclude_unset=True)
     assert same_json(dumped, instance)
-    assert same_json(json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)),
-                     instance)
+    assert same_json(
+        json.loads(adapter.dump_json(model, by_alias=True, exclude_unset=True)), instance
+    )
 
 
 MESSAGES = [p for p in EXAMPLES if "jsonrpc" in json.loads(p.read_bytes())]

@@ -193,16 +193,26 @@ def test_non_scalar_argument_is_refused() -> None:
 
 
 def test_prompts_get_name() -> None:
-    request = {"jsonrpc": "2.0", "id": "p", "method": "prompts/get",
-               "params": {"name": "summarize", "_meta": dict(META)}}
+    request = {
+        "jsonrpc": "2.0",
+        "id": "p",
+        "method": "prompts/get",
+        "params": {"name": "summarize", "_meta": dict(META)},
+    }
     assert request_headers(request) == {
-        "MCP-Protocol-Version": VERSION, "Mcp-Method": "prompts/get", "Mcp-Name": "summarize"
+        "MCP-Protocol-Version": VERSION,
+        "Mcp-Method": "prompts/get",
+        "Mcp-Name": "summarize",
     }
 
 
 def test_resources_read_name_is_uri_and_encoded_when_non_ascii() -> None:
-    request: dict[str, Any] = {"jsonrpc": "2.0", "id": 2, "method": "resources/read",
-                               "params": {"uri": "file:///tmp/世界.txt", "_meta": dict(META)}}
+    request: dict[str, Any] = {
+        "jsonrpc": "2.0",
+        "id": 2,
+        "method": "resources/read",
+        "params": {"uri": "file:///tmp/世界.txt", "_meta": dict(META)},
+    }
     headers = request_headers(request)
     assert headers["Mcp-Name"] == "=?base64?ZmlsZTovLy90bXAv5LiW55WMLnR4dA==?="
     assert decode_header_value(headers["Mcp-Name"]) == "file:///tmp/世界.txt"
@@ -218,7 +228,8 @@ def test_other_methods_have_no_name() -> None:
 def test_notification_headers() -> None:
     note = {"jsonrpc": "2.0", "method": "notifications/initialized", "params": {"_meta": META}}
     assert request_headers(note) == {
-        "MCP-Protocol-Version": VERSION, "Mcp-Method": "notifications/initialized"
+        "MCP-Protocol-Version": VERSION,
+        "Mcp-Method": "notifications/initialized",
     }
 
 
@@ -252,8 +263,9 @@ class Tool(BaseModel):
 
 
 def test_pydantic_models_are_accepted() -> None:
-    request = Request(id=1, method="tools/call",
-                      params=Params(name="deploy", arguments=ARGS, meta=dict(META)))
+    request = Request(
+        id=1, method="tools/call", params=Params(name="deploy", arguments=ARGS, meta=dict(META))
+    )
     tool = Tool(name="deploy", input_schema=TOOL["inputSchema"])
     assert request_headers(request, tool) == EXPECTED_HEADERS
     assert validate_tool_headers(tool) == validate_tool_headers(TOOL)
@@ -284,8 +296,12 @@ def test_tool_must_be_the_one_called() -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"arguments": {}}},
         {"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": 5}},
         {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": [1]},
-        {"jsonrpc": "2.0", "id": 1, "method": "tools/list",
-         "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": 2026}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/list",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": 2026}},
+        },
     ],
 )
 def test_malformed_body_raises_value_error(message: dict[str, Any]) -> None:
@@ -313,8 +329,9 @@ def test_header_names_are_case_insensitive(case: Any) -> None:
     check_request_headers(headers, call(ARGS), TOOL)
 
 
-@pytest.mark.parametrize(("header", "argument"), [("42", 42.0), ("42.0", 42), ("4.2e1", 42),
-                                                  ("42", 42), ("-0", 0)])
+@pytest.mark.parametrize(
+    ("header", "argument"), [("42", 42.0), ("42.0", 42), ("4.2e1", 42), ("42", 42), ("-0", 0)]
+)
 def test_integer_params_compare_numerically(header: str, argument: Any) -> None:
     headers = {**EXPECTED_HEADERS, "Mcp-Param-Replicas": header}
     check_request_headers(headers, call({**ARGS, "replicas": argument}), TOOL)
@@ -350,48 +367,120 @@ def data(header: str, reason: str, expected: str | None, received: str | None) -
 
 
 REJECTED: list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any]]] = [
-    ("missing version", without("MCP-Protocol-Version"), ARGS,
-     data("MCP-Protocol-Version", "missing", VERSION, None)),
-    ("version mismatch", {**EXPECTED_HEADERS, "MCP-Protocol-Version": "2025-11-25"}, ARGS,
-     data("MCP-Protocol-Version", "mismatch", VERSION, "2025-11-25")),
-    ("missing method", without("Mcp-Method"), ARGS,
-     data("Mcp-Method", "missing", "tools/call", None)),
-    ("method case", {**EXPECTED_HEADERS, "Mcp-Method": "Tools/Call"}, ARGS,
-     data("Mcp-Method", "mismatch", "tools/call", "Tools/Call")),
+    (
+        "missing version",
+        without("MCP-Protocol-Version"),
+        ARGS,
+        data("MCP-Protocol-Version", "missing", VERSION, None),
+    ),
+    (
+        "version mismatch",
+        {**EXPECTED_HEADERS, "MCP-Protocol-Version": "2025-11-25"},
+        ARGS,
+        data("MCP-Protocol-Version", "mismatch", VERSION, "2025-11-25"),
+    ),
+    (
+        "missing method",
+        without("Mcp-Method"),
+        ARGS,
+        data("Mcp-Method", "missing", "tools/call", None),
+    ),
+    (
+        "method case",
+        {**EXPECTED_HEADERS, "Mcp-Method": "Tools/Call"},
+        ARGS,
+        data("Mcp-Method", "mismatch", "tools/call", "Tools/Call"),
+    ),
     ("missing name", without("Mcp-Name"), ARGS, data("Mcp-Name", "missing", "deploy", None)),
-    ("wrong name", {**EXPECTED_HEADERS, "Mcp-Name": "destroy"}, ARGS,
-     data("Mcp-Name", "mismatch", "deploy", "destroy")),
-    ("missing param", without("Mcp-Param-Region"), ARGS,
-     data("Mcp-Param-Region", "missing", "us-west1", None)),
-    ("missing nested param", without("Mcp-Param-Zone"), ARGS,
-     data("Mcp-Param-Zone", "missing", "Zürich", None)),
-    ("mismatched param", {**EXPECTED_HEADERS, "Mcp-Param-Region": "eu-west1"}, ARGS,
-     data("Mcp-Param-Region", "mismatch", "us-west1", "eu-west1")),
-    ("mismatched integer", {**EXPECTED_HEADERS, "Mcp-Param-Replicas": "4"}, ARGS,
-     data("Mcp-Param-Replicas", "mismatch", "3", "4")),
-    ("non-numeric integer", {**EXPECTED_HEADERS, "Mcp-Param-Replicas": "three"}, ARGS,
-     data("Mcp-Param-Replicas", "mismatch", "3", "three")),
-    ("mismatched boolean", {**EXPECTED_HEADERS, "Mcp-Param-Dry-Run": "False"}, ARGS,
-     data("Mcp-Param-Dry-Run", "mismatch", "false", "False")),
-    ("param for null argument", {**EXPECTED_HEADERS, "Mcp-Param-Team": "core"}, ARGS,
-     data("Mcp-Param-Team", "unexpected", None, "core")),
-    ("param for absent argument", {**EXPECTED_HEADERS, "Mcp-Param-Owner": "me"}, ARGS,
-     data("Mcp-Param-Owner", "unexpected", None, "me")),
-    ("raw non-ASCII", {**EXPECTED_HEADERS, "Mcp-Param-Zone": "Zürich"}, ARGS,
-     data("Mcp-Param-Zone", "invalid", "Zürich", "Zürich")),
-    ("raw control char", {**EXPECTED_HEADERS, "Mcp-Name": "deploy\r\n"}, ARGS,
-     data("Mcp-Name", "invalid", "deploy", "deploy\r\n")),
-    ("malformed base64", {**EXPECTED_HEADERS, "Mcp-Param-Zone": "=?base64?WsO8cmljaA=?="}, ARGS,
-     data("Mcp-Param-Zone", "invalid", "Zürich", "=?base64?WsO8cmljaA=?=")),
-    ("repeated field lines", {**EXPECTED_HEADERS, "mcp-name": "deploy"}, ARGS,
-     data("Mcp-Name", "mismatch", "deploy", "deploy, deploy")),
+    (
+        "wrong name",
+        {**EXPECTED_HEADERS, "Mcp-Name": "destroy"},
+        ARGS,
+        data("Mcp-Name", "mismatch", "deploy", "destroy"),
+    ),
+    (
+        "missing param",
+        without("Mcp-Param-Region"),
+        ARGS,
+        data("Mcp-Param-Region", "missing", "us-west1", None),
+    ),
+    (
+        "missing nested param",
+        without("Mcp-Param-Zone"),
+        ARGS,
+        data("Mcp-Param-Zone", "missing", "Zürich", None),
+    ),
+    (
+        "mismatched param",
+        {**EXPECTED_HEADERS, "Mcp-Param-Region": "eu-west1"},
+        ARGS,
+        data("Mcp-Param-Region", "mismatch", "us-west1", "eu-west1"),
+    ),
+    (
+        "mismatched integer",
+        {**EXPECTED_HEADERS, "Mcp-Param-Replicas": "4"},
+        ARGS,
+        data("Mcp-Param-Replicas", "mismatch", "3", "4"),
+    ),
+    (
+        "non-numeric integer",
+        {**EXPECTED_HEADERS, "Mcp-Param-Replicas": "three"},
+        ARGS,
+        data("Mcp-Param-Replicas", "mismatch", "3", "three"),
+    ),
+    (
+        "mismatched boolean",
+        {**EXPECTED_HEADERS, "Mcp-Param-Dry-Run": "False"},
+        ARGS,
+        data("Mcp-Param-Dry-Run", "mismatch", "false", "False"),
+    ),
+    (
+        "param for null argument",
+        {**EXPECTED_HEADERS, "Mcp-Param-Team": "core"},
+        ARGS,
+        data("Mcp-Param-Team", "unexpected", None, "core"),
+    ),
+    (
+        "param for absent argument",
+        {**EXPECTED_HEADERS, "Mcp-Param-Owner": "me"},
+        ARGS,
+        data("Mcp-Param-Owner", "unexpected", None, "me"),
+    ),
+    (
+        "raw non-ASCII",
+        {**EXPECTED_HEADERS, "Mcp-Param-Zone": "Zürich"},
+        ARGS,
+        data("Mcp-Param-Zone", "invalid", "Zürich", "Zürich"),
+    ),
+    (
+        "raw control char",
+        {**EXPECTED_HEADERS, "Mcp-Name": "deploy\r\n"},
+        ARGS,
+        data("Mcp-Name", "invalid", "deploy", "deploy\r\n"),
+    ),
+    (
+        "malformed base64",
+        {**EXPECTED_HEADERS, "Mcp-Param-Zone": "=?base64?WsO8cmljaA=?="},
+        ARGS,
+        data("Mcp-Param-Zone", "invalid", "Zürich", "=?base64?WsO8cmljaA=?="),
+    ),
+    (
+        "repeated field lines",
+        {**EXPECTED_HEADERS, "mcp-name": "deploy"},
+        ARGS,
+        data("Mcp-Name", "mismatch", "deploy", "deploy, deploy"),
+    ),
 ]
 
 
-@pytest.mark.parametrize(("headers", "arguments", "expected_data"),
-                         [case[1:] for case in REJECTED], ids=[case[0] for case in REJECTED])
-def test_rejected_headers(headers: dict[str, str], arguments: dict[str, Any],
-                          expected_data: dict[str, Any]) -> None:
+@pytest.mark.parametrize(
+    ("headers", "arguments", "expected_data"),
+    [case[1:] for case in REJECTED],
+    ids=[case[0] for case in REJECTED],
+)
+def test_rejected_headers(
+    headers: dict[str, str], arguments: dict[str, Any], expected_data: dict[str, Any]
+) -> None:
     with pytest.raises(HeaderMismatchError) as info:
         check_request_headers(headers, call(arguments), TOOL)
     error = info.value
@@ -416,15 +505,27 @@ def test_validate_tool_headers_maps_header_to_property_path() -> None:
 
 
 def test_valid_tokens_and_non_annotations() -> None:
-    tool = {"name": "t", "inputSchema": {"type": "object", "properties": {
-        "a": {"type": "string", "x-mcp-header": "!#$%&'*+-.^_`|~09azAZ"},
-        # A property *named* x-mcp-header, and x-mcp-header inside instance data.
-        "x-mcp-header": {"type": "string", "default": {"x-mcp-header": "Nope"}},
-        "properties": {"type": "object", "properties": {
-            "b": {"type": "boolean", "x-mcp-header": "B"}}},
-        "c": {"type": "object", "const": {"x-mcp-header": "C"},
-              "enum": [{"x-mcp-header": "C"}], "examples": [{"x-mcp-header": "C"}]},
-    }}}
+    tool = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "a": {"type": "string", "x-mcp-header": "!#$%&'*+-.^_`|~09azAZ"},
+                # A property *named* x-mcp-header, and x-mcp-header inside instance data.
+                "x-mcp-header": {"type": "string", "default": {"x-mcp-header": "Nope"}},
+                "properties": {
+                    "type": "object",
+                    "properties": {"b": {"type": "boolean", "x-mcp-header": "B"}},
+                },
+                "c": {
+                    "type": "object",
+                    "const": {"x-mcp-header": "C"},
+                    "enum": [{"x-mcp-header": "C"}],
+                    "examples": [{"x-mcp-header": "C"}],
+                },
+            },
+        },
+    }
     assert validate_tool_headers(tool) == {
         "Mcp-Param-!#$%&'*+-.^_`|~09azAZ": ("a",),
         "Mcp-Param-B": ("properties", "b"),
@@ -448,77 +549,205 @@ ANNOTATED = {"type": "string", "x-mcp-header": "Hidden"}
 
 INVALID: list[tuple[str, dict[str, Any], str, str]] = [
     ("empty", prop({"type": "string", "x-mcp-header": ""}), "/properties/p", "is empty"),
-    ("space", prop({"type": "string", "x-mcp-header": "a b"}), "/properties/p",
-     "not an RFC 9110 token"),
-    ("colon", prop({"type": "string", "x-mcp-header": "a:b"}), "/properties/p",
-     "not an RFC 9110 token"),
-    ("non-ASCII letter", prop({"type": "string", "x-mcp-header": "Région"}), "/properties/p",
-     "not an RFC 9110 token"),
-    ("tab", prop({"type": "string", "x-mcp-header": "a\tb"}), "/properties/p",
-     "control characters"),
-    ("newline", prop({"type": "string", "x-mcp-header": "a\n"}), "/properties/p",
-     "control characters"),
-    ("DEL", prop({"type": "string", "x-mcp-header": "a\x7f"}), "/properties/p",
-     "control characters"),
-    ("not a string", prop({"type": "string", "x-mcp-header": 5}), "/properties/p",
-     "must be a string"),
-    ("number type", prop({"type": "number", "x-mcp-header": "N"}), "/properties/p",
-     "it has type 'number'"),
-    ("object type", prop({"type": "object", "x-mcp-header": "N"}), "/properties/p",
-     "it has type 'object'"),
-    ("type list", prop({"type": ["string", "null"], "x-mcp-header": "N"}), "/properties/p",
-     "it has type ['string', 'null']"),
+    (
+        "space",
+        prop({"type": "string", "x-mcp-header": "a b"}),
+        "/properties/p",
+        "not an RFC 9110 token",
+    ),
+    (
+        "colon",
+        prop({"type": "string", "x-mcp-header": "a:b"}),
+        "/properties/p",
+        "not an RFC 9110 token",
+    ),
+    (
+        "non-ASCII letter",
+        prop({"type": "string", "x-mcp-header": "Région"}),
+        "/properties/p",
+        "not an RFC 9110 token",
+    ),
+    (
+        "tab",
+        prop({"type": "string", "x-mcp-header": "a\tb"}),
+        "/properties/p",
+        "control characters",
+    ),
+    (
+        "newline",
+        prop({"type": "string", "x-mcp-header": "a\n"}),
+        "/properties/p",
+        "control characters",
+    ),
+    (
+        "DEL",
+        prop({"type": "string", "x-mcp-header": "a\x7f"}),
+        "/properties/p",
+        "control characters",
+    ),
+    (
+        "not a string",
+        prop({"type": "string", "x-mcp-header": 5}),
+        "/properties/p",
+        "must be a string",
+    ),
+    (
+        "number type",
+        prop({"type": "number", "x-mcp-header": "N"}),
+        "/properties/p",
+        "it has type 'number'",
+    ),
+    (
+        "object type",
+        prop({"type": "object", "x-mcp-header": "N"}),
+        "/properties/p",
+        "it has type 'object'",
+    ),
+    (
+        "type list",
+        prop({"type": ["string", "null"], "x-mcp-header": "N"}),
+        "/properties/p",
+        "it has type ['string', 'null']",
+    ),
     ("missing type", prop({"x-mcp-header": "N"}), "/properties/p", "it has no type"),
-    ("duplicate", nested({"properties": {
-        "a": {"type": "string", "x-mcp-header": "Region"},
-        "b": {"type": "string", "x-mcp-header": "REGION"}}}),
-     "/properties/b", "duplicates (case-insensitively) the one of property 'a'"),
-    ("nested duplicate", nested({"properties": {
-        "a": {"type": "string", "x-mcp-header": "Region"},
-        "b": {"type": "object", "properties": {
-            "c": {"type": "string", "x-mcp-header": "region"}}}}}),
-     "/properties/b/properties/c", "duplicates"),
+    (
+        "duplicate",
+        nested(
+            {
+                "properties": {
+                    "a": {"type": "string", "x-mcp-header": "Region"},
+                    "b": {"type": "string", "x-mcp-header": "REGION"},
+                }
+            }
+        ),
+        "/properties/b",
+        "duplicates (case-insensitively) the one of property 'a'",
+    ),
+    (
+        "nested duplicate",
+        nested(
+            {
+                "properties": {
+                    "a": {"type": "string", "x-mcp-header": "Region"},
+                    "b": {
+                        "type": "object",
+                        "properties": {"c": {"type": "string", "x-mcp-header": "region"}},
+                    },
+                }
+            }
+        ),
+        "/properties/b/properties/c",
+        "duplicates",
+    ),
     ("root", nested({"x-mcp-header": "Root"}), "", "root schema is not a property"),
-    ("items", prop({"type": "array", "items": ANNOTATED}), "/properties/p/items",
-     "through 'properties' alone"),
-    ("items object property", prop({"type": "array", "items": {
-        "type": "object", "properties": {"q": ANNOTATED}}}),
-     "/properties/p/items/properties/q", "through 'properties' alone"),
-    ("prefixItems", prop({"type": "array", "prefixItems": [ANNOTATED]}),
-     "/properties/p/prefixItems/0", "through 'properties' alone"),
-    ("anyOf", prop({"anyOf": [ANNOTATED, {"type": "null"}]}), "/properties/p/anyOf/0",
-     "through 'properties' alone"),
-    ("oneOf", nested({"oneOf": [{"properties": {"q": ANNOTATED}}]}),
-     "/oneOf/0/properties/q", "through 'properties' alone"),
-    ("allOf", nested({"allOf": [{"properties": {"q": ANNOTATED}}]}),
-     "/allOf/0/properties/q", "through 'properties' alone"),
-    ("not", prop({"type": "string", "not": ANNOTATED}), "/properties/p/not",
-     "through 'properties' alone"),
-    ("if", nested({"if": {"properties": {"q": ANNOTATED}}}), "/if/properties/q",
-     "through 'properties' alone"),
-    ("then", nested({"then": {"properties": {"q": ANNOTATED}}}), "/then/properties/q",
-     "through 'properties' alone"),
-    ("else", nested({"else": {"properties": {"q": ANNOTATED}}}), "/else/properties/q",
-     "through 'properties' alone"),
-    ("$defs", nested({"$defs": {"D": ANNOTATED}, "properties": {"p": {"$ref": "#/$defs/D"}}}),
-     "/$defs/D", "through 'properties' alone"),
-    ("$ref sibling", prop({"$ref": {"x-mcp-header": "H", "type": "string"}}),
-     "/properties/p/$ref", "through 'properties' alone"),
-    ("definitions", nested({"definitions": {"D": ANNOTATED}}), "/definitions/D",
-     "through 'properties' alone"),
-    ("additionalProperties", nested({"additionalProperties": ANNOTATED}),
-     "/additionalProperties", "through 'properties' alone"),
-    ("patternProperties", nested({"patternProperties": {"^a/b~": ANNOTATED}}),
-     "/patternProperties/^a~1b~0", "through 'properties' alone"),
-    ("dependentSchemas", nested({"dependentSchemas": {"p": {"properties": {"q": ANNOTATED}}}}),
-     "/dependentSchemas/p/properties/q", "through 'properties' alone"),
-    ("unknown keyword", nested({"x-vendor": {"deep": [ANNOTATED]}}), "/x-vendor/deep/0",
-     "through 'properties' alone"),
+    (
+        "items",
+        prop({"type": "array", "items": ANNOTATED}),
+        "/properties/p/items",
+        "through 'properties' alone",
+    ),
+    (
+        "items object property",
+        prop({"type": "array", "items": {"type": "object", "properties": {"q": ANNOTATED}}}),
+        "/properties/p/items/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "prefixItems",
+        prop({"type": "array", "prefixItems": [ANNOTATED]}),
+        "/properties/p/prefixItems/0",
+        "through 'properties' alone",
+    ),
+    (
+        "anyOf",
+        prop({"anyOf": [ANNOTATED, {"type": "null"}]}),
+        "/properties/p/anyOf/0",
+        "through 'properties' alone",
+    ),
+    (
+        "oneOf",
+        nested({"oneOf": [{"properties": {"q": ANNOTATED}}]}),
+        "/oneOf/0/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "allOf",
+        nested({"allOf": [{"properties": {"q": ANNOTATED}}]}),
+        "/allOf/0/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "not",
+        prop({"type": "string", "not": ANNOTATED}),
+        "/properties/p/not",
+        "through 'properties' alone",
+    ),
+    (
+        "if",
+        nested({"if": {"properties": {"q": ANNOTATED}}}),
+        "/if/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "then",
+        nested({"then": {"properties": {"q": ANNOTATED}}}),
+        "/then/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "else",
+        nested({"else": {"properties": {"q": ANNOTATED}}}),
+        "/else/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "$defs",
+        nested({"$defs": {"D": ANNOTATED}, "properties": {"p": {"$ref": "#/$defs/D"}}}),
+        "/$defs/D",
+        "through 'properties' alone",
+    ),
+    (
+        "$ref sibling",
+        prop({"$ref": {"x-mcp-header": "H", "type": "string"}}),
+        "/properties/p/$ref",
+        "through 'properties' alone",
+    ),
+    (
+        "definitions",
+        nested({"definitions": {"D": ANNOTATED}}),
+        "/definitions/D",
+        "through 'properties' alone",
+    ),
+    (
+        "additionalProperties",
+        nested({"additionalProperties": ANNOTATED}),
+        "/additionalProperties",
+        "through 'properties' alone",
+    ),
+    (
+        "patternProperties",
+        nested({"patternProperties": {"^a/b~": ANNOTATED}}),
+        "/patternProperties/^a~1b~0",
+        "through 'properties' alone",
+    ),
+    (
+        "dependentSchemas",
+        nested({"dependentSchemas": {"p": {"properties": {"q": ANNOTATED}}}}),
+        "/dependentSchemas/p/properties/q",
+        "through 'properties' alone",
+    ),
+    (
+        "unknown keyword",
+        nested({"x-vendor": {"deep": [ANNOTATED]}}),
+        "/x-vendor/deep/0",
+        "through 'properties' alone",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("tool", "pointer", "reason"), [case[1:] for case in INVALID],
-                         ids=[case[0] for case in INVALID])
+@pytest.mark.parametrize(
+    ("tool", "pointer", "reason"), [case[1:] for case in INVALID], ids=[case[0] for case in INVALID]
+)
 def test_invalid_tool_annotations(tool: dict[str, Any], pointer: str, reason: str) -> None:
     with pytest.raises(InvalidToolHeaderError) as info:
         validate_tool_headers(tool)

@@ -21,27 +21,57 @@ def oracle(key: str, name: str, *, patched: bool) -> jsonschema.Draft202012Valid
 
 CASES: list[tuple[str, str, str, Any, Any]] = [
     # overlay id, schema, def, legal instance, models package
-    ("json-value-number-null", "2026-07-28", "JSONValue", {"ratio": 0.5, "none": None},
-     v2026_07_28),
-    ("elicit-result-number", "2026-07-28", "ElicitResult",
-     {"action": "accept", "content": {"confidence": 0.75}}, v2026_07_28),
-    ("elicit-result-number", "2025-11-25", "ElicitResult",
-     {"action": "accept", "content": {"confidence": 0.75}}, v2025_11_25),
-    ("error-response-null-id-2025", "2025-11-25", "JSONRPCErrorResponse",
-     {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
-     v2025_11_25),
-    ("error-response-null-id-2026", "2026-07-28", "JSONRPCErrorResponse",
-     {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
-     v2026_07_28),
-    ("read-resource-result-cache-hints", "2026-07-28", "ReadResourceResult",
-     {"resultType": "complete", "contents": [{"uri": "a.txt", "text": "x"}]}, v2026_07_28),
+    (
+        "json-value-number-null",
+        "2026-07-28",
+        "JSONValue",
+        {"ratio": 0.5, "none": None},
+        v2026_07_28,
+    ),
+    (
+        "elicit-result-number",
+        "2026-07-28",
+        "ElicitResult",
+        {"action": "accept", "content": {"confidence": 0.75}},
+        v2026_07_28,
+    ),
+    (
+        "elicit-result-number",
+        "2025-11-25",
+        "ElicitResult",
+        {"action": "accept", "content": {"confidence": 0.75}},
+        v2025_11_25,
+    ),
+    (
+        "error-response-null-id-2025",
+        "2025-11-25",
+        "JSONRPCErrorResponse",
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        v2025_11_25,
+    ),
+    (
+        "error-response-null-id-2026",
+        "2026-07-28",
+        "JSONRPCErrorResponse",
+        {"jsonrpc": "2.0", "id": None, "error": {"code": -32700, "message": "Parse error"}},
+        v2026_07_28,
+    ),
+    (
+        "read-resource-result-cache-hints",
+        "2026-07-28",
+        "ReadResourceResult",
+        {"resultType": "complete", "contents": [{"uri": "a.txt", "text": "x"}]},
+        v2026_07_28,
+    ),
 ]
 
 
-@pytest.mark.parametrize(("overlay", "key", "name", "instance", "package"), CASES,
-                         ids=[f"{c[0]}:{c[1]}" for c in CASES])
-def test_overlay_fixes_the_defect(overlay: str, key: str, name: str, instance: Any,
-                                  package: Any) -> None:
+@pytest.mark.parametrize(
+    ("overlay", "key", "name", "instance", "package"), CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES]
+)
+def test_overlay_fixes_the_defect(
+    overlay: str, key: str, name: str, instance: Any, package: Any
+) -> None:
     assert overlay in {o["id"] for o in spec.overlays_for(key)}
     assert not oracle(key, name, patched=False).is_valid(instance), "the upstream defect is gone"
     assert oracle(key, name, patched=True).is_valid(instance)
@@ -57,16 +87,20 @@ def test_input_required_result_type_decides_the_arm() -> None:
     assert not oracle("2026-07-28", "CallToolResultResponse", patched=True).is_valid(complete)
     with pytest.raises(ValidationError):
         v2026_07_28.CallToolResultResponse.model_validate(complete)
-    asking = {"jsonrpc": "2.0", "id": 1,
-              "result": {"resultType": "input_required", "requestState": "s"}}
+    asking = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "result": {"resultType": "input_required", "requestState": "s"},
+    }
     message = v2026_07_28.CallToolResultResponse.model_validate(asking)
     assert isinstance(message.result, v2026_07_28.InputRequiredResult)
 
 
 def test_every_overlay_is_tested() -> None:
     tested = {c[0] for c in CASES} | {"input-required-result-type"}
-    declared = {o["id"] for o in json.loads((spec.SCHEMA_DIR / "overlays.json").read_text())[
-        "overlays"]}
+    declared = {
+        o["id"] for o in json.loads((spec.SCHEMA_DIR / "overlays.json").read_text())["overlays"]
+    }
     assert declared == tested
 
 

@@ -33,7 +33,7 @@ from mcp_schema.testing import (
     models,
 )
 from mcp_schema.v2026_07_28 import Annotations, CallToolRequest, CallToolResult
-from tests import conformance as c
+from tests.engines import conformance as c
 
 CHECKED = settings(
     max_examples=10,

@@ -5,6 +5,7 @@
 Stdlib only. Records each POST body (c2s, with request headers) and each JSON-RPC
 object in the response (s2c, with status and response headers; SSE `data:` lines are parsed).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -40,7 +41,10 @@ def main() -> None:
 
         def post(body: str, extra: dict | None = None) -> None:
             nonlocal sid
-            h = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+            h = {
+                "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream",
+            }
             if sid:
                 h["Mcp-Session-Id"] = sid
             h.update(extra or {})
@@ -58,30 +62,47 @@ def main() -> None:
             sid = rh.get("mcp-session-id") or rh.get("Mcp-Session-Id") or sid
             keep = {k: v for k, v in rh.items() if k.lower() in ("content-type", "mcp-session-id")}
             keep["status"] = str(status)
-            payloads = [line_[5:].strip() for line_ in data.splitlines() if line_.startswith("data:")] or ([data] if data.strip() else [])
+            payloads = [
+                line_[5:].strip() for line_ in data.splitlines() if line_.startswith("data:")
+            ] or ([data] if data.strip() else [])
             for p in payloads:
                 if not p:
                     continue
                 try:
-                    rows.append({"dir": "s2c", "version": version, "message": json.loads(p), "headers": keep})
+                    rows.append(
+                        {
+                            "dir": "s2c",
+                            "version": version,
+                            "message": json.loads(p),
+                            "headers": keep,
+                        }
+                    )
                 except ValueError:
                     rows.append({"dir": "s2c", "version": version, "raw": p, "headers": keep})
             print(status, data[:200].replace("\n", " "), file=sys.stderr)
 
-        post('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"http-probe","version":"0.0.1"}}}')
+        post(
+            '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"http-probe","version":"0.0.1"}}}'
+        )
         pv = {"MCP-Protocol-Version": version}
         post('{"jsonrpc":"2.0","method":"notifications/initialized"}', pv)
-        post('{"jsonrpc":"2.0","id":2,"method":"ping"', pv)               # invalid JSON
-        post('{"foo":1}', pv)                                              # not JSON-RPC
-        post('{"jsonrpc":"2.0","id":3,"method":"tools/frobnicate"}', pv)   # unknown method
-        post('{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}', pv)
-        post('{"jsonrpc":"2.0","id":5,"method":"ping"}', {"MCP-Protocol-Version": "1999-01-01"})  # bad version header
+        post('{"jsonrpc":"2.0","id":2,"method":"ping"', pv)  # invalid JSON
+        post('{"foo":1}', pv)  # not JSON-RPC
+        post('{"jsonrpc":"2.0","id":3,"method":"tools/frobnicate"}', pv)  # unknown method
+        post(
+            '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}',
+            pv,
+        )
+        post(
+            '{"jsonrpc":"2.0","id":5,"method":"ping"}', {"MCP-Protocol-Version": "1999-01-01"}
+        )  # bad version header
     finally:
         proc.terminate()
         proc.wait()
     with open(a.out, "w", encoding="utf-8") as fh:
         for r in rows:
             fh.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+
 
 if __name__ == "__main__":
     main()

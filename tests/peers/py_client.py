@@ -83,7 +83,9 @@ async def run(mode: str, out: str, server_cmd: list[str]) -> None:
         list_roots_callback=roots_cb,
         logging_callback=log_cb,
         log_level="debug" if modern else None,
-        client_info=types.Implementation(name="py-peer-client", version="1.0.0", title="Python peer client"),
+        client_info=types.Implementation(
+            name="py-peer-client", version="1.0.0", title="Python peer client"
+        ),
         read_timeout_seconds=20,
         cache=None,
     )
@@ -96,12 +98,18 @@ async def run(mode: str, out: str, server_cmd: list[str]) -> None:
             await step("logging/setLevel", lambda: c.set_logging_level("debug"))
         await step("tools/list", lambda: c.list_tools())
         await step("call echo", lambda: c.call_tool("echo", {"text": "hello"}))
-        await step("call get_weather", lambda: c.call_tool("get_weather", {"city": "Paris", "units": "metric"}))
+        await step(
+            "call get_weather",
+            lambda: c.call_tool("get_weather", {"city": "Paris", "units": "metric"}),
+        )
         await step("call divide ok", lambda: c.call_tool("divide", {"a": 1, "b": 4}))
         await step("call divide raises", lambda: c.call_tool("divide", {"a": 1, "b": 0}))
         await step("call bad args", lambda: c.call_tool("divide", {"a": "x"}))
         await step("call unknown tool", lambda: c.call_tool("no_such_tool", {}))
-        await step("call slow_count", lambda: c.call_tool("slow_count", {"n": 3}, progress_callback=progress_cb))
+        await step(
+            "call slow_count",
+            lambda: c.call_tool("slow_count", {"n": 3}, progress_callback=progress_cb),
+        )
         await step("resources/list", lambda: c.list_resources())
         await step("resources/templates/list", lambda: c.list_resource_templates())
         await step("read text", lambda: c.read_resource("config://app"))
@@ -112,19 +120,30 @@ async def run(mode: str, out: str, server_cmd: list[str]) -> None:
             await step("subscribe", lambda: c.subscribe_resource("config://app"))
             await step("unsubscribe", lambda: c.unsubscribe_resource("config://app"))
         await step("prompts/list", lambda: c.list_prompts())
-        await step("prompts/get", lambda: c.get_prompt("code_review", {"code": "print(1)", "language": "python"}))
+        await step(
+            "prompts/get",
+            lambda: c.get_prompt("code_review", {"code": "print(1)", "language": "python"}),
+        )
         await step(
             "complete prompt arg",
-            lambda: c.complete(types.PromptReference(type="ref/prompt", name="code_review"), {"name": "language", "value": "py"}),
+            lambda: c.complete(
+                types.PromptReference(type="ref/prompt", name="code_review"),
+                {"name": "language", "value": "py"},
+            ),
         )
         await step(
             "complete template arg",
             lambda: c.complete(
-                types.ResourceTemplateReference(type="ref/resource", uri="weather://{city}/current"),
+                types.ResourceTemplateReference(
+                    type="ref/resource", uri="weather://{city}/current"
+                ),
                 {"name": "city", "value": "P"},
             ),
         )
-        await step("elicitation form (number 0.75)", lambda: c.call_tool("rate_forecast", {"city": "Paris"}))
+        await step(
+            "elicitation form (number 0.75)",
+            lambda: c.call_tool("rate_forecast", {"city": "Paris"}),
+        )
         await step("sampling", lambda: c.call_tool("summarize", {}))
         await step("roots", lambda: c.call_tool("show_roots", {}))
         if not modern:
@@ -135,7 +154,9 @@ async def run(mode: str, out: str, server_cmd: list[str]) -> None:
         if modern:
 
             async def listen_once():
-                async with c.listen(tools_list_changed=True, resource_subscriptions=["config://app"]) as sub:
+                async with c.listen(
+                    tools_list_changed=True, resource_subscriptions=["config://app"]
+                ) as sub:
                     await c.call_tool("add_tool", {})
                     with anyio.move_on_after(1.0):
                         async for ev in sub:
@@ -154,7 +175,9 @@ async def run(mode: str, out: str, server_cmd: list[str]) -> None:
         await step("echo after cancel", lambda: c.call_tool("echo", {"text": "still alive"}))
         await step(
             "unknown method",
-            lambda: c.session.send_request(types.Request(method="tools/frobnicate", params={"x": 1}), types.EmptyResult),
+            lambda: c.session.send_request(
+                types.Request(method="tools/frobnicate", params={"x": 1}), types.EmptyResult
+            ),
         )
         await anyio.sleep(0.3)
 

@@ -19,7 +19,9 @@ from pydantic import BaseModel, Field
 
 warnings.simplefilter("ignore")
 
-ICON = types.Icon(src="https://example.com/icons/weather.png", mime_type="image/png", sizes=["48x48"])
+ICON = types.Icon(
+    src="https://example.com/icons/weather.png", mime_type="image/png", sizes=["48x48"]
+)
 
 mcp = MCPServer(
     "py-peer-server",
@@ -41,7 +43,9 @@ class WeatherReport(BaseModel):
 @mcp.tool(
     title="Get weather",
     description="Current weather for a city.",
-    annotations=types.ToolAnnotations(title="Weather", read_only_hint=True, open_world_hint=True, idempotent_hint=True),
+    annotations=types.ToolAnnotations(
+        title="Weather", read_only_hint=True, open_world_hint=True, idempotent_hint=True
+    ),
     icons=[ICON],
 )
 def get_weather(city: str, units: Literal["metric", "imperial"] = "metric") -> WeatherReport:
@@ -54,7 +58,10 @@ def echo(text: str) -> str:
     return text
 
 
-@mcp.tool(description="Divide a by b; raises on b == 0.", annotations=types.ToolAnnotations(destructive_hint=False))
+@mcp.tool(
+    description="Divide a by b; raises on b == 0.",
+    annotations=types.ToolAnnotations(destructive_hint=False),
+)
 def divide(a: float, b: float) -> float:
     if b == 0:
         raise ValueError("division by zero")
@@ -88,13 +95,19 @@ def ask_confidence() -> Elicit[Confidence]:
 
 
 @mcp.tool(description="Asks the user for a confidence value via form elicitation.")
-async def rate_forecast(conf: Annotated[Confidence, Resolve(ask_confidence)], city: str = "Paris") -> str:
+async def rate_forecast(
+    conf: Annotated[Confidence, Resolve(ask_confidence)], city: str = "Paris"
+) -> str:
     return f"{city}: confidence={conf.confidence} note={conf.note!r}"
 
 
 def ask_model() -> Sample:
     return Sample(
-        [types.SamplingMessage(role="user", content=types.TextContent(type="text", text="Summarize: sunny, 21C"))],
+        [
+            types.SamplingMessage(
+                role="user", content=types.TextContent(type="text", text="Summarize: sunny, 21C")
+            )
+        ],
         max_tokens=64,
         system_prompt="You are terse.",
         temperature=0.2,
@@ -119,7 +132,9 @@ async def show_roots(roots: Annotated[types.ListRootsResult, Resolve(ask_roots)]
 
 @mcp.tool(description="Ask the user to visit a URL (URL-mode elicitation, handshake era only).")
 async def connect_account(ctx: Context) -> str:
-    res = await ctx.elicit_url("Please authorize access", "https://example.com/oauth/authorize?x=1", "elic-001")
+    res = await ctx.elicit_url(
+        "Please authorize access", "https://example.com/oauth/authorize?x=1", "elic-001"
+    )
     return f"url elicitation action={res.action}"
 
 
@@ -138,8 +153,14 @@ async def add_tool(ctx: Context) -> str:
     return "added"
 
 
-@mcp.resource("config://app", name="app-config", title="App config", mime_type="application/json",
-              description="Application configuration", annotations=types.Annotations(audience=["user"], priority=0.5))
+@mcp.resource(
+    "config://app",
+    name="app-config",
+    title="App config",
+    mime_type="application/json",
+    description="Application configuration",
+    annotations=types.Annotations(audience=["user"], priority=0.5),
+)
 def app_config() -> str:
     return '{"theme": "dark", "retries": 3}'
 
@@ -151,7 +172,12 @@ def logo() -> bytes:
     )
 
 
-@mcp.resource("weather://{city}/current", name="city-weather", mime_type="text/plain", description="Weather by city")
+@mcp.resource(
+    "weather://{city}/current",
+    name="city-weather",
+    mime_type="text/plain",
+    description="Weather by city",
+)
 def city_weather(city: str) -> str:
     return f"{city}: sunny, 21.5C"
 
@@ -191,8 +217,9 @@ async def _unsubscribe(ctx, params):
 
 async def _set_level(ctx, params):
     try:
-        await ctx.session.send_log_message(level="notice", data={"msg": f"level set to {params.level}"},
-                                           logger="py-peer")
+        await ctx.session.send_log_message(
+            level="notice", data={"msg": f"level set to {params.level}"}, logger="py-peer"
+        )
     except Exception:
         pass
     return types.EmptyResult()
@@ -206,7 +233,9 @@ _low.add_request_handler("logging/setLevel", types.SetLevelRequestParams, _set_l
 if __name__ == "__main__":
     import sys
 
-    if len(sys.argv) > 2 and sys.argv[1] == "http":  # python py_server.py http PORT  (127.0.0.1 only)
+    if (
+        len(sys.argv) > 2 and sys.argv[1] == "http"
+    ):  # python py_server.py http PORT  (127.0.0.1 only)
         mcp.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
     else:
         mcp.run("stdio")

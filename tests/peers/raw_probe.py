@@ -21,20 +21,32 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 LINES = [
-    {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {},
-        "clientInfo": {"name": "raw-probe", "version": "0.0.1"}}},
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "raw-probe", "version": "0.0.1"},
+        },
+    },
     {"jsonrpc": "2.0", "method": "notifications/initialized"},
-    '{"jsonrpc": "2.0", "id": 2, "method": "ping"',          # truncated -> parse error
-    "this is not json",                                       # parse error
+    '{"jsonrpc": "2.0", "id": 2, "method": "ping"',  # truncated -> parse error
+    "this is not json",  # parse error
     {"jsonrpc": "2.0", "id": 3, "method": "tools/frobnicate"},  # unknown method
-    {"jsonrpc": "1.0", "id": 4, "method": "ping"},              # wrong jsonrpc version
-    {"id": 5, "method": "ping"},                                # missing jsonrpc
-    {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"arguments": {}}},  # missing name
-    {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": "oops"},        # params not object
-    {"jsonrpc": "2.0", "id": 99, "result": {}},                 # response to unknown id
-    [{"jsonrpc": "2.0", "id": 8, "method": "ping"}],            # batch (removed in 2025-06-18)
-    {"jsonrpc": "2.0", "id": "str-id-9", "method": "ping"},     # string id
+    {"jsonrpc": "1.0", "id": 4, "method": "ping"},  # wrong jsonrpc version
+    {"id": 5, "method": "ping"},  # missing jsonrpc
+    {
+        "jsonrpc": "2.0",
+        "id": 6,
+        "method": "tools/call",
+        "params": {"arguments": {}},
+    },  # missing name
+    {"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": "oops"},  # params not object
+    {"jsonrpc": "2.0", "id": 99, "result": {}},  # response to unknown id
+    [{"jsonrpc": "2.0", "id": 8, "method": "ping"}],  # batch (removed in 2025-06-18)
+    {"jsonrpc": "2.0", "id": "str-id-9", "method": "ping"},  # string id
     {"jsonrpc": "2.0", "id": 10, "method": "ping", "params": {"_meta": {"progressToken": "p1"}}},
     {"jsonrpc": "2.0", "method": "notifications/unknown_thing", "params": {}},
     {"jsonrpc": "2.0", "id": 11, "method": "tools/list"},
@@ -48,8 +60,17 @@ def main() -> None:
     a = ap.parse_args()
     cmd = a.cmd[1:] if a.cmd and a.cmd[0] == "--" else a.cmd
     proc = subprocess.Popen(
-        [sys.executable, os.path.join(HERE, "relay.py"), "--out", os.path.abspath(a.out), "--", *cmd],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=HERE,
+        [
+            sys.executable,
+            os.path.join(HERE, "relay.py"),
+            "--out",
+            os.path.abspath(a.out),
+            "--",
+            *cmd,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        cwd=HERE,
     )
 
     def reader() -> None:

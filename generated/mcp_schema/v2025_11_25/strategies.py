@@ -1334,18 +1334,18 @@ CreateMessageRequest: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
-URLElicitationRequiredErrorErrorData: Final = objects(
+URLElicitationRequiredErrorObjectData: Final = objects(
     {"elicitations": arrays(ElicitRequestURLParams)}, {}, unknown=UNKNOWN_MEMBERS
 )
 
-URLElicitationRequiredErrorError: Final = objects(
-    {"code": consts(-32042), "data": URLElicitationRequiredErrorErrorData, "message": strings()},
+URLElicitationRequiredErrorObject: Final = objects(
+    {"code": consts(-32042), "data": URLElicitationRequiredErrorObjectData, "message": strings()},
     {},
     unknown=UNKNOWN_MEMBERS,
 )
 
 URLElicitationRequiredError: Final = objects(
-    {"error": URLElicitationRequiredErrorError, "jsonrpc": consts("2.0")},
+    {"error": URLElicitationRequiredErrorObject, "jsonrpc": consts("2.0")},
     {"id": RequestId},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -1779,8 +1779,8 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.ToolResultContent: ToolResultContent,
         m.ToolUseContent: ToolUseContent,
         m.URLElicitationRequiredError: URLElicitationRequiredError,
-        m.URLElicitationRequiredErrorError: URLElicitationRequiredErrorError,
-        m.URLElicitationRequiredErrorErrorData: URLElicitationRequiredErrorErrorData,
+        m.URLElicitationRequiredErrorObject: URLElicitationRequiredErrorObject,
+        m.URLElicitationRequiredErrorObjectData: URLElicitationRequiredErrorObjectData,
         m.UnsubscribeRequest: UnsubscribeRequest,
         m.UnsubscribeRequestParams: UnsubscribeRequestParams,
         m.UnsubscribeRequestParamsMeta: UnsubscribeRequestParamsMeta,
@@ -1862,7 +1862,7 @@ RESULTS: Final[Mapping[str, Answers]] = MappingProxyType(
 
 ERRORS: Final[Mapping[int, SearchStrategy[Json]]] = MappingProxyType(
     {
-        -32042: URLElicitationRequiredErrorError,
+        -32042: URLElicitationRequiredErrorObject,
         -32600: Error,
         -32601: Error,
         -32602: Error,

@@ -279,7 +279,7 @@ Error: Final = objects(
     {"code": integers(), "message": strings()}, {"data": any_json()}, unknown=UNKNOWN_MEMBERS
 )
 
-HeaderMismatchErrorError: Final = objects(
+HeaderMismatchErrorObject: Final = objects(
     {"code": consts(-32020), "message": strings()}, {"data": any_json()}, unknown=UNKNOWN_MEMBERS
 )
 
@@ -384,14 +384,14 @@ MethodNotFoundError: Final = objects(
     {"code": consts(-32601), "message": strings()}, {"data": any_json()}, unknown=UNKNOWN_MEMBERS
 )
 
-MissingRequiredClientCapabilityErrorErrorData: Final = objects(
+MissingRequiredClientCapabilityErrorObjectData: Final = objects(
     {"requiredCapabilities": ClientCapabilities}, {}, unknown=UNKNOWN_MEMBERS
 )
 
-MissingRequiredClientCapabilityErrorError: Final = objects(
+MissingRequiredClientCapabilityErrorObject: Final = objects(
     {
         "code": consts(-32021),
-        "data": MissingRequiredClientCapabilityErrorErrorData,
+        "data": MissingRequiredClientCapabilityErrorObjectData,
         "message": strings(),
     },
     {},
@@ -462,7 +462,7 @@ Request: Final = objects(
 RequestId: Final = one_of(strings(), integers())
 
 HeaderMismatchError: Final = objects(
-    {"error": HeaderMismatchErrorError, "jsonrpc": consts("2.0")},
+    {"error": HeaderMismatchErrorObject, "jsonrpc": consts("2.0")},
     {"id": RequestId},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -480,7 +480,7 @@ JSONRPCRequest: Final = objects(
 )
 
 MissingRequiredClientCapabilityError: Final = objects(
-    {"error": MissingRequiredClientCapabilityErrorError, "jsonrpc": consts("2.0")},
+    {"error": MissingRequiredClientCapabilityErrorObject, "jsonrpc": consts("2.0")},
     {"id": RequestId},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -1266,14 +1266,14 @@ CreateMessageRequest: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
-UnsupportedProtocolVersionErrorErrorData: Final = objects(
+UnsupportedProtocolVersionErrorObjectData: Final = objects(
     {"requested": strings(), "supported": arrays(strings())}, {}, unknown=UNKNOWN_MEMBERS
 )
 
-UnsupportedProtocolVersionErrorError: Final = objects(
+UnsupportedProtocolVersionErrorObject: Final = objects(
     {
         "code": consts(-32022),
-        "data": UnsupportedProtocolVersionErrorErrorData,
+        "data": UnsupportedProtocolVersionErrorObjectData,
         "message": strings(),
     },
     {},
@@ -1281,7 +1281,7 @@ UnsupportedProtocolVersionErrorError: Final = objects(
 )
 
 UnsupportedProtocolVersionError: Final = objects(
-    {"error": UnsupportedProtocolVersionErrorError, "jsonrpc": consts("2.0")},
+    {"error": UnsupportedProtocolVersionErrorObject, "jsonrpc": consts("2.0")},
     {"id": RequestId},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -1610,7 +1610,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.GetPromptResult: GetPromptResult,
         m.GetPromptResultResponse: GetPromptResultResponse,
         m.HeaderMismatchError: HeaderMismatchError,
-        m.HeaderMismatchErrorError: HeaderMismatchErrorError,
+        m.HeaderMismatchErrorObject: HeaderMismatchErrorObject,
         m.Icon: Icon,
         m.Icons: Icons,
         m.ImageContent: ImageContent,
@@ -1644,8 +1644,8 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.LoggingMessageNotificationParams: LoggingMessageNotificationParams,
         m.MethodNotFoundError: MethodNotFoundError,
         m.MissingRequiredClientCapabilityError: MissingRequiredClientCapabilityError,
-        m.MissingRequiredClientCapabilityErrorError: MissingRequiredClientCapabilityErrorError,
-        m.MissingRequiredClientCapabilityErrorErrorData: MissingRequiredClientCapabilityErrorErrorData,
+        m.MissingRequiredClientCapabilityErrorObject: MissingRequiredClientCapabilityErrorObject,
+        m.MissingRequiredClientCapabilityErrorObjectData: MissingRequiredClientCapabilityErrorObjectData,
         m.ModelHint: ModelHint,
         m.ModelPreferences: ModelPreferences,
         m.Notification: Notification,
@@ -1712,8 +1712,8 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.ToolResultContent: ToolResultContent,
         m.ToolUseContent: ToolUseContent,
         m.UnsupportedProtocolVersionError: UnsupportedProtocolVersionError,
-        m.UnsupportedProtocolVersionErrorError: UnsupportedProtocolVersionErrorError,
-        m.UnsupportedProtocolVersionErrorErrorData: UnsupportedProtocolVersionErrorErrorData,
+        m.UnsupportedProtocolVersionErrorObject: UnsupportedProtocolVersionErrorObject,
+        m.UnsupportedProtocolVersionErrorObjectData: UnsupportedProtocolVersionErrorObjectData,
         m.UntitledMultiSelectEnumSchema: UntitledMultiSelectEnumSchema,
         m.UntitledMultiSelectEnumSchemaItems: UntitledMultiSelectEnumSchemaItems,
         m.UntitledSingleSelectEnumSchema: UntitledSingleSelectEnumSchema,
@@ -1771,9 +1771,9 @@ RESULTS: Final[Mapping[str, Answers]] = MappingProxyType(
 
 ERRORS: Final[Mapping[int, SearchStrategy[Json]]] = MappingProxyType(
     {
-        -32020: HeaderMismatchErrorError,
-        -32021: MissingRequiredClientCapabilityErrorError,
-        -32022: UnsupportedProtocolVersionErrorError,
+        -32020: HeaderMismatchErrorObject,
+        -32021: MissingRequiredClientCapabilityErrorObject,
+        -32022: UnsupportedProtocolVersionErrorObject,
         -32600: InvalidRequestError,
         -32601: MethodNotFoundError,
         -32602: InvalidParamsError,

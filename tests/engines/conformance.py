@@ -9,7 +9,7 @@ exactly what the oracle accepts, and every accepted value must survive
 exclude_unset=True)`` unchanged, JSON types included.
 
 Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
-as ``python -m tests.conformance`` (``make conformance``; random seeds,
+as ``python -m tests.engines.conformance`` (``make conformance``; random seeds,
 ``$MCP_CONFORMANCE_EXAMPLES`` examples per definition, default 200).
 """
 
@@ -19,6 +19,7 @@ import base64
 import copy
 import importlib
 import json
+import math
 import os
 import random
 import re
@@ -287,7 +288,7 @@ def _unmark(value: JSON) -> JSON:
 def generation_schema(key: str, name: str) -> dict[str, Any] | bool:
     """A self-contained, non-recursive schema for drawing valid ``name`` instances."""
     defs = schema_of(key)["$defs"]
-    schema = _inline(defs[name], key, (name,), False)
+    schema: dict[str, Any] | bool = _inline(defs[name], key, (name,), False)
     if isinstance(schema, dict):
         schema = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
     return schema
@@ -391,21 +392,28 @@ def hints(key: str) -> Hints:
 # --------------------------------------------------------------------------- model side
 
 
-@cache
-def package_of(key: str) -> str:
-    return "mcp_schema." + spec.pins()[key].package
+PROJECT_MODELS = "mcp_schema"
+
+
+def package_of(key: str, root: str = PROJECT_MODELS) -> str:
+    """Where the models of schema ``key`` live: ``<root>.<package of its pin>``.
+
+    ``root`` is this project's package unless another generator's output (laid
+    out the same way) is being judged.
+    """
+    return f"{root}.{spec.pins()[key].package}"
 
 
 @cache
-def model_of(key: str, name: str) -> Any:
+def model_of(key: str, name: str, root: str = PROJECT_MODELS) -> Any:
     """The class or type alias exported as ``name`` (raises if it is missing)."""
-    module = importlib.import_module(package_of(key))
+    module = importlib.import_module(package_of(key, root))
     return getattr(module, name)
 
 
 @cache
-def adapter(key: str, name: str) -> TypeAdapter[Any]:
-    return TypeAdapter(model_of(key, name))
+def adapter(key: str, name: str, root: str = PROJECT_MODELS) -> TypeAdapter[Any]:
+    return TypeAdapter(model_of(key, name, root))
 
 
 def round_trip(ta: TypeAdapter[Any], value: Any) -> JSON:
@@ -450,8 +458,17 @@ def _edit(value: JSON, path: tuple[str | int, ...], change: Callable[[JSON], JSO
     return out
 
 
-def _with(node: dict[str, JSON], **changes: JSON) -> dict[str, JSON]:
-    return {**node, **changes}
+def _setting(key: str, new: JSON) -> Callable[[JSON], JSON]:
+    """The change that sets member ``key`` of an object to ``new``."""
+    return lambda node: {**node, key: new}
+
+
+def _dropping(key: str) -> Callable[[JSON], JSON]:
+    return lambda node: {m: v for m, v in node.items() if m != key}
+
+
+def _renaming(key: str, new_key: str) -> Callable[[JSON], JSON]:
+    return lambda node: {(new_key if m == key else m): v for m, v in node.items()}
 
 
 def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
@@ -478,7 +495,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         out.append(
             (
                 f"drop {_show((*path, k))}",
-                _edit(value, path, lambda n, k=k: {m: v for m, v in n.items() if m != k}),
+                _edit(value, path, _dropping(k)),
             )
         )
 
@@ -489,7 +506,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         out.append(
             (
                 f"retype {_show((*path, k))} to {kind}",
-                _edit(value, path, lambda n, k=k, kind=kind: _with(n, **{k: _PROBES[kind]})),
+                _edit(value, path, _setting(k, _PROBES[kind])),
             )
         )
 
@@ -508,14 +525,14 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
             out.append(
                 (
                     f"swap const {_show((*path, k))} to {short(other, 60)}",
-                    _edit(value, path, lambda n, k=k, o=other: _with(n, **{k: o})),
+                    _edit(value, path, _setting(k, other)),
                 )
             )
         broken: JSON = node[k] + "-x" if isinstance(node[k], str) else "broken-const"
         out.append(
             (
                 f"break const {_show((*path, k))}",
-                _edit(value, path, lambda n, k=k, b=broken: _with(n, **{k: b})),
+                _edit(value, path, _setting(k, broken)),
             )
         )
 
@@ -524,7 +541,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
     out.append(
         (
             f"add {_show((*path, EXTRA_KEY))}",
-            _edit(value, path, lambda n: _with(n, **{EXTRA_KEY: 1})),
+            _edit(value, path, _setting(EXTRA_KEY, 1)),
         )
     )
 
@@ -537,7 +554,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         out.append(
             (
                 f"add twin {_show((*path, twin))} next to {k}",
-                _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"})),
+                _edit(value, path, _setting(twin, "twin-probe")),
             )
         )
         out.append(
@@ -546,7 +563,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
                 _edit(
                     value,
                     path,
-                    lambda n, k=k, t=twin: {(t if m == k else m): v for m, v in n.items()},
+                    _renaming(k, twin),
                 ),
             )
         )
@@ -558,7 +575,7 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
         out.append(
             (
                 f"add twin {_show((*path, twin))} of absent {name}",
-                _edit(value, path, lambda n, t=twin: _with(n, **{t: "twin-probe"})),
+                _edit(value, path, _setting(twin, "twin-probe")),
             )
         )
     return out
@@ -618,6 +635,7 @@ class Counts:
 class DefReport:
     key: str
     name: str
+    root: str = PROJECT_MODELS  # the package tree whose models are judged
     counts: Counts = field(default_factory=Counts)
     found: list[Discrepancy] = field(default_factory=list)
     generation_error: str | None = None
@@ -648,9 +666,9 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
     Returns whether the oracle accepts ``value``.
     """
     key, name = report.key, report.name
-    ta = adapter(key, name)
+    ta = adapter(key, name, report.root)
     c = report.counts
-    oracle_ok = oracle(key, name).is_valid(value)
+    oracle_ok: bool = oracle(key, name).is_valid(value)
     if mutation is None:
         c.instances += 1
         if not oracle_ok:
@@ -750,6 +768,7 @@ def run_def(
     derandomize: bool,
     budget: float | None = None,
     source: Source = strategy_for,
+    root: str = PROJECT_MODELS,
 ) -> DefReport:
     """Draw up to ``examples`` instances of ``name`` and check them and their mutants.
 
@@ -760,10 +779,10 @@ def run_def(
     hypothesis-jsonschema needs seconds per draw for the big unions, which the
     CI slice cannot afford for every definition; the deep run sets no budget.
     """
-    report = DefReport(key, name)
+    report = DefReport(key, name, root)
     started = time.perf_counter()
     try:
-        adapter(key, name)
+        adapter(key, name, root)
     except Exception as err:  # missing export, broken package, unbuildable schema
         report.counts.no_model = 1
         report.record(
@@ -775,7 +794,7 @@ def run_def(
                 None,
                 None,
                 None,
-                f"{package_of(key)}.{name}: {type(err).__name__}: {err}",
+                f"{package_of(key, root)}.{name}: {type(err).__name__}: {err}",
             )
         )
         report.seconds = time.perf_counter() - started
@@ -797,11 +816,12 @@ def run_def(
             raise _Enough
 
     _fired[0] = False
+    hard_stop = budget * HARD_STOP_FACTOR if budget is not None else math.inf
     if budget is not None:
         # A single hypothesis-jsonschema draw can take minutes on the task
         # unions; a hard stop turns that into a reported generation failure.
         signal.signal(signal.SIGALRM, _stop)
-        signal.setitimer(signal.ITIMER_REAL, budget * HARD_STOP_FACTOR)
+        signal.setitimer(signal.ITIMER_REAL, hard_stop)
     try:
         with warnings.catch_warnings():
             # hypothesis-jsonschema warns about draft-07 vs 2020-12 details we handle
@@ -809,7 +829,7 @@ def run_def(
             explore()
     except _Enough:
         if report.counts.instances == 0:
-            report.generation_error = f"no instance within {budget * HARD_STOP_FACTOR:.0f}s"
+            report.generation_error = f"no instance within {hard_stop:.0f}s"
     except (
         HypothesisException,
         jsonschema.exceptions.SchemaError,
@@ -819,11 +839,18 @@ def run_def(
     ) as err:
         if report.counts.instances == 0 and _fired[0]:
             # Hypothesis reports the interrupted draw as flaky; the cause is the stop.
-            report.generation_error = f"no instance within {budget * HARD_STOP_FACTOR:.0f}s"
+            report.generation_error = f"no instance within {hard_stop:.0f}s"
         elif report.counts.instances == 0:
             report.generation_error = f"{type(err).__name__}: {str(err)[:300]}"
         else:  # some instances were checked; note why generation stopped early
             report.generation_error = None
+    except Exception:
+        if not _fired[0]:
+            raise
+        # The stop landed inside Hypothesis' own bookkeeping, which then fails
+        # in a way of its own (seen: IndexError on a loaded machine).
+        if report.counts.instances == 0:
+            report.generation_error = f"no instance within {hard_stop:.0f}s"
     finally:
         if budget is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -833,24 +860,6 @@ def run_def(
         report.counts.no_generate = 1
     report.seconds = time.perf_counter() - started
     return report
-
-
-def run_all(
-    examples: int,
-    *,
-    derandomize: bool,
-    keys: Sequence[str] = SCHEMA_KEYS,
-    progress: Callable[[DefReport], None] | None = None,
-) -> dict[str, list[DefReport]]:
-    results: dict[str, list[DefReport]] = {}
-    for key in keys:
-        results[key] = []
-        for name in def_names(key):
-            report = run_def(key, name, examples, derandomize=derandomize)
-            results[key].append(report)
-            if progress:
-                progress(report)
-    return results
 
 
 # --------------------------------------------------------------------------- CLI
@@ -908,7 +917,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m tests.conformance",
+        prog="python -m tests.engines.conformance",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -933,6 +942,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         default="hypothesis-jsonschema",
         help="where valid instances come from (default: the independent hypothesis-jsonschema)",
     )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        help="seconds per definition after which no further instance is drawn (the CI setting)",
+    )
+    parser.add_argument(
+        "--models",
+        default=PROJECT_MODELS,
+        metavar="ROOT",
+        help="judge the models of ROOT.<package> (another generator's output, laid out like "
+        f"this project's) instead of {PROJECT_MODELS}.<package>",
+    )
     parser.add_argument("--show", type=int, default=20, help="discrepancies to print")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per definition")
     args = parser.parse_args(argv)
@@ -950,6 +971,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.examples,
                 derandomize=args.derandomize,
                 source=SOURCES[args.source],
+                budget=args.budget,
+                root=args.models,
             )
             results[key].append(r)
             if args.verbose:
@@ -963,7 +986,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     table, failed = _table(results)
     print(
-        f"conformance: {args.examples} examples per definition from {args.source}, "
+        f"conformance of {args.models}: {args.examples} examples per definition "
+        f"from {args.source}, "
         f"{'fixed' if args.derandomize else 'random'} seeds, "
         f"{time.perf_counter() - started:.1f}s"
     )
