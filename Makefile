@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test conformance compare-dmcg fuzz bench bench-strategies dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz bench bench-strategies dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +33,9 @@ typecheck: $(STAMP)
 
 test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest
+
+test-fast: $(STAMP)  ## the inner loop: every test not marked slow (under 30 s)
+	$(PY) -m pytest -m "not slow"
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
 	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance

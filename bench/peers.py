@@ -23,12 +23,11 @@ from mcp_types import methods as mt_methods
 from pydantic import BaseModel, TypeAdapter, create_model
 
 import codegen.spec
-from bench.workloads import HANDSHAKE, Msg, Workload
-from mcp_schema import codec, v2025_11_25, v2026_07_28
+from bench.workloads import HANDSHAKE, Msg, Workload, tables
+from mcp_schema import codec, versions
 
 Call = Callable[[], object]
 
-_OURS: dict[str, Any] = {HANDSHAKE: v2025_11_25, "2026-07-28": v2026_07_28}
 _THEIRS: dict[str, Any] = {HANDSHAKE: mt_v2025, "2026-07-28": mt_v2026}
 
 
@@ -114,8 +113,9 @@ def ours_decode(workload: Workload) -> Runner:
         return Runner(run, len(raws), first=_first(run))
 
     def build(msg: Msg) -> Call:
-        # A 2026-07-28 request names its version in params._meta.
-        version = None if msg.kind == "request" and msg.version != HANDSHAKE else msg.version
+        # A stateless-era request names its version in params._meta.
+        stateless = msg.version in versions.STATELESS_VERSIONS
+        version = None if msg.kind == "request" and stateless else msg.version
         return functools.partial(codec.decode, msg.raw, version=version, method=msg.method)
 
     return _checked(workload, build)
@@ -230,17 +230,17 @@ def _definition_of(msg: Msg) -> dict[str, Any]:
     defs = _schema(msg.version)["$defs"]
     if msg.definition and msg.definition in defs:
         return {"$ref": f"#/$defs/{msg.definition}"}
-    entry_tables = _OURS[msg.version]
+    entry_tables = tables(msg.version)
     method = msg.method or ""
     if msg.kind == "request":
-        entry = entry_tables.REQUESTS.get(method)
+        entry = entry_tables.requests.get(method)
         return {"$ref": f"#/$defs/{entry.request.__name__ if entry else 'JSONRPCRequest'}"}
     if msg.kind == "notification":
-        note = entry_tables.NOTIFICATIONS.get(method)
+        note = entry_tables.notifications.get(method)
         return {"$ref": f"#/$defs/{note.notification.__name__ if note else 'JSONRPCNotification'}"}
     if msg.kind == "error":
         return {"$ref": "#/$defs/JSONRPCErrorResponse"}
-    entry = entry_tables.REQUESTS.get(method)
+    entry = entry_tables.requests.get(method)
     if entry is None:
         return {"$ref": "#/$defs/JSONRPCResultResponse"}
     arms = [entry.result, *entry.alternatives]

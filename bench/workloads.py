@@ -10,19 +10,27 @@ from typing import Any, Literal
 
 import orjson
 
-from mcp_schema import v2025_11_25, v2026_07_28
+from mcp_schema import versions
+from mcp_schema.compiled import VersionTables
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"
 CAPTURES = ROOT / "tests" / "data" / "captures"
 
+# The versions the bench data is in: the official examples and the captured
+# sessions (tests/data/captures) were recorded in these.
 LATEST = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 
 Kind = Literal["request", "notification", "result", "error"]
 Direction = Literal["c2s", "s2c"]
 
-_PACKAGES: dict[str, Any] = {HANDSHAKE: v2025_11_25, LATEST: v2026_07_28}
+
+def tables(version: str) -> VersionTables:
+    """The method tables of a compiled version, from the registry."""
+    compiled = versions.protocol(version)
+    assert compiled is not None, f"{version} is not compiled"
+    return compiled.load()
 
 
 @dataclass(frozen=True)
@@ -66,8 +74,8 @@ def kind_of(message: dict[str, Any]) -> Kind:
 
 
 def _sender_direction(version: str, method: str, kind: Kind) -> Direction:
-    package = _PACKAGES[version]
-    table = package.REQUESTS if kind == "request" else package.NOTIFICATIONS
+    package = tables(version)
+    table = package.requests if kind == "request" else package.notifications
     entry = table.get(method)
     return "s2c" if entry is not None and entry.sender == "server" else "c2s"
 
@@ -77,7 +85,7 @@ def _sender_direction(version: str, method: str, kind: Kind) -> Direction:
 
 def _result_methods(version: str) -> dict[str, str]:
     """``CallToolResult`` -> ``tools/call``: the method answered by each result class."""
-    return {entry.result.__name__: method for method, entry in _PACKAGES[version].REQUESTS.items()}
+    return {entry.result.__name__: method for method, entry in tables(version).requests.items()}
 
 
 def examples(version: str = LATEST) -> Iterator[Workload]:
@@ -102,7 +110,7 @@ def examples(version: str = LATEST) -> Iterator[Workload]:
 # -- synthetic payloads ----------------------------------------------------------
 
 _META = {
-    "io.modelcontextprotocol/protocolVersion": LATEST,
+    versions.PROTOCOL_VERSION_KEY: LATEST,
     "io.modelcontextprotocol/clientInfo": {"name": "bench-client", "version": "1.0.0"},
     "io.modelcontextprotocol/clientCapabilities": {},
 }

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir, methods, passes, render, strategies
+from . import ir, methods, passes, registry, render, strategies
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -68,6 +68,9 @@ def generate() -> Output:
             module, env, modules[base_key] if base_key else None
         )
         files[where / "__init__.py"] = render.render_init(module, env)
+        files[where / "tables.py"] = registry.render_tables(
+            module, pins()[key], pins(), render.header(module), env
+        )
         files[where / "strategies.py"] = strategies.render_strategies(
             module, env, modules[base_key] if base_key else None
         )
@@ -78,6 +81,7 @@ def generate() -> Output:
             f"{len(module.methods.notifications):>2} notifications, "
             f"{len(module.methods.input_requests)} input requests -> mcp_schema.{module.package}"
         )
+    files[Path("mcp_schema", "registry.py")] = registry.render_registry(modules, pins(), env)
     return Output(format_sources(files), modules, summary)
 
 

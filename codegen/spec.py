@@ -37,6 +37,8 @@ class Pin:
     local: str
     sha256: str
     docs: str
+    era: str | None = None  # "handshake" | "stateless"; an extension has its base's
+    extension: str | None = None  # an extension's id, e.g. "io.modelcontextprotocol/tasks"
 
     @property
     def version(self) -> str:
@@ -110,7 +112,14 @@ def apply_overlay(schema: dict[str, Any], overlay: dict[str, Any], key: str) -> 
         node = node[int(token)] if isinstance(node, list) else node[token]
     slot: Any = int(last) if isinstance(node, list) else last
     current = node[slot]
-    if without_descriptions(current) != overlay["expect"]:
+    found = without_descriptions(current)
+    if found == without_descriptions(overlay["value"]) and found != overlay["expect"]:
+        raise SpecError(
+            f"overlay {overlay['id']!r} is fixed upstream in {key!r} at {overlay['pointer']}: "
+            "the schema now holds the overlay's value. Drop the overlay from "
+            "schema/overlays.json (and its case in tests/test_overlays.py)."
+        )
+    if found != overlay["expect"]:
         raise SpecError(
             f"overlay {overlay['id']!r} no longer applies to {key!r} at {overlay['pointer']}: "
             f"found {json.dumps(without_descriptions(current))}, expected {json.dumps(overlay['expect'])}. "

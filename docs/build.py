@@ -30,13 +30,11 @@ import pdoc.render
 from markupsafe import Markup
 from pydantic import BaseModel
 
+from mcp_schema.registry import COMPILED
+
 HERE = Path(__file__).resolve().parent
 
-VERSION_PACKAGES = (
-    "mcp_schema.v2025_11_25",
-    "mcp_schema.v2026_07_28",
-    "mcp_schema.v2026_07_28.tasks",
-)
+VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
 # Hand-written runtime modules: every public top-level module of the package
 # (base, method_table, errors, codec, http_headers, and whatever is added later).
 EXCLUDED = frozenset({"__main__"})

@@ -44,3 +44,16 @@ def test_cli_reports_invalid_lines_and_counts(tmp_path: Path) -> None:
         text=True,
     )
     assert ok.returncode == 0 and ok.stdout.strip() == f"{len(lines) - 3} valid, 0 invalid"
+
+
+def test_cli_offers_the_compiled_versions() -> None:
+    from mcp_schema import SUPPORTED_VERSIONS
+
+    result = subprocess.run(
+        [sys.executable, "-m", "mcp_schema", "validate", "-", "--version", "1999-01-01"],
+        input="",
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    assert all(repr(version) in result.stderr for version in SUPPORTED_VERSIONS), result.stderr

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_schema import codec, context, errors
+from mcp_schema import SUPPORTED_VERSIONS, codec, context, errors
 from mcp_schema import v2025_11_25 as old
 from mcp_schema import v2026_07_28 as new
 from mcp_schema.base import McpModel
@@ -434,7 +434,9 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     class, and whatever the exact path refuses, decode refuses the same way."""
     import random
 
-    from mcp_schema.codec import _decode_sniffed, _reject_non_json_numbers, _sniff
+    from mcp_schema._codec.decoding import decode_sniffed
+    from mcp_schema._codec.envelope import reject_non_json_numbers, sniff
+    from mcp_schema._codec.options import DecodeOptions
     from tests.engines import fuzz
 
     rng = random.Random(20261129)
@@ -442,17 +444,15 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     compared = 0
     for _ in range(3000):
         raw = fuzz.mutate(rng.choice(seeds), rng) if rng.random() < 0.7 else rng.choice(seeds)
-        version = rng.choice([None, "2025-11-25", "2026-07-28"])
+        version = rng.choice([None, *SUPPORTED_VERSIONS])
         method = rng.choice([None, "tools/call", "tools/list"])
         try:
             fast: Any = codec.decode(raw, version=version, method=method)
         except errors.McpError as err:
             fast = err
         try:
-            _reject_non_json_numbers(raw)
-            exact: Any = _decode_sniffed(
-                raw, _sniff(raw), version, method, None, frozenset(), False, False
-            )
+            reject_non_json_numbers(raw)
+            exact: Any = decode_sniffed(raw, sniff(raw), DecodeOptions(version, method))
         except errors.McpError as err:
             exact = err
         assert type(fast) is type(exact), raw
@@ -470,7 +470,9 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
 def test_request_context() -> None:
     ctx = context.RequestContext.from_request(codec.decode(call()))
     assert (ctx.protocol_version, ctx.log_level, ctx.progress_token) == ("2026-07-28", "info", 7)
-    assert ctx.client_info is not None and ctx.client_info.name == "c"
+    # Typed as the base model: the instances are the request's version's classes.
+    assert isinstance(ctx.client_info, new.Implementation) and ctx.client_info.name == "c"
+    assert isinstance(ctx.client_capabilities, new.ClientCapabilities)
     assert ctx.client_capabilities.sampling is not None and ctx.request_id == 1
 
 

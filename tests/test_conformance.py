@@ -19,6 +19,8 @@ import pytest
 from codegen import spec
 from tests.engines import conformance as c
 
+pytestmark = pytest.mark.slow
+
 # Examples per definition: enough to touch the arms of the unions, few
 # enough to keep this file well under a minute on a 2-core runner.
 EXAMPLES = 10

@@ -21,6 +21,8 @@ from pydantic import BaseModel
 
 pytest.importorskip("pdoc", reason="pdoc is in the 'docs' extra: pip install -e '.[docs]'")
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 PINS = json.loads((REPO / "schema" / "pins.json").read_text())["schemas"]
 

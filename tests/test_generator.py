@@ -13,13 +13,10 @@ from codegen.__main__ import main as codegen_main
 from codegen.build import snake
 from codegen.generate import GENERATED_DIR, PACKAGE_DIR, generate, stale_files
 from codegen.spec import ROOT
+from mcp_schema.registry import COMPILED
 
 EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}
-PACKAGES = {
-    "2025-11-25": "mcp_schema.v2025_11_25",
-    "2026-07-28": "mcp_schema.v2026_07_28",
-    "2026-07-28/tasks": "mcp_schema.v2026_07_28.tasks",
-}
+PACKAGES = {compiled.key: compiled.package for compiled in COMPILED}
 
 
 def test_generation_is_deterministic_and_matches_the_checked_in_files() -> None:

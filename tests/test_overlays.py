@@ -109,3 +109,11 @@ def test_an_overlay_that_no_longer_applies_fails_loudly() -> None:
     overlay = dict(spec.overlays_for("2026-07-28")[0], expect={"type": "string"})
     with pytest.raises(spec.SpecError, match="no longer applies"):
         spec.apply_overlay(schema, overlay, "2026-07-28")
+
+
+def test_an_overlay_fixed_upstream_says_to_drop_it() -> None:
+    overlay = spec.overlays_for("2026-07-28")[0]
+    schema = spec.load("2026-07-28", patched=False)
+    spec.apply_overlay(schema, overlay, "2026-07-28")  # the schema as if fixed upstream
+    with pytest.raises(spec.SpecError, match=r"fixed upstream.*Drop the overlay"):
+        spec.apply_overlay(schema, overlay, "2026-07-28")

@@ -35,6 +35,8 @@ from mcp_schema.testing import (
 from mcp_schema.v2026_07_28 import Annotations, CallToolRequest, CallToolResult
 from tests.engines import conformance as c
 
+pytestmark = pytest.mark.slow  # draws thousands of messages
+
 CHECKED = settings(
     max_examples=10,
     derandomize=True,

@@ -24,17 +24,21 @@ from pathlib import Path
 
 import pytest
 
+from mcp_schema.registry import COMPILED
+from mcp_schema.versions import DEFAULT_VERSION
+
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[1]
 # The two source roots that the wheel merges into one mcp_schema package.
 PACKAGE_ROOTS = (REPO / "src" / "mcp_schema", REPO / "generated" / "mcp_schema")
-VERSION_PACKAGES = (
-    "mcp_schema.v2025_11_25",
-    "mcp_schema.v2026_07_28",
-    "mcp_schema.v2026_07_28.tasks",
-)
+VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
 RUNTIME_MODULES = (
     "mcp_schema.base",
     "mcp_schema.method_table",
+    "mcp_schema.compiled",
+    "mcp_schema.versions",
+    "mcp_schema.registry",
     "mcp_schema.errors",
     "mcp_schema.codec",
     "mcp_schema.http_headers",
@@ -111,7 +115,7 @@ def test_wheel_holds_only_the_package(wheel: Path) -> None:
     assert shipped == expected
     for package in VERSION_PACKAGES:
         folder = package.replace(".", "/")
-        for module in ("__init__.py", "models.py", "methods.py"):
+        for module in ("__init__.py", "models.py", "methods.py", "tables.py"):
             assert f"{folder}/{module}" in names
 
 
@@ -150,7 +154,7 @@ def test_installed_package_imports_and_decodes(fresh_python: Path, tmp_path: Pat
             assert getattr(module, "__all__", None) or name.endswith("method_table"), name
         from mcp_schema.codec import decode, encode
         raw = b'{{"jsonrpc":"2.0","id":1,"method":"ping"}}'
-        assert json.loads(encode(decode(raw, version="2025-11-25"))) == json.loads(raw)
+        assert json.loads(encode(decode(raw, version={DEFAULT_VERSION!r}))) == json.loads(raw)
         print(mcp_schema.__version__)
     """)
     # cwd is an empty directory, so only the installed copy can be imported.
@@ -181,7 +185,7 @@ def test_cli_validates_jsonl(wheel: Path, fresh_python: Path, tmp_path: Path) ->
             "validate",
             str(good),
             "--version",
-            "2025-11-25",
+            DEFAULT_VERSION,
         ],
         cwd=tmp_path,
     )
@@ -196,7 +200,7 @@ def test_cli_validates_jsonl(wheel: Path, fresh_python: Path, tmp_path: Path) ->
             "validate",
             str(bad),
             "--version",
-            "2025-11-25",
+            DEFAULT_VERSION,
         ],
         capture_output=True,
         text=True,

@@ -13,8 +13,9 @@ import sys
 from collections.abc import Iterable, Sequence
 from typing import IO
 
-from mcp_schema.codec import TASKS_EXTENSION, Correlator
+from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError
+from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000
 
@@ -61,24 +62,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="validate a JSON Lines file of JSON-RPC messages")
     check.add_argument("file", help="the file, or - for standard input")
-    check.add_argument("--version", help="protocol version of messages that do not name one")
+    check.add_argument(
+        "--version",
+        choices=SUPPORTED_VERSIONS,
+        help="protocol version of messages that do not name one",
+    )
     check.add_argument(
         "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension was negotiated"
     )
     args = parser.parse_args(argv)
     stream = sys.stdin.buffer if args.file == "-" else open(args.file, "rb")
     progress = sys.stderr if sys.stderr.isatty() else None
-    try:
-        with stream:
-            valid, invalid = validate_lines(
-                stream,
-                sys.stdout,
-                version=args.version,
-                progress=progress,
-                extensions=(TASKS_EXTENSION,) if args.tasks else (),
-            )
-    except McpError as err:  # an unsupported --version
-        print(f"error: {err.message}", file=sys.stderr)
-        return 2
+    with stream:
+        valid, invalid = validate_lines(
+            stream,
+            sys.stdout,
+            version=args.version,
+            progress=progress,
+            extensions=(TASKS_EXTENSION,) if args.tasks else (),
+        )
     print(f"{valid} valid, {invalid} invalid")
     return 1 if invalid else 0

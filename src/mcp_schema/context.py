@@ -1,18 +1,22 @@
-"""What a 2026-07-28 handler needs from a request, without a session
+"""What a stateless-era handler needs from a request, without a session
 (hand-written runtime module): the request context, client-capability checks,
 and the retry of a request that got an input-required result (MRTR).
+
+Models are those of the version the request names in ``params._meta``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel
 
+from mcp_schema.base import McpModel
+from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import InvalidParamsError, MissingRequiredClientCapabilityError
-from mcp_schema.v2026_07_28 import ClientCapabilities, Implementation, InputRequiredResult
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol
 
 __all__ = [
     "RequestContext",
@@ -22,6 +26,28 @@ __all__ = [
 ]
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
+
+
+class InputRequired(Protocol):
+    """An input-required result (``InputRequiredResult`` of any stateless-era version)."""
+
+    @property
+    def input_requests(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def request_state(self) -> str | None: ...
+
+
+def _tables(meta: Mapping[str, Any]) -> VersionTables:
+    version = meta.get(PROTOCOL_VERSION_KEY)
+    compiled = protocol(version) if isinstance(version, str) else None
+    if compiled is None or compiled.era != "stateless":
+        path = f"$.params._meta[{PROTOCOL_VERSION_KEY!r}]"
+        raise InvalidParamsError(
+            f"Invalid params: {version!r} is not a stateless-era protocol version",
+            {"errors": [{"path": path, "reason": "not a stateless-era version"}]},
+        )
+    return compiled.load()
 
 
 def _dump(model: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
@@ -43,28 +69,35 @@ def _meta(request: BaseModel) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class RequestContext:
-    """The per-request facts of the stateless era, read from ``params._meta``."""
+    """The per-request facts of the stateless era, read from ``params._meta``.
+
+    ``client_capabilities`` and ``client_info`` are the ``ClientCapabilities``
+    and ``Implementation`` models of the request's protocol version.
+    """
 
     method: str
     request_id: str | int
     protocol_version: str
-    client_capabilities: ClientCapabilities
-    client_info: Implementation | None
+    client_capabilities: McpModel
+    client_info: McpModel | None
     log_level: str | None
     progress_token: str | int | None
 
     @classmethod
     def from_request(cls, request: BaseModel) -> RequestContext:
         meta = _meta(request)
+        tables = _tables(meta)
+        capabilities, implementation = tables.client_capabilities, tables.implementation
+        assert capabilities is not None and implementation is not None  # in every core version
         info = meta.get("io.modelcontextprotocol/clientInfo")
         return cls(
             method=str(getattr(request, "method", "")),
             request_id=getattr(request, "id"),  # noqa: B009 - requests always have one
-            protocol_version=str(meta.get("io.modelcontextprotocol/protocolVersion")),
-            client_capabilities=ClientCapabilities.model_validate(
+            protocol_version=str(meta.get(PROTOCOL_VERSION_KEY)),
+            client_capabilities=capabilities.model_validate(
                 meta.get("io.modelcontextprotocol/clientCapabilities", {})
             ),
-            client_info=Implementation.model_validate(info) if info is not None else None,
+            client_info=implementation.model_validate(info) if info is not None else None,
             log_level=meta.get("io.modelcontextprotocol/logLevel"),
             progress_token=meta.get("progressToken"),
         )
@@ -88,7 +121,7 @@ def missing_capabilities(
 
 
 def require_client_capabilities(
-    request: BaseModel, required: Mapping[str, Any] | ClientCapabilities
+    request: BaseModel, required: Mapping[str, Any] | BaseModel
 ) -> None:
     """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing."""
     declared = _meta(request).get("io.modelcontextprotocol/clientCapabilities") or {}
@@ -102,7 +135,7 @@ def require_client_capabilities(
 
 def retry_with_input(
     request: RequestT,
-    result: InputRequiredResult,
+    result: InputRequired,
     responses: Mapping[str, BaseModel | Mapping[str, Any]],
     *,
     request_id: str | int | None = None,

@@ -43,6 +43,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 
 from mcp_schema.errors import HeaderMismatchError
+from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 __all__ = [
     "InvalidToolHeaderError",
@@ -53,7 +54,6 @@ __all__ = [
     "validate_tool_headers",
 ]
 
-_VERSION_META_KEY = "io.modelcontextprotocol/protocolVersion"
 _VERSION_HEADER = "MCP-Protocol-Version"
 _METHOD_HEADER = "Mcp-Method"
 _NAME_HEADER = "Mcp-Name"
@@ -271,9 +271,9 @@ def _expected_headers(
 
     expected: list[_Expected] = []
     meta = params.get("_meta")
-    version = meta.get(_VERSION_META_KEY) if isinstance(meta, Mapping) else None
+    version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, Mapping) else None
     if version is not None:
-        version = _require_str(version, f"params._meta[{_VERSION_META_KEY!r}]")
+        version = _require_str(version, f"params._meta[{PROTOCOL_VERSION_KEY!r}]")
         expected.append(_Expected(_VERSION_HEADER, version, False))
     expected.append(_Expected(_METHOD_HEADER, method, False))
     field = _NAME_FIELDS.get(method)

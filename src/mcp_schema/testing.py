@@ -28,14 +28,9 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from mcp_schema._codec.messages import Kind
 from mcp_schema.base import McpModel
-from mcp_schema.codec import (
-    _EXTENSION_PACKAGES,
-    _PACKAGES,
-    PROTOCOL_VERSION_KEY,
-    TASKS_EXTENSION,
-    Kind,
-)
+from mcp_schema.compiled import CompiledVersion
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
@@ -43,6 +38,8 @@ from mcp_schema.errors import (
     ParseError,
 )
 from mcp_schema.json_strategies import Json
+from mcp_schema.registry import COMPILED
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS, extensions_of, protocol
 
 __all__ = [
     "InvalidMessage",
@@ -57,13 +54,13 @@ __all__ = [
 M = TypeVar("M", bound=McpModel)
 
 
-def _strategies(package: str) -> ModuleType:
-    return importlib.import_module(f"{package}.strategies")
+def _strategies(compiled: CompiledVersion) -> ModuleType:
+    """The ``strategies`` module every generated version package has."""
+    return importlib.import_module(f"{compiled.package}.strategies")
 
 
 def _all_strategy_modules() -> list[ModuleType]:
-    packages = [*_PACKAGES.values(), *_EXTENSION_PACKAGES.values()]
-    return [_strategies(package) for package in packages]
+    return [_strategies(compiled) for compiled in COMPILED]
 
 
 @functools.cache
@@ -87,20 +84,27 @@ def models(model: type[M]) -> st.SearchStrategy[M]:
     return instances(model).map(model.model_validate)
 
 
+def _version(version: str) -> CompiledVersion:
+    compiled = protocol(version)
+    if compiled is None:
+        raise ValueError(f"unsupported MCP version {version!r}; known: {SUPPORTED_VERSIONS}")
+    return compiled
+
+
+def _extensions(version: str, extensions: Collection[str]) -> list[CompiledVersion]:
+    known = extensions_of(version)
+    unknown = sorted(set(extensions) - set(known))
+    if unknown:
+        raise ValueError(f"no extension {unknown[0]!r} for MCP {version}")
+    return [known[extension] for extension in sorted(extensions)]
+
+
 def _version_module(version: str) -> ModuleType:
-    if version not in _PACKAGES:
-        raise ValueError(f"unsupported MCP version {version!r}; known: {sorted(_PACKAGES)}")
-    return _strategies(_PACKAGES[version])
+    return _strategies(_version(version))
 
 
 def _extension_modules(version: str, extensions: Collection[str]) -> list[ModuleType]:
-    found = []
-    for extension in sorted(extensions):
-        package = _EXTENSION_PACKAGES.get((version, extension))
-        if package is None:
-            raise ValueError(f"no extension {extension!r} for MCP {version}")
-        found.append(_strategies(package))
-    return found
+    return [_strategies(compiled) for compiled in _extensions(version, extensions)]
 
 
 def definitions(
@@ -178,11 +182,13 @@ def messages(
         notifications.update(module.NOTIFICATIONS)
         results.update(module.RESULTS)
     exts = tuple(sorted(extensions))
-    # With the Tasks extension negotiated, any request may be answered by a
-    # created task (decode reads resultType "task" as one).
-    more_tagged = (
-        {"task": extra[0].DEFINITIONS["CreateTaskResult"]} if TASKS_EXTENSION in exts else {}
-    )
+    # A negotiated extension's result arms may answer any request (decode
+    # reads their tag, e.g. resultType "task", as that result).
+    more_tagged = {
+        tag: instances(cls)
+        for compiled in _extensions(version, extensions)
+        for tag, cls in compiled.load().result_arms.items()
+    }
 
     def wire(kind: Kind, method: str | None) -> Callable[[Json], WireMessage]:
         return lambda value: WireMessage(kind, method, _stamped(version, value), version, exts)
@@ -264,9 +270,8 @@ def _broken(version: str, request: Json, choice: tuple[str, Json]) -> InvalidMes
 
 
 def _required_params(version: str) -> Mapping[str, tuple[str, ...]]:
-    package = importlib.import_module(_PACKAGES[version])
     found: dict[str, tuple[str, ...]] = {}
-    for name, entry in package.REQUESTS.items():
+    for name, entry in _version(version).load().requests.items():
         params = entry.params
         fields = params.model_fields.items() if params is not None else ()
         found[name] = tuple(f.alias or attr for attr, f in fields if f.is_required())

@@ -40,8 +40,9 @@ from hypothesis_jsonschema import from_schema
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
+from mcp_schema.registry import COMPILED
 
-SCHEMA_KEYS: tuple[str, ...] = ("2025-11-25", "2026-07-28", "2026-07-28/tasks")
+SCHEMA_KEYS: tuple[str, ...] = tuple(compiled.key for compiled in COMPILED)
 
 # Definitions for which hypothesis-jsonschema may fail to produce instances,
 # keyed by (schema key, definition) with the reason. A definition that cannot

@@ -21,14 +21,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from codegen.spec import spec_dir
-from mcp_schema import codec
+from mcp_schema import SUPPORTED_VERSIONS, codec
 from mcp_schema.errors import McpError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def corpus() -> list[bytes]:
-    seeds = [p.read_bytes() for p in sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*"))]
+    seeds = [
+        p.read_bytes()
+        for version in SUPPORTED_VERSIONS
+        for p in sorted((spec_dir() / version / "examples").glob("*/*"))
+    ]
     for capture in sorted((DATA / "captures").glob("*.jsonl")):
         for line in capture.read_text().splitlines():
             record = json.loads(line)
@@ -152,7 +156,7 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
     slowest = (0.0, b"")
     crashes: list[tuple[bytes, str]] = []
     for raw in seeds:  # build every validator first: timings then show the input, not the build
-        for version in (None, "2025-11-25", "2026-07-28"):
+        for version in (None, *SUPPORTED_VERSIONS):
             try:
                 codec.decode(raw, version=version, method="tools/call")
             except McpError:
@@ -160,7 +164,7 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
     started = time.perf_counter()
     for _ in range(count):
         raw = mutate(rng.choice(seeds), rng)
-        version = rng.choice([None, None, "2025-11-25", "2026-07-28"])
+        version = rng.choice([None, None, *SUPPORTED_VERSIONS])
         t0 = time.perf_counter()
         try:
             codec.decode(raw, version=version, method=rng.choice([None, "tools/call"]))

@@ -1,0 +1,103 @@
+"""The version registry: ``generated/mcp_schema/registry.py`` lists every
+pinned schema, and each version package gets a ``tables.py`` holding the
+classes the codec dispatches on (see ``src/mcp_schema/compiled.py``).
+
+What the schemas cannot say (a version's era, an extension's id) comes from
+``schema/pins.json``; the rest is read off the built modules.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import jinja2
+
+from . import ir
+from .build import BuildError
+from .spec import SCHEMA_DIR, Pin
+
+COMPLETE = "complete"
+"""The ``resultType`` of a complete result: not an alternative to one."""
+
+
+def era_of(pin: Pin, pins: dict[str, Pin]) -> str:
+    era = pin.era if pin.base is None else pins[pin.base].era
+    if era not in ("handshake", "stateless"):
+        raise BuildError(f'{pin.key}: pins.json needs "era": "handshake" or "stateless"')
+    return era
+
+
+def result_arms(module: ir.Module, era: str) -> dict[str, str]:
+    """Results that may stand in for a complete one, by tag, in tag order.
+
+    Stateless era: every result of the schema's own whose ``resultType`` is
+    a constant other than complete, tagged by that constant. Handshake era:
+    the alternatives the method tables name, each tagged by the one member it
+    requires (which the complete results never declare).
+    """
+    classes = {c.name: c for c in module.classes}
+    arms: dict[str, str] = {}
+    if era == "stateless":
+        for cls in module.classes:
+            for f in cls.fields:
+                tags = f.type.values if isinstance(f.type, ir.Const) else ()
+                if f.wire_name == "resultType" and len(tags) == 1 and tags[0] != COMPLETE:
+                    arms[str(tags[0])] = cls.name
+        return dict(sorted(arms.items()))
+    for entry in module.methods.requests:
+        for name in entry.results[1:]:
+            required = [f.wire_name for f in classes[name].fields if f.required]
+            if len(required) != 1:
+                raise BuildError(
+                    f"{module.key}: alternative result {name} must require exactly one member "
+                    f"to be told apart from complete results, not {required}"
+                )
+            arms[required[0]] = name
+    return dict(sorted(arms.items()))
+
+
+def loader_name(module: ir.Module) -> str:
+    return "_load_" + module.package.replace(".", "_")
+
+
+def render_tables(
+    module: ir.Module,
+    pin: Pin,
+    pins: dict[str, Pin],
+    header: dict[str, str],
+    env: jinja2.Environment,
+) -> str:
+    defined = {c.name for c in module.classes} | {a.name for a in module.aliases}
+    # A version's own definitions; an extension's tables leave them to its base.
+    own = {
+        field: name if name in defined and pin.base is None else None
+        for field, name in (
+            ("client_capabilities", "ClientCapabilities"),
+            ("implementation", "Implementation"),
+        )
+    }
+    return env.get_template("tables.py.j2").render(
+        header=header, module=module, arms=result_arms(module, era_of(pin, pins)), own=own
+    )
+
+
+def render_registry(
+    modules: dict[str, ir.Module], pins: dict[str, Pin], env: jinja2.Environment
+) -> str:
+    entries = []
+    for key, module in modules.items():
+        pin = pins[key]
+        if pin.base is not None and not pin.extension:
+            raise BuildError(f'{key}: pins.json needs the "extension" id of an extension schema')
+        entries.append(
+            {
+                "key": key,
+                "version": module.version,
+                "era": era_of(pin, pins),
+                "package": f"mcp_schema.{module.package}",
+                "extension": pin.extension if pin.base is not None else None,
+                "loader": loader_name(module),
+            }
+        )
+    pins_sha256 = hashlib.sha256((SCHEMA_DIR / "pins.json").read_bytes()).hexdigest()
+    return env.get_template("registry.py.j2").render(entries=entries, pins_sha256=pins_sha256)

@@ -1,0 +1,57 @@
+"""The typed JSON-RPC response envelopes and the four kinds of message."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Generic, Literal, TypeVar, Union
+
+from pydantic import BaseModel, StrictStr
+
+from mcp_schema.base import JsonInt, McpModel
+from mcp_schema.errors import McpError
+
+R = TypeVar("R")
+E = TypeVar("E")
+
+# A JSON Schema integer may be written 1.0, as in the versions' own RequestId.
+RequestId = Union[StrictStr, JsonInt]
+
+Kind = Literal["request", "notification", "result", "error"]
+
+
+class ResultResponse(McpModel, Generic[R]):
+    """A JSON-RPC result response whose ``result`` is typed by the method it answers."""
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId
+    result: R
+
+
+class ErrorResponse(McpModel, Generic[E]):
+    """A JSON-RPC error response whose ``error`` is typed by its code.
+
+    ``id`` is null when the request's id could not be read (JSON-RPC 2.0).
+    """
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId | None = None
+    error: E
+
+    def exception(self) -> McpError:
+        """The error as a raisable `McpError` of the matching subclass."""
+        error = self.error
+        dumped = error.model_dump(mode="json") if isinstance(error, BaseModel) else error
+        return McpError.from_error_object(dumped if isinstance(dumped, Mapping) else {})
+
+
+Message = McpModel
+"""Any decoded message: a version's request or notification class, a
+``ResultResponse`` or an ``ErrorResponse``."""
+
+
+def message_kind(message: BaseModel) -> Kind:
+    if isinstance(message, ErrorResponse):
+        return "error"
+    if isinstance(message, ResultResponse):
+        return "result"
+    return "request" if "id" in message.model_fields_set else "notification"

@@ -1,0 +1,56 @@
+"""The compiled protocol versions, read from the generated registry
+(hand-written runtime module): which versions exist, their eras, the default
+for messages that name none, and the extensions of each."""
+
+from __future__ import annotations
+
+from mcp_schema.compiled import CompiledVersion
+from mcp_schema.registry import COMPILED
+
+__all__ = [
+    "DEFAULT_VERSION",
+    "HANDSHAKE_VERSIONS",
+    "PROTOCOL_VERSION_KEY",
+    "STATELESS_VERSIONS",
+    "SUPPORTED_VERSIONS",
+    "TASKS_EXTENSION",
+    "extensions_of",
+    "protocol",
+]
+
+PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+"""The ``params._meta`` member a stateless-era request names its version in."""
+
+TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+"""The id of the official Tasks extension."""
+
+_CORE: dict[str, CompiledVersion] = {c.version: c for c in COMPILED if c.extension is None}
+_EXTENSIONS: dict[str, dict[str, CompiledVersion]] = {}
+for _entry in COMPILED:
+    if _entry.extension is not None:
+        _EXTENSIONS.setdefault(_entry.version, {})[_entry.extension] = _entry
+
+SUPPORTED_VERSIONS: tuple[str, ...] = tuple(sorted(_CORE))
+"""Protocol versions this release has models for, oldest first."""
+
+HANDSHAKE_VERSIONS: tuple[str, ...] = tuple(
+    v for v in SUPPORTED_VERSIONS if _CORE[v].era == "handshake"
+)
+STATELESS_VERSIONS: tuple[str, ...] = tuple(
+    v for v in SUPPORTED_VERSIONS if _CORE[v].era == "stateless"
+)
+
+DEFAULT_VERSION: str = HANDSHAKE_VERSIONS[-1]
+"""Used when a message names no version and the caller gives none: only
+handshake-era traffic omits it (its version was negotiated by ``initialize``),
+and the newest handshake-era version reads the others' messages."""
+
+
+def protocol(version: str) -> CompiledVersion | None:
+    """The compiled version, or None when this release has no models for it."""
+    return _CORE.get(version)
+
+
+def extensions_of(version: str) -> dict[str, CompiledVersion]:
+    """The compiled extensions of ``version``, by extension id."""
+    return _EXTENSIONS.get(version, {})
