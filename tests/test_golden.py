@@ -123,7 +123,10 @@ def test_overlay_applies_only_over_the_value_it_expects() -> None:
     spec.apply_overlay(schema, overlay, "golden")
     assert schema == {"$defs": {"A": {"type": "integer", "description": "upstream prose"}}}
     with pytest.raises(spec.SpecError, match="'a-integer' is fixed upstream in 'golden'"):
-        spec.apply_overlay(schema, overlay, "golden")  # upstream "fixed" it: refuse
+        spec.apply_overlay(schema, overlay, "golden")  # upstream "fixed" it: drop the overlay
+    schema["$defs"]["A"]["type"] = "string"
+    with pytest.raises(spec.SpecError, match="'a-integer' no longer applies to 'golden'"):
+        spec.apply_overlay(schema, overlay, "golden")  # upstream moved on: review it
 
 
 def test_overlay_expectation_ignores_descriptions_only() -> None:
@@ -137,5 +140,5 @@ def test_overlay_expectation_ignores_descriptions_only() -> None:
     spec.apply_overlay(schema, overlay, "golden")
     assert schema["$defs"]["A"] == {"type": ["number", "null"]}
     changed = {"$defs": {"A": {"type": "number", "minimum": 0}}}
-    with pytest.raises(spec.SpecError, match="expected"):
-        spec.apply_overlay(changed, overlay, "golden")
+    with pytest.raises(spec.SpecError, match="'a-nullable' no longer applies to 'golden'"):
+        spec.apply_overlay(changed, overlay, "golden")  # upstream changed otherwise

@@ -22,7 +22,7 @@ class Correlator:
     ids) and decodes a response with them. The session version that messages
     without a ``_meta`` version are read in is the one ``initialize``
     negotiated (handshake era) or the one the latest request named
-    (2026-07-28); ``version`` sets it up front.
+    (stateless era); ``version`` sets it up front.
     """
 
     def __init__(
