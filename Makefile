@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz stress bench dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz stress bench bench-strategies dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -52,6 +52,9 @@ compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged ali
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench
+
+bench-strategies: $(STAMP)  ## drawing speed of mcp_schema.testing vs hypothesis-jsonschema
+	$(PY) -m bench.strategies
 
 fuzz: $(STAMP)  ## a million hostile inputs through the codec
 	$(PY) -m tests.engines.fuzz $${MCP_FUZZ_COUNT:-1000000}

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir, methods, passes, registry, render
+from . import ir, methods, passes, registry, render, strategies
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -70,6 +70,9 @@ def generate() -> Output:
         files[where / "__init__.py"] = render.render_init(module, env)
         files[where / "tables.py"] = registry.render_tables(
             module, pins()[key], pins(), render.header(module), env
+        )
+        files[where / "strategies.py"] = strategies.render_strategies(
+            module, env, modules[base_key] if base_key else None
         )
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "

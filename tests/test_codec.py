@@ -213,6 +213,21 @@ def test_correlator_pairs_integral_float_ids() -> None:
     assert isinstance(answer.result, old.ListToolsResult) and correlator.pending == 0
 
 
+def test_responses_accept_integral_float_ids() -> None:
+    # RequestId is a JSON Schema integer or a string: 4.0 is an integer (found
+    # by the strategies of mcp_schema.testing, whose ids may be integral floats).
+    result = codec.decode(
+        b'{"jsonrpc": "2.0", "id": 4.0, "result": {"tools": []}}',
+        version="2025-11-25",
+        method="tools/list",
+    )
+    error = codec.decode(
+        b'{"jsonrpc": "2.0", "id": 4.0, "error": {"code": 1, "message": "m"}}', version="2025-11-25"
+    )
+    assert isinstance(result, codec.ResultResponse) and isinstance(error, codec.ErrorResponse)
+    assert result.id == 4 and error.id == 4
+
+
 def test_unknown_methods() -> None:
     raw = b'{"jsonrpc": "2.0", "id": "a", "method": "x/y", "params": {"k": 1}}'
     assert isinstance(round_trip(raw, allow_unknown_methods=True), old.JSONRPCRequest)

@@ -1,9 +1,12 @@
 """CI slice of the differential conformance run (tests/engines/conformance.py).
 
-Every definition of every compiled schema gets a few Hypothesis-drawn valid
-instances plus their mutants, judged by the JSON Schema oracle and by the
-generated model. Seeds are fixed here so CI is reproducible; ``make
-conformance`` runs the same engine with random seeds and many more examples.
+Every definition of every compiled schema gets a few valid instances plus
+their mutants, judged by the JSON Schema oracle and by the generated model.
+The instances come from the generated strategies (``mcp_schema.testing``),
+which makes this slice the oracle check of those strategies as well: a draw
+the oracle rejects fails it. Seeds are fixed here so CI is reproducible;
+``make conformance`` runs the same engine with random seeds, many more
+examples and the independent hypothesis-jsonschema as the source.
 """
 
 from __future__ import annotations
@@ -18,20 +21,9 @@ from tests.engines import conformance as c
 
 pytestmark = pytest.mark.slow
 
-# Examples per definition: enough to touch every branch of the small unions,
-# few enough to keep this file near a minute on a 2-core runner.
-EXAMPLES = 4
-# Seconds per definition after which no further instance is drawn (at least
-# one always is): the big unions cost seconds per hypothesis-jsonschema draw.
-BUDGET = 0.2
-# The draft-07 versions (2024-11-05 to 2025-06-18) repeat most of their
-# definitions from one another and from 2025-11-25: fewer examples each keep
-# the slice's time down; `make conformance` runs them as fully as the rest.
-EXAMPLES_DRAFT_07 = 2
-
-
-def examples(key: str) -> int:
-    return EXAMPLES_DRAFT_07 if c.schema_of(key)["$schema"] == spec.DRAFT_07 else EXAMPLES
+# Examples per definition: enough to touch the arms of the unions, few
+# enough to keep this file well under a minute on a 2-core runner.
+EXAMPLES = 10
 
 
 EXPECTED_DEF_COUNTS = {
@@ -70,18 +62,17 @@ def _explain(report: c.DefReport) -> str:
 
 @pytest.mark.parametrize(("key", "name"), CASES, ids=[f"{k}:{n}" for k, n in CASES])
 def test_model_agrees_with_schema(key: str, name: str) -> None:
-    report = c.run_def(key, name, examples(key), derandomize=True, budget=BUDGET)
+    report = c.run_def(key, name, EXAMPLES, derandomize=True, source=c.generated_strategy)
     if report.generation_error is not None:
         if report.allowlisted:
             pytest.skip(f"cannot generate ({c.GENERATION_ALLOWLIST[(key, name)]})")
         pytest.fail(
             f"{key} {name}: no instance could be generated: {report.generation_error}; "
-            "fix the generation schema or allowlist it in tests/engines/conformance.py "
-            "with the reason"
+            "fix its generated strategy (codegen/strategies.py)"
         )
     assert report.counts.discrepancies == 0, _explain(report)
-    # A sample the oracle rejects means the generation schema is wrong, which
-    # would silently weaken every check above.
+    # A sample the oracle rejects means the generated strategy is wrong: SDKs
+    # property-testing with it would feed their handlers invalid messages.
     assert report.counts.oracle_rejects_sample == 0, _explain(report)
 
 

@@ -330,6 +330,21 @@ def _carried(strategy: st.SearchStrategy[JSON]) -> st.SearchStrategy[str]:
     return strategy.map(lambda v: _SENTINEL + json.dumps(v))
 
 
+def generated_strategy(key: str, name: str) -> st.SearchStrategy[JSON]:
+    """The strategy ``make regen`` generates for ``name`` (mcp_schema.testing).
+
+    Fast, but drawn from the same IR as the models: the CI slice uses it and
+    every draw is still judged by the oracle; the deep run keeps
+    hypothesis-jsonschema as the independent generator.
+    """
+    module = importlib.import_module(package_of(key) + ".strategies")
+    strategy: st.SearchStrategy[JSON] = module.DEFINITIONS[name]
+    return strategy
+
+
+Source = Callable[[str, str], st.SearchStrategy[JSON]]
+
+
 def strategy_for(key: str, name: str) -> st.SearchStrategy[JSON]:
     formats = {
         "byte": _BASE64,
@@ -763,9 +778,13 @@ def run_def(
     *,
     derandomize: bool,
     budget: float | None = None,
+    source: Source = strategy_for,
     root: str = PROJECT_MODELS,
 ) -> DefReport:
     """Draw up to ``examples`` instances of ``name`` and check them and their mutants.
+
+    ``source`` gives the strategy of valid instances: hypothesis-jsonschema
+    on the schema by default, `generated_strategy` for the CI slice.
 
     With ``budget`` (seconds), stop after the first instance that ends past it:
     hypothesis-jsonschema needs seconds per draw for the big unions, which the
@@ -801,7 +820,7 @@ def run_def(
         suppress_health_check=list(HealthCheck),
         print_blob=False,
     )
-    @given(value=strategy_for(key, name), rng=st.randoms(use_true_random=False))
+    @given(value=source(key, name), rng=st.randoms(use_true_random=False))
     def explore(value: JSON, rng: random.Random) -> None:
         check_instance(report, value, rng)
         if budget is not None and time.perf_counter() - started > budget:
@@ -855,6 +874,11 @@ def run_def(
 
 
 # --------------------------------------------------------------------------- CLI
+
+SOURCES: dict[str, Source] = {
+    "hypothesis-jsonschema": strategy_for,
+    "strategies": generated_strategy,
+}
 
 
 def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
@@ -924,6 +948,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="fixed seeds (the CI setting); default is random seeds",
     )
     parser.add_argument(
+        "--source",
+        choices=sorted(SOURCES),
+        default="hypothesis-jsonschema",
+        help="where valid instances come from (default: the independent hypothesis-jsonschema)",
+    )
+    parser.add_argument(
         "--budget",
         type=float,
         help="seconds per definition after which no further instance is drawn (the CI setting)",
@@ -951,6 +981,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 name,
                 args.examples,
                 derandomize=args.derandomize,
+                source=SOURCES[args.source],
                 budget=args.budget,
                 root=args.models,
             )
@@ -966,7 +997,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     table, failed = _table(results)
     print(
-        f"conformance of {args.models}: {args.examples} examples per definition, "
+        f"conformance of {args.models}: {args.examples} examples per definition "
+        f"from {args.source}, "
         f"{'fixed' if args.derandomize else 'random'} seeds, "
         f"{time.perf_counter() - started:.1f}s"
     )
