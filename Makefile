@@ -35,14 +35,14 @@ test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
-	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.conformance
+	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
 
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench
 
 fuzz: $(STAMP)  ## a million hostile inputs through the codec
-	$(PY) -m tests.fuzz $${MCP_FUZZ_COUNT:-1000000}
+	$(PY) -m tests.engines.fuzz $${MCP_FUZZ_COUNT:-1000000}
 
 clean:
 	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis

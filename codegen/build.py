@@ -6,6 +6,10 @@ Rules that shape the output:
 * inline object schemas become classes named ``<Parent><Field>`` (array items
   ``...Item``, map values ``...Value``, union arms ``...<ConstValue>``); a name
   that is taken already fails the build rather than being numbered;
+* a member whose name the parent's name already ends with is ``<Parent>Object``
+  instead of stuttering: the inline ``error`` object of ``HeaderMismatchError``
+  (an error response) is ``HeaderMismatchErrorObject``, its ``data``
+  ``HeaderMismatchErrorObjectData``;
 * an inline schema that is a verbatim copy of a ``$def`` (the Tasks extension
   inlines several) is a reference to that def, not a twin;
 * ``allOf`` is merged into one object (an ``anyOf`` inside it is distributed
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import keyword
 import re
+from types import MappingProxyType
 from typing import Any, cast
 
 from pydantic import BaseModel
@@ -96,6 +101,12 @@ def pascal(name: str) -> str:
     return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9a-zA-Z]+", snake(name)))
 
 
+def member_name(parent: str, wire: str) -> str:
+    """The class name of an inline object in member ``wire`` of class ``parent``."""
+    part = pascal(wire)
+    return parent + ("Object" if parent.endswith(part) else part)
+
+
 def canonical(schema: Any) -> str:
     return json.dumps(schema, sort_keys=True)
 
@@ -105,13 +116,7 @@ class Builder:
         self.pin = pin
         self.defs: dict[str, Any] = {k: strip_annotations(v) for k, v in schema["$defs"].items()}
         self.reused = reused
-        self.module = ir.Module(
-            key=pin.key,
-            version=pin.version,
-            package=pin.package,
-            sha256=pin.sha256,
-            source=f"{pin.repository} @ {pin.commit} : {pin.path}",
-        )
+        self.classes: list[ir.ModelClass] = []
         self.taken: set[str] = set(self.defs)
         self._normal_defs: dict[str, dict[str, Any]] = {}
         self._def_index: dict[str, str] = {}
@@ -119,19 +124,26 @@ class Builder:
     # -- entry point -------------------------------------------------------
 
     def build(self) -> ir.Module:
+        """The module of every definition, by name; its method tables come later."""
         for name in sorted(self.defs):
             shape = self.normalize(self.defs[name])
             if shape.get("properties") or "anyOf" in shape:
                 self._def_index.setdefault(canonical(shape), name)
-        for name in sorted(self.defs):
-            if name in self.reused:
-                self.module.imported[name] = self.reused[name]
-                continue
+        aliases: list[ir.Alias] = []
+        for name in sorted(set(self.defs) - set(self.reused)):
             result = self.type_of(self.defs[name], hint=name, origin=name, def_name=name)
             if result != ir.Ref(name):
-                self.module.aliases.append(ir.Alias(name, name, self.docs_url(name), result))
-        self.module.classes.sort(key=lambda c: c.name)
-        return self.module
+                aliases.append(ir.Alias(name, self.docs_url(name), result))
+        pin = self.pin
+        return ir.Module(
+            key=pin.key,
+            version=pin.version,
+            package=pin.package,
+            sha256=pin.sha256,
+            source=f"{pin.repository} @ {pin.commit} : {pin.path}",
+            definitions=tuple(sorted([*self.classes, *aliases], key=lambda d: d.name)),
+            imported=MappingProxyType({name: self.reused[name] for name in sorted(self.reused)}),
+        )
 
     def docs_url(self, def_name: str) -> str:
         if self.pin.base is None:
@@ -241,7 +253,7 @@ class Builder:
         fields: list[ir.Field] = []
         for wire, sub in props.items():
             sub_shape = self.normalize(sub)
-            field_type = self.type_of(sub, hint=name + pascal(wire), origin=f"{origin}.{wire}")
+            field_type = self.type_of(sub, hint=member_name(name, wire), origin=f"{origin}.{wire}")
             fields.append(
                 ir.Field(
                     py_name=snake(wire),
@@ -263,12 +275,12 @@ class Builder:
                 cast("dict[str, Any]", extra), hint=name + "Value", origin=origin + ".*"
             )
         )
-        self.module.classes.append(
+        self.classes.append(
             ir.ModelClass(
                 name=name,
                 origin=origin,
                 docs_url=self.docs_url(origin.split(".")[0]),
-                fields=fields,
+                fields=tuple(fields),
                 closed=closed,
                 extra_type=extra_type,
             )

@@ -10,10 +10,10 @@ import json
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir, methods, render
+from . import ir, methods, passes, render
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -23,7 +23,7 @@ PACKAGE_DIR = GENERATED_DIR / "mcp_schema"
 
 @dataclass
 class Output:
-    files: dict[Path, str]
+    files: dict[Path, str]  # by path relative to the generated folder
     modules: dict[str, ir.Module]
     summary: list[str]
 
@@ -45,13 +45,14 @@ def build_all() -> dict[str, ir.Module]:
         module = builder.build()
         known.update({c.name: c for c in module.classes})
         classes[key] = known
-        methods.collect(builder, pairing[key], known)
-        modules[key] = module
+        tables = methods.collect(builder, pairing[key], known)
+        modules[key] = passes.prepare(replace(module, methods=tables))
     return modules
 
 
 def package_path(module: ir.Module) -> Path:
-    return PACKAGE_DIR.joinpath(*module.package.split("."))
+    """Where a module's package goes, relative to the generated folder."""
+    return Path("mcp_schema", *module.package.split("."))
 
 
 def generate() -> Output:
@@ -70,8 +71,9 @@ def generate() -> Output:
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
             f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "
-            f"{len(module.requests):>2} requests, {len(module.notifications):>2} notifications, "
-            f"{len(module.input_requests)} input requests -> mcp_schema.{module.package}"
+            f"{len(module.methods.requests):>2} requests, "
+            f"{len(module.methods.notifications):>2} notifications, "
+            f"{len(module.methods.input_requests)} input requests -> mcp_schema.{module.package}"
         )
     return Output(format_sources(files), modules, summary)
 
@@ -83,45 +85,41 @@ def format_sources(files: dict[Path, str]) -> dict[Path, str]:
     output byte-identical from run to run.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        staged = {path: Path(tmp) / path.relative_to(ROOT) for path in files}
+        staged = {path: Path(tmp) / path for path in files}
         for path, target in staged.items():
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(files[path])
         config = str(ROOT / "pyproject.toml")
         ruff = [sys.executable, "-m", "ruff"]
-        subprocess.run(
-            [
-                *ruff,
-                "check",
-                "--quiet",
-                "--config",
-                config,
-                "--fix-only",
-                "--select",
-                "I,F401,RUF022",
-                tmp,
-            ],
-            check=True,
-        )
+        # Templates import everything they may use: unused imports go first,
+        # then the rest are sorted (together, isort could wrap a line first).
+        for rules in ("F401", "I,RUF022"):
+            fix = ["check", "--quiet", "--config", config, "--fix-only", "--select", rules, tmp]
+            subprocess.run([*ruff, *fix], check=True)
         subprocess.run([*ruff, "format", "--quiet", "--config", config, tmp], check=True)
         return {path: target.read_text() for path, target in staged.items()}
 
 
-def _on_disk() -> set[Path]:
-    """Every file under ``generated/``: all of it is regen's to write."""
-    return {p for p in GENERATED_DIR.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+def _on_disk(into: Path) -> set[Path]:
+    """Every file under ``into`` (relative to it): all of it is regen's to write."""
+    return {
+        p.relative_to(into) for p in into.rglob("*") if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
-def stale_files(files: dict[Path, str]) -> list[Path]:
-    """Files that differ from a fresh run, are missing, or that regen did not write."""
-    stale = [p for p, text in files.items() if not p.is_file() or p.read_text() != text]
-    stale += sorted(_on_disk() - set(files))
+def stale_files(files: dict[Path, str], into: Path = GENERATED_DIR) -> list[Path]:
+    """Files under ``into`` that differ from a fresh run, are missing, or that
+    regen did not write (relative to ``into``)."""
+    stale = [
+        p for p, text in files.items() if not (into / p).is_file() or (into / p).read_text() != text
+    ]
+    stale += sorted(_on_disk(into) - set(files))
     return sorted(stale)
 
 
-def write(files: dict[Path, str]) -> None:
-    for old in _on_disk() - set(files):
-        old.unlink()
+def write(files: dict[Path, str], into: Path = GENERATED_DIR) -> None:
+    for old in _on_disk(into) - set(files):
+        (into / old).unlink()
     for path, text in files.items():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        (into / path).parent.mkdir(parents=True, exist_ok=True)
+        (into / path).write_text(text)

@@ -1,13 +1,18 @@
 """The intermediate representation between JSON Schema and the templates.
 
-``build.py`` turns one pinned schema into a :class:`Module`; ``render.py``
-prints it. Everything a template needs is decided here (names, order, which
-union is discriminated how), so the templates only lay text out.
+``build.py`` turns one pinned schema into a :class:`Module`, ``methods.py``
+reads its method tables off it, ``passes.py`` folds alias cycles and orders
+the definitions, and ``render.py`` prints the result. Every value here is
+frozen: a step returns a new module rather than changing the one it was given.
+Everything a template needs is decided here (names, order, which union is
+discriminated how), so the templates only lay text out.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Literal, Union
 
 JsonScalar = Union[str, int, float, bool, None]
@@ -33,10 +38,9 @@ class Const:
 
 @dataclass(frozen=True)
 class Ref:
-    """A class or alias by name; ``module`` is set when it is imported."""
+    """A class or alias of the same module (or reused from a base) by name."""
 
     name: str
-    module: str | None = None
 
 
 @dataclass(frozen=True)
@@ -80,23 +84,27 @@ class Field:
     format: str | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelClass:
     name: str
     origin: str  # where it comes from: "Tool" or "Tool.inputSchema"
     docs_url: str
-    fields: list[Field]
+    fields: tuple[Field, ...]
     closed: bool  # additionalProperties: false
     extra_type: TypeExpr | None = None  # additionalProperties: <schema>
+    forward: frozenset[str] = frozenset()
+    """Names it uses that are defined after it (set by ordering; quoted when printed)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Alias:
     name: str
-    origin: str
     docs_url: str
     type: TypeExpr
     recursive: bool = False  # part of a reference cycle: emitted lazily
+
+
+Definition = Union[ModelClass, Alias]
 
 
 @dataclass(frozen=True)
@@ -123,20 +131,36 @@ class ErrorCode:
     model: str  # the model of the JSON-RPC ``error`` member for this code
 
 
-@dataclass
+@dataclass(frozen=True)
+class MethodTables:
+    """What ``methods.collect`` reads off a built module."""
+
+    requests: tuple[RequestEntry, ...] = ()
+    notifications: tuple[NotificationEntry, ...] = ()
+    input_requests: tuple[NotificationEntry, ...] = ()
+    error_codes: tuple[ErrorCode, ...] = ()
+
+
+@dataclass(frozen=True)
 class Module:
     key: str
     version: str
     package: str
     sha256: str
     source: str  # "repository @ commit : path"
-    classes: list[ModelClass] = field(default_factory=list)
-    aliases: list[Alias] = field(default_factory=list)
-    imported: dict[str, str] = field(default_factory=dict)  # name -> module it is reused from
-    requests: list[RequestEntry] = field(default_factory=list)
-    notifications: list[NotificationEntry] = field(default_factory=list)
-    input_requests: list[NotificationEntry] = field(default_factory=list)
-    error_codes: list[ErrorCode] = field(default_factory=list)
+    definitions: tuple[Definition, ...]
+    """Classes and aliases: by name as built, in print order once ordered."""
+    imported: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    """Definitions reused from a base package: name -> module it is imported from."""
+    methods: MethodTables = MethodTables()
+
+    @property
+    def classes(self) -> tuple[ModelClass, ...]:
+        return tuple(d for d in self.definitions if isinstance(d, ModelClass))
+
+    @property
+    def aliases(self) -> tuple[Alias, ...]:
+        return tuple(d for d in self.definitions if isinstance(d, Alias))
 
     @property
     def def_count(self) -> int:

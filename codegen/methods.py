@@ -40,8 +40,11 @@ def union_members(builder: Builder, name: str) -> list[str]:
     return [name]
 
 
-def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.ModelClass]) -> None:
-    module = builder.module
+def collect(
+    builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.ModelClass]
+) -> ir.MethodTables:
+    """The method tables of the module ``builder`` built; ``classes`` are its
+    own and those it reuses, by name."""
     results: dict[str, str] = pairing.get("results", {})
     listed_senders: dict[str, str] = pairing.get("senders", {})
     senders: dict[str, set[str]] = {}
@@ -59,11 +62,14 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
             raise BuildError(f"method {method!r} is defined by {by_method[method]} and {name}")
         by_method[method] = name
 
+    requests: list[ir.RequestEntry] = []
+    notifications: list[ir.NotificationEntry] = []
+    embedded: list[ir.NotificationEntry] = []
     for method, name in sorted(by_method.items()):
         shape = builder.def_shape(name)
         params = _params_class(classes, name)
         if name in input_requests:
-            module.input_requests.append(ir.NotificationEntry(method, "server", name, params))
+            embedded.append(ir.NotificationEntry(method, "server", name, params))
             continue
         sides = senders.get(name) or (
             {listed_senders[method]} if method in listed_senders else set()
@@ -75,12 +81,12 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
         )
         is_request = "id" in shape.get("properties", {}) or method in results
         if not is_request:
-            module.notifications.append(ir.NotificationEntry(method, sender, name, params))
+            notifications.append(ir.NotificationEntry(method, sender, name, params))
             continue
         if method not in results:
             raise BuildError(f"request {method!r} has no result in schema/results.json")
         result = results[method]
-        module.requests.append(
+        requests.append(
             ir.RequestEntry(
                 method,
                 sender,
@@ -89,10 +95,12 @@ def collect(builder: Builder, pairing: dict[str, Any], classes: dict[str, ir.Mod
                 (result, *_alternatives(builder, classes, result, params)),
             )
         )
-    for entry in module.input_requests:
+    for entry in embedded:
         if entry.method not in results:
             raise BuildError(f"input request {entry.method!r} has no result in schema/results.json")
-    module.error_codes = _error_codes(builder, classes)
+    return ir.MethodTables(
+        tuple(requests), tuple(notifications), tuple(embedded), _error_codes(builder, classes)
+    )
 
 
 def _params_class(classes: dict[str, ir.ModelClass], name: str) -> str | None:
@@ -124,7 +132,7 @@ def _alternatives(
     return list(dict.fromkeys(alternatives))
 
 
-def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir.ErrorCode]:
+def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> tuple[ir.ErrorCode, ...]:
     codes: dict[int, ir.ErrorCode] = {}
     for name in sorted(builder.defs):
         if name not in classes:
@@ -153,7 +161,7 @@ def _error_codes(builder: Builder, classes: dict[str, ir.ModelClass]) -> list[ir
         codes[code] = ir.ErrorCode(constant, code, error_model)
     for code, constant in JSONRPC_CODES.items():
         codes.setdefault(code, ir.ErrorCode(constant, code, "Error"))
-    return sorted(codes.values(), key=lambda e: -e.code)
+    return tuple(sorted(codes.values(), key=lambda e: -e.code))
 
 
 def _upper_snake(name: str) -> str:

@@ -1,17 +1,16 @@
 """IR -> Python source, through the Jinja templates in ``codegen/templates``.
 
-This module turns type expressions into annotation strings and orders the
-definitions; the templates only place the prepared strings.
+This module turns type expressions into annotation strings; the templates
+only place the prepared strings. ``render_models`` expects a module that
+``passes.prepare`` has ordered.
 """
 
 from __future__ import annotations
 
-import heapq
+import ast
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Union
 
 import jinja2
 
@@ -20,27 +19,21 @@ from .build import snake
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
-# Names a generated module may import, by where they come from, in isort's
-# section order (standard library, third party, first party).
-IMPORTABLE = (
-    {"typing": ("TYPE_CHECKING", "Annotated", "Any", "Literal", "TypeAlias", "Union")},
-    {
-        "pydantic": ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag"),
-        "typing_extensions": ("TypeAliasType",),
-    },
-    {
-        "mcp_schema.base": (
-            "ClosedModel",
-            "Int",
-            "JsonInt",
-            "JsonNumber",
-            "McpModel",
-            "Number",
-            "Omittable",
-            "ResultTypeUnion",
-        ),
-    },
-)
+BASE = Path(__file__).resolve().parent.parent / "src" / "mcp_schema" / "base.py"
+
+
+def base_names() -> list[str]:
+    """``mcp_schema.base.__all__``: what a generated module may import from the
+    runtime (ruff drops the unused ones). Read from the source, because
+    importing the runtime package may need the generated code being written."""
+    tree = ast.parse(BASE.read_text())
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            names: list[str] = ast.literal_eval(node.value)
+            return names
+    raise RuntimeError(f"{BASE} has no __all__")
 
 
 def literal(value: ir.JsonScalar) -> str:
@@ -165,8 +158,8 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
 
 
-def class_view(c: ir.ModelClass, version: str, lazy: frozenset[str]) -> ClassView:
-    annotate = Annotations(lazy)
+def class_view(c: ir.ModelClass, version: str) -> ClassView:
+    annotate = Annotations(c.forward)
     inline = c.origin != c.name
     where = f"``{c.origin}``" if inline else f"``{c.name}``"
     kind = "inline object at" if inline else "definition"
@@ -179,114 +172,6 @@ def class_view(c: ir.ModelClass, version: str, lazy: frozenset[str]) -> ClassVie
     )
 
 
-def fold_alias_cycles(module: ir.Module) -> None:
-    """Fold each reference cycle of aliases into one self-recursive alias.
-
-    (2026-07-28 JSONValue -> JSONObject -> JSONValue.) Type checkers resolve
-    self-recursion, not mutual recursion: the cycle's union member gets the
-    other members written out inside it, and they become plain aliases of it.
-    """
-    names = {a.name: a for a in module.aliases}
-    deps = {a.name: {n for n in refs(a.type) if n in names} for a in module.aliases}
-    for name in sorted(names):
-        if not _reaches(name, name, deps):
-            continue
-        cycle = sorted(n for n in names if _reaches(n, n, deps) and _reaches(name, n, deps))
-        root = next((n for n in cycle if isinstance(names[n].type, ir.Union_)), cycle[0])
-        others = {n: names[n].type for n in cycle if n != root}
-        names[root].type = substitute(names[root].type, others)
-        names[root].recursive = True
-        deps[root] = set()
-        for n in others:
-            deps[n] = {root}
-
-
-Definition = Union[ir.ModelClass, ir.Alias]
-
-
-def dependencies(d: Definition) -> set[str]:
-    if isinstance(d, ir.Alias):
-        return refs(d.type) - {d.name}
-    found = set().union(*(refs(f.type) for f in d.fields))
-    return found | (refs(d.extra_type) if d.extra_type is not None else set())
-
-
-def ordered_definitions(module: ir.Module) -> list[tuple[Definition, frozenset[str]]]:
-    """Every class and alias after what it uses, each with the names it must
-    quote because they are defined later (only classes in a reference cycle).
-
-    Evaluated annotations let pydantic skip compiling strings at import time;
-    ties go by name so the order is stable.
-    """
-    fold_alias_cycles(module)
-    defs: dict[str, Definition] = {c.name: c for c in module.classes}
-    defs.update({a.name: a for a in module.aliases})
-    deps = {name: dependencies(d) & defs.keys() for name, d in defs.items()}
-    placed: set[str] = set()
-    out: list[tuple[Definition, frozenset[str]]] = []
-    ready = [n for n in defs if not deps[n]]
-    heapq.heapify(ready)
-    pending = set(defs) - set(ready)
-    while ready or pending:
-        if not ready:  # a cycle through classes: the first class goes ahead, quoting
-            forced = min(
-                (n for n in pending if isinstance(defs[n], ir.ModelClass)),
-                key=lambda n: (len(deps[n] - placed), n),
-            )
-            pending.discard(forced)
-            ready.append(forced)
-        name = heapq.heappop(ready)
-        out.append((defs[name], frozenset(deps[name] - placed)))
-        placed.add(name)
-        for other in sorted(pending):
-            if deps[other] <= placed:
-                pending.discard(other)
-                heapq.heappush(ready, other)
-    return out
-
-
-def _reaches(start: str, goal: str, deps: dict[str, set[str]]) -> bool:
-    seen: set[str] = set()
-    todo = list(deps[start])
-    while todo:
-        n = todo.pop()
-        if n == goal:
-            return True
-        if n not in seen:
-            seen.add(n)
-            todo.extend(deps[n])
-    return False
-
-
-def substitute(t: ir.TypeExpr, names: dict[str, ir.TypeExpr]) -> ir.TypeExpr:
-    if isinstance(t, ir.Ref):
-        return names.get(t.name, t)
-    if isinstance(t, ir.Array):
-        return ir.Array(substitute(t.item, names), t.min_items, t.max_items)
-    if isinstance(t, ir.Map):
-        return ir.Map(substitute(t.value, names))
-    if isinstance(t, ir.Union_):
-        return ir.Union_(
-            tuple(substitute(m, names) for m in t.members),
-            t.discriminator,
-            t.result_type_tags,
-            t.by_required_key,
-        )
-    return t
-
-
-def refs(t: ir.TypeExpr) -> set[str]:
-    if isinstance(t, ir.Ref):
-        return {t.name}
-    if isinstance(t, ir.Array):
-        return refs(t.item)
-    if isinstance(t, ir.Map):
-        return refs(t.value)
-    if isinstance(t, ir.Union_):
-        return set().union(*(refs(m) for m in t.members))
-    return set()
-
-
 def alias_view(a: ir.Alias, version: str) -> AliasView:
     annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset())
     return AliasView(
@@ -295,20 +180,6 @@ def alias_view(a: ir.Alias, version: str) -> AliasView:
         f"MCP {version} definition ``{a.name}``: {a.docs_url}",
         a.recursive,
     )
-
-
-def imports_for(body: str) -> list[dict[str, list[str]]]:
-    """The import sections the body needs, each ``{module: [names]}``."""
-    sections = []
-    for section in IMPORTABLE:
-        used = {
-            module: found
-            for module, names in section.items()
-            if (found := [n for n in names if re.search(rf"\b{n}\b", body)])
-        }
-        if used:
-            sections.append(used)
-    return sections
 
 
 def environment() -> jinja2.Environment:
@@ -326,28 +197,23 @@ def header(module: ir.Module) -> dict[str, str]:
 
 
 def render_models(module: ir.Module, env: jinja2.Environment) -> str:
-    views: list[ClassView | AliasView] = [
-        class_view(d, module.key, lazy)
-        if isinstance(d, ir.ModelClass)
-        else alias_view(d, module.key)
-        for d, lazy in ordered_definitions(module)
+    views = [
+        class_view(d, module.key) if isinstance(d, ir.ModelClass) else alias_view(d, module.key)
+        for d in module.definitions
     ]
-    body = env.get_template("models_body.py.j2").render(definitions=views)
     imported = sorted(module.imported)
     return env.get_template("models.py.j2").render(
         header=header(module),
-        imports=imports_for(body),
-        body=body,
+        base_names=base_names(),
+        definitions=views,
         reused_from=sorted(set(module.imported.values())),
         reused=imported,
-        names=sorted(
-            [c.name for c in module.classes] + [a.name for a in module.aliases] + imported
-        ),
+        names=sorted([d.name for d in module.definitions] + imported),
     )
 
 
 def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module | None) -> str:
-    own = {c.name for c in module.classes} | {a.name for a in module.aliases} | set(module.imported)
+    own = {d.name for d in module.definitions} | set(module.imported)
 
     def qualified(name: str | None) -> str:
         if name is None:
@@ -363,10 +229,9 @@ def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module |
 
 
 def render_init(module: ir.Module, env: jinja2.Environment) -> str:
-    own = sorted([c.name for c in module.classes] + [a.name for a in module.aliases])
     return env.get_template("init.py.j2").render(
         header=header(module),
         module=module,
-        names=sorted(own + list(module.imported)),
+        names=sorted([*(d.name for d in module.definitions), *module.imported]),
         extension=module.key.split("/")[1] if "/" in module.key else None,
     )

@@ -91,7 +91,7 @@ def test_decoded_error_responses_are_typed_by_code() -> None:
         "code": -32022, "message": "no", "data": {"requested": "x", "supported": ["y"]}}})
     message = round_trip(raw.encode(), version="2026-07-28")
     assert isinstance(message, codec.ErrorResponse) and message.id is None
-    assert isinstance(message.error, new.UnsupportedProtocolVersionErrorError)
+    assert isinstance(message.error, new.UnsupportedProtocolVersionErrorObject)
     exc = message.exception()
     assert isinstance(exc, errors.UnsupportedProtocolVersionError) and exc.data["requested"] == "x"
     # A known code without the data its model wants still decodes, generically.
@@ -100,7 +100,7 @@ def test_decoded_error_responses_are_typed_by_code() -> None:
     assert type(bare.error) is new.Error
     url = round_trip(json.dumps({"jsonrpc": "2.0", "id": 1, "error": {
         "code": -32042, "message": "m", "data": {"elicitations": []}}}).encode())
-    assert isinstance(url.error, old.URLElicitationRequiredErrorError)
+    assert isinstance(url.error, old.URLElicitationRequiredErrorObject)
 
 
 # -- dispatch ----------------------------------------------------------------------
@@ -291,7 +291,7 @@ def test_fuzz_never_raises_anything_but_mcp_errors(raw: bytes) -> None:
 
 
 def test_mutation_fuzz_has_no_crashes() -> None:
-    from tests import fuzz
+    from tests.engines import fuzz
 
     lines: list[str] = []
     outcomes = fuzz.run(5_000, seed=20261129, report=lines.append)
@@ -308,7 +308,7 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     from mcp_schema._codec.decoding import decode_sniffed
     from mcp_schema._codec.envelope import reject_non_json_numbers, sniff
     from mcp_schema._codec.options import DecodeOptions
-    from tests import fuzz
+    from tests.engines import fuzz
 
     rng = random.Random(20261129)
     seeds = fuzz.corpus()

@@ -1,4 +1,4 @@
-"""CI slice of the differential conformance run (tests/conformance.py).
+"""CI slice of the differential conformance run (tests/engines/conformance.py).
 
 Every definition of every compiled schema gets a few Hypothesis-drawn valid
 instances plus their mutants, judged by the JSON Schema oracle and by the
@@ -13,7 +13,7 @@ import importlib
 import pytest
 
 from codegen import spec
-from tests import conformance as c
+from tests.engines import conformance as c
 
 # Examples per definition: enough to touch every branch of the small unions,
 # few enough to keep this file near a minute on a 2-core runner.
@@ -57,7 +57,7 @@ def test_model_agrees_with_schema(key: str, name: str) -> None:
             pytest.skip(f"cannot generate ({c.GENERATION_ALLOWLIST[(key, name)]})")
         pytest.fail(
             f"{key} {name}: no instance could be generated: {report.generation_error}; "
-            "fix the generation schema or allowlist it in tests/conformance.py "
+            "fix the generation schema or allowlist it in tests/engines/conformance.py "
             "with the reason"
         )
     assert report.counts.discrepancies == 0, _explain(report)

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 import mcp_schema.v2026_07_28 as v
 from codegen.spec import spec_dir
 from mcp_schema import codec
-from tests.conformance import same_json
+from tests.engines.conformance import same_json
 
 EXAMPLES = sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*.json"))
 METHOD_OF_RESULT = {entry.result.__name__: method for method, entry in v.REQUESTS.items()}

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import shutil
 from pathlib import Path
 
 import pytest
 
 from codegen import spec
 from codegen.build import snake
-from codegen.generate import PACKAGE_DIR, ROOT, generate, stale_files
+from codegen.__main__ import main as codegen_main
+from codegen.generate import GENERATED_DIR, PACKAGE_DIR, ROOT, generate, stale_files
 
 EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}
 PACKAGES = {"2025-11-25": "mcp_schema.v2025_11_25", "2026-07-28": "mcp_schema.v2026_07_28",
@@ -24,17 +24,24 @@ def test_generation_is_deterministic_and_matches_the_checked_in_files() -> None:
     assert stale_files(first.files) == []
 
 
-def test_check_regen_catches_a_hand_edit(tmp_path: Path) -> None:
-    target = PACKAGE_DIR / "v2026_07_28" / "models.py"
-    original = target.read_text()
-    try:
-        target.write_text(original.replace("class Tool(McpModel):", "class Tool(McpModel):  # edited"))
-        result = subprocess.run([sys.executable, "-m", "codegen", "--check"], cwd=ROOT,
-                                capture_output=True, text=True)
-        assert result.returncode == 1
-        assert "v2026_07_28/models.py" in result.stderr
-    finally:
-        target.write_text(original)
+def test_check_regen_catches_a_hand_edit_and_a_stray_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    copy = tmp_path / "generated"
+    shutil.copytree(GENERATED_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    assert codegen_main(["--check", "--into", str(copy)]) == 0
+    target = copy / "mcp_schema" / "v2026_07_28" / "models.py"
+    target.write_text(
+        target.read_text().replace("class Tool(McpModel):", "class Tool(McpModel):  # edited")
+    )
+    (copy / "mcp_schema" / "v2026_07_28" / "helpers.py").write_text("# hand-written\n")
+    assert codegen_main(["--check", "--into", str(copy)]) == 1
+    stderr = capsys.readouterr().err
+    assert "generated/mcp_schema/v2026_07_28/models.py differs" in stderr
+    assert "generated/mcp_schema/v2026_07_28/helpers.py differs" in stderr
+    assert codegen_main(["--into", str(copy)]) == 0  # regen repairs the copy
+    assert stale_files(generate().files, copy) == []
+    assert not (copy / "mcp_schema" / "v2026_07_28" / "helpers.py").exists()
 
 
 def test_every_def_is_exposed_under_its_name() -> None:
@@ -102,14 +109,14 @@ def test_result_pairing_table_is_complete_and_consistent() -> None:
     for key, module in output.modules.items():
         defs = spec.load(key)["$defs"]
         table = pairing[key]["results"]
-        for entry in module.requests:
+        for entry in module.methods.requests:
             assert entry.method in table
             assert all(r in defs or r in module.imported for r in entry.results), entry
         for method, result in table.items():
             assert result in defs, (key, method, result)
         if key == "2026-07-28":
             # Each `<Result>Response` def answers with that result (plus alternatives).
-            for entry in module.requests:
+            for entry in module.methods.requests:
                 response = defs[entry.results[0] + "Response"]
                 body = json.dumps(response["properties"]["result"])
                 assert f'#/$defs/{entry.results[0]}"' in body
@@ -136,4 +143,4 @@ def test_method_tables() -> None:
              new.UNSUPPORTED_PROTOCOL_VERSION}
     assert codes == {-32700, -32600, -32601, -32602, -32603, -32020, -32021, -32022}
     assert old.URL_ELICITATION_REQUIRED == -32042
-    assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorError
+    assert new.ERROR_MODELS[-32022] is new.UnsupportedProtocolVersionErrorObject

@@ -4,9 +4,13 @@ Every failure the codec reports is an `McpError` subclass carrying the
 JSON-RPC ``code``, a human ``message`` and optional structured ``data``, so a
 server can answer any bad input with ``err.to_response(request_id)``.
 
-These are *exceptions*. The error *response models* with the same names in
-``mcp_schema.v2026_07_28`` (``ParseError``, ``HeaderMismatchError``, ...) are
-the generated wire shapes; `McpError.from_error_object` bridges the two.
+These are *exceptions*; a version package's ``ERROR_MODELS[code]`` is the
+generated model of the JSON-RPC ``error`` member for the same code, and the
+generated model named like the exception is its wire shape. That model is
+either the ``error`` object itself (2026-07-28 ``ParseError``) or a whole error
+response whose ``error`` member is ``<Name>Object`` (``HeaderMismatchError``
+and ``HeaderMismatchErrorObject``); a code the schema gives no model of its own
+maps to the generic ``Error``. `McpError.from_error_object` bridges the two.
 """
 
 from __future__ import annotations

@@ -209,8 +209,8 @@ from .models import (
     UntitledMultiSelectEnumSchemaItems,
     UntitledSingleSelectEnumSchema,
     URLElicitationRequiredError,
-    URLElicitationRequiredErrorError,
-    URLElicitationRequiredErrorErrorData,
+    URLElicitationRequiredErrorObject,
+    URLElicitationRequiredErrorObjectData,
 )
 
 VERSION: Final = "2025-11-25"
@@ -405,8 +405,8 @@ __all__ = [
     "ToolResultContent",
     "ToolUseContent",
     "URLElicitationRequiredError",
-    "URLElicitationRequiredErrorError",
-    "URLElicitationRequiredErrorErrorData",
+    "URLElicitationRequiredErrorObject",
+    "URLElicitationRequiredErrorObjectData",
     "UnsubscribeRequest",
     "UnsubscribeRequestParams",
     "UnsubscribeRequestParamsMeta",

@@ -268,7 +268,7 @@ PARSE_ERROR: Final = -32700
 
 ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
     {
-        URL_ELICITATION_REQUIRED: m.URLElicitationRequiredErrorError,
+        URL_ELICITATION_REQUIRED: m.URLElicitationRequiredErrorObject,
         INVALID_REQUEST: m.Error,
         METHOD_NOT_FOUND: m.Error,
         INVALID_PARAMS: m.Error,

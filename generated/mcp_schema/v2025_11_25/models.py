@@ -188,8 +188,8 @@ __all__ = [
     "ToolResultContent",
     "ToolUseContent",
     "URLElicitationRequiredError",
-    "URLElicitationRequiredErrorError",
-    "URLElicitationRequiredErrorErrorData",
+    "URLElicitationRequiredErrorObject",
+    "URLElicitationRequiredErrorObjectData",
     "UnsubscribeRequest",
     "UnsubscribeRequestParams",
     "UnsubscribeRequestParamsMeta",
@@ -1604,24 +1604,24 @@ class CreateMessageRequest(McpModel):
     params: CreateMessageRequestParams
 
 
-class URLElicitationRequiredErrorErrorData(McpModel):
+class URLElicitationRequiredErrorObjectData(McpModel):
     """MCP 2025-11-25 inline object at ``URLElicitationRequiredError.error.data``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
 
     elicitations: list[ElicitRequestURLParams]
 
 
-class URLElicitationRequiredErrorError(McpModel):
+class URLElicitationRequiredErrorObject(McpModel):
     """MCP 2025-11-25 inline object at ``URLElicitationRequiredError.error``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
 
     code: Literal[-32042]
-    data: URLElicitationRequiredErrorErrorData
+    data: URLElicitationRequiredErrorObjectData
     message: StrictStr
 
 
 class URLElicitationRequiredError(McpModel):
     """MCP 2025-11-25 definition ``URLElicitationRequiredError``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
 
-    error: URLElicitationRequiredErrorError
+    error: URLElicitationRequiredErrorObject
     id: Omittable[RequestId] = None
     jsonrpc: Literal["2.0"]
 

@@ -190,9 +190,9 @@ PARSE_ERROR: Final = -32700
 
 ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
     {
-        HEADER_MISMATCH: m.HeaderMismatchErrorError,
-        MISSING_REQUIRED_CLIENT_CAPABILITY: m.MissingRequiredClientCapabilityErrorError,
-        UNSUPPORTED_PROTOCOL_VERSION: m.UnsupportedProtocolVersionErrorError,
+        HEADER_MISMATCH: m.HeaderMismatchErrorObject,
+        MISSING_REQUIRED_CLIENT_CAPABILITY: m.MissingRequiredClientCapabilityErrorObject,
+        UNSUPPORTED_PROTOCOL_VERSION: m.UnsupportedProtocolVersionErrorObject,
         INVALID_REQUEST: m.InvalidRequestError,
         METHOD_NOT_FOUND: m.MethodNotFoundError,
         INVALID_PARAMS: m.InvalidParamsError,

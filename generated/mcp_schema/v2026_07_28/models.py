@@ -59,7 +59,7 @@ __all__ = [
     "GetPromptResult",
     "GetPromptResultResponse",
     "HeaderMismatchError",
-    "HeaderMismatchErrorError",
+    "HeaderMismatchErrorObject",
     "Icon",
     "Icons",
     "ImageContent",
@@ -104,8 +104,8 @@ __all__ = [
     "MetaObject",
     "MethodNotFoundError",
     "MissingRequiredClientCapabilityError",
-    "MissingRequiredClientCapabilityErrorError",
-    "MissingRequiredClientCapabilityErrorErrorData",
+    "MissingRequiredClientCapabilityErrorObject",
+    "MissingRequiredClientCapabilityErrorObjectData",
     "ModelHint",
     "ModelPreferences",
     "MultiSelectEnumSchema",
@@ -182,8 +182,8 @@ __all__ = [
     "ToolResultContent",
     "ToolUseContent",
     "UnsupportedProtocolVersionError",
-    "UnsupportedProtocolVersionErrorError",
-    "UnsupportedProtocolVersionErrorErrorData",
+    "UnsupportedProtocolVersionErrorObject",
+    "UnsupportedProtocolVersionErrorObjectData",
     "UntitledMultiSelectEnumSchema",
     "UntitledMultiSelectEnumSchemaItems",
     "UntitledSingleSelectEnumSchema",
@@ -254,7 +254,7 @@ class Error(McpModel):
     message: StrictStr
 
 
-class HeaderMismatchErrorError(McpModel):
+class HeaderMismatchErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``HeaderMismatchError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#headermismatcherror"""
 
     code: Literal[-32020]
@@ -418,17 +418,17 @@ class MethodNotFoundError(McpModel):
     message: StrictStr
 
 
-class MissingRequiredClientCapabilityErrorErrorData(McpModel):
+class MissingRequiredClientCapabilityErrorObjectData(McpModel):
     """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
     required_capabilities: ClientCapabilities = Field(alias="requiredCapabilities")
 
 
-class MissingRequiredClientCapabilityErrorError(McpModel):
+class MissingRequiredClientCapabilityErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
     code: Literal[-32021]
-    data: MissingRequiredClientCapabilityErrorErrorData
+    data: MissingRequiredClientCapabilityErrorObjectData
     message: StrictStr
 
 
@@ -525,7 +525,7 @@ RequestId: TypeAlias = StrictStr | JsonInt
 class HeaderMismatchError(McpModel):
     """MCP 2026-07-28 definition ``HeaderMismatchError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#headermismatcherror"""
 
-    error: HeaderMismatchErrorError
+    error: HeaderMismatchErrorObject
     id: Omittable[RequestId] = None
     jsonrpc: Literal["2.0"]
 
@@ -550,7 +550,7 @@ class JSONRPCRequest(McpModel):
 class MissingRequiredClientCapabilityError(McpModel):
     """MCP 2026-07-28 definition ``MissingRequiredClientCapabilityError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
-    error: MissingRequiredClientCapabilityErrorError
+    error: MissingRequiredClientCapabilityErrorObject
     id: Omittable[RequestId] = None
     jsonrpc: Literal["2.0"]
 
@@ -1513,25 +1513,25 @@ class CreateMessageRequest(McpModel):
     params: CreateMessageRequestParams
 
 
-class UnsupportedProtocolVersionErrorErrorData(McpModel):
+class UnsupportedProtocolVersionErrorObjectData(McpModel):
     """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
 
     requested: StrictStr
     supported: list[StrictStr]
 
 
-class UnsupportedProtocolVersionErrorError(McpModel):
+class UnsupportedProtocolVersionErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
 
     code: Literal[-32022]
-    data: UnsupportedProtocolVersionErrorErrorData
+    data: UnsupportedProtocolVersionErrorObjectData
     message: StrictStr
 
 
 class UnsupportedProtocolVersionError(McpModel):
     """MCP 2026-07-28 definition ``UnsupportedProtocolVersionError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
 
-    error: UnsupportedProtocolVersionErrorError
+    error: UnsupportedProtocolVersionErrorObject
     id: Omittable[RequestId] = None
     jsonrpc: Literal["2.0"]
 

@@ -9,7 +9,7 @@ exactly what the oracle accepts, and every accepted value must survive
 exclude_unset=True)`` unchanged, JSON types included.
 
 Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
-as ``python -m tests.conformance`` (``make conformance``; random seeds,
+as ``python -m tests.engines.conformance`` (``make conformance``; random seeds,
 ``$MCP_CONFORMANCE_EXAMPLES`` examples per definition, default 200).
 """
 
@@ -879,7 +879,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(
-        prog="python -m tests.conformance",
+        prog="python -m tests.engines.conformance",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -6,7 +6,7 @@ wrong id types, plus plain random bytes. Every input must end in a decoded
 message or a typed ``McpError``; anything else is a crash and fails the run.
 The slowest input is reported, to catch super-linear behaviour.
 
-Usage: ``python -m tests.fuzz [COUNT] [--seed N]``.
+Usage: ``python -m tests.engines.fuzz [COUNT] [--seed N]``.
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ from codegen.spec import spec_dir
 from mcp_schema import codec
 from mcp_schema.errors import McpError
 
-HERE = Path(__file__).parent
+DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 def corpus() -> list[bytes]:
     seeds = [p.read_bytes() for p in sorted((spec_dir() / "2026-07-28" / "examples").glob("*/*"))]
-    for capture in sorted((HERE / "data" / "captures").glob("*.jsonl")):
+    for capture in sorted((DATA / "captures").glob("*.jsonl")):
         for line in capture.read_text().splitlines():
             record = json.loads(line)
             if "message" in record:
@@ -184,7 +184,7 @@ def run(count: int, seed: int, report: Callable[[str], None] = print) -> Counter
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.fuzz")
+    parser = argparse.ArgumentParser(prog="python -m tests.engines.fuzz")
     parser.add_argument("count", nargs="?", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**32))
     args = parser.parse_args()
