@@ -148,9 +148,14 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     if f.required is False:
         options.append("default=None")
     if f.py_name != f.wire_name:
-        options.append(f"alias={literal(f.wire_name)}")
+        # Not ``alias``: type checkers would then want the wire name in
+        # ``__init__``; these two keep decoding and encoding on the wire name.
+        wire = literal(f.wire_name)
+        options += [f"validation_alias={wire}", f"serialization_alias={wire}"]
     if f.format:
         options.append(f'json_schema_extra={{"format": {literal(f.format)}}}')
+    if f.preset is not None:
+        return f"{f.py_name}: {annotation} = Preset({', '.join([literal(f.preset), *options])})"
     if not options:
         return f"{f.py_name}: {annotation}"
     if options == ["default=None"]:

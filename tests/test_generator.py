@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from codegen import spec
-from codegen.build import snake
 from codegen.__main__ import main as codegen_main
+from codegen.build import snake
 from codegen.generate import GENERATED_DIR, PACKAGE_DIR, ROOT, generate, stale_files
 
 EXPECTED_DEFS = {"2025-11-25": 145, "2026-07-28": 155, "2026-07-28/tasks": 76}

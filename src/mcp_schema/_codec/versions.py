@@ -91,7 +91,7 @@ def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
     # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`; the method's own result never declares it.
     declares_task = any(
-        f.alias == "task" or name == "task" for name, f in complete.model_fields.items()
+        f.validation_alias == "task" or name == "task" for name, f in complete.model_fields.items()
     )
 
     def tag_of(value: Any) -> str:
@@ -116,7 +116,9 @@ def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
         {
             "__module__": cls.__module__,
             "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]
-            "result_type": Field(default=None, alias="resultType"),
+            "result_type": Field(
+                default=None, validation_alias="resultType", serialization_alias="resultType"
+            ),
             "__doc__": cls.__doc__,
         },
     )
