@@ -148,10 +148,10 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     if f.required is False:
         options.append("default=None")
     if f.py_name != f.wire_name:
-        # Not ``alias``: type checkers would then want the wire name in
-        # ``__init__``; these two keep decoding and encoding on the wire name.
+        # Not ``alias`` (or a plain string validation_alias): type checkers and
+        # the pydantic mypy plugin would then want the wire name in __init__.
         wire = literal(f.wire_name)
-        options += [f"validation_alias={wire}", f"serialization_alias={wire}"]
+        options += [f"validation_alias=AliasChoices({wire})", f"serialization_alias={wire}"]
     if f.format:
         options.append(f'json_schema_extra={{"format": {literal(f.format)}}}')
     if f.preset is not None:

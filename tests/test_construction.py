@@ -31,7 +31,7 @@ def test_single_value_members_are_preset_and_written() -> None:
 def test_a_given_preset_value_wins_and_is_still_checked() -> None:
     assert wire(v.TextContent(type="text", text="x"))["type"] == "text"
     with pytest.raises(ValidationError):
-        v.TextContent(type="image", text="x")  # type: ignore[arg-type]
+        v.TextContent(type="image", text="x")
 
 
 def test_complete_results_preset_result_type_only_at_construction() -> None:
@@ -100,7 +100,7 @@ def test_attribute_names_build_and_wire_names_decode() -> None:
 def test_result_response_writes_the_whole_result_or_refuses_it() -> None:
     result = v.CallToolResult(content=[v.TextContent(text="hi")], is_error=True)
     with pytest.raises(ValidationError):
-        ResultResponse[v.ListToolsResult](id=1, result=result)  # type: ignore[arg-type]
+        ResultResponse[v.ListToolsResult](id=1, result=result)
     response = ResultResponse[BaseModel](id=1, result=result)
     assert wire(response) == {
         "jsonrpc": "2.0",

@@ -9,8 +9,11 @@ JSON Schema exactly and losslessly:
   ``has_more`` is never mistaken for the field ``hasMore``; Python code
   constructs models by attribute name (wire names are accepted too, but type
   checkers know only the attribute names). Renamed members carry
-  ``validation_alias`` and ``serialization_alias`` rather than ``alias``,
-  which type checkers would take as the ``__init__`` parameter name.
+  ``validation_alias=AliasChoices(wire)`` and ``serialization_alias=wire``
+  rather than ``alias=wire``, which type checkers would take as the
+  ``__init__`` parameter name (the pydantic mypy plugin also reads a plain
+  string ``validation_alias`` that way; a one-name ``AliasChoices`` it leaves
+  alone, and pydantic reads it exactly like the string).
 * `Preset` marks a required member that construction fills in when it is
   left out (``jsonrpc``, a ``method`` or ``type`` with one allowed value, a
   complete result's ``resultType``); decoding still requires it on the wire.
@@ -110,8 +113,8 @@ _CONSTRUCTION: dict[type[BaseModel], _Construction] = {}
 
 
 def _wire_name(name: str, info: FieldInfo) -> str:
-    alias = info.validation_alias
-    return alias if isinstance(alias, str) else name
+    alias = info.serialization_alias
+    return alias if alias is not None else name
 
 
 def _construction(cls: type[BaseModel]) -> _Construction:

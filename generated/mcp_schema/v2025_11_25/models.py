@@ -5,7 +5,7 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
 from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
@@ -210,11 +210,11 @@ class BlobResourceContents(McpModel):
     """MCP 2025-11-25 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#blobresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -239,7 +239,9 @@ class ClientCapabilitiesRoots(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
 
 
@@ -260,7 +262,9 @@ class ClientCapabilitiesTasksRequestsSampling(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests.sampling``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     create_message: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="createMessage", serialization_alias="createMessage"
+        default=None,
+        validation_alias=AliasChoices("createMessage"),
+        serialization_alias="createMessage",
     )
 
 
@@ -306,7 +310,7 @@ class CompleteResultCompletion(McpModel):
     """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
-        default=None, validation_alias="hasMore", serialization_alias="hasMore"
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
     )
     total: Omittable[JsonInt] = None
     values: list[StrictStr]
@@ -316,7 +320,7 @@ class CompleteResult(McpModel):
     """MCP 2025-11-25 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     completion: CompleteResultCompletion
 
@@ -329,7 +333,7 @@ class ElicitResult(McpModel):
     """MCP 2025-11-25 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     action: Literal["accept", "cancel", "decline"]
     content: Omittable[dict[str, list[StrictStr] | StrictStr | JsonNumber | StrictBool]] = None
@@ -339,7 +343,7 @@ class ElicitationCompleteNotificationParams(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitationCompleteNotification.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
 
     elicitation_id: StrictStr = Field(
-        validation_alias="elicitationId", serialization_alias="elicitationId"
+        validation_alias=AliasChoices("elicitationId"), serialization_alias="elicitationId"
     )
 
 
@@ -365,7 +369,7 @@ class GetTaskPayloadResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -373,7 +377,7 @@ class Icon(McpModel):
     """MCP 2025-11-25 definition ``Icon``: https://modelcontextprotocol.io/specification/2025-11-25/schema#icon"""
 
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     sizes: Omittable[list[StrictStr]] = None
     src: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -396,7 +400,7 @@ class Implementation(McpModel):
     version: StrictStr
     website_url: Omittable[StrictStr] = Field(
         default=None,
-        validation_alias="websiteUrl",
+        validation_alias=AliasChoices("websiteUrl"),
         serialization_alias="websiteUrl",
         json_schema_extra={"format": "uri"},
     )
@@ -417,7 +421,7 @@ class LegacyTitledEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
     enum_names: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None, validation_alias=AliasChoices("enumNames"), serialization_alias="enumNames"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -433,7 +437,7 @@ class LoggingMessageNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     data: Any
     level: LoggingLevel
@@ -458,16 +462,20 @@ class ModelPreferences(McpModel):
     """MCP 2025-11-25 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-11-25/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, validation_alias="costPriority", serialization_alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
         default=None,
-        validation_alias="intelligencePriority",
+        validation_alias=AliasChoices("intelligencePriority"),
         serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, validation_alias="speedPriority", serialization_alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
@@ -482,7 +490,7 @@ class NotificationParams(McpModel):
     """MCP 2025-11-25 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#notificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -509,10 +517,10 @@ class PaginatedResult(McpModel):
     """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
 
 
@@ -524,7 +532,9 @@ class CallToolRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -532,7 +542,9 @@ class CompleteRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -540,7 +552,9 @@ class CreateMessageRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -548,7 +562,9 @@ class ElicitRequestFormParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -556,7 +572,9 @@ class ElicitRequestURLParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -564,7 +582,9 @@ class GetPromptRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -572,7 +592,7 @@ class GetPromptRequestParams(McpModel):
     """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     meta: Omittable[GetPromptRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     arguments: Omittable[dict[str, StrictStr]] = None
     name: StrictStr
@@ -582,7 +602,9 @@ class InitializeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -590,14 +612,14 @@ class InitializeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     meta: Omittable[InitializeRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     capabilities: ClientCapabilities
     client_info: Implementation = Field(
-        validation_alias="clientInfo", serialization_alias="clientInfo"
+        validation_alias=AliasChoices("clientInfo"), serialization_alias="clientInfo"
     )
     protocol_version: StrictStr = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
     )
 
 
@@ -605,7 +627,9 @@ class PaginatedRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``PaginatedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -613,7 +637,7 @@ class PaginatedRequestParams(McpModel):
     """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     meta: Omittable[PaginatedRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cursor: Omittable[StrictStr] = None
 
@@ -622,12 +646,12 @@ class ProgressNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     message: Omittable[StrictStr] = None
     progress: JsonNumber
     progress_token: ProgressToken = Field(
-        validation_alias="progressToken", serialization_alias="progressToken"
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
     )
     total: Omittable[JsonNumber] = None
 
@@ -653,7 +677,7 @@ class Prompt(McpModel):
     """MCP 2025-11-25 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-11-25/schema#prompt"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     arguments: Omittable[list[PromptArgument]] = None
     description: Omittable[StrictStr] = None
@@ -666,10 +690,10 @@ class ListPromptsResult(McpModel):
     """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     prompts: list[Prompt]
 
@@ -696,7 +720,9 @@ class ReadResourceRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -704,7 +730,7 @@ class ReadResourceRequestParams(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     meta: Omittable[ReadResourceRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -712,7 +738,9 @@ class ReadResourceRequestParams(McpModel):
 class RelatedTaskMetadata(McpModel):
     """MCP 2025-11-25 definition ``RelatedTaskMetadata``: https://modelcontextprotocol.io/specification/2025-11-25/schema#relatedtaskmetadata"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class Request(McpModel):
@@ -739,11 +767,11 @@ class CancelledNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     reason: Omittable[StrictStr] = None
     request_id: Omittable[RequestId] = Field(
-        default=None, validation_alias="requestId", serialization_alias="requestId"
+        default=None, validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
     )
 
 
@@ -875,7 +903,9 @@ class RequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``RequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -883,7 +913,7 @@ class RequestParams(McpModel):
     """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     meta: Omittable[RequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -909,10 +939,10 @@ class ResourceContents(McpModel):
     """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -931,7 +961,9 @@ class ResourceRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -939,7 +971,7 @@ class ResourceRequestParams(McpModel):
     """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     meta: Omittable[ResourceRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -955,7 +987,7 @@ class CompleteRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     meta: Omittable[CompleteRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     argument: CompleteRequestParamsArgument
     context: Omittable[CompleteRequestParamsContext] = None
@@ -975,7 +1007,7 @@ class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -992,7 +1024,7 @@ class Result(McpModel):
     """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -1029,7 +1061,9 @@ class Annotations(McpModel):
 
     audience: Omittable[list[Role]] = None
     last_modified: Omittable[StrictStr] = Field(
-        default=None, validation_alias="lastModified", serialization_alias="lastModified"
+        default=None,
+        validation_alias=AliasChoices("lastModified"),
+        serialization_alias="lastModified",
     )
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
@@ -1038,11 +1072,13 @@ class AudioContent(McpModel):
     """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     type: Literal["audio"] = Preset("audio")
 
 
@@ -1050,11 +1086,13 @@ class ImageContent(McpModel):
     """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     type: Literal["image"] = Preset("image")
 
 
@@ -1062,13 +1100,13 @@ class Resource(McpModel):
     """MCP 2025-11-25 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resource"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     size: Omittable[JsonInt] = None
@@ -1080,10 +1118,10 @@ class ListResourcesResult(McpModel):
     """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     resources: list[Resource]
 
@@ -1092,13 +1130,13 @@ class ResourceLink(McpModel):
     """MCP 2025-11-25 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelink"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     size: Omittable[JsonInt] = None
@@ -1111,18 +1149,18 @@ class ResourceTemplate(McpModel):
     """MCP 2025-11-25 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplate"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     title: Omittable[StrictStr] = None
     uri_template: StrictStr = Field(
-        validation_alias="uriTemplate",
+        validation_alias=AliasChoices("uriTemplate"),
         serialization_alias="uriTemplate",
         json_schema_extra={"format": "uri-template"},
     )
@@ -1132,13 +1170,13 @@ class ListResourceTemplatesResult(McpModel):
     """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     resource_templates: list[ResourceTemplate] = Field(
-        validation_alias="resourceTemplates", serialization_alias="resourceTemplates"
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
     )
 
 
@@ -1146,7 +1184,7 @@ class Root(McpModel):
     """MCP 2025-11-25 definition ``Root``: https://modelcontextprotocol.io/specification/2025-11-25/schema#root"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     name: Omittable[StrictStr] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -1156,7 +1194,7 @@ class ListRootsResult(McpModel):
     """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     roots: list[Root]
 
@@ -1173,7 +1211,9 @@ class ServerCapabilitiesPrompts(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
 
 
@@ -1181,7 +1221,9 @@ class ServerCapabilitiesResources(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
     subscribe: Omittable[StrictBool] = None
 
@@ -1210,7 +1252,9 @@ class ServerCapabilitiesTools(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
 
 
@@ -1230,15 +1274,15 @@ class InitializeResult(McpModel):
     """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
     protocol_version: StrictStr = Field(
-        validation_alias="protocolVersion", serialization_alias="protocolVersion"
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
     )
     server_info: Implementation = Field(
-        validation_alias="serverInfo", serialization_alias="serverInfo"
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
     )
 
 
@@ -1246,7 +1290,9 @@ class SetLevelRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -1254,7 +1300,7 @@ class SetLevelRequestParams(McpModel):
     """MCP 2025-11-25 definition ``SetLevelRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     meta: Omittable[SetLevelRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     level: LoggingLevel
 
@@ -1275,10 +1321,10 @@ class StringSchema(McpModel):
     description: Omittable[StrictStr] = None
     format: Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None, validation_alias=AliasChoices("maxLength"), serialization_alias="maxLength"
     )
     min_length: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minLength", serialization_alias="minLength"
+        default=None, validation_alias=AliasChoices("minLength"), serialization_alias="minLength"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -1288,7 +1334,9 @@ class SubscribeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -1296,7 +1344,7 @@ class SubscribeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``SubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     meta: Omittable[SubscribeRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1314,7 +1362,9 @@ class TaskAugmentedRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``TaskAugmentedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -1328,7 +1378,7 @@ class CallToolRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     meta: Omittable[CallToolRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     arguments: Omittable[dict[str, Any]] = None
     name: StrictStr
@@ -1348,10 +1398,10 @@ class ElicitRequestURLParams(McpModel):
     """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     meta: Omittable[ElicitRequestURLParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     elicitation_id: StrictStr = Field(
-        validation_alias="elicitationId", serialization_alias="elicitationId"
+        validation_alias=AliasChoices("elicitationId"), serialization_alias="elicitationId"
     )
     message: StrictStr
     mode: Literal["url"] = Preset("url")
@@ -1363,7 +1413,7 @@ class TaskAugmentedRequestParams(McpModel):
     """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     task: Omittable[TaskMetadata] = None
 
@@ -1376,20 +1426,28 @@ class CancelTaskResult(McpModel):
     """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     poll_interval: Omittable[JsonInt] = Field(
-        default=None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
     )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
@@ -1397,38 +1455,54 @@ class GetTaskResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     poll_interval: Omittable[JsonInt] = Field(
-        default=None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
     )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
 class Task(McpModel):
     """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
 
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     poll_interval: Omittable[JsonInt] = Field(
-        default=None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
     )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
@@ -1436,7 +1510,7 @@ class CreateTaskResult(McpModel):
     """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     task: Task
 
@@ -1445,10 +1519,10 @@ class ListTasksResult(McpModel):
     """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     tasks: list[Task]
 
@@ -1457,20 +1531,28 @@ class TaskStatusNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``TaskStatusNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     poll_interval: Omittable[JsonInt] = Field(
-        default=None, validation_alias="pollInterval", serialization_alias="pollInterval"
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
     )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
@@ -1497,7 +1579,7 @@ class TextContent(McpModel):
     """MCP 2025-11-25 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     text: StrictStr
@@ -1508,10 +1590,10 @@ class TextResourceContents(McpModel):
     """MCP 2025-11-25 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -1521,7 +1603,7 @@ class EmbeddedResource(McpModel):
     """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     resource: Annotated[
@@ -1541,14 +1623,16 @@ class CallToolResult(McpModel):
     """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: list[ContentBlock]
     is_error: Omittable[StrictBool] = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
     )
     structured_content: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="structuredContent", serialization_alias="structuredContent"
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
     )
 
 
@@ -1563,7 +1647,7 @@ class GetPromptResult(McpModel):
     """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
@@ -1573,7 +1657,7 @@ class ReadResourceResult(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
@@ -1591,7 +1675,7 @@ class TitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(
-        validation_alias="anyOf", serialization_alias="anyOf"
+        validation_alias=AliasChoices("anyOf"), serialization_alias="anyOf"
     )
 
 
@@ -1602,10 +1686,10 @@ class TitledMultiSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     items: TitledMultiSelectEnumSchemaItems
     max_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
     )
     min_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
     )
     title: Omittable[StrictStr] = None
     type: Literal["array"] = Preset("array")
@@ -1624,7 +1708,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
-        validation_alias="oneOf", serialization_alias="oneOf"
+        validation_alias=AliasChoices("oneOf"), serialization_alias="oneOf"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -1634,16 +1718,24 @@ class ToolAnnotations(McpModel):
     """MCP 2025-11-25 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="destructiveHint", serialization_alias="destructiveHint"
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
     )
     idempotent_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="idempotentHint", serialization_alias="idempotentHint"
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
     )
     open_world_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="openWorldHint", serialization_alias="openWorldHint"
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
     )
     read_only_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="readOnlyHint", serialization_alias="readOnlyHint"
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
     )
     title: Omittable[StrictStr] = None
 
@@ -1658,7 +1750,9 @@ class ToolExecution(McpModel):
     """MCP 2025-11-25 definition ``ToolExecution``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolexecution"""
 
     task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(
-        default=None, validation_alias="taskSupport", serialization_alias="taskSupport"
+        default=None,
+        validation_alias=AliasChoices("taskSupport"),
+        serialization_alias="taskSupport",
     )
 
 
@@ -1666,7 +1760,7 @@ class ToolInputSchema(McpModel):
     """MCP 2025-11-25 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
@@ -1700,7 +1794,7 @@ class ToolOutputSchema(McpModel):
     """MCP 2025-11-25 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
@@ -1711,18 +1805,20 @@ class Tool(McpModel):
     """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
     execution: Omittable[ToolExecution] = None
     icons: Omittable[list[Icon]] = None
     input_schema: ToolInputSchema = Field(
-        validation_alias="inputSchema", serialization_alias="inputSchema"
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
     )
     name: StrictStr
     output_schema: Omittable[ToolOutputSchema] = Field(
-        default=None, validation_alias="outputSchema", serialization_alias="outputSchema"
+        default=None,
+        validation_alias=AliasChoices("outputSchema"),
+        serialization_alias="outputSchema",
     )
     title: Omittable[StrictStr] = None
 
@@ -1731,10 +1827,10 @@ class ListToolsResult(McpModel):
     """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     tools: list[Tool]
 
@@ -1762,16 +1858,20 @@ class ToolResultContent(McpModel):
     """MCP 2025-11-25 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolresultcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: list[ContentBlock]
     is_error: Omittable[StrictBool] = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
     )
     structured_content: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="structuredContent", serialization_alias="structuredContent"
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
     )
-    tool_use_id: StrictStr = Field(validation_alias="toolUseId", serialization_alias="toolUseId")
+    tool_use_id: StrictStr = Field(
+        validation_alias=AliasChoices("toolUseId"), serialization_alias="toolUseId"
+    )
     type: Literal["tool_result"] = Preset("tool_result")
 
 
@@ -1779,7 +1879,7 @@ class ToolUseContent(McpModel):
     """MCP 2025-11-25 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolusecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     id: StrictStr
     input: dict[str, Any]
@@ -1798,7 +1898,7 @@ class CreateMessageResult(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: (
         TextContent
@@ -1811,7 +1911,7 @@ class CreateMessageResult(McpModel):
     model: StrictStr
     role: Role
     stop_reason: Omittable[StrictStr] = Field(
-        default=None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
     )
 
 
@@ -1832,7 +1932,7 @@ class SamplingMessage(McpModel):
     """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
 
     meta: Omittable[dict[str, Any]] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: (
         TextContent
@@ -1849,27 +1949,37 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     meta: Omittable[CreateMessageRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, validation_alias="includeContext", serialization_alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(validation_alias="maxTokens", serialization_alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
     model_preferences_: Omittable[ModelPreferences] = Field(
-        default=None, validation_alias="modelPreferences", serialization_alias="modelPreferences"
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
     )
     stop_sequences: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="stopSequences", serialization_alias="stopSequences"
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
     )
     system_prompt: Omittable[StrictStr] = Field(
-        default=None, validation_alias="systemPrompt", serialization_alias="systemPrompt"
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
     )
     task: Omittable[TaskMetadata] = None
     temperature: Omittable[JsonNumber] = None
     tool_choice: Omittable[ToolChoice] = Field(
-        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None, validation_alias=AliasChoices("toolChoice"), serialization_alias="toolChoice"
     )
     tools: Omittable[list[Tool]] = None
 
@@ -1909,7 +2019,9 @@ class UnsubscribeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
@@ -1917,7 +2029,7 @@ class UnsubscribeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     meta: Omittable[UnsubscribeRequestParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1968,10 +2080,10 @@ class UntitledMultiSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     items: UntitledMultiSelectEnumSchemaItems
     max_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
     )
     min_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
     )
     title: Omittable[StrictStr] = None
     type: Literal["array"] = Preset("array")
@@ -2018,7 +2130,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
     properties: dict[str, PrimitiveSchemaDefinition]
     required: Omittable[list[StrictStr]] = None
@@ -2029,12 +2141,12 @@ class ElicitRequestFormParams(McpModel):
     """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     meta: Omittable[ElicitRequestFormParamsMeta] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     message: StrictStr
     mode: Omittable[Literal["form"]] = None
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
-        validation_alias="requestedSchema", serialization_alias="requestedSchema"
+        validation_alias=AliasChoices("requestedSchema"), serialization_alias="requestedSchema"
     )
     task: Omittable[TaskMetadata] = None
 

@@ -5,7 +5,7 @@
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
-from pydantic import Field, StrictBool, StrictStr, Tag
+from pydantic import AliasChoices, Field, StrictBool, StrictStr, Tag
 from typing_extensions import TypeAliasType
 
 from mcp_schema.base import (
@@ -232,7 +232,7 @@ class CompleteResultCompletion(McpModel):
     """MCP 2026-07-28 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
-        default=None, validation_alias="hasMore", serialization_alias="hasMore"
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
     )
     total: Omittable[JsonInt] = None
     values: Annotated[list[StrictStr], Field(max_length=100)]
@@ -277,7 +277,7 @@ class Icon(McpModel):
     """MCP 2026-07-28 definition ``Icon``: https://modelcontextprotocol.io/specification/2026-07-28/schema#icon"""
 
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     sizes: Omittable[list[StrictStr]] = None
     src: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -300,7 +300,7 @@ class Implementation(McpModel):
     version: StrictStr
     website_url: Omittable[StrictStr] = Field(
         default=None,
-        validation_alias="websiteUrl",
+        validation_alias=AliasChoices("websiteUrl"),
         serialization_alias="websiteUrl",
         json_schema_extra={"format": "uri"},
     )
@@ -390,7 +390,7 @@ class LegacyTitledEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
     enum_names: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="enumNames", serialization_alias="enumNames"
+        default=None, validation_alias=AliasChoices("enumNames"), serialization_alias="enumNames"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -410,11 +410,11 @@ class BlobResourceContents(McpModel):
     """MCP 2026-07-28 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#blobresourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -423,7 +423,7 @@ class ListRootsRequestParams(McpModel):
     """MCP 2026-07-28 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -446,7 +446,8 @@ class MissingRequiredClientCapabilityErrorObjectData(McpModel):
     """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
     required_capabilities: ClientCapabilities = Field(
-        validation_alias="requiredCapabilities", serialization_alias="requiredCapabilities"
+        validation_alias=AliasChoices("requiredCapabilities"),
+        serialization_alias="requiredCapabilities",
     )
 
 
@@ -468,16 +469,20 @@ class ModelPreferences(McpModel):
     """MCP 2026-07-28 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2026-07-28/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, validation_alias="costPriority", serialization_alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
         default=None,
-        validation_alias="intelligencePriority",
+        validation_alias=AliasChoices("intelligencePriority"),
         serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, validation_alias="speedPriority", serialization_alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
@@ -524,7 +529,7 @@ class Prompt(McpModel):
     """MCP 2026-07-28 definition ``Prompt``: https://modelcontextprotocol.io/specification/2026-07-28/schema#prompt"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     arguments: Omittable[list[PromptArgument]] = None
     description: Omittable[StrictStr] = None
@@ -590,7 +595,7 @@ class NotificationMetaObject(McpModel):
 
     subscription_id: Omittable[RequestId] = Field(
         default=None,
-        validation_alias="io.modelcontextprotocol/subscriptionId",
+        validation_alias=AliasChoices("io.modelcontextprotocol/subscriptionId"),
         serialization_alias="io.modelcontextprotocol/subscriptionId",
     )
 
@@ -599,10 +604,12 @@ class CancelledNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(validation_alias="requestId", serialization_alias="requestId")
+    request_id: RequestId = Field(
+        validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
@@ -625,7 +632,7 @@ class LoggingMessageNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     data: Any
     level: LoggingLevel
@@ -644,7 +651,7 @@ class NotificationParams(McpModel):
     """MCP 2026-07-28 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
 
 
@@ -652,12 +659,12 @@ class ProgressNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     message: Omittable[StrictStr] = None
     progress: JsonNumber
     progress_token: ProgressToken = Field(
-        validation_alias="progressToken", serialization_alias="progressToken"
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
     )
     total: Omittable[JsonNumber] = None
 
@@ -684,32 +691,36 @@ class RequestMetaObject(McpModel):
     """MCP 2026-07-28 definition ``RequestMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestmetaobject"""
 
     client_capabilities: ClientCapabilities = Field(
-        validation_alias="io.modelcontextprotocol/clientCapabilities",
+        validation_alias=AliasChoices("io.modelcontextprotocol/clientCapabilities"),
         serialization_alias="io.modelcontextprotocol/clientCapabilities",
     )
     client_info: Omittable[Implementation] = Field(
         default=None,
-        validation_alias="io.modelcontextprotocol/clientInfo",
+        validation_alias=AliasChoices("io.modelcontextprotocol/clientInfo"),
         serialization_alias="io.modelcontextprotocol/clientInfo",
     )
     log_level: Omittable[LoggingLevel] = Field(
         default=None,
-        validation_alias="io.modelcontextprotocol/logLevel",
+        validation_alias=AliasChoices("io.modelcontextprotocol/logLevel"),
         serialization_alias="io.modelcontextprotocol/logLevel",
     )
     protocol_version: StrictStr = Field(
-        validation_alias="io.modelcontextprotocol/protocolVersion",
+        validation_alias=AliasChoices("io.modelcontextprotocol/protocolVersion"),
         serialization_alias="io.modelcontextprotocol/protocolVersion",
     )
     progress_token: Omittable[ProgressToken] = Field(
-        default=None, validation_alias="progressToken", serialization_alias="progressToken"
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
     )
 
 
 class PaginatedRequestParams(McpModel):
     """MCP 2026-07-28 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     cursor: Omittable[StrictStr] = None
 
 
@@ -761,7 +772,9 @@ class PaginatedRequest(McpModel):
 class RequestParams(McpModel):
     """MCP 2026-07-28 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class DiscoverRequest(McpModel):
@@ -777,10 +790,10 @@ class ResourceContents(McpModel):
     """MCP 2026-07-28 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -798,7 +811,9 @@ class ResourceListChangedNotification(McpModel):
 class ResourceRequestParams(McpModel):
     """MCP 2026-07-28 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcerequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -812,7 +827,9 @@ class ResourceTemplateReference(McpModel):
 class CompleteRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     argument: CompleteRequestParamsArgument
     context: Omittable[CompleteRequestParamsContext] = None
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
@@ -831,7 +848,7 @@ class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -849,7 +866,7 @@ class ResultMetaObject(McpModel):
 
     server_info: Omittable[Implementation] = Field(
         default=None,
-        validation_alias="io.modelcontextprotocol/serverInfo",
+        validation_alias=AliasChoices("io.modelcontextprotocol/serverInfo"),
         serialization_alias="io.modelcontextprotocol/serverInfo",
     )
 
@@ -858,26 +875,28 @@ class CacheableResult(McpModel):
     """MCP 2026-07-28 definition ``CacheableResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cacheableresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class CompleteResult(McpModel):
     """MCP 2026-07-28 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     completion: CompleteResultCompletion
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -893,19 +912,21 @@ class ListPromptsResult(McpModel):
     """MCP 2026-07-28 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     prompts: list[Prompt]
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListPromptsResultResponse(McpModel):
@@ -920,13 +941,13 @@ class PaginatedResult(McpModel):
     """MCP 2026-07-28 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -934,10 +955,10 @@ class Result(McpModel):
     """MCP 2026-07-28 definition ``Result``: https://modelcontextprotocol.io/specification/2026-07-28/schema#result"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -982,7 +1003,9 @@ class Annotations(McpModel):
 
     audience: Omittable[list[Role]] = None
     last_modified: Omittable[StrictStr] = Field(
-        default=None, validation_alias="lastModified", serialization_alias="lastModified"
+        default=None,
+        validation_alias=AliasChoices("lastModified"),
+        serialization_alias="lastModified",
     )
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
@@ -991,11 +1014,13 @@ class AudioContent(McpModel):
     """MCP 2026-07-28 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#audiocontent"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     type: Literal["audio"] = Preset("audio")
 
 
@@ -1003,11 +1028,13 @@ class ImageContent(McpModel):
     """MCP 2026-07-28 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#imagecontent"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(validation_alias="mimeType", serialization_alias="mimeType")
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     type: Literal["image"] = Preset("image")
 
 
@@ -1015,13 +1042,13 @@ class Resource(McpModel):
     """MCP 2026-07-28 definition ``Resource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resource"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     size: Omittable[JsonInt] = None
@@ -1033,19 +1060,21 @@ class ListResourcesResult(McpModel):
     """MCP 2026-07-28 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     resources: list[Resource]
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListResourcesResultResponse(McpModel):
@@ -1060,13 +1089,13 @@ class ResourceLink(McpModel):
     """MCP 2026-07-28 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelink"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     size: Omittable[JsonInt] = None
@@ -1079,18 +1108,18 @@ class ResourceTemplate(McpModel):
     """MCP 2026-07-28 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplate"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     name: StrictStr
     title: Omittable[StrictStr] = None
     uri_template: StrictStr = Field(
-        validation_alias="uriTemplate",
+        validation_alias=AliasChoices("uriTemplate"),
         serialization_alias="uriTemplate",
         json_schema_extra={"format": "uri-template"},
     )
@@ -1100,21 +1129,23 @@ class ListResourceTemplatesResult(McpModel):
     """MCP 2026-07-28 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     resource_templates: list[ResourceTemplate] = Field(
-        validation_alias="resourceTemplates", serialization_alias="resourceTemplates"
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListResourceTemplatesResultResponse(McpModel):
@@ -1129,7 +1160,7 @@ class Root(McpModel):
     """MCP 2026-07-28 definition ``Root``: https://modelcontextprotocol.io/specification/2026-07-28/schema#root"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     name: Omittable[StrictStr] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -1145,7 +1176,9 @@ class ServerCapabilitiesPrompts(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
 
 
@@ -1153,7 +1186,9 @@ class ServerCapabilitiesResources(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
     subscribe: Omittable[StrictBool] = None
 
@@ -1162,7 +1197,9 @@ class ServerCapabilitiesTools(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="listChanged", serialization_alias="listChanged"
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
     )
 
 
@@ -1182,20 +1219,22 @@ class DiscoverResult(McpModel):
     """MCP 2026-07-28 definition ``DiscoverResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
     supported_versions: list[StrictStr] = Field(
-        validation_alias="supportedVersions", serialization_alias="supportedVersions"
+        validation_alias=AliasChoices("supportedVersions"), serialization_alias="supportedVersions"
     )
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class DiscoverResultResponse(McpModel):
@@ -1213,10 +1252,10 @@ class StringSchema(McpModel):
     description: Omittable[StrictStr] = None
     format: Omittable[Literal["date", "date-time", "email", "uri"]] = None
     max_length: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxLength", serialization_alias="maxLength"
+        default=None, validation_alias=AliasChoices("maxLength"), serialization_alias="maxLength"
     )
     min_length: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minLength", serialization_alias="minLength"
+        default=None, validation_alias=AliasChoices("minLength"), serialization_alias="minLength"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -1227,21 +1266,23 @@ class SubscriptionFilter(McpModel):
 
     prompts_list_changed: Omittable[StrictBool] = Field(
         default=None,
-        validation_alias="promptsListChanged",
+        validation_alias=AliasChoices("promptsListChanged"),
         serialization_alias="promptsListChanged",
     )
     resource_subscriptions: Omittable[list[StrictStr]] = Field(
         default=None,
-        validation_alias="resourceSubscriptions",
+        validation_alias=AliasChoices("resourceSubscriptions"),
         serialization_alias="resourceSubscriptions",
     )
     resources_list_changed: Omittable[StrictBool] = Field(
         default=None,
-        validation_alias="resourcesListChanged",
+        validation_alias=AliasChoices("resourcesListChanged"),
         serialization_alias="resourcesListChanged",
     )
     tools_list_changed: Omittable[StrictBool] = Field(
-        default=None, validation_alias="toolsListChanged", serialization_alias="toolsListChanged"
+        default=None,
+        validation_alias=AliasChoices("toolsListChanged"),
+        serialization_alias="toolsListChanged",
     )
 
 
@@ -1249,7 +1290,7 @@ class SubscriptionsAcknowledgedNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     notifications: SubscriptionFilter
 
@@ -1267,7 +1308,9 @@ class SubscriptionsAcknowledgedNotification(McpModel):
 class SubscriptionsListenRequestParams(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     notifications: SubscriptionFilter
 
 
@@ -1285,11 +1328,11 @@ class SubscriptionsListenResultMetaObject(McpModel):
 
     server_info: Omittable[Implementation] = Field(
         default=None,
-        validation_alias="io.modelcontextprotocol/serverInfo",
+        validation_alias=AliasChoices("io.modelcontextprotocol/serverInfo"),
         serialization_alias="io.modelcontextprotocol/serverInfo",
     )
     subscription_id: RequestId = Field(
-        validation_alias="io.modelcontextprotocol/subscriptionId",
+        validation_alias=AliasChoices("io.modelcontextprotocol/subscriptionId"),
         serialization_alias="io.modelcontextprotocol/subscriptionId",
     )
 
@@ -1298,10 +1341,10 @@ class SubscriptionsListenResult(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
 
     meta: SubscriptionsListenResultMetaObject = Field(
-        validation_alias="_meta", serialization_alias="_meta"
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1317,7 +1360,7 @@ class TextContent(McpModel):
     """MCP 2026-07-28 definition ``TextContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textcontent"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     text: StrictStr
@@ -1328,10 +1371,10 @@ class TextResourceContents(McpModel):
     """MCP 2026-07-28 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textresourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     mime_type: Omittable[StrictStr] = Field(
-        default=None, validation_alias="mimeType", serialization_alias="mimeType"
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
     )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -1341,7 +1384,7 @@ class EmbeddedResource(McpModel):
     """MCP 2026-07-28 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#embeddedresource"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[Annotations] = None
     resource: Annotated[
@@ -1361,17 +1404,19 @@ class CallToolResult(McpModel):
     """MCP 2026-07-28 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: list[ContentBlock]
     is_error: Omittable[StrictBool] = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
     structured_content: Any = Field(
-        default=None, validation_alias="structuredContent", serialization_alias="structuredContent"
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
     )
 
 
@@ -1386,12 +1431,12 @@ class GetPromptResult(McpModel):
     """MCP 2026-07-28 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1399,19 +1444,19 @@ class ReadResourceResult(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Omittable[Literal["private", "public"]] = Field(
-        default=None, validation_alias="cacheScope", serialization_alias="cacheScope"
+        default=None, validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
     ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(
-        default=None, validation_alias="ttlMs", serialization_alias="ttlMs"
+        default=None, validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
 
 
@@ -1426,7 +1471,7 @@ class TitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
 
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(
-        validation_alias="anyOf", serialization_alias="anyOf"
+        validation_alias=AliasChoices("anyOf"), serialization_alias="anyOf"
     )
 
 
@@ -1437,10 +1482,10 @@ class TitledMultiSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     items: TitledMultiSelectEnumSchemaItems
     max_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
     )
     min_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
     )
     title: Omittable[StrictStr] = None
     type: Literal["array"] = Preset("array")
@@ -1459,7 +1504,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
-        validation_alias="oneOf", serialization_alias="oneOf"
+        validation_alias=AliasChoices("oneOf"), serialization_alias="oneOf"
     )
     title: Omittable[StrictStr] = None
     type: Literal["string"] = Preset("string")
@@ -1469,16 +1514,24 @@ class ToolAnnotations(McpModel):
     """MCP 2026-07-28 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="destructiveHint", serialization_alias="destructiveHint"
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
     )
     idempotent_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="idempotentHint", serialization_alias="idempotentHint"
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
     )
     open_world_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="openWorldHint", serialization_alias="openWorldHint"
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
     )
     read_only_hint: Omittable[StrictBool] = Field(
-        default=None, validation_alias="readOnlyHint", serialization_alias="readOnlyHint"
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
     )
     title: Omittable[StrictStr] = None
 
@@ -1493,7 +1546,7 @@ class ToolInputSchema(McpModel):
     """MCP 2026-07-28 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
     type: Literal["object"] = Preset("object")
 
@@ -1524,7 +1577,7 @@ class ToolOutputSchema(McpModel):
     """MCP 2026-07-28 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
 
 
@@ -1532,17 +1585,19 @@ class Tool(McpModel):
     """MCP 2026-07-28 definition ``Tool``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
     input_schema: ToolInputSchema = Field(
-        validation_alias="inputSchema", serialization_alias="inputSchema"
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
     )
     name: StrictStr
     output_schema: Omittable[ToolOutputSchema] = Field(
-        default=None, validation_alias="outputSchema", serialization_alias="outputSchema"
+        default=None,
+        validation_alias=AliasChoices("outputSchema"),
+        serialization_alias="outputSchema",
     )
     title: Omittable[StrictStr] = None
 
@@ -1551,19 +1606,21 @@ class ListToolsResult(McpModel):
     """MCP 2026-07-28 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     cache_scope: Literal["private", "public"] = Field(
-        validation_alias="cacheScope", serialization_alias="cacheScope"
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
     )
     next_cursor: Omittable[StrictStr] = Field(
-        default=None, validation_alias="nextCursor", serialization_alias="nextCursor"
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
     )
     result_type: StrictStr = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
     tools: list[Tool]
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(validation_alias="ttlMs", serialization_alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListToolsResultResponse(McpModel):
@@ -1578,16 +1635,20 @@ class ToolResultContent(McpModel):
     """MCP 2026-07-28 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolresultcontent"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: list[ContentBlock]
     is_error: Omittable[StrictBool] = Field(
-        default=None, validation_alias="isError", serialization_alias="isError"
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
     )
     structured_content: Any = Field(
-        default=None, validation_alias="structuredContent", serialization_alias="structuredContent"
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
     )
-    tool_use_id: StrictStr = Field(validation_alias="toolUseId", serialization_alias="toolUseId")
+    tool_use_id: StrictStr = Field(
+        validation_alias=AliasChoices("toolUseId"), serialization_alias="toolUseId"
+    )
     type: Literal["tool_result"] = Preset("tool_result")
 
 
@@ -1595,7 +1656,7 @@ class ToolUseContent(McpModel):
     """MCP 2026-07-28 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolusecontent"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     id: StrictStr
     input: dict[str, Any]
@@ -1614,7 +1675,7 @@ class CreateMessageResult(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: (
         TextContent
@@ -1627,7 +1688,7 @@ class CreateMessageResult(McpModel):
     model: StrictStr
     role: Role
     stop_reason: Omittable[StrictStr] = Field(
-        default=None, validation_alias="stopReason", serialization_alias="stopReason"
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
     )
 
 
@@ -1644,14 +1705,20 @@ InputResponses: TypeAlias = dict[str, InputResponse]
 class CallToolRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, Any]] = None
     input_responses: Omittable[InputResponses] = Field(
-        default=None, validation_alias="inputResponses", serialization_alias="inputResponses"
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
     )
     name: StrictStr
     request_state: Omittable[StrictStr] = Field(
-        default=None, validation_alias="requestState", serialization_alias="requestState"
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
     )
 
 
@@ -1667,14 +1734,20 @@ class CallToolRequest(McpModel):
 class GetPromptRequestParams(McpModel):
     """MCP 2026-07-28 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, StrictStr]] = None
     input_responses: Omittable[InputResponses] = Field(
-        default=None, validation_alias="inputResponses", serialization_alias="inputResponses"
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
     )
     name: StrictStr
     request_state: Omittable[StrictStr] = Field(
-        default=None, validation_alias="requestState", serialization_alias="requestState"
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
     )
 
 
@@ -1690,24 +1763,36 @@ class GetPromptRequest(McpModel):
 class InputResponseRequestParams(McpModel):
     """MCP 2026-07-28 definition ``InputResponseRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponserequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     input_responses: Omittable[InputResponses] = Field(
-        default=None, validation_alias="inputResponses", serialization_alias="inputResponses"
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
     )
     request_state: Omittable[StrictStr] = Field(
-        default=None, validation_alias="requestState", serialization_alias="requestState"
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
     )
 
 
 class ReadResourceRequestParams(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
 
-    meta: RequestMetaObject = Field(validation_alias="_meta", serialization_alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     input_responses: Omittable[InputResponses] = Field(
-        default=None, validation_alias="inputResponses", serialization_alias="inputResponses"
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
     )
     request_state: Omittable[StrictStr] = Field(
-        default=None, validation_alias="requestState", serialization_alias="requestState"
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
     )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1741,7 +1826,7 @@ class SamplingMessage(McpModel):
     """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
 
     meta: Omittable[MetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     content: (
         TextContent
@@ -1758,23 +1843,33 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, validation_alias="includeContext", serialization_alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(validation_alias="maxTokens", serialization_alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[JSONObject] = None
     model_preferences_: Omittable[ModelPreferences] = Field(
-        default=None, validation_alias="modelPreferences", serialization_alias="modelPreferences"
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
     )
     stop_sequences: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="stopSequences", serialization_alias="stopSequences"
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
     )
     system_prompt: Omittable[StrictStr] = Field(
-        default=None, validation_alias="systemPrompt", serialization_alias="systemPrompt"
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
     )
     temperature: Omittable[JsonNumber] = None
     tool_choice: Omittable[ToolChoice] = Field(
-        default=None, validation_alias="toolChoice", serialization_alias="toolChoice"
+        default=None, validation_alias=AliasChoices("toolChoice"), serialization_alias="toolChoice"
     )
     tools: Omittable[list[Tool]] = None
 
@@ -1823,10 +1918,10 @@ class UntitledMultiSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     items: UntitledMultiSelectEnumSchemaItems
     max_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="maxItems", serialization_alias="maxItems"
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
     )
     min_items: Omittable[JsonInt] = Field(
-        default=None, validation_alias="minItems", serialization_alias="minItems"
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
     )
     title: Omittable[StrictStr] = None
     type: Literal["array"] = Preset("array")
@@ -1873,7 +1968,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     """MCP 2026-07-28 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
 
     schema_: Omittable[StrictStr] = Field(
-        default=None, validation_alias="$schema", serialization_alias="$schema"
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
     )
     properties: dict[str, PrimitiveSchemaDefinition]
     required: Omittable[list[StrictStr]] = None
@@ -1886,7 +1981,7 @@ class ElicitRequestFormParams(McpModel):
     message: StrictStr
     mode: Omittable[Literal["form"]] = None
     requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
-        validation_alias="requestedSchema", serialization_alias="requestedSchema"
+        validation_alias=AliasChoices("requestedSchema"), serialization_alias="requestedSchema"
     )
 
 
@@ -1917,16 +2012,22 @@ class InputRequiredResult(McpModel):
     """MCP 2026-07-28 definition ``InputRequiredResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequiredresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     input_requests: Omittable[InputRequests] = Field(
-        default=None, validation_alias="inputRequests", serialization_alias="inputRequests"
+        default=None,
+        validation_alias=AliasChoices("inputRequests"),
+        serialization_alias="inputRequests",
     )
     request_state: Omittable[StrictStr] = Field(
-        default=None, validation_alias="requestState", serialization_alias="requestState"
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
     )
     result_type: Literal["input_required"] = Preset(
-        "input_required", validation_alias="resultType", serialization_alias="resultType"
+        "input_required",
+        validation_alias=AliasChoices("resultType"),
+        serialization_alias="resultType",
     )
 
 

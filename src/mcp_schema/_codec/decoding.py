@@ -4,14 +4,17 @@ from the sniffed envelope, behind the fast path that serves real traffic."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from mcp_schema._codec.envelope import (
     Envelope,
     check_envelope,
     kind_of,
     reject_non_json_numbers,
+    request_id,
     sniff,
 )
 from mcp_schema._codec.fast_path import decode_fast
@@ -28,7 +31,7 @@ from mcp_schema._codec.versions import (
     tables,
 )
 from mcp_schema.base import McpModel
-from mcp_schema.errors import MethodNotFoundError
+from mcp_schema.errors import McpError, MethodNotFoundError
 
 
 def decode(
@@ -77,7 +80,22 @@ def decode(
 
 
 def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
-    """The exact path: every error is classified from the sniffed envelope."""
+    """The exact path: every error is classified from the sniffed envelope,
+    and says which request it answers (`McpError.request_id`), if any."""
+    try:
+        return _decode_sniffed(raw, sniffed, options)
+    except McpError as err:
+        fields = sniffed.fields
+        # JSON-RPC answers a request (id null when unreadable) and what is no
+        # message at all; never a notification or a response.
+        is_request = "method" in fields and "id" in fields
+        is_message = "method" in fields or not fields.isdisjoint(("id", "result", "error"))
+        err.answerable = is_request or not is_message
+        err.request_id = request_id(sniffed.id) if is_request else None
+        raise
+
+
+def _decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
     kind = kind_of(sniffed)
     check_envelope(sniffed, kind)
     headers = options.headers
@@ -115,6 +133,12 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
     return message
 
 
-def encode(message: BaseModel) -> bytes:
-    """The JSON bytes of a message: wire names, absent members left out."""
-    return type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
+    """The JSON bytes of a message: wire names, absent members left out.
+
+    A mapping (`McpError.to_response`) is written as JSON as it is.
+    """
+    if isinstance(message, BaseModel):
+        serializer = type(message).__pydantic_serializer__
+        return serializer.to_json(message, by_alias=True, exclude_unset=True)
+    return to_json(message)

@@ -90,9 +90,7 @@ def generic_notification(version: str) -> type[McpModel]:
 def _task_tag(complete: type[McpModel]) -> Callable[[Any], str]:
     # 2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`; the method's own result never declares it.
-    declares_task = any(
-        f.validation_alias == "task" or name == "task" for name, f in complete.model_fields.items()
-    )
+    declares_task = "task" in complete.model_fields
 
     def tag_of(value: Any) -> str:
         has_task = (

@@ -5,7 +5,7 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictStr
+from pydantic import AliasChoices, Field, StrictStr
 
 from mcp_schema.base import ClosedModel, Int, McpModel, Omittable, Preset
 from mcp_schema.v2026_07_28.models import (
@@ -163,7 +163,9 @@ __all__ = [
 class CancelTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``CancelTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class CancelTaskRequest(McpModel):
@@ -179,50 +181,70 @@ class CancelTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
 class CancelledTask(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelledTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["cancelled"] = Preset("cancelled")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class CompletedTask(McpModel):
     """MCP 2026-07-28/tasks definition ``CompletedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["completed"] = Preset("completed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -230,20 +252,30 @@ class CompletedTask(McpModel):
 class FailedTask(McpModel):
     """MCP 2026-07-28/tasks definition ``FailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["failed"] = Preset("failed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -251,7 +283,9 @@ class FailedTask(McpModel):
 class GetTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class GetTaskRequest(McpModel):
@@ -267,25 +301,35 @@ class GetTaskResultCancelled(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["cancelled"] = Preset("cancelled")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -293,25 +337,35 @@ class GetTaskResultCompleted(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["completed"] = Preset("completed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -320,25 +374,35 @@ class GetTaskResultFailed(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["failed"] = Preset("failed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -347,28 +411,38 @@ class GetTaskResultInputRequired(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["input_required"] = Preset("input_required")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     input_requests: InputRequests = Field(
-        validation_alias="inputRequests", serialization_alias="inputRequests"
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
     )
 
 
@@ -376,25 +450,35 @@ class GetTaskResultWorking(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["working"] = Preset("working")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -412,23 +496,33 @@ GetTaskResult: TypeAlias = Annotated[
 class InputRequiredTask(McpModel):
     """MCP 2026-07-28/tasks definition ``InputRequiredTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["input_required"] = Preset("input_required")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     input_requests: InputRequests = Field(
-        validation_alias="inputRequests", serialization_alias="inputRequests"
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
     )
 
 
@@ -440,45 +534,65 @@ class CreateTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["task"] = Preset(
-        "task", validation_alias="resultType", serialization_alias="resultType"
+        "task", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class Task(McpModel):
     """MCP 2026-07-28/tasks definition ``Task``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: TaskStatus
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -486,22 +600,32 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["cancelled"] = Preset("cancelled")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -509,22 +633,32 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["completed"] = Preset("completed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -533,22 +667,32 @@ class TaskStatusNotificationParamsFailed(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["failed"] = Preset("failed")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -557,25 +701,35 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["input_required"] = Preset("input_required")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     input_requests: InputRequests = Field(
-        validation_alias="inputRequests", serialization_alias="inputRequests"
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
     )
 
 
@@ -583,22 +737,32 @@ class TaskStatusNotificationParamsWorking(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["working"] = Preset("working")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -625,7 +789,7 @@ class TaskSubscriptionAcknowledgedNotifications(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionAcknowledgedNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None, validation_alias=AliasChoices("taskIds"), serialization_alias="taskIds"
     )
 
 
@@ -633,7 +797,7 @@ class TaskSubscriptionNotifications(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(
-        default=None, validation_alias="taskIds", serialization_alias="taskIds"
+        default=None, validation_alias=AliasChoices("taskIds"), serialization_alias="taskIds"
     )
 
 
@@ -644,9 +808,11 @@ class TasksExtensionCapability(ClosedModel):
 class UpdateTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``UpdateTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     input_responses: InputResponses = Field(
-        validation_alias="inputResponses", serialization_alias="inputResponses"
+        validation_alias=AliasChoices("inputResponses"), serialization_alias="inputResponses"
     )
 
 
@@ -663,30 +829,40 @@ class UpdateTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
-        default=None, validation_alias="_meta", serialization_alias="_meta"
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
     result_type: Literal["complete"] = Preset(
-        "complete", validation_alias="resultType", serialization_alias="resultType"
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
 class WorkingTask(McpModel):
     """MCP 2026-07-28/tasks definition ``WorkingTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(validation_alias="taskId", serialization_alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: Literal["working"] = Preset("working")
     status_message: Omittable[StrictStr] = Field(
-        default=None, validation_alias="statusMessage", serialization_alias="statusMessage"
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
     )
-    created_at: StrictStr = Field(validation_alias="createdAt", serialization_alias="createdAt")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
     last_updated_at: StrictStr = Field(
-        validation_alias="lastUpdatedAt", serialization_alias="lastUpdatedAt"
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
     )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        validation_alias="ttlMs", serialization_alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, validation_alias="pollIntervalMs", serialization_alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
