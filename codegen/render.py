@@ -233,10 +233,24 @@ def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module |
     )
 
 
+def render_decoding(module: ir.Module, env: jinja2.Environment) -> str:
+    results = [name for r in module.methods.requests for name in r.results]
+    template = env.get_template("decoding.py.j2")
+    template.environment.filters["qualify"] = lambda name: f"m.{name}"
+    return template.render(
+        header=header(module), module=module, results=sorted(dict.fromkeys(results))
+    )
+
+
+DECODING_NAMES = ["AnyNotification", "AnyRequest", "AnyResult", "decode_request", "decode_response"]
+"""What a version package re-exports from its ``decoding`` module (not extensions)."""
+
+
 def render_init(module: ir.Module, env: jinja2.Environment) -> str:
     return env.get_template("init.py.j2").render(
         header=header(module),
         module=module,
         names=sorted([*(d.name for d in module.definitions), *module.imported]),
         extension=module.key.split("/")[1] if "/" in module.key else None,
+        decoding=DECODING_NAMES if "/" not in module.key else [],
     )

@@ -5,8 +5,7 @@
 
 Every schema definition is importable from here under its schema name;
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models.
-"""
+their classes, ``ERROR_MODELS`` maps error codes to error models."""
 
 from __future__ import annotations
 
