@@ -21,15 +21,20 @@ SERVER = [str(EXAMPLES / "server.py")]
 PROXIED = [str(EXAMPLES / "proxy.py"), "--", sys.executable, *SERVER]
 
 
+def text(block: object) -> object:
+    """The text of a content block or resource contents (None for other kinds)."""
+    return getattr(block, "text", None)
+
+
 async def elicit(context: Any, params: Any) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"text": "yes"})
 
 
 async def session(mode: str, args: list[str], errlog: Any) -> dict[str, Any]:
-    progress: list[float] = []
+    reported: list[float] = []
 
-    async def on_progress(value: float, total: float | None, message: str | None) -> None:
-        progress.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
 
     transport = stdio_client(StdioServerParameters(command=sys.executable, args=args), errlog)
     seen: dict[str, Any] = {}
@@ -39,13 +44,13 @@ async def session(mode: str, args: list[str], errlog: Any) -> dict[str, Any]:
         seen["version"] = c.protocol_version
         seen["tools"] = [t.name for t in (await c.list_tools()).tools]
         echo = await c.call_tool("echo", {"text": "hi"})
-        seen["echo"] = (echo.content[0].text, echo.structured_content)
+        seen["echo"] = (text(echo.content[0]), echo.structured_content)
         seen["divide"] = (await c.call_tool("divide", {"a": 1, "b": 0})).is_error
         await c.call_tool("count", {}, progress_callback=on_progress)
-        seen["progress"] = progress
-        seen["ask"] = (await c.call_tool("ask", {})).content[0].text
-        seen["read"] = (await c.read_resource("config://app")).contents[0].text
-        seen["prompt"] = (await c.get_prompt("review", {"code": "x"})).messages[0].content.text
+        seen["progress"] = reported
+        seen["ask"] = text((await c.call_tool("ask", {})).content[0])
+        seen["read"] = text((await c.read_resource("config://app")).contents[0])
+        seen["prompt"] = text((await c.get_prompt("review", {"code": "x"})).messages[0].content)
     return seen
 
 
