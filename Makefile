@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,docs]'
+	$(PY) -m pip install --quiet -e '.[dev,docs,peers]'
 	touch $(STAMP)
 
 regen: $(STAMP)  ## regenerate everything under generated/ from the pinned schemas
@@ -20,16 +20,22 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 	$(PY) -m codegen --check
 
 lint: $(STAMP)
-	$(PY) -m ruff check src codegen generated tests bench docs
-	$(PY) -m ruff format --check src codegen generated tests bench docs
+	$(PY) -m ruff check src codegen generated tests bench docs examples
+	$(PY) -m ruff format --check src codegen generated tests bench docs examples
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
+# Then what users write: the README's snippets and examples/, under mypy
+# --strict with and without the pydantic plugin, and under pyright strict.
 typecheck: $(STAMP)
 	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
 	$(PY) -m pyright
+	rm -rf build/snippets && $(PY) -m tests.snippets build/snippets
+	$(PY) -m mypy build/snippets examples
+	$(PY) -m mypy --config-file tests/typing/mypy-no-plugin.ini build/snippets examples
+	$(PY) -m pyright -p tests/typing
 
 test: lint typecheck check-regen  ## the CI gate
 	$(PY) -m pytest

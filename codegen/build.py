@@ -279,14 +279,16 @@ class Builder:
         fields: list[ir.Field] = []
         for wire, sub in props.items():
             field_type = self.type_of(sub, hint=member_name(name, wire), origin=f"{origin}.{wire}")
+            is_required = wire in required
             fields.append(
                 ir.Field(
                     py_name=snake(wire),
                     wire_name=wire,
                     type=field_type,
-                    required=wire in required,
+                    required=is_required,
                     nullable=self.allows_null(field_type),
                     format=self.normalize(sub).get("format"),
+                    preset=preset(wire, field_type) if is_required else None,
                 )
             )
         py_names = [f.py_name for f in fields]
@@ -388,6 +390,17 @@ def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
         values = [const_of(s, prop) for s in shapes]
         if None not in values and len({canonical(v) for v in values}) == len(values):
             return str(prop)
+    return None
+
+
+def preset(wire: str, t: ir.TypeExpr) -> ir.JsonScalar | None:
+    """What construction fills in for a required member left out: its only
+    allowed value, or (2026-07-28 results) the ``resultType`` of a complete
+    result, the value the codec also reads an unknown ``resultType`` as."""
+    if isinstance(t, ir.Const) and len(t.values) == 1:
+        return t.values[0]
+    if wire == "resultType" and t == ir.Scalar("str"):
+        return "complete"
     return None
 
 

@@ -67,6 +67,8 @@ def generate() -> Output:
         files[where / "methods.py"] = render.render_methods(
             module, env, modules[base_key] if base_key else None
         )
+        if not base_key:
+            files[where / "decoding.py"] = render.render_decoding(module, env)
         files[where / "__init__.py"] = render.render_init(module, env)
         files[where / "tables.py"] = registry.render_tables(
             module, pins()[key], pins(), render.header(module), env

@@ -82,6 +82,9 @@ class Field:
     required: bool
     nullable: bool
     format: str | None = None
+    preset: JsonScalar | None = None
+    """A required member's value when Python code builds the model without it:
+    the only value its schema allows, or ``"complete"`` for ``resultType``."""
 
 
 @dataclass(frozen=True)

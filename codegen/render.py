@@ -48,7 +48,7 @@ def _num(value: float) -> str:
 
 # What a generated module imports besides mcp_schema.base (ruff drops the unused ones).
 TYPING_NAMES = ("TYPE_CHECKING", "Annotated", "Any", "Literal", "TypeAlias", "Union")
-PYDANTIC_NAMES = ("Field", "StrictBool", "StrictStr", "StringConstraints", "Tag")
+PYDANTIC_NAMES = ("AliasChoices", "Field", "StrictBool", "StrictStr", "StringConstraints", "Tag")
 TYPING_EXTENSIONS_NAMES = ("TypeAliasType",)
 # Those a definition may be named like (2024-11-05 has ``Annotated``): the module
 # then imports ``typing`` and spells them ``typing.<name>``. Any other clash
@@ -167,9 +167,14 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     if f.required is False:
         options.append("default=None")
     if f.py_name != f.wire_name:
-        options.append(f"alias={literal(f.wire_name)}")
+        # Not ``alias`` (or a plain string validation_alias): type checkers and
+        # the pydantic mypy plugin would then want the wire name in __init__.
+        wire = literal(f.wire_name)
+        options += [f"validation_alias=AliasChoices({wire})", f"serialization_alias={wire}"]
     if f.format:
         options.append(f'json_schema_extra={{"format": {literal(f.format)}}}')
+    if f.preset is not None:
+        return f"{f.py_name}: {annotation} = Preset({', '.join([literal(f.preset), *options])})"
     if not options:
         return f"{f.py_name}: {annotation}"
     if options == ["default=None"]:
@@ -264,10 +269,24 @@ def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module |
     )
 
 
+def render_decoding(module: ir.Module, env: jinja2.Environment) -> str:
+    results = [name for r in module.methods.requests for name in r.results]
+    template = env.get_template("decoding.py.j2")
+    template.environment.filters["qualify"] = lambda name: f"m.{name}"
+    return template.render(
+        header=header(module), module=module, results=sorted(dict.fromkeys(results))
+    )
+
+
+DECODING_NAMES = ["AnyNotification", "AnyRequest", "AnyResult", "decode_request", "decode_response"]
+"""What a version package re-exports from its ``decoding`` module (not extensions)."""
+
+
 def render_init(module: ir.Module, env: jinja2.Environment) -> str:
     return env.get_template("init.py.j2").render(
         header=header(module),
         module=module,
         names=sorted([*(d.name for d in module.definitions), *module.imported]),
         extension=module.key.split("/")[1] if "/" in module.key else None,
+        decoding=DECODING_NAMES if "/" not in module.key else [],
     )

@@ -184,7 +184,7 @@ def wire_field(var: pdoc.doc.Doc, module: pdoc.doc.Module) -> dict[str, Any] | N
     else:
         presence = "optional"
     return {
-        "wire": field.alias or name,
+        "wire": field.serialization_alias or name,
         "type": _linked(type_text, module),
         "notes": ", ".join(notes),
         "presence": presence,

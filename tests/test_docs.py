@@ -92,7 +92,7 @@ def test_every_public_class_is_documented(site: Path, pin: str) -> None:
         section = section[: section.find("<section id=", 1)]
         assert docs_url in section, f"{package}.{name}: no link to {docs_url}"
         for field_name, field in cls.model_fields.items():
-            wire = field.alias or field_name
+            wire = field.serialization_alias or field_name
             assert (
                 f"<code>&#34;{wire}&#34;</code>" in section or f'<code>"{wire}"</code>' in section
             ), f"{package}.{name}.{field_name}: wire name {wire!r} not shown"

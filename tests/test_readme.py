@@ -6,20 +6,13 @@ current code. Blocks fenced as ``sh`` (or anything else) are not run.
 
 from __future__ import annotations
 
-import re
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-FENCE = re.compile(r"^```python\n(.*?)^```$", re.MULTILINE | re.DOTALL)
-
-
-def _blocks() -> list[tuple[int, str]]:
-    text = README.read_text(encoding="utf-8")
-    return [(text.count("\n", 0, m.start()) + 1, m.group(1)) for m in FENCE.finditer(text)]
+from tests.snippets import README
+from tests.snippets import blocks as _blocks
 
 
 def test_readme_has_python_examples() -> None:

@@ -5,9 +5,19 @@ terms of the few names below. They exist to make pydantic's behaviour match
 JSON Schema exactly and losslessly:
 
 * `McpModel` keeps unknown members (JSON Schema allows them unless it
-  says otherwise) and reads wire aliases only when decoding, so an unknown key
-  ``has_more`` is never mistaken for the field ``hasMore``; Python code may still
-  construct models by attribute name.
+  says otherwise) and reads wire names only when decoding, so an unknown key
+  ``has_more`` is never mistaken for the field ``hasMore``; Python code
+  constructs models by attribute name (wire names are accepted too, but type
+  checkers know only the attribute names). Renamed members carry
+  ``validation_alias=AliasChoices(wire)`` and ``serialization_alias=wire``
+  rather than ``alias=wire``, which type checkers would take as the
+  ``__init__`` parameter name (the pydantic mypy plugin also reads a plain
+  string ``validation_alias`` that way; a one-name ``AliasChoices`` it leaves
+  alone, and pydantic reads it exactly like the string).
+* `Preset` marks a required member that construction fills in when it is
+  left out (``jsonrpc``, a ``method`` or ``type`` with one allowed value, a
+  complete result's ``resultType``); decoding still requires it on the wire.
+  Construction also leaves out an `Omittable` member given ``None``.
 * `Omittable` marks a member that may be absent but not null: absent reads
   as ``None`` and stays absent on output (``exclude_unset``), an explicit
   ``null`` is rejected as the schema demands.
@@ -27,9 +37,11 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Discriminator,
+    Field,
     GetCoreSchemaHandler,
     Tag,
 )
+from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 
 __all__ = [
@@ -42,6 +54,7 @@ __all__ = [
     "McpModel",
     "Number",
     "Omittable",
+    "Preset",
     "ResultTypeUnion",
 ]
 
@@ -64,7 +77,16 @@ class McpModel(BaseModel):
 
     def __init__(self, /, **data: Any) -> None:
         # Python callers may use attribute names or wire aliases; decoding
-        # (model_validate / model_validate_json) reads aliases only.
+        # (model_validate / model_validate_json) reads aliases only. Presets
+        # go in as if given, so exclude_unset still writes them.
+        construction = _construction(type(self))
+        for name, wire, value in construction.presets:
+            if name not in data and wire not in data:
+                data[name] = value
+        for name, wire in construction.omittable:
+            for key in (name, wire):
+                if key in data and data[key] is None:
+                    del data[key]
         self.__pydantic_validator__.validate_python(
             data, self_instance=self, by_name=True, by_alias=True
         )
@@ -103,6 +125,41 @@ class McpModel(BaseModel):
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
+class _Construction(typing.NamedTuple):
+    presets: tuple[tuple[str, str, Any], ...]
+    """(attribute, wire name, value) of each member `Preset` fills in."""
+    omittable: tuple[tuple[str, str], ...]
+    """(attribute, wire name) of each `Omittable` member."""
+
+
+_CONSTRUCTION: dict[type[BaseModel], _Construction] = {}
+
+
+def _wire_name(name: str, info: FieldInfo) -> str:
+    alias = info.serialization_alias
+    return alias if alias is not None else name
+
+
+def _construction(cls: type[BaseModel]) -> _Construction:
+    found = _CONSTRUCTION.get(cls)
+    if found is None:
+        fields = cls.model_fields.items()
+        found = _CONSTRUCTION[cls] = _Construction(
+            presets=tuple(
+                (name, _wire_name(name, info), marker.value)
+                for name, info in fields
+                for marker in info.metadata
+                if isinstance(marker, _Preset)
+            ),
+            omittable=tuple(
+                (name, _wire_name(name, info))
+                for name, info in fields
+                if any(isinstance(marker, _NotNull) for marker in info.metadata)
+            ),
+        )
+    return found
+
+
 _RENAMED: dict[type[BaseModel], frozenset[str]] = {}
 
 
@@ -117,7 +174,7 @@ def _renamed_optional(cls: type[BaseModel]) -> frozenset[str]:
         names = _RENAMED[cls] = frozenset(
             name
             for name, info in cls.model_fields.items()
-            if info.alias not in (None, name) and not info.is_required()
+            if _wire_name(name, info) != name and not info.is_required()
         )
     return names
 
@@ -166,6 +223,34 @@ class _NotNull:
 
 Omittable = Annotated[Union[_T, None], _NotNull()]
 """``Omittable[X]``: an optional member that must not be ``null`` when present."""
+
+
+class _Preset:
+    """The value construction fills in for a required member (see `Preset`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        return handler(source)
+
+
+def Preset(value: Any, **field: Any) -> Any:
+    """A required member that a model built in Python may leave out.
+
+    ``method: Literal["tools/call"] = Preset("tools/call")``: decoding still
+    requires the member, while construction fills in ``value`` (and counts it
+    as set, so ``encode`` writes it). Type checkers see a default, so the
+    ``__init__`` they synthesize makes the argument optional. ``field`` takes
+    the other `pydantic.Field` options.
+    """
+    info: FieldInfo = Field(**field)
+    info.metadata.append(_Preset(value))
+    return info
 
 
 class _Bounded:

@@ -10,8 +10,8 @@ absent, so ``encode(decode(raw))`` is the JSON value of ``raw``.
 
 This module is the public face of the codec; its parts live in
 ``mcp_schema._codec``, one idea per module: envelope sniffing, the version
-tables and result unions, error paths, decode/encode, the fast path and the
-``Correlator``.
+tables and result unions, error paths, decode/encode, the fast path, the
+``Correlator`` and ``reply``.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from __future__ import annotations
 from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
 from mcp_schema._codec.decoding import decode, encode
 from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
+from mcp_schema._codec.replies import reply
 from mcp_schema._codec.screen import MAX_DEPTH
 from mcp_schema.versions import DEFAULT_VERSION as HANDSHAKE_VERSION
 from mcp_schema.versions import TASKS_EXTENSION
@@ -36,4 +37,5 @@ __all__ = [
     "decode",
     "encode",
     "message_kind",
+    "reply",
 ]

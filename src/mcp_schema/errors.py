@@ -15,10 +15,11 @@ maps to the generic ``Error``. `McpError.from_error_object` bridges the two.
 
 from __future__ import annotations
 
+import enum
 import json
 import unicodedata
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 __all__ = [
     "ERROR_CLASSES",
@@ -112,11 +113,23 @@ def error_list(errors: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     return {"errors": kept}
 
 
+class _Decoded(enum.Enum):
+    ID = enum.auto()
+
+
 class McpError(Exception):
-    """Base of every protocol error: a JSON-RPC error object as an exception."""
+    """Base of every protocol error: a JSON-RPC error object as an exception.
+
+    ``decode`` sets ``request_id`` (the id of the message it could not decode,
+    ``None`` when that is unreadable) and ``answerable`` (``False`` for a
+    notification or a response, which must not be answered), so
+    ``err.to_response()`` is the answer, when ``err.answerable``.
+    """
 
     code: int = -32603
     default_message: ClassVar[str] = "Internal error"
+    request_id: str | int | None = None
+    answerable: bool = True
 
     def __init__(
         self, message: str | None = None, data: Any = None, *, code: int | None = None
@@ -141,9 +154,16 @@ class McpError(Exception):
             error["data"] = self.data if _fits(self.data) else {"truncated": True}
         return error
 
-    def to_response(self, id: str | int | None) -> dict[str, Any]:
-        """A complete JSON-RPC error response (``id`` is null when unknown)."""
-        return {"jsonrpc": "2.0", "id": id, "error": self.to_error_object()}
+    def to_response(
+        self, id: str | int | Literal[_Decoded.ID] | None = _Decoded.ID
+    ) -> dict[str, Any]:
+        """A complete JSON-RPC error response (``id`` is null when unknown).
+
+        Without ``id``, the ``request_id`` that ``decode`` found. The response
+        is a dict, which `mcp_schema.codec.encode` also takes.
+        """
+        answered = self.request_id if id is _Decoded.ID else id
+        return {"jsonrpc": "2.0", "id": answered, "error": self.to_error_object()}
 
     @staticmethod
     def from_error_object(error: Mapping[str, Any]) -> McpError:

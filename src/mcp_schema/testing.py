@@ -274,7 +274,7 @@ def _required_params(version: str) -> Mapping[str, tuple[str, ...]]:
     for name, entry in _version(version).load().requests.items():
         params = entry.params
         fields = params.model_fields.items() if params is not None else ()
-        found[name] = tuple(f.alias or attr for attr, f in fields if f.is_required())
+        found[name] = tuple(f.serialization_alias or attr for attr, f in fields if f.is_required())
     return found
 
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, StrictStr
 
-from mcp_schema.base import ClosedModel, JsonInt, McpModel, Omittable
+from mcp_schema.base import ClosedModel, JsonInt, McpModel, Omittable, Preset
 
 __all__ = [
     "Base",
@@ -28,7 +28,7 @@ class EitherA(McpModel):
     """MCP allof inline object at ``Either|a``: https://example.invalid/allof#either|a"""
 
     id: StrictStr
-    kind: Literal["a"]
+    kind: Literal["a"] = Preset("a")
     a: Omittable[JsonInt] = None
 
 
@@ -36,7 +36,7 @@ class EitherB(McpModel):
     """MCP allof inline object at ``Either|b``: https://example.invalid/allof#either|b"""
 
     id: StrictStr
-    kind: Literal["b"]
+    kind: Literal["b"] = Preset("b")
 
 
 Either: TypeAlias = Annotated[EitherA | EitherB, Field(discriminator="kind")]

@@ -7,7 +7,7 @@ from typing import Annotated, Literal, TypeAlias
 
 from pydantic import Field, StrictStr
 
-from mcp_schema.base import JsonNumber, McpModel, Number
+from mcp_schema.base import JsonNumber, McpModel, Number, Preset
 
 __all__ = [
     "BlobPart",
@@ -29,16 +29,16 @@ class BlobPart(McpModel):
 class Circle(McpModel):
     """MCP discriminator definition ``Circle``: https://example.invalid/discriminator#circle"""
 
-    kind: Literal["round"]
-    type: Literal["circle"]
+    kind: Literal["round"] = Preset("round")
+    type: Literal["circle"] = Preset("circle")
     r: JsonNumber
 
 
 class Square(McpModel):
     """MCP discriminator definition ``Square``: https://example.invalid/discriminator#square"""
 
-    kind: Literal["angular"]
-    type: Literal["square"]
+    kind: Literal["angular"] = Preset("angular")
+    type: Literal["square"] = Preset("square")
     side: Annotated[float, Number(ge=0)]
 
 

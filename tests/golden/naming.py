@@ -5,9 +5,9 @@
 
 from typing import Literal
 
-from pydantic import Field, StrictStr
+from pydantic import AliasChoices, Field, StrictStr
 
-from mcp_schema.base import JsonInt, McpModel, Omittable
+from mcp_schema.base import JsonInt, McpModel, Omittable, Preset
 
 __all__ = [
     "Server",
@@ -41,22 +41,28 @@ class ServerTagsItem(McpModel):
 class Server(McpModel):
     """MCP naming definition ``Server``: https://example.invalid/naming#server"""
 
-    server_info: ServerServerInfo = Field(alias="serverInfo")
+    server_info: ServerServerInfo = Field(
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
+    )
     tags: Omittable[list[ServerTagsItem]] = None
     env: Omittable[dict[str, ServerEnvValue]] = None
-    from_: Omittable[JsonInt] = Field(default=None, alias="from")
+    from_: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("from"), serialization_alias="from"
+    )
 
 
 class TimeoutErrorObjectData(McpModel):
     """MCP naming inline object at ``TimeoutError.error.data``: https://example.invalid/naming#timeouterror"""
 
-    waited_ms: Omittable[JsonInt] = Field(default=None, alias="waitedMs")
+    waited_ms: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("waitedMs"), serialization_alias="waitedMs"
+    )
 
 
 class TimeoutErrorObject(McpModel):
     """MCP naming inline object at ``TimeoutError.error``: https://example.invalid/naming#timeouterror"""
 
-    code: Literal[-1]
+    code: Literal[-1] = Preset(-1)
     data: Omittable[TimeoutErrorObjectData] = None
 
 

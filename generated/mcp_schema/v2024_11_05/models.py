@@ -6,9 +6,9 @@
 import typing
 from typing import Any, Literal, TypeAlias
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotated",
@@ -144,7 +144,9 @@ class BlobResourceContents(McpModel):
     """MCP 2024-11-05 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -158,14 +160,18 @@ class CallToolRequestParams(McpModel):
 class CallToolRequest(McpModel):
     """MCP 2024-11-05 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
 
-    method: Literal["tools/call"]
+    method: Literal["tools/call"] = Preset("tools/call")
     params: CallToolRequestParams
 
 
 class ClientCapabilitiesRoots(McpModel):
     """MCP 2024-11-05 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientcapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ClientCapabilities(McpModel):
@@ -186,7 +192,9 @@ class CompleteRequestParamsArgument(McpModel):
 class CompleteResultCompletion(McpModel):
     """MCP 2024-11-05 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    has_more: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
+    )
     total: Omittable[JsonInt] = None
     values: list[StrictStr]
 
@@ -194,7 +202,9 @@ class CompleteResultCompletion(McpModel):
 class CompleteResult(McpModel):
     """MCP 2024-11-05 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     completion: CompleteResultCompletion
 
 
@@ -212,7 +222,7 @@ class GetPromptRequestParams(McpModel):
 class GetPromptRequest(McpModel):
     """MCP 2024-11-05 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
 
-    method: Literal["prompts/get"]
+    method: Literal["prompts/get"] = Preset("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -227,27 +237,33 @@ class InitializeRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``InitializeRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
 
     capabilities: ClientCapabilities
-    client_info: Implementation = Field(alias="clientInfo")
-    protocol_version: StrictStr = Field(alias="protocolVersion")
+    client_info: Implementation = Field(
+        validation_alias=AliasChoices("clientInfo"), serialization_alias="clientInfo"
+    )
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
 
 
 class InitializeRequest(McpModel):
     """MCP 2024-11-05 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
 
-    method: Literal["initialize"]
+    method: Literal["initialize"] = Preset("initialize")
     params: InitializeRequestParams
 
 
 class InitializedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class InitializedNotification(McpModel):
     """MCP 2024-11-05 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
 
-    method: Literal["notifications/initialized"]
+    method: Literal["notifications/initialized"] = Preset("notifications/initialized")
     params: Omittable[InitializedNotificationParams] = None
 
 
@@ -262,13 +278,15 @@ class JSONRPCErrorObject(McpModel):
 class JSONRPCNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class JSONRPCNotification(McpModel):
     """MCP 2024-11-05 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCNotificationParams] = None
 
@@ -282,7 +300,7 @@ class ListPromptsRequestParams(McpModel):
 class ListPromptsRequest(McpModel):
     """MCP 2024-11-05 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
 
-    method: Literal["prompts/list"]
+    method: Literal["prompts/list"] = Preset("prompts/list")
     params: Omittable[ListPromptsRequestParams] = None
 
 
@@ -295,7 +313,7 @@ class ListResourceTemplatesRequestParams(McpModel):
 class ListResourceTemplatesRequest(McpModel):
     """MCP 2024-11-05 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
 
-    method: Literal["resources/templates/list"]
+    method: Literal["resources/templates/list"] = Preset("resources/templates/list")
     params: Omittable[ListResourceTemplatesRequestParams] = None
 
 
@@ -308,7 +326,7 @@ class ListResourcesRequestParams(McpModel):
 class ListResourcesRequest(McpModel):
     """MCP 2024-11-05 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
 
-    method: Literal["resources/list"]
+    method: Literal["resources/list"] = Preset("resources/list")
     params: Omittable[ListResourcesRequestParams] = None
 
 
@@ -321,7 +339,7 @@ class ListToolsRequestParams(McpModel):
 class ListToolsRequest(McpModel):
     """MCP 2024-11-05 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
 
-    method: Literal["tools/list"]
+    method: Literal["tools/list"] = Preset("tools/list")
     params: Omittable[ListToolsRequestParams] = None
 
 
@@ -342,7 +360,7 @@ class LoggingMessageNotificationParams(McpModel):
 class LoggingMessageNotification(McpModel):
     """MCP 2024-11-05 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
 
-    method: Literal["notifications/message"]
+    method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -356,21 +374,29 @@ class ModelPreferences(McpModel):
     """MCP 2024-11-05 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2024-11-05/schema#modelpreferences"""
 
     cost_priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="intelligencePriority"
+        default=None,
+        validation_alias=AliasChoices("intelligencePriority"),
+        serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
 class NotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#notification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Notification(McpModel):
@@ -396,8 +422,12 @@ class PaginatedRequest(McpModel):
 class PaginatedResult(McpModel):
     """MCP 2024-11-05 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#paginatedresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
 
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -407,50 +437,68 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 class JSONRPCRequestParamsMeta(McpModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class JSONRPCRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
-    meta: Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequestParamsMeta(McpModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ListRootsRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
-    meta: Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ListRootsRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequest(McpModel):
     """MCP 2024-11-05 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
-    method: Literal["roots/list"]
+    method: Literal["roots/list"] = Preset("roots/list")
     params: Omittable[ListRootsRequestParams] = None
 
 
 class PingRequestParamsMeta(McpModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class PingRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
-    meta: Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[PingRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PingRequest(McpModel):
     """MCP 2024-11-05 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
-    method: Literal["ping"]
+    method: Literal["ping"] = Preset("ping")
     params: Omittable[PingRequestParams] = None
 
 
@@ -458,14 +506,16 @@ class ProgressNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``ProgressNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
     progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
+    progress_token: ProgressToken = Field(
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
+    )
     total: Omittable[JsonNumber] = None
 
 
 class ProgressNotification(McpModel):
     """MCP 2024-11-05 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
-    method: Literal["notifications/progress"]
+    method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -488,21 +538,29 @@ class Prompt(McpModel):
 class ListPromptsResult(McpModel):
     """MCP 2024-11-05 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     prompts: list[Prompt]
 
 
 class PromptListChangedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PromptListChangedNotification(McpModel):
     """MCP 2024-11-05 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
 
-    method: Literal["notifications/prompts/list_changed"]
+    method: Literal["notifications/prompts/list_changed"] = Preset(
+        "notifications/prompts/list_changed"
+    )
     params: Omittable[PromptListChangedNotificationParams] = None
 
 
@@ -510,7 +568,7 @@ class PromptReference(McpModel):
     """MCP 2024-11-05 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptreference"""
 
     name: StrictStr
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
 class ReadResourceRequestParams(McpModel):
@@ -522,7 +580,7 @@ class ReadResourceRequestParams(McpModel):
 class ReadResourceRequest(McpModel):
     """MCP 2024-11-05 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
 
-    method: Literal["resources/read"]
+    method: Literal["resources/read"] = Preset("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -534,13 +592,15 @@ class CancelledNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``CancelledNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
 
     reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(alias="requestId")
+    request_id: RequestId = Field(
+        validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
     """MCP 2024-11-05 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
 
-    method: Literal["notifications/cancelled"]
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -549,14 +609,14 @@ class JSONRPCError(McpModel):
 
     error: JSONRPCErrorObject
     id: RequestId | None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCRequest(McpModel):
     """MCP 2024-11-05 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCRequestParams] = None
 
@@ -564,13 +624,19 @@ class JSONRPCRequest(McpModel):
 class RequestParamsMeta(McpModel):
     """MCP 2024-11-05 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class RequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
-    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[RequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Request(McpModel):
@@ -583,27 +649,33 @@ class Request(McpModel):
 class ResourceContents(McpModel):
     """MCP 2024-11-05 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcecontents"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceListChangedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ResourceListChangedNotification(McpModel):
     """MCP 2024-11-05 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
 
-    method: Literal["notifications/resources/list_changed"]
+    method: Literal["notifications/resources/list_changed"] = Preset(
+        "notifications/resources/list_changed"
+    )
     params: Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceReference(McpModel):
     """MCP 2024-11-05 definition ``ResourceReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcereference"""
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = Preset("ref/resource")
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
@@ -617,7 +689,7 @@ class CompleteRequestParams(McpModel):
 class CompleteRequest(McpModel):
     """MCP 2024-11-05 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
 
-    method: Literal["completion/complete"]
+    method: Literal["completion/complete"] = Preset("completion/complete")
     params: CompleteRequestParams
 
 
@@ -630,14 +702,16 @@ class ResourceUpdatedNotificationParams(McpModel):
 class ResourceUpdatedNotification(McpModel):
     """MCP 2024-11-05 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
 
-    method: Literal["notifications/resources/updated"]
+    method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
 class Result(McpModel):
     """MCP 2024-11-05 definition ``Result``: https://modelcontextprotocol.io/specification/2024-11-05/schema#result"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 EmptyResult: TypeAlias = Result
@@ -648,7 +722,7 @@ class JSONRPCResponse(McpModel):
     """MCP 2024-11-05 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Result
 
 
@@ -692,8 +766,10 @@ class ImageContent(McpModel):
 
     annotations: Omittable[ImageContentAnnotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["image"] = Preset("image")
 
 
 class ResourceAnnotations(McpModel):
@@ -708,7 +784,9 @@ class Resource(McpModel):
 
     annotations: Omittable[ResourceAnnotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -717,8 +795,12 @@ class Resource(McpModel):
 class ListResourcesResult(McpModel):
     """MCP 2024-11-05 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     resources: list[Resource]
 
 
@@ -734,19 +816,29 @@ class ResourceTemplate(McpModel):
 
     annotations: Omittable[ResourceTemplateAnnotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     uri_template: StrictStr = Field(
-        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+        validation_alias=AliasChoices("uriTemplate"),
+        serialization_alias="uriTemplate",
+        json_schema_extra={"format": "uri-template"},
     )
 
 
 class ListResourceTemplatesResult(McpModel):
     """MCP 2024-11-05 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    resource_templates: list[ResourceTemplate] = Field(
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
+    )
 
 
 class Root(McpModel):
@@ -759,20 +851,24 @@ class Root(McpModel):
 class ListRootsResult(McpModel):
     """MCP 2024-11-05 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     roots: list[Root]
 
 
 class RootsListChangedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class RootsListChangedNotification(McpModel):
     """MCP 2024-11-05 definition ``RootsListChangedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
 
-    method: Literal["notifications/roots/list_changed"]
+    method: Literal["notifications/roots/list_changed"] = Preset("notifications/roots/list_changed")
     params: Omittable[RootsListChangedNotificationParams] = None
 
 
@@ -789,20 +885,32 @@ ClientNotification: TypeAlias = typing.Annotated[
 class ServerCapabilitiesPrompts(McpModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilitiesResources(McpModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
     subscribe: Omittable[StrictBool] = None
 
 
 class ServerCapabilitiesTools(McpModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilities(McpModel):
@@ -818,11 +926,17 @@ class ServerCapabilities(McpModel):
 class InitializeResult(McpModel):
     """MCP 2024-11-05 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-    server_info: Implementation = Field(alias="serverInfo")
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
+    server_info: Implementation = Field(
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
+    )
 
 
 class SetLevelRequestParams(McpModel):
@@ -834,7 +948,7 @@ class SetLevelRequestParams(McpModel):
 class SetLevelRequest(McpModel):
     """MCP 2024-11-05 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
 
-    method: Literal["logging/setLevel"]
+    method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -847,7 +961,7 @@ class SubscribeRequestParams(McpModel):
 class SubscribeRequest(McpModel):
     """MCP 2024-11-05 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
 
-    method: Literal["resources/subscribe"]
+    method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
 
 
@@ -863,17 +977,21 @@ class TextContent(McpModel):
 
     annotations: Omittable[TextContentAnnotations] = None
     text: StrictStr
-    type: Literal["text"]
+    type: Literal["text"] = Preset("text")
 
 
 class CreateMessageResult(McpModel):
     """MCP 2024-11-05 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessageresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: typing.Annotated[TextContent | ImageContent, Field(discriminator="type")]
     model: StrictStr
     role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+    stop_reason: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
+    )
 
 
 ClientResult: TypeAlias = Result | CreateMessageResult | ListRootsResult
@@ -891,21 +1009,37 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    model_preferences_: Omittable[ModelPreferences] = Field(
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
+    )
+    stop_sequences: Omittable[list[StrictStr]] = Field(
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
+    )
+    system_prompt: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
+    )
     temperature: Omittable[JsonNumber] = None
 
 
 class CreateMessageRequest(McpModel):
     """MCP 2024-11-05 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
 
-    method: Literal["sampling/createMessage"]
+    method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -918,7 +1052,9 @@ ServerRequest: TypeAlias = typing.Annotated[
 class TextResourceContents(McpModel):
     """MCP 2024-11-05 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#textresourcecontents"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -930,17 +1066,21 @@ class EmbeddedResource(McpModel):
     resource: typing.Annotated[
         TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
     ]
-    type: Literal["resource"]
+    type: Literal["resource"] = Preset("resource")
 
 
 class CallToolResult(McpModel):
     """MCP 2024-11-05 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[
         typing.Annotated[TextContent | ImageContent | EmbeddedResource, Field(discriminator="type")]
     ]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
 
 
 class PromptMessage(McpModel):
@@ -955,7 +1095,9 @@ class PromptMessage(McpModel):
 class GetPromptResult(McpModel):
     """MCP 2024-11-05 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
 
@@ -963,7 +1105,9 @@ class GetPromptResult(McpModel):
 class ReadResourceResult(McpModel):
     """MCP 2024-11-05 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourceresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     contents: list[
         typing.Annotated[
             TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
@@ -976,22 +1120,28 @@ class ToolInputSchema(McpModel):
 
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class Tool(McpModel):
     """MCP 2024-11-05 definition ``Tool``: https://modelcontextprotocol.io/specification/2024-11-05/schema#tool"""
 
     description: Omittable[StrictStr] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    input_schema: ToolInputSchema = Field(
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
+    )
     name: StrictStr
 
 
 class ListToolsResult(McpModel):
     """MCP 2024-11-05 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     tools: list[Tool]
 
 
@@ -1013,13 +1163,15 @@ ServerResult: TypeAlias = (
 class ToolListChangedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ToolListChangedNotification(McpModel):
     """MCP 2024-11-05 definition ``ToolListChangedNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
 
-    method: Literal["notifications/tools/list_changed"]
+    method: Literal["notifications/tools/list_changed"] = Preset("notifications/tools/list_changed")
     params: Omittable[ToolListChangedNotificationParams] = None
 
 
@@ -1045,7 +1197,7 @@ class UnsubscribeRequestParams(McpModel):
 class UnsubscribeRequest(McpModel):
     """MCP 2024-11-05 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
 
-    method: Literal["resources/unsubscribe"]
+    method: Literal["resources/unsubscribe"] = Preset("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 

@@ -5,9 +5,9 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -141,7 +141,9 @@ class BlobResourceContents(McpModel):
     """MCP 2025-03-26 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -155,14 +157,18 @@ class CallToolRequestParams(McpModel):
 class CallToolRequest(McpModel):
     """MCP 2025-03-26 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolrequest"""
 
-    method: Literal["tools/call"]
+    method: Literal["tools/call"] = Preset("tools/call")
     params: CallToolRequestParams
 
 
 class ClientCapabilitiesRoots(McpModel):
     """MCP 2025-03-26 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientcapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ClientCapabilities(McpModel):
@@ -183,7 +189,9 @@ class CompleteRequestParamsArgument(McpModel):
 class CompleteResultCompletion(McpModel):
     """MCP 2025-03-26 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    has_more: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
+    )
     total: Omittable[JsonInt] = None
     values: list[StrictStr]
 
@@ -191,7 +199,9 @@ class CompleteResultCompletion(McpModel):
 class CompleteResult(McpModel):
     """MCP 2025-03-26 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     completion: CompleteResultCompletion
 
 
@@ -209,7 +219,7 @@ class GetPromptRequestParams(McpModel):
 class GetPromptRequest(McpModel):
     """MCP 2025-03-26 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptrequest"""
 
-    method: Literal["prompts/get"]
+    method: Literal["prompts/get"] = Preset("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -224,27 +234,33 @@ class InitializeRequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``InitializeRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
 
     capabilities: ClientCapabilities
-    client_info: Implementation = Field(alias="clientInfo")
-    protocol_version: StrictStr = Field(alias="protocolVersion")
+    client_info: Implementation = Field(
+        validation_alias=AliasChoices("clientInfo"), serialization_alias="clientInfo"
+    )
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
 
 
 class InitializeRequest(McpModel):
     """MCP 2025-03-26 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
 
-    method: Literal["initialize"]
+    method: Literal["initialize"] = Preset("initialize")
     params: InitializeRequestParams
 
 
 class InitializedNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class InitializedNotification(McpModel):
     """MCP 2025-03-26 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
 
-    method: Literal["notifications/initialized"]
+    method: Literal["notifications/initialized"] = Preset("notifications/initialized")
     params: Omittable[InitializedNotificationParams] = None
 
 
@@ -259,13 +275,15 @@ class JSONRPCErrorObject(McpModel):
 class JSONRPCNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcnotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class JSONRPCNotification(McpModel):
     """MCP 2025-03-26 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcnotification"""
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCNotificationParams] = None
 
@@ -279,7 +297,7 @@ class ListPromptsRequestParams(McpModel):
 class ListPromptsRequest(McpModel):
     """MCP 2025-03-26 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsrequest"""
 
-    method: Literal["prompts/list"]
+    method: Literal["prompts/list"] = Preset("prompts/list")
     params: Omittable[ListPromptsRequestParams] = None
 
 
@@ -292,7 +310,7 @@ class ListResourceTemplatesRequestParams(McpModel):
 class ListResourceTemplatesRequest(McpModel):
     """MCP 2025-03-26 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesrequest"""
 
-    method: Literal["resources/templates/list"]
+    method: Literal["resources/templates/list"] = Preset("resources/templates/list")
     params: Omittable[ListResourceTemplatesRequestParams] = None
 
 
@@ -305,7 +323,7 @@ class ListResourcesRequestParams(McpModel):
 class ListResourcesRequest(McpModel):
     """MCP 2025-03-26 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesrequest"""
 
-    method: Literal["resources/list"]
+    method: Literal["resources/list"] = Preset("resources/list")
     params: Omittable[ListResourcesRequestParams] = None
 
 
@@ -318,7 +336,7 @@ class ListToolsRequestParams(McpModel):
 class ListToolsRequest(McpModel):
     """MCP 2025-03-26 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsrequest"""
 
-    method: Literal["tools/list"]
+    method: Literal["tools/list"] = Preset("tools/list")
     params: Omittable[ListToolsRequestParams] = None
 
 
@@ -339,7 +357,7 @@ class LoggingMessageNotificationParams(McpModel):
 class LoggingMessageNotification(McpModel):
     """MCP 2025-03-26 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
 
-    method: Literal["notifications/message"]
+    method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -353,21 +371,29 @@ class ModelPreferences(McpModel):
     """MCP 2025-03-26 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-03-26/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="intelligencePriority"
+        default=None,
+        validation_alias=AliasChoices("intelligencePriority"),
+        serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
 class NotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#notification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Notification(McpModel):
@@ -393,8 +419,12 @@ class PaginatedRequest(McpModel):
 class PaginatedResult(McpModel):
     """MCP 2025-03-26 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#paginatedresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
 
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -404,50 +434,68 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 class JSONRPCRequestParamsMeta(McpModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class JSONRPCRequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
-    meta: Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequestParamsMeta(McpModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ListRootsRequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
-    meta: Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ListRootsRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequest(McpModel):
     """MCP 2025-03-26 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
-    method: Literal["roots/list"]
+    method: Literal["roots/list"] = Preset("roots/list")
     params: Omittable[ListRootsRequestParams] = None
 
 
 class PingRequestParamsMeta(McpModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class PingRequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
-    meta: Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[PingRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PingRequest(McpModel):
     """MCP 2025-03-26 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
-    method: Literal["ping"]
+    method: Literal["ping"] = Preset("ping")
     params: Omittable[PingRequestParams] = None
 
 
@@ -456,14 +504,16 @@ class ProgressNotificationParams(McpModel):
 
     message: Omittable[StrictStr] = None
     progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
+    progress_token: ProgressToken = Field(
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
+    )
     total: Omittable[JsonNumber] = None
 
 
 class ProgressNotification(McpModel):
     """MCP 2025-03-26 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
 
-    method: Literal["notifications/progress"]
+    method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -486,21 +536,29 @@ class Prompt(McpModel):
 class ListPromptsResult(McpModel):
     """MCP 2025-03-26 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     prompts: list[Prompt]
 
 
 class PromptListChangedNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PromptListChangedNotification(McpModel):
     """MCP 2025-03-26 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
 
-    method: Literal["notifications/prompts/list_changed"]
+    method: Literal["notifications/prompts/list_changed"] = Preset(
+        "notifications/prompts/list_changed"
+    )
     params: Omittable[PromptListChangedNotificationParams] = None
 
 
@@ -508,7 +566,7 @@ class PromptReference(McpModel):
     """MCP 2025-03-26 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptreference"""
 
     name: StrictStr
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
 class ReadResourceRequestParams(McpModel):
@@ -520,7 +578,7 @@ class ReadResourceRequestParams(McpModel):
 class ReadResourceRequest(McpModel):
     """MCP 2025-03-26 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
 
-    method: Literal["resources/read"]
+    method: Literal["resources/read"] = Preset("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -532,13 +590,15 @@ class CancelledNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``CancelledNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
 
     reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(alias="requestId")
+    request_id: RequestId = Field(
+        validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
     """MCP 2025-03-26 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
 
-    method: Literal["notifications/cancelled"]
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -547,14 +607,14 @@ class JSONRPCError(McpModel):
 
     error: JSONRPCErrorObject
     id: RequestId | None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCRequest(McpModel):
     """MCP 2025-03-26 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCRequestParams] = None
 
@@ -566,13 +626,19 @@ JSONRPCBatchRequest: TypeAlias = list[JSONRPCRequest | JSONRPCNotification]
 class RequestParamsMeta(McpModel):
     """MCP 2025-03-26 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class RequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
-    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[RequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Request(McpModel):
@@ -585,27 +651,33 @@ class Request(McpModel):
 class ResourceContents(McpModel):
     """MCP 2025-03-26 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcecontents"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceListChangedNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ResourceListChangedNotification(McpModel):
     """MCP 2025-03-26 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
 
-    method: Literal["notifications/resources/list_changed"]
+    method: Literal["notifications/resources/list_changed"] = Preset(
+        "notifications/resources/list_changed"
+    )
     params: Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceReference(McpModel):
     """MCP 2025-03-26 definition ``ResourceReference``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcereference"""
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = Preset("ref/resource")
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
@@ -619,7 +691,7 @@ class CompleteRequestParams(McpModel):
 class CompleteRequest(McpModel):
     """MCP 2025-03-26 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completerequest"""
 
-    method: Literal["completion/complete"]
+    method: Literal["completion/complete"] = Preset("completion/complete")
     params: CompleteRequestParams
 
 
@@ -632,14 +704,16 @@ class ResourceUpdatedNotificationParams(McpModel):
 class ResourceUpdatedNotification(McpModel):
     """MCP 2025-03-26 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
 
-    method: Literal["notifications/resources/updated"]
+    method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
 class Result(McpModel):
     """MCP 2025-03-26 definition ``Result``: https://modelcontextprotocol.io/specification/2025-03-26/schema#result"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 EmptyResult: TypeAlias = Result
@@ -650,7 +724,7 @@ class JSONRPCResponse(McpModel):
     """MCP 2025-03-26 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Result
 
 
@@ -687,8 +761,10 @@ class AudioContent(McpModel):
 
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["audio"] = Preset("audio")
 
 
 class ImageContent(McpModel):
@@ -696,8 +772,10 @@ class ImageContent(McpModel):
 
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["image"] = Preset("image")
 
 
 class Resource(McpModel):
@@ -705,7 +783,9 @@ class Resource(McpModel):
 
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
@@ -714,8 +794,12 @@ class Resource(McpModel):
 class ListResourcesResult(McpModel):
     """MCP 2025-03-26 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     resources: list[Resource]
 
 
@@ -724,19 +808,29 @@ class ResourceTemplate(McpModel):
 
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     uri_template: StrictStr = Field(
-        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+        validation_alias=AliasChoices("uriTemplate"),
+        serialization_alias="uriTemplate",
+        json_schema_extra={"format": "uri-template"},
     )
 
 
 class ListResourceTemplatesResult(McpModel):
     """MCP 2025-03-26 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    resource_templates: list[ResourceTemplate] = Field(
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
+    )
 
 
 class Root(McpModel):
@@ -749,20 +843,24 @@ class Root(McpModel):
 class ListRootsResult(McpModel):
     """MCP 2025-03-26 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     roots: list[Root]
 
 
 class RootsListChangedNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class RootsListChangedNotification(McpModel):
     """MCP 2025-03-26 definition ``RootsListChangedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
 
-    method: Literal["notifications/roots/list_changed"]
+    method: Literal["notifications/roots/list_changed"] = Preset("notifications/roots/list_changed")
     params: Omittable[RootsListChangedNotificationParams] = None
 
 
@@ -779,20 +877,32 @@ ClientNotification: TypeAlias = Annotated[
 class ServerCapabilitiesPrompts(McpModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilitiesResources(McpModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
     subscribe: Omittable[StrictBool] = None
 
 
 class ServerCapabilitiesTools(McpModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilities(McpModel):
@@ -809,11 +919,17 @@ class ServerCapabilities(McpModel):
 class InitializeResult(McpModel):
     """MCP 2025-03-26 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-    server_info: Implementation = Field(alias="serverInfo")
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
+    server_info: Implementation = Field(
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
+    )
 
 
 class SetLevelRequestParams(McpModel):
@@ -825,7 +941,7 @@ class SetLevelRequestParams(McpModel):
 class SetLevelRequest(McpModel):
     """MCP 2025-03-26 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
 
-    method: Literal["logging/setLevel"]
+    method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -838,7 +954,7 @@ class SubscribeRequestParams(McpModel):
 class SubscribeRequest(McpModel):
     """MCP 2025-03-26 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
 
-    method: Literal["resources/subscribe"]
+    method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
 
 
@@ -847,17 +963,21 @@ class TextContent(McpModel):
 
     annotations: Omittable[Annotations] = None
     text: StrictStr
-    type: Literal["text"]
+    type: Literal["text"] = Preset("text")
 
 
 class CreateMessageResult(McpModel):
     """MCP 2025-03-26 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessageresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: Annotated[TextContent | ImageContent | AudioContent, Field(discriminator="type")]
     model: StrictStr
     role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+    stop_reason: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
+    )
 
 
 ClientResult: TypeAlias = Result | CreateMessageResult | ListRootsResult
@@ -875,21 +995,37 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2025-03-26 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    model_preferences_: Omittable[ModelPreferences] = Field(
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
+    )
+    stop_sequences: Omittable[list[StrictStr]] = Field(
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
+    )
+    system_prompt: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
+    )
     temperature: Omittable[JsonNumber] = None
 
 
 class CreateMessageRequest(McpModel):
     """MCP 2025-03-26 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
 
-    method: Literal["sampling/createMessage"]
+    method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -902,7 +1038,9 @@ ServerRequest: TypeAlias = Annotated[
 class TextResourceContents(McpModel):
     """MCP 2025-03-26 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#textresourcecontents"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -914,20 +1052,24 @@ class EmbeddedResource(McpModel):
     resource: Annotated[
         TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
     ]
-    type: Literal["resource"]
+    type: Literal["resource"] = Preset("resource")
 
 
 class CallToolResult(McpModel):
     """MCP 2025-03-26 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[
         Annotated[
             TextContent | ImageContent | AudioContent | EmbeddedResource,
             Field(discriminator="type"),
         ]
     ]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
 
 
 class PromptMessage(McpModel):
@@ -942,7 +1084,9 @@ class PromptMessage(McpModel):
 class GetPromptResult(McpModel):
     """MCP 2025-03-26 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
 
@@ -950,7 +1094,9 @@ class GetPromptResult(McpModel):
 class ReadResourceResult(McpModel):
     """MCP 2025-03-26 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourceresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
@@ -959,10 +1105,26 @@ class ReadResourceResult(McpModel):
 class ToolAnnotations(McpModel):
     """MCP 2025-03-26 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toolannotations"""
 
-    destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
-    idempotent_hint: Omittable[StrictBool] = Field(default=None, alias="idempotentHint")
-    open_world_hint: Omittable[StrictBool] = Field(default=None, alias="openWorldHint")
-    read_only_hint: Omittable[StrictBool] = Field(default=None, alias="readOnlyHint")
+    destructive_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
+    )
+    idempotent_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
+    )
+    open_world_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
+    )
+    read_only_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
+    )
     title: Omittable[StrictStr] = None
 
 
@@ -971,7 +1133,7 @@ class ToolInputSchema(McpModel):
 
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class Tool(McpModel):
@@ -979,15 +1141,21 @@ class Tool(McpModel):
 
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    input_schema: ToolInputSchema = Field(
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
+    )
     name: StrictStr
 
 
 class ListToolsResult(McpModel):
     """MCP 2025-03-26 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     tools: list[Tool]
 
 
@@ -1009,13 +1177,15 @@ ServerResult: TypeAlias = (
 class ToolListChangedNotificationParams(McpModel):
     """MCP 2025-03-26 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ToolListChangedNotification(McpModel):
     """MCP 2025-03-26 definition ``ToolListChangedNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
 
-    method: Literal["notifications/tools/list_changed"]
+    method: Literal["notifications/tools/list_changed"] = Preset("notifications/tools/list_changed")
     params: Omittable[ToolListChangedNotificationParams] = None
 
 
@@ -1041,7 +1211,7 @@ class UnsubscribeRequestParams(McpModel):
 class UnsubscribeRequest(McpModel):
     """MCP 2025-03-26 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
 
-    method: Literal["resources/unsubscribe"]
+    method: Literal["resources/unsubscribe"] = Preset("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 

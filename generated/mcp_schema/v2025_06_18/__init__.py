@@ -7,12 +7,23 @@ Every schema definition is importable from here under its schema name;
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
 their classes, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
+
+``decode_request`` and ``decode_response`` decode this version's messages
+into types a type checker knows; ``AnyRequest``, ``AnyNotification`` and
+``AnyResult`` are the unions of its requests, notifications and results.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
+from .decoding import (
+    AnyNotification,
+    AnyRequest,
+    AnyResult,
+    decode_request,
+    decode_response,
+)
 from .methods import (
     ERROR_MODEL,
     ERROR_MODELS,
@@ -179,6 +190,9 @@ __all__ = [
     "REQUESTS",
     "VERSION",
     "Annotations",
+    "AnyNotification",
+    "AnyRequest",
+    "AnyResult",
     "AudioContent",
     "BaseMetadata",
     "BlobResourceContents",
@@ -314,4 +328,6 @@ __all__ = [
     "ToolOutputSchema",
     "UnsubscribeRequest",
     "UnsubscribeRequestParams",
+    "decode_request",
+    "decode_response",
 ]

@@ -5,9 +5,9 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -159,9 +159,13 @@ class BaseMetadata(McpModel):
 class BlobResourceContents(McpModel):
     """MCP 2025-06-18 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#blobresourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -171,7 +175,7 @@ class BooleanSchema(McpModel):
     default: Omittable[StrictBool] = None
     description: Omittable[StrictStr] = None
     title: Omittable[StrictStr] = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = Preset("boolean")
 
 
 class CallToolRequestParams(McpModel):
@@ -184,14 +188,18 @@ class CallToolRequestParams(McpModel):
 class CallToolRequest(McpModel):
     """MCP 2025-06-18 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
 
-    method: Literal["tools/call"]
+    method: Literal["tools/call"] = Preset("tools/call")
     params: CallToolRequestParams
 
 
 class ClientCapabilitiesRoots(McpModel):
     """MCP 2025-06-18 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientcapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ClientCapabilities(McpModel):
@@ -219,7 +227,9 @@ class CompleteRequestParamsContext(McpModel):
 class CompleteResultCompletion(McpModel):
     """MCP 2025-06-18 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completeresult"""
 
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    has_more: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
+    )
     total: Omittable[JsonInt] = None
     values: list[StrictStr]
 
@@ -227,7 +237,9 @@ class CompleteResultCompletion(McpModel):
 class CompleteResult(McpModel):
     """MCP 2025-06-18 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     completion: CompleteResultCompletion
 
 
@@ -238,7 +250,9 @@ Cursor: TypeAlias = StrictStr
 class ElicitResult(McpModel):
     """MCP 2025-06-18 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     action: Literal["accept", "cancel", "decline"]
     content: Omittable[dict[str, StrictStr | JsonNumber | StrictBool]] = None
 
@@ -248,9 +262,11 @@ class EnumSchema(McpModel):
 
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
-    enum_names: Omittable[list[StrictStr]] = Field(default=None, alias="enumNames")
+    enum_names: Omittable[list[StrictStr]] = Field(
+        default=None, validation_alias=AliasChoices("enumNames"), serialization_alias="enumNames"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class GetPromptRequestParams(McpModel):
@@ -263,7 +279,7 @@ class GetPromptRequestParams(McpModel):
 class GetPromptRequest(McpModel):
     """MCP 2025-06-18 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
 
-    method: Literal["prompts/get"]
+    method: Literal["prompts/get"] = Preset("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -279,27 +295,33 @@ class InitializeRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``InitializeRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
 
     capabilities: ClientCapabilities
-    client_info: Implementation = Field(alias="clientInfo")
-    protocol_version: StrictStr = Field(alias="protocolVersion")
+    client_info: Implementation = Field(
+        validation_alias=AliasChoices("clientInfo"), serialization_alias="clientInfo"
+    )
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
 
 
 class InitializeRequest(McpModel):
     """MCP 2025-06-18 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
 
-    method: Literal["initialize"]
+    method: Literal["initialize"] = Preset("initialize")
     params: InitializeRequestParams
 
 
 class InitializedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class InitializedNotification(McpModel):
     """MCP 2025-06-18 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
 
-    method: Literal["notifications/initialized"]
+    method: Literal["notifications/initialized"] = Preset("notifications/initialized")
     params: Omittable[InitializedNotificationParams] = None
 
 
@@ -314,13 +336,15 @@ class JSONRPCErrorObject(McpModel):
 class JSONRPCNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcnotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class JSONRPCNotification(McpModel):
     """MCP 2025-06-18 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcnotification"""
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCNotificationParams] = None
 
@@ -334,7 +358,7 @@ class ListPromptsRequestParams(McpModel):
 class ListPromptsRequest(McpModel):
     """MCP 2025-06-18 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
 
-    method: Literal["prompts/list"]
+    method: Literal["prompts/list"] = Preset("prompts/list")
     params: Omittable[ListPromptsRequestParams] = None
 
 
@@ -347,7 +371,7 @@ class ListResourceTemplatesRequestParams(McpModel):
 class ListResourceTemplatesRequest(McpModel):
     """MCP 2025-06-18 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
 
-    method: Literal["resources/templates/list"]
+    method: Literal["resources/templates/list"] = Preset("resources/templates/list")
     params: Omittable[ListResourceTemplatesRequestParams] = None
 
 
@@ -360,7 +384,7 @@ class ListResourcesRequestParams(McpModel):
 class ListResourcesRequest(McpModel):
     """MCP 2025-06-18 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
 
-    method: Literal["resources/list"]
+    method: Literal["resources/list"] = Preset("resources/list")
     params: Omittable[ListResourcesRequestParams] = None
 
 
@@ -373,7 +397,7 @@ class ListToolsRequestParams(McpModel):
 class ListToolsRequest(McpModel):
     """MCP 2025-06-18 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
 
-    method: Literal["tools/list"]
+    method: Literal["tools/list"] = Preset("tools/list")
     params: Omittable[ListToolsRequestParams] = None
 
 
@@ -394,7 +418,7 @@ class LoggingMessageNotificationParams(McpModel):
 class LoggingMessageNotification(McpModel):
     """MCP 2025-06-18 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
 
-    method: Literal["notifications/message"]
+    method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -408,21 +432,29 @@ class ModelPreferences(McpModel):
     """MCP 2025-06-18 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-06-18/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="intelligencePriority"
+        default=None,
+        validation_alias=AliasChoices("intelligencePriority"),
+        serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
 class NotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#notification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Notification(McpModel):
@@ -458,8 +490,12 @@ class PaginatedRequest(McpModel):
 class PaginatedResult(McpModel):
     """MCP 2025-06-18 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#paginatedresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
 
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -469,50 +505,68 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 class JSONRPCRequestParamsMeta(McpModel):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class JSONRPCRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
-    meta: Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequestParamsMeta(McpModel):
     """MCP 2025-06-18 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ListRootsRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
 
-    meta: Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ListRootsRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequest(McpModel):
     """MCP 2025-06-18 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
 
-    method: Literal["roots/list"]
+    method: Literal["roots/list"] = Preset("roots/list")
     params: Omittable[ListRootsRequestParams] = None
 
 
 class PingRequestParamsMeta(McpModel):
     """MCP 2025-06-18 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class PingRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
 
-    meta: Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[PingRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PingRequest(McpModel):
     """MCP 2025-06-18 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
 
-    method: Literal["ping"]
+    method: Literal["ping"] = Preset("ping")
     params: Omittable[PingRequestParams] = None
 
 
@@ -521,14 +575,16 @@ class ProgressNotificationParams(McpModel):
 
     message: Omittable[StrictStr] = None
     progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
+    progress_token: ProgressToken = Field(
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
+    )
     total: Omittable[JsonNumber] = None
 
 
 class ProgressNotification(McpModel):
     """MCP 2025-06-18 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
 
-    method: Literal["notifications/progress"]
+    method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -544,7 +600,9 @@ class PromptArgument(McpModel):
 class Prompt(McpModel):
     """MCP 2025-06-18 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-06-18/schema#prompt"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[list[PromptArgument]] = None
     description: Omittable[StrictStr] = None
     name: StrictStr
@@ -554,21 +612,29 @@ class Prompt(McpModel):
 class ListPromptsResult(McpModel):
     """MCP 2025-06-18 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     prompts: list[Prompt]
 
 
 class PromptListChangedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class PromptListChangedNotification(McpModel):
     """MCP 2025-06-18 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
 
-    method: Literal["notifications/prompts/list_changed"]
+    method: Literal["notifications/prompts/list_changed"] = Preset(
+        "notifications/prompts/list_changed"
+    )
     params: Omittable[PromptListChangedNotificationParams] = None
 
 
@@ -577,7 +643,7 @@ class PromptReference(McpModel):
 
     name: StrictStr
     title: Omittable[StrictStr] = None
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
 class ReadResourceRequestParams(McpModel):
@@ -589,7 +655,7 @@ class ReadResourceRequestParams(McpModel):
 class ReadResourceRequest(McpModel):
     """MCP 2025-06-18 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
 
-    method: Literal["resources/read"]
+    method: Literal["resources/read"] = Preset("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -601,13 +667,15 @@ class CancelledNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``CancelledNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
 
     reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(alias="requestId")
+    request_id: RequestId = Field(
+        validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
     """MCP 2025-06-18 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
 
-    method: Literal["notifications/cancelled"]
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -616,14 +684,14 @@ class JSONRPCError(McpModel):
 
     error: JSONRPCErrorObject
     id: RequestId | None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCRequest(McpModel):
     """MCP 2025-06-18 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[JSONRPCRequestParams] = None
 
@@ -631,13 +699,19 @@ class JSONRPCRequest(McpModel):
 class RequestParamsMeta(McpModel):
     """MCP 2025-06-18 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#request"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class RequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#request"""
 
-    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[RequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class Request(McpModel):
@@ -650,28 +724,36 @@ class Request(McpModel):
 class ResourceContents(McpModel):
     """MCP 2025-06-18 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceListChangedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ResourceListChangedNotification(McpModel):
     """MCP 2025-06-18 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
 
-    method: Literal["notifications/resources/list_changed"]
+    method: Literal["notifications/resources/list_changed"] = Preset(
+        "notifications/resources/list_changed"
+    )
     params: Omittable[ResourceListChangedNotificationParams] = None
 
 
 class ResourceTemplateReference(McpModel):
     """MCP 2025-06-18 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcetemplatereference"""
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = Preset("ref/resource")
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
@@ -686,7 +768,7 @@ class CompleteRequestParams(McpModel):
 class CompleteRequest(McpModel):
     """MCP 2025-06-18 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
 
-    method: Literal["completion/complete"]
+    method: Literal["completion/complete"] = Preset("completion/complete")
     params: CompleteRequestParams
 
 
@@ -699,14 +781,16 @@ class ResourceUpdatedNotificationParams(McpModel):
 class ResourceUpdatedNotification(McpModel):
     """MCP 2025-06-18 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
 
-    method: Literal["notifications/resources/updated"]
+    method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
 class Result(McpModel):
     """MCP 2025-06-18 definition ``Result``: https://modelcontextprotocol.io/specification/2025-06-18/schema#result"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 EmptyResult: TypeAlias = Result
@@ -717,7 +801,7 @@ class JSONRPCResponse(McpModel):
     """MCP 2025-06-18 definition ``JSONRPCResponse``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Result
 
 
@@ -733,37 +817,53 @@ class Annotations(McpModel):
     """MCP 2025-06-18 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-06-18/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
-    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
+    last_modified: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("lastModified"),
+        serialization_alias="lastModified",
+    )
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
 class AudioContent(McpModel):
     """MCP 2025-06-18 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#audiocontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["audio"] = Preset("audio")
 
 
 class ImageContent(McpModel):
     """MCP 2025-06-18 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#imagecontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["image"] = Preset("image")
 
 
 class Resource(McpModel):
     """MCP 2025-06-18 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resource"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
@@ -773,51 +873,73 @@ class Resource(McpModel):
 class ListResourcesResult(McpModel):
     """MCP 2025-06-18 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     resources: list[Resource]
 
 
 class ResourceLink(McpModel):
     """MCP 2025-06-18 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelink"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = Preset("resource_link")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceTemplate(McpModel):
     """MCP 2025-06-18 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcetemplate"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     title: Omittable[StrictStr] = None
     uri_template: StrictStr = Field(
-        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+        validation_alias=AliasChoices("uriTemplate"),
+        serialization_alias="uriTemplate",
+        json_schema_extra={"format": "uri-template"},
     )
 
 
 class ListResourceTemplatesResult(McpModel):
     """MCP 2025-06-18 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    resource_templates: list[ResourceTemplate] = Field(
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
+    )
 
 
 class Root(McpModel):
     """MCP 2025-06-18 definition ``Root``: https://modelcontextprotocol.io/specification/2025-06-18/schema#root"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     name: Omittable[StrictStr] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -825,20 +947,24 @@ class Root(McpModel):
 class ListRootsResult(McpModel):
     """MCP 2025-06-18 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     roots: list[Root]
 
 
 class RootsListChangedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class RootsListChangedNotification(McpModel):
     """MCP 2025-06-18 definition ``RootsListChangedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
 
-    method: Literal["notifications/roots/list_changed"]
+    method: Literal["notifications/roots/list_changed"] = Preset("notifications/roots/list_changed")
     params: Omittable[RootsListChangedNotificationParams] = None
 
 
@@ -855,20 +981,32 @@ ClientNotification: TypeAlias = Annotated[
 class ServerCapabilitiesPrompts(McpModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilitiesResources(McpModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
     subscribe: Omittable[StrictBool] = None
 
 
 class ServerCapabilitiesTools(McpModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilities(McpModel):
@@ -885,11 +1023,17 @@ class ServerCapabilities(McpModel):
 class InitializeResult(McpModel):
     """MCP 2025-06-18 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-    server_info: Implementation = Field(alias="serverInfo")
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
+    server_info: Implementation = Field(
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
+    )
 
 
 class SetLevelRequestParams(McpModel):
@@ -901,7 +1045,7 @@ class SetLevelRequestParams(McpModel):
 class SetLevelRequest(McpModel):
     """MCP 2025-06-18 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
 
-    method: Literal["logging/setLevel"]
+    method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -910,10 +1054,14 @@ class StringSchema(McpModel):
 
     description: Omittable[StrictStr] = None
     format: Omittable[Literal["date", "date-time", "email", "uri"]] = None
-    max_length: Omittable[JsonInt] = Field(default=None, alias="maxLength")
-    min_length: Omittable[JsonInt] = Field(default=None, alias="minLength")
+    max_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxLength"), serialization_alias="maxLength"
+    )
+    min_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minLength"), serialization_alias="minLength"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
@@ -925,20 +1073,22 @@ class ElicitRequestParamsRequestedSchema(McpModel):
 
     properties: dict[str, PrimitiveSchemaDefinition]
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class ElicitRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``ElicitRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
 
     message: StrictStr
-    requested_schema: ElicitRequestParamsRequestedSchema = Field(alias="requestedSchema")
+    requested_schema: ElicitRequestParamsRequestedSchema = Field(
+        validation_alias=AliasChoices("requestedSchema"), serialization_alias="requestedSchema"
+    )
 
 
 class ElicitRequest(McpModel):
     """MCP 2025-06-18 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
 
-    method: Literal["elicitation/create"]
+    method: Literal["elicitation/create"] = Preset("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -951,27 +1101,33 @@ class SubscribeRequestParams(McpModel):
 class SubscribeRequest(McpModel):
     """MCP 2025-06-18 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
 
-    method: Literal["resources/subscribe"]
+    method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
 
 
 class TextContent(McpModel):
     """MCP 2025-06-18 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#textcontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     text: StrictStr
-    type: Literal["text"]
+    type: Literal["text"] = Preset("text")
 
 
 class CreateMessageResult(McpModel):
     """MCP 2025-06-18 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessageresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: Annotated[TextContent | ImageContent | AudioContent, Field(discriminator="type")]
     model: StrictStr
     role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+    stop_reason: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
+    )
 
 
 ClientResult: TypeAlias = Result | CreateMessageResult | ListRootsResult | ElicitResult
@@ -989,21 +1145,37 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    model_preferences_: Omittable[ModelPreferences] = Field(
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
+    )
+    stop_sequences: Omittable[list[StrictStr]] = Field(
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
+    )
+    system_prompt: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
+    )
     temperature: Omittable[JsonNumber] = None
 
 
 class CreateMessageRequest(McpModel):
     """MCP 2025-06-18 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
 
-    method: Literal["sampling/createMessage"]
+    method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -1017,8 +1189,12 @@ ServerRequest: TypeAlias = Annotated[
 class TextResourceContents(McpModel):
     """MCP 2025-06-18 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#textresourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1026,12 +1202,14 @@ class TextResourceContents(McpModel):
 class EmbeddedResource(McpModel):
     """MCP 2025-06-18 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-06-18/schema#embeddedresource"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     resource: Annotated[
         TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
     ]
-    type: Literal["resource"]
+    type: Literal["resource"] = Preset("resource")
 
 
 ContentBlock: TypeAlias = Annotated[
@@ -1044,10 +1222,18 @@ ContentBlock: TypeAlias = Annotated[
 class CallToolResult(McpModel):
     """MCP 2025-06-18 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    structured_content: Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
+    structured_content: Omittable[dict[str, Any]] = Field(
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
+    )
 
 
 class PromptMessage(McpModel):
@@ -1060,7 +1246,9 @@ class PromptMessage(McpModel):
 class GetPromptResult(McpModel):
     """MCP 2025-06-18 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
 
@@ -1068,7 +1256,9 @@ class GetPromptResult(McpModel):
 class ReadResourceResult(McpModel):
     """MCP 2025-06-18 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourceresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
@@ -1077,10 +1267,26 @@ class ReadResourceResult(McpModel):
 class ToolAnnotations(McpModel):
     """MCP 2025-06-18 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toolannotations"""
 
-    destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
-    idempotent_hint: Omittable[StrictBool] = Field(default=None, alias="idempotentHint")
-    open_world_hint: Omittable[StrictBool] = Field(default=None, alias="openWorldHint")
-    read_only_hint: Omittable[StrictBool] = Field(default=None, alias="readOnlyHint")
+    destructive_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
+    )
+    idempotent_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
+    )
+    open_world_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
+    )
+    read_only_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
+    )
     title: Omittable[StrictStr] = None
 
 
@@ -1089,19 +1295,21 @@ class ToolInputSchema(McpModel):
 
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class ToolListChangedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ToolListChangedNotification(McpModel):
     """MCP 2025-06-18 definition ``ToolListChangedNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
 
-    method: Literal["notifications/tools/list_changed"]
+    method: Literal["notifications/tools/list_changed"] = Preset("notifications/tools/list_changed")
     params: Omittable[ToolListChangedNotificationParams] = None
 
 
@@ -1123,26 +1331,38 @@ class ToolOutputSchema(McpModel):
 
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class Tool(McpModel):
     """MCP 2025-06-18 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-06-18/schema#tool"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    input_schema: ToolInputSchema = Field(
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
+    )
     name: StrictStr
-    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
+    output_schema: Omittable[ToolOutputSchema] = Field(
+        default=None,
+        validation_alias=AliasChoices("outputSchema"),
+        serialization_alias="outputSchema",
+    )
     title: Omittable[StrictStr] = None
 
 
 class ListToolsResult(McpModel):
     """MCP 2025-06-18 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     tools: list[Tool]
 
 
@@ -1170,7 +1390,7 @@ class UnsubscribeRequestParams(McpModel):
 class UnsubscribeRequest(McpModel):
     """MCP 2025-06-18 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
 
-    method: Literal["resources/unsubscribe"]
+    method: Literal["resources/unsubscribe"] = Preset("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 

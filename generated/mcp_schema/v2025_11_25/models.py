@@ -5,9 +5,9 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictBool, StrictStr
+from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -212,9 +212,13 @@ class BaseMetadata(McpModel):
 class BlobResourceContents(McpModel):
     """MCP 2025-11-25 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#blobresourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -224,13 +228,15 @@ class BooleanSchema(McpModel):
     default: Omittable[StrictBool] = None
     description: Omittable[StrictStr] = None
     title: Omittable[StrictStr] = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = Preset("boolean")
 
 
 class CancelTaskRequestParams(McpModel):
     """MCP 2025-11-25 inline object at ``CancelTaskRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class ClientCapabilitiesElicitation(McpModel):
@@ -243,7 +249,11 @@ class ClientCapabilitiesElicitation(McpModel):
 class ClientCapabilitiesRoots(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ClientCapabilitiesSampling(McpModel):
@@ -262,7 +272,11 @@ class ClientCapabilitiesTasksRequestsElicitation(McpModel):
 class ClientCapabilitiesTasksRequestsSampling(McpModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests.sampling``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
-    create_message: Omittable[dict[str, Any]] = Field(default=None, alias="createMessage")
+    create_message: Omittable[dict[str, Any]] = Field(
+        default=None,
+        validation_alias=AliasChoices("createMessage"),
+        serialization_alias="createMessage",
+    )
 
 
 class ClientCapabilitiesTasksRequests(McpModel):
@@ -306,7 +320,9 @@ class CompleteRequestParamsContext(McpModel):
 class CompleteResultCompletion(McpModel):
     """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    has_more: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
+    )
     total: Omittable[JsonInt] = None
     values: list[StrictStr]
 
@@ -314,7 +330,9 @@ class CompleteResultCompletion(McpModel):
 class CompleteResult(McpModel):
     """MCP 2025-11-25 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     completion: CompleteResultCompletion
 
 
@@ -325,7 +343,9 @@ Cursor: TypeAlias = StrictStr
 class ElicitResult(McpModel):
     """MCP 2025-11-25 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     action: Literal["accept", "cancel", "decline"]
     content: Omittable[dict[str, list[StrictStr] | StrictStr | JsonNumber | StrictBool]] = None
 
@@ -333,14 +353,18 @@ class ElicitResult(McpModel):
 class ElicitationCompleteNotificationParams(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitationCompleteNotification.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
 
-    elicitation_id: StrictStr = Field(alias="elicitationId")
+    elicitation_id: StrictStr = Field(
+        validation_alias=AliasChoices("elicitationId"), serialization_alias="elicitationId"
+    )
 
 
 class ElicitationCompleteNotification(McpModel):
     """MCP 2025-11-25 definition ``ElicitationCompleteNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitationcompletenotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/elicitation/complete"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/elicitation/complete"] = Preset(
+        "notifications/elicitation/complete"
+    )
     params: ElicitationCompleteNotificationParams
 
 
@@ -355,25 +379,33 @@ class Error(McpModel):
 class GetTaskPayloadRequestParams(McpModel):
     """MCP 2025-11-25 inline object at ``GetTaskPayloadRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class GetTaskPayloadResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class GetTaskRequestParams(McpModel):
     """MCP 2025-11-25 inline object at ``GetTaskRequest.params``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskrequest"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class Icon(McpModel):
     """MCP 2025-11-25 definition ``Icon``: https://modelcontextprotocol.io/specification/2025-11-25/schema#icon"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     sizes: Omittable[list[StrictStr]] = None
     src: StrictStr = Field(json_schema_extra={"format": "uri"})
     theme: Omittable[Literal["dark", "light"]] = None
@@ -394,14 +426,17 @@ class Implementation(McpModel):
     title: Omittable[StrictStr] = None
     version: StrictStr
     website_url: Omittable[StrictStr] = Field(
-        default=None, alias="websiteUrl", json_schema_extra={"format": "uri"}
+        default=None,
+        validation_alias=AliasChoices("websiteUrl"),
+        serialization_alias="websiteUrl",
+        json_schema_extra={"format": "uri"},
     )
 
 
 class JSONRPCNotification(McpModel):
     """MCP 2025-11-25 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcnotification"""
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
 
@@ -412,9 +447,11 @@ class LegacyTitledEnumSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
-    enum_names: Omittable[list[StrictStr]] = Field(default=None, alias="enumNames")
+    enum_names: Omittable[list[StrictStr]] = Field(
+        default=None, validation_alias=AliasChoices("enumNames"), serialization_alias="enumNames"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 LoggingLevel: TypeAlias = Literal[
@@ -426,7 +463,9 @@ LoggingLevel: TypeAlias = Literal[
 class LoggingMessageNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     data: Any
     level: LoggingLevel
     logger: Omittable[StrictStr] = None
@@ -435,8 +474,8 @@ class LoggingMessageNotificationParams(McpModel):
 class LoggingMessageNotification(McpModel):
     """MCP 2025-11-25 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
 
 
@@ -450,14 +489,20 @@ class ModelPreferences(McpModel):
     """MCP 2025-11-25 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-11-25/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="intelligencePriority"
+        default=None,
+        validation_alias=AliasChoices("intelligencePriority"),
+        serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
@@ -471,14 +516,16 @@ class Notification(McpModel):
 class NotificationParams(McpModel):
     """MCP 2025-11-25 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#notificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class InitializedNotification(McpModel):
     """MCP 2025-11-25 definition ``InitializedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/initialized"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/initialized"] = Preset("notifications/initialized")
     params: Omittable[NotificationParams] = None
 
 
@@ -496,8 +543,12 @@ class NumberSchema(McpModel):
 class PaginatedResult(McpModel):
     """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
 
 
 ProgressToken: TypeAlias = StrictStr | JsonInt
@@ -507,43 +558,69 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 class CallToolRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class CompleteRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class CreateMessageRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ElicitRequestFormParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ElicitRequestURLParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class GetPromptRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class GetPromptRequestParams(McpModel):
     """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
-    meta: Omittable[GetPromptRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[GetPromptRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, StrictStr]] = None
     name: StrictStr
 
@@ -551,46 +628,66 @@ class GetPromptRequestParams(McpModel):
 class InitializeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class InitializeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
-    meta: Omittable[InitializeRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[InitializeRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     capabilities: ClientCapabilities
-    client_info: Implementation = Field(alias="clientInfo")
-    protocol_version: StrictStr = Field(alias="protocolVersion")
+    client_info: Implementation = Field(
+        validation_alias=AliasChoices("clientInfo"), serialization_alias="clientInfo"
+    )
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
 
 
 class PaginatedRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``PaginatedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class PaginatedRequestParams(McpModel):
     """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
-    meta: Omittable[PaginatedRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[PaginatedRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     cursor: Omittable[StrictStr] = None
 
 
 class ProgressNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     message: Omittable[StrictStr] = None
     progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
+    progress_token: ProgressToken = Field(
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
+    )
     total: Omittable[JsonNumber] = None
 
 
 class ProgressNotification(McpModel):
     """MCP 2025-11-25 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
 
 
@@ -606,7 +703,9 @@ class PromptArgument(McpModel):
 class Prompt(McpModel):
     """MCP 2025-11-25 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-11-25/schema#prompt"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[list[PromptArgument]] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
@@ -617,16 +716,22 @@ class Prompt(McpModel):
 class ListPromptsResult(McpModel):
     """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     prompts: list[Prompt]
 
 
 class PromptListChangedNotification(McpModel):
     """MCP 2025-11-25 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#promptlistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/prompts/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/prompts/list_changed"] = Preset(
+        "notifications/prompts/list_changed"
+    )
     params: Omittable[NotificationParams] = None
 
 
@@ -635,26 +740,34 @@ class PromptReference(McpModel):
 
     name: StrictStr
     title: Omittable[StrictStr] = None
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
 class ReadResourceRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ReadResourceRequestParams(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
-    meta: Omittable[ReadResourceRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ReadResourceRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class RelatedTaskMetadata(McpModel):
     """MCP 2025-11-25 definition ``RelatedTaskMetadata``: https://modelcontextprotocol.io/specification/2025-11-25/schema#relatedtaskmetadata"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class Request(McpModel):
@@ -672,24 +785,28 @@ class CancelTaskRequest(McpModel):
     """MCP 2025-11-25 definition ``CancelTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/cancel"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/cancel"] = Preset("tasks/cancel")
     params: CancelTaskRequestParams
 
 
 class CancelledNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     reason: Omittable[StrictStr] = None
-    request_id: Omittable[RequestId] = Field(default=None, alias="requestId")
+    request_id: Omittable[RequestId] = Field(
+        default=None, validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
     """MCP 2025-11-25 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
@@ -697,8 +814,8 @@ class GetPromptRequest(McpModel):
     """MCP 2025-11-25 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["prompts/get"] = Preset("prompts/get")
     params: GetPromptRequestParams
 
 
@@ -706,8 +823,8 @@ class GetTaskPayloadRequest(McpModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/result"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/result"] = Preset("tasks/result")
     params: GetTaskPayloadRequestParams
 
 
@@ -715,8 +832,8 @@ class GetTaskRequest(McpModel):
     """MCP 2025-11-25 definition ``GetTaskRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/get"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/get"] = Preset("tasks/get")
     params: GetTaskRequestParams
 
 
@@ -724,8 +841,8 @@ class InitializeRequest(McpModel):
     """MCP 2025-11-25 definition ``InitializeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["initialize"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["initialize"] = Preset("initialize")
     params: InitializeRequestParams
 
 
@@ -734,14 +851,14 @@ class JSONRPCErrorResponse(McpModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCRequest(McpModel):
     """MCP 2025-11-25 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
 
@@ -750,8 +867,8 @@ class ListPromptsRequest(McpModel):
     """MCP 2025-11-25 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["prompts/list"] = Preset("prompts/list")
     params: Omittable[PaginatedRequestParams] = None
 
 
@@ -759,8 +876,8 @@ class ListResourceTemplatesRequest(McpModel):
     """MCP 2025-11-25 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/templates/list"] = Preset("resources/templates/list")
     params: Omittable[PaginatedRequestParams] = None
 
 
@@ -768,8 +885,8 @@ class ListResourcesRequest(McpModel):
     """MCP 2025-11-25 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/list"] = Preset("resources/list")
     params: Omittable[PaginatedRequestParams] = None
 
 
@@ -777,8 +894,8 @@ class ListTasksRequest(McpModel):
     """MCP 2025-11-25 definition ``ListTasksRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/list"] = Preset("tasks/list")
     params: Omittable[PaginatedRequestParams] = None
 
 
@@ -786,8 +903,8 @@ class ListToolsRequest(McpModel):
     """MCP 2025-11-25 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tools/list"] = Preset("tools/list")
     params: Omittable[PaginatedRequestParams] = None
 
 
@@ -795,7 +912,7 @@ class PaginatedRequest(McpModel):
     """MCP 2025-11-25 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[PaginatedRequestParams] = None
 
@@ -804,29 +921,35 @@ class ReadResourceRequest(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/read"] = Preset("resources/read")
     params: ReadResourceRequestParams
 
 
 class RequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``RequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class RequestParams(McpModel):
     """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
-    meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[RequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequest(McpModel):
     """MCP 2025-11-25 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["roots/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["roots/list"] = Preset("roots/list")
     params: Omittable[RequestParams] = None
 
 
@@ -834,51 +957,65 @@ class PingRequest(McpModel):
     """MCP 2025-11-25 definition ``PingRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#pingrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["ping"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["ping"] = Preset("ping")
     params: Omittable[RequestParams] = None
 
 
 class ResourceContents(McpModel):
     """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceListChangedNotification(McpModel):
     """MCP 2025-11-25 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/resources/list_changed"] = Preset(
+        "notifications/resources/list_changed"
+    )
     params: Omittable[NotificationParams] = None
 
 
 class ResourceRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class ResourceRequestParams(McpModel):
     """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
-    meta: Omittable[ResourceRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ResourceRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceTemplateReference(McpModel):
     """MCP 2025-11-25 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplatereference"""
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = Preset("ref/resource")
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
 class CompleteRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
-    meta: Omittable[CompleteRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[CompleteRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     argument: CompleteRequestParamsArgument
     context: Omittable[CompleteRequestParamsContext] = None
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
@@ -888,30 +1025,34 @@ class CompleteRequest(McpModel):
     """MCP 2025-11-25 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["completion/complete"] = Preset("completion/complete")
     params: CompleteRequestParams
 
 
 class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceUpdatedNotification(McpModel):
     """MCP 2025-11-25 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
 class Result(McpModel):
     """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 EmptyResult: TypeAlias = Result
@@ -922,7 +1063,7 @@ class JSONRPCResultResponse(McpModel):
     """MCP 2025-11-25 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2025-11-25/schema#jsonrpcresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Result
 
 
@@ -946,38 +1087,54 @@ class Annotations(McpModel):
     """MCP 2025-11-25 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
-    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
+    last_modified: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("lastModified"),
+        serialization_alias="lastModified",
+    )
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
 class AudioContent(McpModel):
     """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["audio"] = Preset("audio")
 
 
 class ImageContent(McpModel):
     """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["image"] = Preset("image")
 
 
 class Resource(McpModel):
     """MCP 2025-11-25 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resource"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
@@ -987,53 +1144,75 @@ class Resource(McpModel):
 class ListResourcesResult(McpModel):
     """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     resources: list[Resource]
 
 
 class ResourceLink(McpModel):
     """MCP 2025-11-25 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelink"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = Preset("resource_link")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceTemplate(McpModel):
     """MCP 2025-11-25 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplate"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     title: Omittable[StrictStr] = None
     uri_template: StrictStr = Field(
-        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+        validation_alias=AliasChoices("uriTemplate"),
+        serialization_alias="uriTemplate",
+        json_schema_extra={"format": "uri-template"},
     )
 
 
 class ListResourceTemplatesResult(McpModel):
     """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    resource_templates: list[ResourceTemplate] = Field(
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
+    )
 
 
 class Root(McpModel):
     """MCP 2025-11-25 definition ``Root``: https://modelcontextprotocol.io/specification/2025-11-25/schema#root"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     name: Omittable[StrictStr] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1041,28 +1220,38 @@ class Root(McpModel):
 class ListRootsResult(McpModel):
     """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     roots: list[Root]
 
 
 class RootsListChangedNotification(McpModel):
     """MCP 2025-11-25 definition ``RootsListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#rootslistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/roots/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/roots/list_changed"] = Preset("notifications/roots/list_changed")
     params: Omittable[NotificationParams] = None
 
 
 class ServerCapabilitiesPrompts(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilitiesResources(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
     subscribe: Omittable[StrictBool] = None
 
 
@@ -1089,7 +1278,11 @@ class ServerCapabilitiesTasks(McpModel):
 class ServerCapabilitiesTools(McpModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilities(McpModel):
@@ -1107,23 +1300,35 @@ class ServerCapabilities(McpModel):
 class InitializeResult(McpModel):
     """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
-    protocol_version: StrictStr = Field(alias="protocolVersion")
-    server_info: Implementation = Field(alias="serverInfo")
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("protocolVersion"), serialization_alias="protocolVersion"
+    )
+    server_info: Implementation = Field(
+        validation_alias=AliasChoices("serverInfo"), serialization_alias="serverInfo"
+    )
 
 
 class SetLevelRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class SetLevelRequestParams(McpModel):
     """MCP 2025-11-25 definition ``SetLevelRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
-    meta: Omittable[SetLevelRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[SetLevelRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     level: LoggingLevel
 
 
@@ -1131,8 +1336,8 @@ class SetLevelRequest(McpModel):
     """MCP 2025-11-25 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["logging/setLevel"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
 
 
@@ -1142,22 +1347,32 @@ class StringSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     format: Omittable[Literal["date", "date-time", "email", "uri"]] = None
-    max_length: Omittable[JsonInt] = Field(default=None, alias="maxLength")
-    min_length: Omittable[JsonInt] = Field(default=None, alias="minLength")
+    max_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxLength"), serialization_alias="maxLength"
+    )
+    min_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minLength"), serialization_alias="minLength"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class SubscribeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class SubscribeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``SubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
-    meta: Omittable[SubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[SubscribeRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -1165,15 +1380,19 @@ class SubscribeRequest(McpModel):
     """MCP 2025-11-25 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/subscribe"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
 
 
 class TaskAugmentedRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``TaskAugmentedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class TaskMetadata(McpModel):
@@ -1185,7 +1404,9 @@ class TaskMetadata(McpModel):
 class CallToolRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
-    meta: Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[CallToolRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, Any]] = None
     name: StrictStr
     task: Omittable[TaskMetadata] = None
@@ -1195,18 +1416,22 @@ class CallToolRequest(McpModel):
     """MCP 2025-11-25 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tools/call"] = Preset("tools/call")
     params: CallToolRequestParams
 
 
 class ElicitRequestURLParams(McpModel):
     """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
-    meta: Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
-    elicitation_id: StrictStr = Field(alias="elicitationId")
+    meta: Omittable[ElicitRequestURLParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    elicitation_id: StrictStr = Field(
+        validation_alias=AliasChoices("elicitationId"), serialization_alias="elicitationId"
+    )
     message: StrictStr
-    mode: Literal["url"]
+    mode: Literal["url"] = Preset("url")
     task: Omittable[TaskMetadata] = None
     url: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1214,7 +1439,9 @@ class ElicitRequestURLParams(McpModel):
 class TaskAugmentedRequestParams(McpModel):
     """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
-    meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     task: Omittable[TaskMetadata] = None
 
 
@@ -1225,74 +1452,142 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 class CancelTaskResult(McpModel):
     """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
+    poll_interval: Omittable[JsonInt] = Field(
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
 class GetTaskResult(McpModel):
     """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
+    poll_interval: Omittable[JsonInt] = Field(
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
 class Task(McpModel):
     """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
 
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
+    poll_interval: Omittable[JsonInt] = Field(
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
 class CreateTaskResult(McpModel):
     """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     task: Task
 
 
 class ListTasksResult(McpModel):
     """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     tasks: list[Task]
 
 
 class TaskStatusNotificationParams(McpModel):
     """MCP 2025-11-25 definition ``TaskStatusNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotificationparams"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
-    poll_interval: Omittable[JsonInt] = Field(default=None, alias="pollInterval")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
+    poll_interval: Omittable[JsonInt] = Field(
+        default=None,
+        validation_alias=AliasChoices("pollInterval"),
+        serialization_alias="pollInterval",
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    task_id: StrictStr = Field(alias="taskId")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     ttl: JsonInt | None
 
 
 class TaskStatusNotification(McpModel):
     """MCP 2025-11-25 definition ``TaskStatusNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tasks/status"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/tasks/status"] = Preset("notifications/tasks/status")
     params: TaskStatusNotificationParams
 
 
@@ -1310,17 +1605,23 @@ ClientNotification: TypeAlias = Annotated[
 class TextContent(McpModel):
     """MCP 2025-11-25 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textcontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     text: StrictStr
-    type: Literal["text"]
+    type: Literal["text"] = Preset("text")
 
 
 class TextResourceContents(McpModel):
     """MCP 2025-11-25 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textresourcecontents"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1328,12 +1629,14 @@ class TextResourceContents(McpModel):
 class EmbeddedResource(McpModel):
     """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     resource: Annotated[
         TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
     ]
-    type: Literal["resource"]
+    type: Literal["resource"] = Preset("resource")
 
 
 ContentBlock: TypeAlias = Annotated[
@@ -1346,10 +1649,18 @@ ContentBlock: TypeAlias = Annotated[
 class CallToolResult(McpModel):
     """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    structured_content: Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
+    structured_content: Omittable[dict[str, Any]] = Field(
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
+    )
 
 
 class PromptMessage(McpModel):
@@ -1362,7 +1673,9 @@ class PromptMessage(McpModel):
 class GetPromptResult(McpModel):
     """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
 
@@ -1370,7 +1683,9 @@ class GetPromptResult(McpModel):
 class ReadResourceResult(McpModel):
     """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
@@ -1386,7 +1701,9 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
 class TitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2025-11-25 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
 
-    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
+    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(
+        validation_alias=AliasChoices("anyOf"), serialization_alias="anyOf"
+    )
 
 
 class TitledMultiSelectEnumSchema(McpModel):
@@ -1395,10 +1712,14 @@ class TitledMultiSelectEnumSchema(McpModel):
     default: Omittable[list[StrictStr]] = None
     description: Omittable[StrictStr] = None
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    max_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
+    )
+    min_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["array"]
+    type: Literal["array"] = Preset("array")
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
@@ -1413,18 +1734,36 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
-    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(alias="oneOf")
+    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
+        validation_alias=AliasChoices("oneOf"), serialization_alias="oneOf"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class ToolAnnotations(McpModel):
     """MCP 2025-11-25 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations"""
 
-    destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
-    idempotent_hint: Omittable[StrictBool] = Field(default=None, alias="idempotentHint")
-    open_world_hint: Omittable[StrictBool] = Field(default=None, alias="openWorldHint")
-    read_only_hint: Omittable[StrictBool] = Field(default=None, alias="readOnlyHint")
+    destructive_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
+    )
+    idempotent_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
+    )
+    open_world_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
+    )
+    read_only_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
+    )
     title: Omittable[StrictStr] = None
 
 
@@ -1438,24 +1777,28 @@ class ToolExecution(McpModel):
     """MCP 2025-11-25 definition ``ToolExecution``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolexecution"""
 
     task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(
-        default=None, alias="taskSupport"
+        default=None,
+        validation_alias=AliasChoices("taskSupport"),
+        serialization_alias="taskSupport",
     )
 
 
 class ToolInputSchema(McpModel):
     """MCP 2025-11-25 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class ToolListChangedNotification(McpModel):
     """MCP 2025-11-25 definition ``ToolListChangedNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toollistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tools/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/tools/list_changed"] = Preset("notifications/tools/list_changed")
     params: Omittable[NotificationParams] = None
 
 
@@ -1477,31 +1820,45 @@ ServerNotification: TypeAlias = Annotated[
 class ToolOutputSchema(McpModel):
     """MCP 2025-11-25 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
     properties: Omittable[dict[str, dict[str, Any]]] = None
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class Tool(McpModel):
     """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
     execution: Omittable[ToolExecution] = None
     icons: Omittable[list[Icon]] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    input_schema: ToolInputSchema = Field(
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
+    )
     name: StrictStr
-    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
+    output_schema: Omittable[ToolOutputSchema] = Field(
+        default=None,
+        validation_alias=AliasChoices("outputSchema"),
+        serialization_alias="outputSchema",
+    )
     title: Omittable[StrictStr] = None
 
 
 class ListToolsResult(McpModel):
     """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     tools: list[Tool]
 
 
@@ -1527,22 +1884,34 @@ ServerResult: TypeAlias = (
 class ToolResultContent(McpModel):
     """MCP 2025-11-25 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolresultcontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    structured_content: Omittable[dict[str, Any]] = Field(default=None, alias="structuredContent")
-    tool_use_id: StrictStr = Field(alias="toolUseId")
-    type: Literal["tool_result"]
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
+    structured_content: Omittable[dict[str, Any]] = Field(
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
+    )
+    tool_use_id: StrictStr = Field(
+        validation_alias=AliasChoices("toolUseId"), serialization_alias="toolUseId"
+    )
+    type: Literal["tool_result"] = Preset("tool_result")
 
 
 class ToolUseContent(McpModel):
     """MCP 2025-11-25 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolusecontent"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     id: StrictStr
     input: dict[str, Any]
     name: StrictStr
-    type: Literal["tool_use"]
+    type: Literal["tool_use"] = Preset("tool_use")
 
 
 SamplingMessageContentBlock: TypeAlias = Annotated[
@@ -1555,7 +1924,9 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
 class CreateMessageResult(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: (
         TextContent
         | ImageContent
@@ -1566,7 +1937,9 @@ class CreateMessageResult(McpModel):
     )
     model: StrictStr
     role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+    stop_reason: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
+    )
 
 
 ClientResult: TypeAlias = (
@@ -1585,7 +1958,9 @@ ClientResult: TypeAlias = (
 class SamplingMessage(McpModel):
     """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
 
-    meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: (
         TextContent
         | ImageContent
@@ -1600,19 +1975,39 @@ class SamplingMessage(McpModel):
 class CreateMessageRequestParams(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
-    meta: Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
-    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
+    meta: Omittable[CreateMessageRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
     )
-    max_tokens: JsonInt = Field(alias="maxTokens")
+    include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
+    )
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[dict[str, Any]] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    model_preferences_: Omittable[ModelPreferences] = Field(
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
+    )
+    stop_sequences: Omittable[list[StrictStr]] = Field(
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
+    )
+    system_prompt: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
+    )
     task: Omittable[TaskMetadata] = None
     temperature: Omittable[JsonNumber] = None
-    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
+    tool_choice: Omittable[ToolChoice] = Field(
+        default=None, validation_alias=AliasChoices("toolChoice"), serialization_alias="toolChoice"
+    )
     tools: Omittable[list[Tool]] = None
 
 
@@ -1620,8 +2015,8 @@ class CreateMessageRequest(McpModel):
     """MCP 2025-11-25 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["sampling/createMessage"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -1634,7 +2029,7 @@ class URLElicitationRequiredErrorObjectData(McpModel):
 class URLElicitationRequiredErrorObject(McpModel):
     """MCP 2025-11-25 inline object at ``URLElicitationRequiredError.error``: https://modelcontextprotocol.io/specification/2025-11-25/schema#urlelicitationrequirederror"""
 
-    code: Literal[-32042]
+    code: Literal[-32042] = Preset(-32042)
     data: URLElicitationRequiredErrorObjectData
     message: StrictStr
 
@@ -1644,19 +2039,25 @@ class URLElicitationRequiredError(McpModel):
 
     error: URLElicitationRequiredErrorObject
     id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class UnsubscribeRequestParamsMeta(McpModel):
     """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class UnsubscribeRequestParams(McpModel):
     """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
-    meta: Omittable[UnsubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[UnsubscribeRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -1664,8 +2065,8 @@ class UnsubscribeRequest(McpModel):
     """MCP 2025-11-25 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/unsubscribe"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/unsubscribe"] = Preset("resources/unsubscribe")
     params: UnsubscribeRequestParams
 
 
@@ -1696,7 +2097,7 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2025-11-25 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
 
     enum: list[StrictStr]
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class UntitledMultiSelectEnumSchema(McpModel):
@@ -1705,10 +2106,14 @@ class UntitledMultiSelectEnumSchema(McpModel):
     default: Omittable[list[StrictStr]] = None
     description: Omittable[StrictStr] = None
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    max_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
+    )
+    min_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["array"]
+    type: Literal["array"] = Preset("array")
 
 
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
@@ -1722,7 +2127,7 @@ class UntitledSingleSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 EnumSchema: TypeAlias = (
@@ -1751,19 +2156,25 @@ PrimitiveSchemaDefinition: TypeAlias = (
 class ElicitRequestFormParamsRequestedSchema(McpModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
     properties: dict[str, PrimitiveSchemaDefinition]
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class ElicitRequestFormParams(McpModel):
     """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
-    meta: Omittable[ElicitRequestFormParamsMeta] = Field(default=None, alias="_meta")
+    meta: Omittable[ElicitRequestFormParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     message: StrictStr
     mode: Omittable[Literal["form"]] = None
-    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
+    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
+        validation_alias=AliasChoices("requestedSchema"), serialization_alias="requestedSchema"
+    )
     task: Omittable[TaskMetadata] = None
 
 
@@ -1777,8 +2188,8 @@ class ElicitRequest(McpModel):
     """MCP 2025-11-25 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["elicitation/create"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["elicitation/create"] = Preset("elicitation/create")
     params: ElicitRequestParams
 
 

@@ -5,10 +5,19 @@
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 
-from pydantic import Field, StrictBool, StrictStr, Tag
+from pydantic import AliasChoices, Field, StrictBool, StrictStr, Tag
 from typing_extensions import TypeAliasType
 
-from mcp_schema.base import Int, JsonInt, JsonNumber, McpModel, Number, Omittable, ResultTypeUnion
+from mcp_schema.base import (
+    Int,
+    JsonInt,
+    JsonNumber,
+    McpModel,
+    Number,
+    Omittable,
+    Preset,
+    ResultTypeUnion,
+)
 
 __all__ = [
     "Annotations",
@@ -203,7 +212,7 @@ class BooleanSchema(McpModel):
     default: Omittable[StrictBool] = None
     description: Omittable[StrictStr] = None
     title: Omittable[StrictStr] = None
-    type: Literal["boolean"]
+    type: Literal["boolean"] = Preset("boolean")
 
 
 class CompleteRequestParamsArgument(McpModel):
@@ -222,7 +231,9 @@ class CompleteRequestParamsContext(McpModel):
 class CompleteResultCompletion(McpModel):
     """MCP 2026-07-28 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
-    has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
+    has_more: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("hasMore"), serialization_alias="hasMore"
+    )
     total: Omittable[JsonInt] = None
     values: Annotated[list[StrictStr], Field(max_length=100)]
 
@@ -235,7 +246,7 @@ class ElicitRequestURLParams(McpModel):
     """MCP 2026-07-28 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequesturlparams"""
 
     message: StrictStr
-    mode: Literal["url"]
+    mode: Literal["url"] = Preset("url")
     url: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -257,7 +268,7 @@ class Error(McpModel):
 class HeaderMismatchErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``HeaderMismatchError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#headermismatcherror"""
 
-    code: Literal[-32020]
+    code: Literal[-32020] = Preset(-32020)
     data: Any = None
     message: StrictStr
 
@@ -265,7 +276,9 @@ class HeaderMismatchErrorObject(McpModel):
 class Icon(McpModel):
     """MCP 2026-07-28 definition ``Icon``: https://modelcontextprotocol.io/specification/2026-07-28/schema#icon"""
 
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     sizes: Omittable[list[StrictStr]] = None
     src: StrictStr = Field(json_schema_extra={"format": "uri"})
     theme: Omittable[Literal["dark", "light"]] = None
@@ -286,14 +299,17 @@ class Implementation(McpModel):
     title: Omittable[StrictStr] = None
     version: StrictStr
     website_url: Omittable[StrictStr] = Field(
-        default=None, alias="websiteUrl", json_schema_extra={"format": "uri"}
+        default=None,
+        validation_alias=AliasChoices("websiteUrl"),
+        serialization_alias="websiteUrl",
+        json_schema_extra={"format": "uri"},
     )
 
 
 class InternalError(McpModel):
     """MCP 2026-07-28 definition ``InternalError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#internalerror"""
 
-    code: Literal[-32603]
+    code: Literal[-32603] = Preset(-32603)
     data: Any = None
     message: StrictStr
 
@@ -301,7 +317,7 @@ class InternalError(McpModel):
 class InvalidParamsError(McpModel):
     """MCP 2026-07-28 definition ``InvalidParamsError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#invalidparamserror"""
 
-    code: Literal[-32602]
+    code: Literal[-32602] = Preset(-32602)
     data: Any = None
     message: StrictStr
 
@@ -309,7 +325,7 @@ class InvalidParamsError(McpModel):
 class InvalidRequestError(McpModel):
     """MCP 2026-07-28 definition ``InvalidRequestError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#invalidrequesterror"""
 
-    code: Literal[-32600]
+    code: Literal[-32600] = Preset(-32600)
     data: Any = None
     message: StrictStr
 
@@ -317,7 +333,7 @@ class InvalidRequestError(McpModel):
 class JSONRPCNotification(McpModel):
     """MCP 2026-07-28 definition ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcnotification"""
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
 
@@ -373,9 +389,11 @@ class LegacyTitledEnumSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
-    enum_names: Omittable[list[StrictStr]] = Field(default=None, alias="enumNames")
+    enum_names: Omittable[list[StrictStr]] = Field(
+        default=None, validation_alias=AliasChoices("enumNames"), serialization_alias="enumNames"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 LoggingLevel: TypeAlias = Literal[
@@ -391,29 +409,35 @@ MetaObject: TypeAlias = dict[str, Any]
 class BlobResourceContents(McpModel):
     """MCP 2026-07-28 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#blobresourcecontents"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ListRootsRequestParams(McpModel):
     """MCP 2026-07-28 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ListRootsRequest(McpModel):
     """MCP 2026-07-28 definition ``ListRootsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
 
-    method: Literal["roots/list"]
+    method: Literal["roots/list"] = Preset("roots/list")
     params: Omittable[ListRootsRequestParams] = None
 
 
 class MethodNotFoundError(McpModel):
     """MCP 2026-07-28 definition ``MethodNotFoundError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#methodnotfounderror"""
 
-    code: Literal[-32601]
+    code: Literal[-32601] = Preset(-32601)
     data: Any = None
     message: StrictStr
 
@@ -421,13 +445,16 @@ class MethodNotFoundError(McpModel):
 class MissingRequiredClientCapabilityErrorObjectData(McpModel):
     """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error.data``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
-    required_capabilities: ClientCapabilities = Field(alias="requiredCapabilities")
+    required_capabilities: ClientCapabilities = Field(
+        validation_alias=AliasChoices("requiredCapabilities"),
+        serialization_alias="requiredCapabilities",
+    )
 
 
 class MissingRequiredClientCapabilityErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``MissingRequiredClientCapabilityError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#missingrequiredclientcapabilityerror"""
 
-    code: Literal[-32021]
+    code: Literal[-32021] = Preset(-32021)
     data: MissingRequiredClientCapabilityErrorObjectData
     message: StrictStr
 
@@ -442,14 +469,20 @@ class ModelPreferences(McpModel):
     """MCP 2026-07-28 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2026-07-28/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="costPriority"
+        default=None,
+        validation_alias=AliasChoices("costPriority"),
+        serialization_alias="costPriority",
     )
     hints: Omittable[list[ModelHint]] = None
     intelligence_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="intelligencePriority"
+        default=None,
+        validation_alias=AliasChoices("intelligencePriority"),
+        serialization_alias="intelligencePriority",
     )
     speed_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
-        default=None, alias="speedPriority"
+        default=None,
+        validation_alias=AliasChoices("speedPriority"),
+        serialization_alias="speedPriority",
     )
 
 
@@ -474,7 +507,7 @@ class NumberSchema(McpModel):
 class ParseError(McpModel):
     """MCP 2026-07-28 definition ``ParseError``: https://modelcontextprotocol.io/specification/2026-07-28/schema#parseerror"""
 
-    code: Literal[-32700]
+    code: Literal[-32700] = Preset(-32700)
     data: Any = None
     message: StrictStr
 
@@ -495,7 +528,9 @@ class PromptArgument(McpModel):
 class Prompt(McpModel):
     """MCP 2026-07-28 definition ``Prompt``: https://modelcontextprotocol.io/specification/2026-07-28/schema#prompt"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[list[PromptArgument]] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
@@ -508,7 +543,7 @@ class PromptReference(McpModel):
 
     name: StrictStr
     title: Omittable[StrictStr] = None
-    type: Literal["ref/prompt"]
+    type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
 class Request(McpModel):
@@ -527,7 +562,7 @@ class HeaderMismatchError(McpModel):
 
     error: HeaderMismatchErrorObject
     id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCErrorResponse(McpModel):
@@ -535,14 +570,14 @@ class JSONRPCErrorResponse(McpModel):
 
     error: Error
     id: RequestId | None = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class JSONRPCRequest(McpModel):
     """MCP 2026-07-28 definition ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: Omittable[dict[str, Any]] = None
 
@@ -552,45 +587,53 @@ class MissingRequiredClientCapabilityError(McpModel):
 
     error: MissingRequiredClientCapabilityErrorObject
     id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class NotificationMetaObject(McpModel):
     """MCP 2026-07-28 definition ``NotificationMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationmetaobject"""
 
     subscription_id: Omittable[RequestId] = Field(
-        default=None, alias="io.modelcontextprotocol/subscriptionId"
+        default=None,
+        validation_alias=AliasChoices("io.modelcontextprotocol/subscriptionId"),
+        serialization_alias="io.modelcontextprotocol/subscriptionId",
     )
 
 
 class CancelledNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     reason: Omittable[StrictStr] = None
-    request_id: RequestId = Field(alias="requestId")
+    request_id: RequestId = Field(
+        validation_alias=AliasChoices("requestId"), serialization_alias="requestId"
+    )
 
 
 class CancelledNotification(McpModel):
     """MCP 2026-07-28 definition ``CancelledNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
 class ClientNotification(McpModel):
     """MCP 2026-07-28 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientnotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/cancelled"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/cancelled"] = Preset("notifications/cancelled")
     params: CancelledNotificationParams
 
 
 class LoggingMessageNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     data: Any
     level: LoggingLevel
     logger: Omittable[StrictStr] = None
@@ -599,40 +642,48 @@ class LoggingMessageNotificationParams(McpModel):
 class LoggingMessageNotification(McpModel):
     """MCP 2026-07-28 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/message"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
 
 
 class NotificationParams(McpModel):
     """MCP 2026-07-28 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ProgressNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     message: Omittable[StrictStr] = None
     progress: JsonNumber
-    progress_token: ProgressToken = Field(alias="progressToken")
+    progress_token: ProgressToken = Field(
+        validation_alias=AliasChoices("progressToken"), serialization_alias="progressToken"
+    )
     total: Omittable[JsonNumber] = None
 
 
 class ProgressNotification(McpModel):
     """MCP 2026-07-28 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/progress"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
 
 
 class PromptListChangedNotification(McpModel):
     """MCP 2026-07-28 definition ``PromptListChangedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptlistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/prompts/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/prompts/list_changed"] = Preset(
+        "notifications/prompts/list_changed"
+    )
     params: Omittable[NotificationParams] = None
 
 
@@ -640,22 +691,36 @@ class RequestMetaObject(McpModel):
     """MCP 2026-07-28 definition ``RequestMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestmetaobject"""
 
     client_capabilities: ClientCapabilities = Field(
-        alias="io.modelcontextprotocol/clientCapabilities"
+        validation_alias=AliasChoices("io.modelcontextprotocol/clientCapabilities"),
+        serialization_alias="io.modelcontextprotocol/clientCapabilities",
     )
     client_info: Omittable[Implementation] = Field(
-        default=None, alias="io.modelcontextprotocol/clientInfo"
+        default=None,
+        validation_alias=AliasChoices("io.modelcontextprotocol/clientInfo"),
+        serialization_alias="io.modelcontextprotocol/clientInfo",
     )
     log_level: Omittable[LoggingLevel] = Field(
-        default=None, alias="io.modelcontextprotocol/logLevel"
+        default=None,
+        validation_alias=AliasChoices("io.modelcontextprotocol/logLevel"),
+        serialization_alias="io.modelcontextprotocol/logLevel",
     )
-    protocol_version: StrictStr = Field(alias="io.modelcontextprotocol/protocolVersion")
-    progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
+    protocol_version: StrictStr = Field(
+        validation_alias=AliasChoices("io.modelcontextprotocol/protocolVersion"),
+        serialization_alias="io.modelcontextprotocol/protocolVersion",
+    )
+    progress_token: Omittable[ProgressToken] = Field(
+        default=None,
+        validation_alias=AliasChoices("progressToken"),
+        serialization_alias="progressToken",
+    )
 
 
 class PaginatedRequestParams(McpModel):
     """MCP 2026-07-28 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     cursor: Omittable[StrictStr] = None
 
 
@@ -663,8 +728,8 @@ class ListPromptsRequest(McpModel):
     """MCP 2026-07-28 definition ``ListPromptsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["prompts/list"] = Preset("prompts/list")
     params: PaginatedRequestParams
 
 
@@ -672,8 +737,8 @@ class ListResourceTemplatesRequest(McpModel):
     """MCP 2026-07-28 definition ``ListResourceTemplatesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/templates/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/templates/list"] = Preset("resources/templates/list")
     params: PaginatedRequestParams
 
 
@@ -681,8 +746,8 @@ class ListResourcesRequest(McpModel):
     """MCP 2026-07-28 definition ``ListResourcesRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/list"] = Preset("resources/list")
     params: PaginatedRequestParams
 
 
@@ -690,8 +755,8 @@ class ListToolsRequest(McpModel):
     """MCP 2026-07-28 definition ``ListToolsRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/list"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tools/list"] = Preset("tools/list")
     params: PaginatedRequestParams
 
 
@@ -699,7 +764,7 @@ class PaginatedRequest(McpModel):
     """MCP 2026-07-28 definition ``PaginatedRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     method: StrictStr
     params: PaginatedRequestParams
 
@@ -707,52 +772,64 @@ class PaginatedRequest(McpModel):
 class RequestParams(McpModel):
     """MCP 2026-07-28 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class DiscoverRequest(McpModel):
     """MCP 2026-07-28 definition ``DiscoverRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["server/discover"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["server/discover"] = Preset("server/discover")
     params: RequestParams
 
 
 class ResourceContents(McpModel):
     """MCP 2026-07-28 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcecontents"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceListChangedNotification(McpModel):
     """MCP 2026-07-28 definition ``ResourceListChangedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/resources/list_changed"] = Preset(
+        "notifications/resources/list_changed"
+    )
     params: Omittable[NotificationParams] = None
 
 
 class ResourceRequestParams(McpModel):
     """MCP 2026-07-28 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcerequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceTemplateReference(McpModel):
     """MCP 2026-07-28 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplatereference"""
 
-    type: Literal["ref/resource"]
+    type: Literal["ref/resource"] = Preset("ref/resource")
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
 class CompleteRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     argument: CompleteRequestParamsArgument
     context: Omittable[CompleteRequestParamsContext] = None
     ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
@@ -762,23 +839,25 @@ class CompleteRequest(McpModel):
     """MCP 2026-07-28 definition ``CompleteRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["completion/complete"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["completion/complete"] = Preset("completion/complete")
     params: CompleteRequestParams
 
 
 class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceUpdatedNotification(McpModel):
     """MCP 2026-07-28 definition ``ResourceUpdatedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/resources/updated"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
 
 
@@ -786,67 +865,101 @@ class ResultMetaObject(McpModel):
     """MCP 2026-07-28 definition ``ResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resultmetaobject"""
 
     server_info: Omittable[Implementation] = Field(
-        default=None, alias="io.modelcontextprotocol/serverInfo"
+        default=None,
+        validation_alias=AliasChoices("io.modelcontextprotocol/serverInfo"),
+        serialization_alias="io.modelcontextprotocol/serverInfo",
     )
 
 
 class CacheableResult(McpModel):
     """MCP 2026-07-28 definition ``CacheableResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cacheableresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class CompleteResult(McpModel):
     """MCP 2026-07-28 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     completion: CompleteResultCompletion
-    result_type: StrictStr = Field(alias="resultType")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class CompleteResultResponse(McpModel):
     """MCP 2026-07-28 definition ``CompleteResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: CompleteResult
 
 
 class ListPromptsResult(McpModel):
     """MCP 2026-07-28 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     prompts: list[Prompt]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListPromptsResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ListPromptsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: ListPromptsResult
 
 
 class PaginatedResult(McpModel):
     """MCP 2026-07-28 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    result_type: StrictStr = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class Result(McpModel):
     """MCP 2026-07-28 definition ``Result``: https://modelcontextprotocol.io/specification/2026-07-28/schema#result"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: StrictStr = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 ClientResult: TypeAlias = Result
@@ -861,7 +974,7 @@ class JSONRPCResultResponse(McpModel):
     """MCP 2026-07-28 definition ``JSONRPCResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#jsonrpcresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Result
 
 
@@ -889,38 +1002,54 @@ class Annotations(McpModel):
     """MCP 2026-07-28 definition ``Annotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
-    last_modified: Omittable[StrictStr] = Field(default=None, alias="lastModified")
+    last_modified: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("lastModified"),
+        serialization_alias="lastModified",
+    )
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
 class AudioContent(McpModel):
     """MCP 2026-07-28 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#audiocontent"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["audio"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["audio"] = Preset("audio")
 
 
 class ImageContent(McpModel):
     """MCP 2026-07-28 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#imagecontent"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     data: StrictStr = Field(json_schema_extra={"format": "byte"})
-    mime_type: StrictStr = Field(alias="mimeType")
-    type: Literal["image"]
+    mime_type: StrictStr = Field(
+        validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
+    type: Literal["image"] = Preset("image")
 
 
 class Resource(McpModel):
     """MCP 2026-07-28 definition ``Resource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resource"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
@@ -930,75 +1059,109 @@ class Resource(McpModel):
 class ListResourcesResult(McpModel):
     """MCP 2026-07-28 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
     resources: list[Resource]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListResourcesResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ListResourcesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: ListResourcesResult
 
 
 class ResourceLink(McpModel):
     """MCP 2026-07-28 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelink"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     size: Omittable[JsonInt] = None
     title: Omittable[StrictStr] = None
-    type: Literal["resource_link"]
+    type: Literal["resource_link"] = Preset("resource_link")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
 class ResourceTemplate(McpModel):
     """MCP 2026-07-28 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplate"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     name: StrictStr
     title: Omittable[StrictStr] = None
     uri_template: StrictStr = Field(
-        alias="uriTemplate", json_schema_extra={"format": "uri-template"}
+        validation_alias=AliasChoices("uriTemplate"),
+        serialization_alias="uriTemplate",
+        json_schema_extra={"format": "uri-template"},
     )
 
 
 class ListResourceTemplatesResult(McpModel):
     """MCP 2026-07-28 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    resource_templates: list[ResourceTemplate] = Field(
+        validation_alias=AliasChoices("resourceTemplates"), serialization_alias="resourceTemplates"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListResourceTemplatesResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ListResourceTemplatesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: ListResourceTemplatesResult
 
 
 class Root(McpModel):
     """MCP 2026-07-28 definition ``Root``: https://modelcontextprotocol.io/specification/2026-07-28/schema#root"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     name: Omittable[StrictStr] = None
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1012,20 +1175,32 @@ class ListRootsResult(McpModel):
 class ServerCapabilitiesPrompts(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilitiesResources(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
     subscribe: Omittable[StrictBool] = None
 
 
 class ServerCapabilitiesTools(McpModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
-    list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
+    list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("listChanged"),
+        serialization_alias="listChanged",
+    )
 
 
 class ServerCapabilities(McpModel):
@@ -1043,20 +1218,30 @@ class ServerCapabilities(McpModel):
 class DiscoverResult(McpModel):
     """MCP 2026-07-28 definition ``DiscoverResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
     capabilities: ServerCapabilities
     instructions: Omittable[StrictStr] = None
-    result_type: StrictStr = Field(alias="resultType")
-    supported_versions: list[StrictStr] = Field(alias="supportedVersions")
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    supported_versions: list[StrictStr] = Field(
+        validation_alias=AliasChoices("supportedVersions"), serialization_alias="supportedVersions"
+    )
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class DiscoverResultResponse(McpModel):
     """MCP 2026-07-28 definition ``DiscoverResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: DiscoverResult
 
 
@@ -1066,44 +1251,66 @@ class StringSchema(McpModel):
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
     format: Omittable[Literal["date", "date-time", "email", "uri"]] = None
-    max_length: Omittable[JsonInt] = Field(default=None, alias="maxLength")
-    min_length: Omittable[JsonInt] = Field(default=None, alias="minLength")
+    max_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxLength"), serialization_alias="maxLength"
+    )
+    min_length: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minLength"), serialization_alias="minLength"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class SubscriptionFilter(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionFilter``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionfilter"""
 
-    prompts_list_changed: Omittable[StrictBool] = Field(default=None, alias="promptsListChanged")
+    prompts_list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("promptsListChanged"),
+        serialization_alias="promptsListChanged",
+    )
     resource_subscriptions: Omittable[list[StrictStr]] = Field(
-        default=None, alias="resourceSubscriptions"
+        default=None,
+        validation_alias=AliasChoices("resourceSubscriptions"),
+        serialization_alias="resourceSubscriptions",
     )
     resources_list_changed: Omittable[StrictBool] = Field(
-        default=None, alias="resourcesListChanged"
+        default=None,
+        validation_alias=AliasChoices("resourcesListChanged"),
+        serialization_alias="resourcesListChanged",
     )
-    tools_list_changed: Omittable[StrictBool] = Field(default=None, alias="toolsListChanged")
+    tools_list_changed: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("toolsListChanged"),
+        serialization_alias="toolsListChanged",
+    )
 
 
 class SubscriptionsAcknowledgedNotificationParams(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     notifications: SubscriptionFilter
 
 
 class SubscriptionsAcknowledgedNotification(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/subscriptions/acknowledged"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/subscriptions/acknowledged"] = Preset(
+        "notifications/subscriptions/acknowledged"
+    )
     params: SubscriptionsAcknowledgedNotificationParams
 
 
 class SubscriptionsListenRequestParams(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     notifications: SubscriptionFilter
 
 
@@ -1111,8 +1318,8 @@ class SubscriptionsListenRequest(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["subscriptions/listen"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["subscriptions/listen"] = Preset("subscriptions/listen")
     params: SubscriptionsListenRequestParams
 
 
@@ -1120,40 +1327,55 @@ class SubscriptionsListenResultMetaObject(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultmetaobject"""
 
     server_info: Omittable[Implementation] = Field(
-        default=None, alias="io.modelcontextprotocol/serverInfo"
+        default=None,
+        validation_alias=AliasChoices("io.modelcontextprotocol/serverInfo"),
+        serialization_alias="io.modelcontextprotocol/serverInfo",
     )
-    subscription_id: RequestId = Field(alias="io.modelcontextprotocol/subscriptionId")
+    subscription_id: RequestId = Field(
+        validation_alias=AliasChoices("io.modelcontextprotocol/subscriptionId"),
+        serialization_alias="io.modelcontextprotocol/subscriptionId",
+    )
 
 
 class SubscriptionsListenResult(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
 
-    meta: SubscriptionsListenResultMetaObject = Field(alias="_meta")
-    result_type: StrictStr = Field(alias="resultType")
+    meta: SubscriptionsListenResultMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class SubscriptionsListenResultResponse(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: SubscriptionsListenResult
 
 
 class TextContent(McpModel):
     """MCP 2026-07-28 definition ``TextContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textcontent"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     text: StrictStr
-    type: Literal["text"]
+    type: Literal["text"] = Preset("text")
 
 
 class TextResourceContents(McpModel):
     """MCP 2026-07-28 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textresourcecontents"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
-    mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    mime_type: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("mimeType"), serialization_alias="mimeType"
+    )
     text: StrictStr
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
@@ -1161,12 +1383,14 @@ class TextResourceContents(McpModel):
 class EmbeddedResource(McpModel):
     """MCP 2026-07-28 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#embeddedresource"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[Annotations] = None
     resource: Annotated[
         TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")
     ]
-    type: Literal["resource"]
+    type: Literal["resource"] = Preset("resource")
 
 
 ContentBlock: TypeAlias = Annotated[
@@ -1179,11 +1403,21 @@ ContentBlock: TypeAlias = Annotated[
 class CallToolResult(McpModel):
     """MCP 2026-07-28 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    result_type: StrictStr = Field(alias="resultType")
-    structured_content: Any = Field(default=None, alias="structuredContent")
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    structured_content: Any = Field(
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
+    )
 
 
 class PromptMessage(McpModel):
@@ -1196,22 +1430,34 @@ class PromptMessage(McpModel):
 class GetPromptResult(McpModel):
     """MCP 2026-07-28 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     description: Omittable[StrictStr] = None
     messages: list[PromptMessage]
-    result_type: StrictStr = Field(alias="resultType")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class ReadResourceResult(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Omittable[Literal["private", "public"]] = Field(default=None, alias="cacheScope")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Omittable[Literal["private", "public"]] = Field(
+        default=None, validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
     contents: list[
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
-    result_type: StrictStr = Field(alias="resultType")
-    ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(default=None, alias="ttlMs")
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(
+        default=None, validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
@@ -1224,7 +1470,9 @@ class TitledMultiSelectEnumSchemaItemsAnyOfItem(McpModel):
 class TitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2026-07-28 inline object at ``TitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
 
-    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
+    any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(
+        validation_alias=AliasChoices("anyOf"), serialization_alias="anyOf"
+    )
 
 
 class TitledMultiSelectEnumSchema(McpModel):
@@ -1233,10 +1481,14 @@ class TitledMultiSelectEnumSchema(McpModel):
     default: Omittable[list[StrictStr]] = None
     description: Omittable[StrictStr] = None
     items: TitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    max_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
+    )
+    min_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["array"]
+    type: Literal["array"] = Preset("array")
 
 
 class TitledSingleSelectEnumSchemaOneOfItem(McpModel):
@@ -1251,18 +1503,36 @@ class TitledSingleSelectEnumSchema(McpModel):
 
     default: Omittable[StrictStr] = None
     description: Omittable[StrictStr] = None
-    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(alias="oneOf")
+    one_of: list[TitledSingleSelectEnumSchemaOneOfItem] = Field(
+        validation_alias=AliasChoices("oneOf"), serialization_alias="oneOf"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class ToolAnnotations(McpModel):
     """MCP 2026-07-28 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolannotations"""
 
-    destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
-    idempotent_hint: Omittable[StrictBool] = Field(default=None, alias="idempotentHint")
-    open_world_hint: Omittable[StrictBool] = Field(default=None, alias="openWorldHint")
-    read_only_hint: Omittable[StrictBool] = Field(default=None, alias="readOnlyHint")
+    destructive_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("destructiveHint"),
+        serialization_alias="destructiveHint",
+    )
+    idempotent_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("idempotentHint"),
+        serialization_alias="idempotentHint",
+    )
+    open_world_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("openWorldHint"),
+        serialization_alias="openWorldHint",
+    )
+    read_only_hint: Omittable[StrictBool] = Field(
+        default=None,
+        validation_alias=AliasChoices("readOnlyHint"),
+        serialization_alias="readOnlyHint",
+    )
     title: Omittable[StrictStr] = None
 
 
@@ -1275,15 +1545,17 @@ class ToolChoice(McpModel):
 class ToolInputSchema(McpModel):
     """MCP 2026-07-28 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
-    type: Literal["object"]
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
+    type: Literal["object"] = Preset("object")
 
 
 class ToolListChangedNotification(McpModel):
     """MCP 2026-07-28 definition ``ToolListChangedNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toollistchangednotification"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tools/list_changed"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/tools/list_changed"] = Preset("notifications/tools/list_changed")
     params: Omittable[NotificationParams] = None
 
 
@@ -1304,60 +1576,92 @@ ServerNotification: TypeAlias = Annotated[
 class ToolOutputSchema(McpModel):
     """MCP 2026-07-28 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
 
 
 class Tool(McpModel):
     """MCP 2026-07-28 definition ``Tool``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     annotations: Omittable[ToolAnnotations] = None
     description: Omittable[StrictStr] = None
     icons: Omittable[list[Icon]] = None
-    input_schema: ToolInputSchema = Field(alias="inputSchema")
+    input_schema: ToolInputSchema = Field(
+        validation_alias=AliasChoices("inputSchema"), serialization_alias="inputSchema"
+    )
     name: StrictStr
-    output_schema: Omittable[ToolOutputSchema] = Field(default=None, alias="outputSchema")
+    output_schema: Omittable[ToolOutputSchema] = Field(
+        default=None,
+        validation_alias=AliasChoices("outputSchema"),
+        serialization_alias="outputSchema",
+    )
     title: Omittable[StrictStr] = None
 
 
 class ListToolsResult(McpModel):
     """MCP 2026-07-28 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    cache_scope: Literal["private", "public"] = Field(alias="cacheScope")
-    next_cursor: Omittable[StrictStr] = Field(default=None, alias="nextCursor")
-    result_type: StrictStr = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    cache_scope: Literal["private", "public"] = Field(
+        validation_alias=AliasChoices("cacheScope"), serialization_alias="cacheScope"
+    )
+    next_cursor: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("nextCursor"), serialization_alias="nextCursor"
+    )
+    result_type: StrictStr = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
     tools: list[Tool]
-    ttl_ms: Annotated[int, Int(ge=0)] = Field(alias="ttlMs")
+    ttl_ms: Annotated[int, Int(ge=0)] = Field(
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
 
 
 class ListToolsResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ListToolsResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: ListToolsResult
 
 
 class ToolResultContent(McpModel):
     """MCP 2026-07-28 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolresultcontent"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: list[ContentBlock]
-    is_error: Omittable[StrictBool] = Field(default=None, alias="isError")
-    structured_content: Any = Field(default=None, alias="structuredContent")
-    tool_use_id: StrictStr = Field(alias="toolUseId")
-    type: Literal["tool_result"]
+    is_error: Omittable[StrictBool] = Field(
+        default=None, validation_alias=AliasChoices("isError"), serialization_alias="isError"
+    )
+    structured_content: Any = Field(
+        default=None,
+        validation_alias=AliasChoices("structuredContent"),
+        serialization_alias="structuredContent",
+    )
+    tool_use_id: StrictStr = Field(
+        validation_alias=AliasChoices("toolUseId"), serialization_alias="toolUseId"
+    )
+    type: Literal["tool_result"] = Preset("tool_result")
 
 
 class ToolUseContent(McpModel):
     """MCP 2026-07-28 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolusecontent"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     id: StrictStr
     input: dict[str, Any]
     name: StrictStr
-    type: Literal["tool_use"]
+    type: Literal["tool_use"] = Preset("tool_use")
 
 
 SamplingMessageContentBlock: TypeAlias = Annotated[
@@ -1370,7 +1674,9 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
 class CreateMessageResult(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: (
         TextContent
         | ImageContent
@@ -1381,7 +1687,9 @@ class CreateMessageResult(McpModel):
     )
     model: StrictStr
     role: Role
-    stop_reason: Omittable[StrictStr] = Field(default=None, alias="stopReason")
+    stop_reason: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("stopReason"), serialization_alias="stopReason"
+    )
 
 
 InputResponse: TypeAlias = Annotated[
@@ -1397,55 +1705,95 @@ InputResponses: TypeAlias = dict[str, InputResponse]
 class CallToolRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, Any]] = None
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    input_responses: Omittable[InputResponses] = Field(
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
+    )
     name: StrictStr
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    request_state: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
+    )
 
 
 class CallToolRequest(McpModel):
     """MCP 2026-07-28 definition ``CallToolRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tools/call"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tools/call"] = Preset("tools/call")
     params: CallToolRequestParams
 
 
 class GetPromptRequestParams(McpModel):
     """MCP 2026-07-28 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     arguments: Omittable[dict[str, StrictStr]] = None
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
+    input_responses: Omittable[InputResponses] = Field(
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
+    )
     name: StrictStr
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    request_state: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
+    )
 
 
 class GetPromptRequest(McpModel):
     """MCP 2026-07-28 definition ``GetPromptRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["prompts/get"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["prompts/get"] = Preset("prompts/get")
     params: GetPromptRequestParams
 
 
 class InputResponseRequestParams(McpModel):
     """MCP 2026-07-28 definition ``InputResponseRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponserequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    input_responses: Omittable[InputResponses] = Field(
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
+    )
+    request_state: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
+    )
 
 
 class ReadResourceRequestParams(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
 
-    meta: RequestMetaObject = Field(alias="_meta")
-    input_responses: Omittable[InputResponses] = Field(default=None, alias="inputResponses")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
+    meta: RequestMetaObject = Field(
+        validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    input_responses: Omittable[InputResponses] = Field(
+        default=None,
+        validation_alias=AliasChoices("inputResponses"),
+        serialization_alias="inputResponses",
+    )
+    request_state: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
+    )
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
@@ -1453,8 +1801,8 @@ class ReadResourceRequest(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequest"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["resources/read"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["resources/read"] = Preset("resources/read")
     params: ReadResourceRequestParams
 
 
@@ -1477,7 +1825,9 @@ ClientRequest: TypeAlias = Annotated[
 class SamplingMessage(McpModel):
     """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
 
-    meta: Omittable[MetaObject] = Field(default=None, alias="_meta")
+    meta: Omittable[MetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
     content: (
         TextContent
         | ImageContent
@@ -1493,23 +1843,41 @@ class CreateMessageRequestParams(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
-        default=None, alias="includeContext"
+        default=None,
+        validation_alias=AliasChoices("includeContext"),
+        serialization_alias="includeContext",
     )
-    max_tokens: JsonInt = Field(alias="maxTokens")
+    max_tokens: JsonInt = Field(
+        validation_alias=AliasChoices("maxTokens"), serialization_alias="maxTokens"
+    )
     messages: list[SamplingMessage]
     metadata: Omittable[JSONObject] = None
-    model_preferences_: Omittable[ModelPreferences] = Field(default=None, alias="modelPreferences")
-    stop_sequences: Omittable[list[StrictStr]] = Field(default=None, alias="stopSequences")
-    system_prompt: Omittable[StrictStr] = Field(default=None, alias="systemPrompt")
+    model_preferences_: Omittable[ModelPreferences] = Field(
+        default=None,
+        validation_alias=AliasChoices("modelPreferences"),
+        serialization_alias="modelPreferences",
+    )
+    stop_sequences: Omittable[list[StrictStr]] = Field(
+        default=None,
+        validation_alias=AliasChoices("stopSequences"),
+        serialization_alias="stopSequences",
+    )
+    system_prompt: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("systemPrompt"),
+        serialization_alias="systemPrompt",
+    )
     temperature: Omittable[JsonNumber] = None
-    tool_choice: Omittable[ToolChoice] = Field(default=None, alias="toolChoice")
+    tool_choice: Omittable[ToolChoice] = Field(
+        default=None, validation_alias=AliasChoices("toolChoice"), serialization_alias="toolChoice"
+    )
     tools: Omittable[list[Tool]] = None
 
 
 class CreateMessageRequest(McpModel):
     """MCP 2026-07-28 definition ``CreateMessageRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequest"""
 
-    method: Literal["sampling/createMessage"]
+    method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
 
 
@@ -1523,7 +1891,7 @@ class UnsupportedProtocolVersionErrorObjectData(McpModel):
 class UnsupportedProtocolVersionErrorObject(McpModel):
     """MCP 2026-07-28 inline object at ``UnsupportedProtocolVersionError.error``: https://modelcontextprotocol.io/specification/2026-07-28/schema#unsupportedprotocolversionerror"""
 
-    code: Literal[-32022]
+    code: Literal[-32022] = Preset(-32022)
     data: UnsupportedProtocolVersionErrorObjectData
     message: StrictStr
 
@@ -1533,14 +1901,14 @@ class UnsupportedProtocolVersionError(McpModel):
 
     error: UnsupportedProtocolVersionErrorObject
     id: Omittable[RequestId] = None
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class UntitledMultiSelectEnumSchemaItems(McpModel):
     """MCP 2026-07-28 inline object at ``UntitledMultiSelectEnumSchema.items``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
 
     enum: list[StrictStr]
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 class UntitledMultiSelectEnumSchema(McpModel):
@@ -1549,10 +1917,14 @@ class UntitledMultiSelectEnumSchema(McpModel):
     default: Omittable[list[StrictStr]] = None
     description: Omittable[StrictStr] = None
     items: UntitledMultiSelectEnumSchemaItems
-    max_items: Omittable[JsonInt] = Field(default=None, alias="maxItems")
-    min_items: Omittable[JsonInt] = Field(default=None, alias="minItems")
+    max_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("maxItems"), serialization_alias="maxItems"
+    )
+    min_items: Omittable[JsonInt] = Field(
+        default=None, validation_alias=AliasChoices("minItems"), serialization_alias="minItems"
+    )
     title: Omittable[StrictStr] = None
-    type: Literal["array"]
+    type: Literal["array"] = Preset("array")
 
 
 MultiSelectEnumSchema: TypeAlias = UntitledMultiSelectEnumSchema | TitledMultiSelectEnumSchema
@@ -1566,7 +1938,7 @@ class UntitledSingleSelectEnumSchema(McpModel):
     description: Omittable[StrictStr] = None
     enum: list[StrictStr]
     title: Omittable[StrictStr] = None
-    type: Literal["string"]
+    type: Literal["string"] = Preset("string")
 
 
 EnumSchema: TypeAlias = (
@@ -1595,10 +1967,12 @@ PrimitiveSchemaDefinition: TypeAlias = (
 class ElicitRequestFormParamsRequestedSchema(McpModel):
     """MCP 2026-07-28 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
 
-    schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
+    schema_: Omittable[StrictStr] = Field(
+        default=None, validation_alias=AliasChoices("$schema"), serialization_alias="$schema"
+    )
     properties: dict[str, PrimitiveSchemaDefinition]
     required: Omittable[list[StrictStr]] = None
-    type: Literal["object"]
+    type: Literal["object"] = Preset("object")
 
 
 class ElicitRequestFormParams(McpModel):
@@ -1606,7 +1980,9 @@ class ElicitRequestFormParams(McpModel):
 
     message: StrictStr
     mode: Omittable[Literal["form"]] = None
-    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(alias="requestedSchema")
+    requested_schema: ElicitRequestFormParamsRequestedSchema = Field(
+        validation_alias=AliasChoices("requestedSchema"), serialization_alias="requestedSchema"
+    )
 
 
 ElicitRequestParams: TypeAlias = Annotated[
@@ -1618,7 +1994,7 @@ ElicitRequestParams: TypeAlias = Annotated[
 class ElicitRequest(McpModel):
     """MCP 2026-07-28 definition ``ElicitRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequest"""
 
-    method: Literal["elicitation/create"]
+    method: Literal["elicitation/create"] = Preset("elicitation/create")
     params: ElicitRequestParams
 
 
@@ -1635,17 +2011,31 @@ InputRequests: TypeAlias = dict[str, InputRequest]
 class InputRequiredResult(McpModel):
     """MCP 2026-07-28 definition ``InputRequiredResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequiredresult"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    input_requests: Omittable[InputRequests] = Field(default=None, alias="inputRequests")
-    request_state: Omittable[StrictStr] = Field(default=None, alias="requestState")
-    result_type: Literal["input_required"] = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    input_requests: Omittable[InputRequests] = Field(
+        default=None,
+        validation_alias=AliasChoices("inputRequests"),
+        serialization_alias="inputRequests",
+    )
+    request_state: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("requestState"),
+        serialization_alias="requestState",
+    )
+    result_type: Literal["input_required"] = Preset(
+        "input_required",
+        validation_alias=AliasChoices("resultType"),
+        serialization_alias="resultType",
+    )
 
 
 class CallToolResultResponse(McpModel):
     """MCP 2026-07-28 definition ``CallToolResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[CallToolResult, Tag("complete")],
@@ -1657,7 +2047,7 @@ class GetPromptResultResponse(McpModel):
     """MCP 2026-07-28 definition ``GetPromptResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[GetPromptResult, Tag("complete")],
@@ -1669,7 +2059,7 @@ class ReadResourceResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ReadResourceResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresultresponse"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     result: Annotated[
         Annotated[InputRequiredResult, Tag("input_required")]
         | Annotated[ReadResourceResult, Tag("complete")],

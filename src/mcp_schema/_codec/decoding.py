@@ -4,8 +4,10 @@ from the sniffed envelope, behind the fast path that serves real traffic."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from mcp_schema._codec.dispatch import (
     STATELESS,
@@ -15,7 +17,7 @@ from mcp_schema._codec.dispatch import (
     tables,
     version_tables,
 )
-from mcp_schema._codec.envelope import Envelope, check_envelope, kind_of, sniff
+from mcp_schema._codec.envelope import Envelope, check_envelope, kind_of, request_id, sniff
 from mcp_schema._codec.fast_path import decode_fast
 from mcp_schema._codec.messages import Kind, Message
 from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
@@ -107,7 +109,22 @@ def extension_set(extensions: Collection[str]) -> frozenset[str]:
 
 
 def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
-    """The exact path: every error is classified from the sniffed envelope."""
+    """The exact path: every error is classified from the sniffed envelope,
+    and says which request it answers (`McpError.request_id`), if any."""
+    try:
+        return _decode_or_newer(raw, sniffed, options)
+    except McpError as err:
+        fields = sniffed.fields
+        # JSON-RPC answers a request (id null when unreadable) and what is no
+        # message at all; never a notification or a response.
+        is_request = "method" in fields and "id" in fields
+        is_message = "method" in fields or not fields.isdisjoint(("id", "result", "error"))
+        err.answerable = is_request or not is_message
+        err.request_id = request_id(sniffed.id) if is_request else None
+        raise
+
+
+def _decode_or_newer(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
     try:
         return _decode_exact(raw, sniffed, options)
     except (MethodNotFoundError, InvalidParamsError):
@@ -179,6 +196,12 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
             ) from None
 
 
-def encode(message: BaseModel) -> bytes:
-    """The JSON bytes of a message: wire names, absent members left out."""
-    return type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
+    """The JSON bytes of a message: wire names, absent members left out.
+
+    A mapping (`McpError.to_response`) is written as JSON as it is.
+    """
+    if isinstance(message, BaseModel):
+        serializer = type(message).__pydantic_serializer__
+        return serializer.to_json(message, by_alias=True, exclude_unset=True)
+    return to_json(message)

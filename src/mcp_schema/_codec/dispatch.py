@@ -113,7 +113,7 @@ def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[
     # Handshake era: an alternative result is told by a member only it has
     # (2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`); a member the method's own result declares tells nothing.
-    declared = {f.alias or name for name, f in complete.model_fields.items()} | set(
+    declared = {f.serialization_alias or name for name, f in complete.model_fields.items()} | set(
         complete.model_fields
     )
     telling = tuple(m for m in members if m not in declared)
@@ -143,7 +143,9 @@ def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
         {
             "__module__": cls.__module__,
             "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]
-            "result_type": Field(default=None, alias="resultType"),
+            "result_type": Field(
+                default=None, validation_alias="resultType", serialization_alias="resultType"
+            ),
             "__doc__": cls.__doc__,
         },
     )

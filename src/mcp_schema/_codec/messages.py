@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, StrictStr
+from pydantic import BaseModel, SerializeAsAny, StrictStr
 
-from mcp_schema.base import JsonInt, McpModel
+from mcp_schema.base import JsonInt, McpModel, Preset
 from mcp_schema.errors import McpError
 
 R = TypeVar("R")
@@ -20,11 +20,16 @@ Kind = Literal["request", "notification", "result", "error"]
 
 
 class ResultResponse(McpModel, Generic[R]):
-    """A JSON-RPC result response whose ``result`` is typed by the method it answers."""
+    """A JSON-RPC result response whose ``result`` is typed by the method it answers.
 
-    jsonrpc: Literal["2.0"]
+    ``result`` is written whole, whatever ``R`` says: a
+    ``ResultResponse[Result]`` holding a ``CallToolResult`` writes the
+    ``CallToolResult``.
+    """
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     id: RequestId
-    result: R
+    result: SerializeAsAny[R]
 
 
 class ErrorResponse(McpModel, Generic[E]):
@@ -33,9 +38,9 @@ class ErrorResponse(McpModel, Generic[E]):
     ``id`` is null when the request's id could not be read (JSON-RPC 2.0).
     """
 
-    jsonrpc: Literal["2.0"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
     id: RequestId | None = None
-    error: E
+    error: SerializeAsAny[E]
 
     def exception(self) -> McpError:
         """The error as a raisable `McpError` of the matching subclass."""

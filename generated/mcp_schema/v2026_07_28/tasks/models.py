@@ -5,9 +5,9 @@
 
 from typing import Annotated, Any, Literal, TypeAlias
 
-from pydantic import Field, StrictStr
+from pydantic import AliasChoices, Field, StrictStr
 
-from mcp_schema.base import ClosedModel, Int, McpModel, Omittable
+from mcp_schema.base import ClosedModel, Int, McpModel, Omittable, Preset
 from mcp_schema.v2026_07_28.models import (
     Annotations,
     AudioContent,
@@ -163,54 +163,88 @@ __all__ = [
 class CancelTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``CancelTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class CancelTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/cancel"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/cancel"] = Preset("tasks/cancel")
     params: CancelTaskRequestParams
 
 
 class CancelTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class CancelledTask(McpModel):
     """MCP 2026-07-28/tasks definition ``CancelledTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["cancelled"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["cancelled"] = Preset("cancelled")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class CompletedTask(McpModel):
     """MCP 2026-07-28/tasks definition ``CompletedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["completed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["completed"] = Preset("completed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -218,16 +252,30 @@ class CompletedTask(McpModel):
 class FailedTask(McpModel):
     """MCP 2026-07-28/tasks definition ``FailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["failed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["failed"] = Preset("failed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -235,51 +283,89 @@ class FailedTask(McpModel):
 class GetTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
 
 
 class GetTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``GetTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/get"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/get"] = Preset("tasks/get")
     params: GetTaskRequestParams
 
 
 class GetTaskResultCancelled(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["cancelled"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["cancelled"] = Preset("cancelled")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class GetTaskResultCompleted(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["completed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["completed"] = Preset("completed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -287,18 +373,36 @@ class GetTaskResultCompleted(McpModel):
 class GetTaskResultFailed(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["failed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["failed"] = Preset("failed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -306,37 +410,75 @@ class GetTaskResultFailed(McpModel):
 class GetTaskResultInputRequired(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["input_required"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["input_required"] = Preset("input_required")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
-    input_requests: InputRequests = Field(alias="inputRequests")
+    input_requests: InputRequests = Field(
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
+    )
 
 
 class GetTaskResultWorking(McpModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["working"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["working"] = Preset("working")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -354,18 +496,34 @@ GetTaskResult: TypeAlias = Annotated[
 class InputRequiredTask(McpModel):
     """MCP 2026-07-28/tasks definition ``InputRequiredTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["input_required"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["input_required"] = Preset("input_required")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
-    input_requests: InputRequests = Field(alias="inputRequests")
+    input_requests: InputRequests = Field(
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
+    )
 
 
 TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "failed", "cancelled"]
@@ -375,68 +533,132 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 class CreateTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["task"] = Field(alias="resultType")
-    task_id: StrictStr = Field(alias="taskId")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["task"] = Preset(
+        "task", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class Task(McpModel):
     """MCP 2026-07-28/tasks definition ``Task``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
     status: TaskStatus
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class TaskStatusNotificationParamsCancelled(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["cancelled"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["cancelled"] = Preset("cancelled")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
 class TaskStatusNotificationParamsCompleted(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["completed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["completed"] = Preset("completed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     result: dict[str, Any]
 
@@ -444,17 +666,33 @@ class TaskStatusNotificationParamsCompleted(McpModel):
 class TaskStatusNotificationParamsFailed(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["failed"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["failed"] = Preset("failed")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
     error: Error
 
@@ -462,35 +700,69 @@ class TaskStatusNotificationParamsFailed(McpModel):
 class TaskStatusNotificationParamsInputRequired(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["input_required"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["input_required"] = Preset("input_required")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
-    input_requests: InputRequests = Field(alias="inputRequests")
+    input_requests: InputRequests = Field(
+        validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
+    )
 
 
 class TaskStatusNotificationParamsWorking(McpModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["working"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    meta: Omittable[NotificationMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["working"] = Preset("working")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
@@ -508,21 +780,25 @@ TaskStatusNotificationParams: TypeAlias = Annotated[
 class TaskStatusNotification(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskStatusNotification``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    jsonrpc: Literal["2.0"]
-    method: Literal["notifications/tasks"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["notifications/tasks"] = Preset("notifications/tasks")
     params: TaskStatusNotificationParams
 
 
 class TaskSubscriptionAcknowledgedNotifications(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionAcknowledgedNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_ids: Omittable[list[StrictStr]] = Field(default=None, alias="taskIds")
+    task_ids: Omittable[list[StrictStr]] = Field(
+        default=None, validation_alias=AliasChoices("taskIds"), serialization_alias="taskIds"
+    )
 
 
 class TaskSubscriptionNotifications(McpModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_ids: Omittable[list[StrictStr]] = Field(default=None, alias="taskIds")
+    task_ids: Omittable[list[StrictStr]] = Field(
+        default=None, validation_alias=AliasChoices("taskIds"), serialization_alias="taskIds"
+    )
 
 
 class TasksExtensionCapability(ClosedModel):
@@ -532,39 +808,61 @@ class TasksExtensionCapability(ClosedModel):
 class UpdateTaskRequestParams(McpModel):
     """MCP 2026-07-28/tasks inline object at ``UpdateTaskRequest.params``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    input_responses: InputResponses = Field(alias="inputResponses")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    input_responses: InputResponses = Field(
+        validation_alias=AliasChoices("inputResponses"), serialization_alias="inputResponses"
+    )
 
 
 class UpdateTaskRequest(McpModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskRequest``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     id: RequestId
-    jsonrpc: Literal["2.0"]
-    method: Literal["tasks/update"]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+    method: Literal["tasks/update"] = Preset("tasks/update")
     params: UpdateTaskRequestParams
 
 
 class UpdateTaskResult(McpModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
-    result_type: Literal["complete"] = Field(alias="resultType")
+    meta: Omittable[ResultMetaObject] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+    result_type: Literal["complete"] = Preset(
+        "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class WorkingTask(McpModel):
     """MCP 2026-07-28/tasks definition ``WorkingTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
-    task_id: StrictStr = Field(alias="taskId")
-    status: Literal["working"]
-    status_message: Omittable[StrictStr] = Field(default=None, alias="statusMessage")
-    created_at: StrictStr = Field(alias="createdAt")
-    last_updated_at: StrictStr = Field(alias="lastUpdatedAt")
+    task_id: StrictStr = Field(
+        validation_alias=AliasChoices("taskId"), serialization_alias="taskId"
+    )
+    status: Literal["working"] = Preset("working")
+    status_message: Omittable[StrictStr] = Field(
+        default=None,
+        validation_alias=AliasChoices("statusMessage"),
+        serialization_alias="statusMessage",
+    )
+    created_at: StrictStr = Field(
+        validation_alias=AliasChoices("createdAt"), serialization_alias="createdAt"
+    )
+    last_updated_at: StrictStr = Field(
+        validation_alias=AliasChoices("lastUpdatedAt"), serialization_alias="lastUpdatedAt"
+    )
     ttl_ms: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None = Field(
-        alias="ttlMs"
+        validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
     )
     poll_interval_ms: Omittable[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]] = (
-        Field(default=None, alias="pollIntervalMs")
+        Field(
+            default=None,
+            validation_alias=AliasChoices("pollIntervalMs"),
+            serialization_alias="pollIntervalMs",
+        )
     )
 
 
