@@ -56,6 +56,24 @@ def result_arms(module: ir.Module, era: str) -> dict[str, str]:
     return dict(sorted(arms.items()))
 
 
+def error_class(module: ir.Module) -> str:
+    """The class of the ``error`` member of the schema's error response
+    (``Error``; older schemas declare it inline, where it gets its own name)."""
+    known = {c.name: c for c in module.classes} | dict.fromkeys(module.imported)
+    for response in ("JSONRPCErrorResponse", "JSONRPCError"):
+        cls = known.get(response)
+        if cls is None:
+            continue
+        if not isinstance(cls, ir.ModelClass):
+            return "Error"  # imported from the base, which names it so
+        for f in cls.fields:
+            if f.wire_name == "error" and isinstance(f.type, ir.Ref):
+                return f.type.name
+    if "Error" in known:  # an extension schema repeats its base's Error alone
+        return "Error"
+    raise BuildError(f"{module.key}: no JSON-RPC error response with an `error` class")
+
+
 def loader_name(module: ir.Module) -> str:
     return "_load_" + module.package.replace(".", "_")
 
@@ -77,7 +95,11 @@ def render_tables(
         )
     }
     return env.get_template("tables.py.j2").render(
-        header=header, module=module, arms=result_arms(module, era_of(pin, pins)), own=own
+        header=header,
+        module=module,
+        arms=result_arms(module, era_of(pin, pins)),
+        own=own,
+        error=error_class(module),
     )
 
 

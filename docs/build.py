@@ -240,7 +240,9 @@ def _aliases(module_name: str) -> dict[str, tuple[str, str]]:
 
 
 def _alias_entry(var: pdoc.doc.Doc) -> tuple[str, str] | None:
-    if not isinstance(var, pdoc.doc.Variable) or not var.modulename.startswith("mcp_schema.v"):
+    if not isinstance(var, pdoc.doc.Variable) or var.modulename.removesuffix(
+        ".models"
+    ) not in VERSION_PACKAGES:
         return None
     # Typing objects do not say where they were defined (pdoc reports
     # `types.Annotated`), so look the name up in the documented package's

@@ -14,6 +14,8 @@ from typing import Final
 
 from mcp_schema.compiled import CompiledVersion, VersionTables
 
+__all__ = ["COMPILED"]
+
 
 def _load_v2025_11_25() -> VersionTables:
     from mcp_schema.v2025_11_25.tables import TABLES

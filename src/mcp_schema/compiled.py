@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from mcp_schema.base import McpModel
     from mcp_schema.method_table import NotificationMethod, RequestMethod
 
+__all__ = ["CompiledVersion", "Era", "VersionTables"]
+
 Era = Literal["handshake", "stateless"]
 """``handshake``: the version is negotiated by ``initialize`` and messages do
 not name it. ``stateless``: every request names its version in ``params._meta``."""

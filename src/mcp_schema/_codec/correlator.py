@@ -52,7 +52,7 @@ class Correlator:
     request beyond that is refused (-32600) rather than evicting one.
 
     The session version that messages without a ``_meta`` version are read in
-    changes only through a validated request that names one (2026-07-28) or
+    changes only through a validated request that names one (stateless era) or
     the validated ``initialize`` result (handshake era); ``version`` sets it
     up front. Headers, when given, must agree with that version (-32020), so
     the same bytes give the same message with or without them.

@@ -73,7 +73,7 @@ def decode_fast(
     """The message, or None when the exact path must decide.
 
     ``guess``: the stateless-era version a request naming its own is most
-    likely in (a session's), else the newest.
+    likely in (a session's).
     """
     version, method = options.version, options.method
     if version is not None and version not in SUPPORTED:
@@ -120,19 +120,26 @@ def _request_fast(
     return message  # type: ignore[no-any-return]
 
 
+_last_named: str | None = STATELESS_VERSIONS[-1] if STATELESS_VERSIONS else None
+"""The version the latest self-naming request named, first the newest: the
+next one most likely names the same. It orders the attempts, nothing more."""
+
+
 def _self_naming_request(
     raw: bytes | str, exts: frozenset[str], guess: str | None
 ) -> Message | None:
     """A stateless-era request that names its version in ``params._meta``.
 
-    Validated in the guessed version first and, when it names another
-    stateless-era version, again in that one: no parse is spent on finding
-    the version, and traffic in the guessed version validates once. Messages
+    Validated in the guessed version (else the one the latest such request
+    named) first and, when it names another stateless-era version, again in
+    that one: no parse is spent on finding the version, and steady traffic
+    in one version validates once. Messages
     naming no stateless-era version are handshake-era traffic: the exact path.
     """
-    if not STATELESS_VERSIONS:
-        return None
-    first = guess if guess in STATELESS else STATELESS_VERSIONS[-1]
+    global _last_named
+    first = guess if guess in STATELESS else _last_named
+    if first is None:
+        return None  # no stateless-era version is compiled
     message = _messages_validator(first, exts)(raw)
     named = named_in(message)
     if named != first:
@@ -141,6 +148,7 @@ def _self_naming_request(
         message = _messages_validator(named, exts)(raw)
         if named_in(message) != named:
             return None
+        _last_named = named
     if "id" not in message.model_fields_set:
         return None
     return message  # type: ignore[no-any-return]

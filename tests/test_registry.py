@@ -1,0 +1,83 @@
+"""The generated registry agrees with the pins, and naming a version is cheap."""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+
+from codegen import spec
+from mcp_schema import SUPPORTED_VERSIONS, versions
+from mcp_schema.registry import COMPILED
+
+
+def test_registry_lists_every_pin_in_order() -> None:
+    pins = spec.pins()
+    assert [c.key for c in COMPILED] == list(pins)
+    for compiled in COMPILED:
+        pin = pins[compiled.key]
+        assert compiled.package == f"mcp_schema.{pin.package}"
+        assert compiled.version == pin.version
+        base = pins[pin.base] if pin.base is not None else pin
+        assert compiled.era == base.era
+        assert compiled.extension == pin.extension
+
+
+def test_versions_and_eras() -> None:
+    assert SUPPORTED_VERSIONS == tuple(sorted(c.version for c in COMPILED if c.extension is None))
+    assert set(versions.HANDSHAKE_VERSIONS) | set(versions.STATELESS_VERSIONS) == set(
+        SUPPORTED_VERSIONS
+    )
+    assert versions.DEFAULT_VERSION == versions.HANDSHAKE_VERSIONS[-1] == "2025-11-25"
+    assert versions.STATELESS_VERSIONS == ("2026-07-28",)
+    assert list(versions.extensions_of("2026-07-28")) == [versions.TASKS_EXTENSION]
+    assert versions.extensions_of("2025-11-25") == {}
+
+
+def test_tables_hold_the_classes_of_their_package() -> None:
+    for compiled in COMPILED:
+        tables = compiled.load()
+        package = importlib.import_module(compiled.package)
+        assert tables.request is package.JSONRPCRequest
+        assert tables.result is package.Result
+        assert tables.error is package.Error
+        assert dict(tables.requests) == dict(package.REQUESTS)
+        assert dict(tables.error_models) == dict(package.ERROR_MODELS)
+
+
+def test_result_arms_are_classes_by_tag() -> None:
+    from mcp_schema import v2025_11_25, v2026_07_28
+    from mcp_schema.v2026_07_28 import tasks
+
+    arms = {c.key: dict(c.load().result_arms) for c in COMPILED}
+    assert arms["2025-11-25"] == {"task": v2025_11_25.CreateTaskResult}
+    assert arms["2026-07-28"] == {"input_required": v2026_07_28.InputRequiredResult}
+    assert arms["2026-07-28/tasks"] == {"task": tasks.CreateTaskResult}
+
+
+def test_naming_versions_imports_no_version_package() -> None:
+    script = (
+        "import sys, mcp_schema.versions\n"
+        "loaded = [m for m in sys.modules if m.startswith(('mcp_schema.v', 'pydantic'))]\n"
+        "assert loaded == ['mcp_schema.versions'], loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_tables_name_the_error_class_of_the_error_response() -> None:
+    from codegen import ir
+    from codegen.registry import error_class
+
+    def module(*classes: ir.ModelClass) -> ir.Module:
+        built = ir.Module(key="2024-11-05", version="2024-11-05", package="v2024_11_05",
+                          sha256="0", source="test")
+        built.classes.extend(classes)
+        return built
+
+    def response(name: str, error: str) -> ir.ModelClass:
+        field = ir.Field("error", "error", ir.Ref(error), required=True, nullable=False)
+        return ir.ModelClass(name, name, "", [field], closed=False)
+
+    # Older schemas declare the error object inline in JSONRPCError.
+    assert error_class(module(response("JSONRPCError", "JSONRPCErrorError"))) == "JSONRPCErrorError"
+    assert error_class(module(response("JSONRPCErrorResponse", "Error"))) == "Error"
