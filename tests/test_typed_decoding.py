@@ -91,12 +91,7 @@ def test_every_handshake_version_decodes_a_ping_and_its_answer(package: ModuleTy
     assert caught.value.answerable is False
 
 
-# mcp_schema.testing draws whole JSON-RPC messages from the versions whose
-# schemas define the envelopes (``JSONRPCResultResponse``), not the draft-07 ones.
-ENVELOPED = [p for p in VERSION_PACKAGES if "JSONRPCResultResponse" in p.__all__]
-
-
-@pytest.mark.parametrize("package", ENVELOPED, ids=lambda p: p.VERSION)
+@pytest.mark.parametrize("package", VERSION_PACKAGES, ids=lambda p: p.VERSION)
 @pytest.mark.parametrize("kind", ["request", "notification", "result", "error"])
 @settings(max_examples=20, deadline=None)
 @given(data=st.data())
