@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 import mcp_schema.v2025_11_25 as old
 from mcp_schema.codec import Correlator, decode, encode, reply
-from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError, ParseError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    ParseError,
+)
 
 
 def failure(raw: bytes, **options: Any) -> McpError:
@@ -90,3 +96,12 @@ def test_any_request_id_comes_back_on_its_error(rid: int | str) -> None:
     with pytest.raises(McpError) as caught:
         Correlator().decode(raw)
     assert caught.value.request_id == rid
+
+
+@pytest.mark.parametrize("through", ["decode", "Correlator"])
+def test_a_request_with_a_broken_envelope_is_answered_by_id(through: str) -> None:
+    raw = b'{"jsonrpc": "1.0", "id": 9, "method": "ping"}'
+    read = decode if through == "decode" else Correlator().decode
+    with pytest.raises(InvalidRequestError) as caught:
+        read(raw)
+    assert (caught.value.request_id, caught.value.answerable) == (9, True)

@@ -8,12 +8,17 @@ from typing import Any, Literal
 
 from mcp_schema._codec.decoding import decode_sniffed, extension_set
 from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
-from mcp_schema._codec.envelope import check_envelope, kind_of, request_id, sniff
+from mcp_schema._codec.envelope import address, check_envelope, kind_of, request_id, sniff
 from mcp_schema._codec.fast_path import decode_fast, named_in
 from mcp_schema._codec.messages import Kind, Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
-from mcp_schema.errors import InvalidRequestError, UnsupportedProtocolVersionError, quote
+from mcp_schema.errors import (
+    InvalidRequestError,
+    McpError,
+    UnsupportedProtocolVersionError,
+    quote,
+)
 from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
@@ -119,8 +124,12 @@ class Correlator:
             if message is not None:
                 return message
         sniffed = sniff(text)
-        kind = kind_of(sniffed)
-        check_envelope(sniffed, kind)
+        try:
+            kind = kind_of(sniffed)
+            check_envelope(sniffed, kind)
+        except McpError as err:
+            address(err, sniffed)
+            raise
         named = sniffed.named_version
         rid = request_id(sniffed.id)
         version: str | None = None if named is not None else self.version or DEFAULT_VERSION

@@ -17,7 +17,7 @@ from mcp_schema._codec.dispatch import (
     tables,
     version_tables,
 )
-from mcp_schema._codec.envelope import Envelope, check_envelope, kind_of, request_id, sniff
+from mcp_schema._codec.envelope import Envelope, address, check_envelope, kind_of, sniff
 from mcp_schema._codec.fast_path import decode_fast
 from mcp_schema._codec.messages import Kind, Message
 from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
@@ -114,13 +114,7 @@ def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) 
     try:
         return _decode_or_newer(raw, sniffed, options)
     except McpError as err:
-        fields = sniffed.fields
-        # JSON-RPC answers a request (id null when unreadable) and what is no
-        # message at all; never a notification or a response.
-        is_request = "method" in fields and "id" in fields
-        is_message = "method" in fields or not fields.isdisjoint(("id", "result", "error"))
-        err.answerable = is_request or not is_message
-        err.request_id = request_id(sniffed.id) if is_request else None
+        address(err, sniffed)
         raise
 
 

@@ -11,7 +11,12 @@ from pydantic_core import CoreSchema, SchemaValidator, core_schema
 from mcp_schema._codec.messages import Kind
 from mcp_schema._codec.screen import MAX_DEPTH
 from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
-from mcp_schema.errors import InvalidRequestError, ParseError, UnsupportedProtocolVersionError
+from mcp_schema.errors import (
+    InvalidRequestError,
+    McpError,
+    ParseError,
+    UnsupportedProtocolVersionError,
+)
 from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
 
 
@@ -105,6 +110,18 @@ def request_id(value: Any) -> str | int | None:
     if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_EXACT_INTEGRAL_FLOAT:
         return int(value)
     return None
+
+
+def address(err: McpError, s: Envelope) -> None:
+    """Tell ``err`` which request it answers (`McpError.request_id`) and whether
+    it is to be answered at all (`McpError.answerable`)."""
+    fields = s.fields
+    # JSON-RPC answers a request (id null when unreadable) and what is no
+    # message at all; never a notification or a response.
+    is_request = "method" in fields and "id" in fields
+    is_message = "method" in fields or not fields.isdisjoint(("id", "result", "error"))
+    err.answerable = is_request or not is_message
+    err.request_id = request_id(s.id) if is_request else None
 
 
 def kind_of(s: Envelope) -> Kind:
