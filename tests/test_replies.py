@@ -18,7 +18,9 @@ from mcp_schema.errors import (
     McpError,
     MethodNotFoundError,
     ParseError,
+    UnsupportedProtocolVersionError,
 )
+from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 
 def failure(raw: bytes, **options: Any) -> McpError:
@@ -105,3 +107,11 @@ def test_a_request_with_a_broken_envelope_is_answered_by_id(through: str) -> Non
     with pytest.raises(InvalidRequestError) as caught:
         read(raw)
     assert (caught.value.request_id, caught.value.answerable) == (9, True)
+
+
+def test_a_request_naming_a_null_version_is_answered_by_id() -> None:
+    meta = {PROTOCOL_VERSION_KEY: None}
+    raw = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "ping", "params": {"_meta": meta}})
+    err = failure(raw.encode())
+    assert isinstance(err, UnsupportedProtocolVersionError)
+    assert (err.request_id, err.answerable) == (5, True)

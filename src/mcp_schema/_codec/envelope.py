@@ -70,9 +70,11 @@ class Envelope:
         self.named_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
         if self.named_version is None and isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
             # null is not "no version": the message names one, and it is not a string.
-            raise UnsupportedProtocolVersionError(
+            err = UnsupportedProtocolVersionError(
                 "Unsupported protocol version: null", requested="null", supported=SUPPORTED_VERSIONS
             )
+            address(err, self)
+            raise err
 
 
 def sniff(raw: bytes | str) -> Envelope:
