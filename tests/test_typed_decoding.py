@@ -93,7 +93,7 @@ def test_every_handshake_version_decodes_a_ping_and_its_answer(package: ModuleTy
 
 @pytest.mark.parametrize("package", VERSION_PACKAGES, ids=lambda p: p.VERSION)
 @pytest.mark.parametrize("kind", ["request", "notification", "result", "error"])
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=10, deadline=None)
 @given(data=st.data())
 def test_typed_decoders_agree_with_decode(
     package: ModuleType, kind: Kind, data: st.DataObject
