@@ -21,16 +21,12 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_schema.codec import ErrorResponse, ResultResponse
 from mcp_schema.compiled import CompiledVersion
+from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
 from mcp_schema.diff import VersionDiff, definitions, diff
 from mcp_schema.errors import quote
-from mcp_schema.registry import COMPILED
-from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol, version_of
 
 __all__ = ["Projection", "ProjectionError", "Session", "project"]
-
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-INFO_KEY = "io.modelcontextprotocol/clientInfo"
-LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 COMPLETE = "complete"
 """The ``resultType`` of a complete result: the only kind the handshake era has."""
@@ -39,7 +35,6 @@ NEW_RESULT_DEFAULTS: Mapping[str, Any] = {"cacheScope": "private", "ttlMs": 0}
 """Members a 2026 list result requires and no handshake-era result carries:
 the answer may not be cached or shared, which every older answer allowed for."""
 
-_PACKAGES: dict[str, CompiledVersion] = {c.package: c for c in COMPILED}
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -74,8 +69,7 @@ class ProjectionError(ValueError):
 
 
 def _version_of(model: BaseModel) -> CompiledVersion:
-    module = type(model).__module__.rpartition(".")[0]
-    compiled = _PACKAGES.get(module)
+    compiled = version_of(type(model))
     if compiled is None:
         raise TypeError(f"{type(model).__name__} is not a model of a protocol version")
     return compiled
