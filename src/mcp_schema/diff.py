@@ -15,7 +15,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Union
 
 from pydantic import BaseModel
@@ -62,12 +62,13 @@ class VersionDiff:
     removed: tuple[str, ...]
     changed: tuple[DefinitionChange, ...]
 
+    @cached_property
+    def _removed_members(self) -> Mapping[str, frozenset[str]]:
+        return {c.name: frozenset(m.wire for m in c.removed) for c in self.changed}
+
     def removed_members(self, name: str) -> frozenset[str]:
         """Wire names ``name`` has in the old version and not in the new one."""
-        for change in self.changed:
-            if change.name == name:
-                return frozenset(m.wire for m in change.removed)
-        return frozenset()
+        return self._removed_members.get(name, frozenset())
 
     def to_json(self) -> dict[str, Any]:
         return {
