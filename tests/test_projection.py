@@ -197,3 +197,32 @@ def test_request_session_facts_move_between_eras() -> None:
     down = project(up.message, "2025-11-25")
     assert down.session == SESSION
     assert _json(down.message) == raw
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"])
+def test_captured_2026_results_project_into_every_handshake_version(version: str) -> None:
+    correlator = Correlator()
+    projected = 0
+    capture = CAPTURES[0].parent / "python-2026-07-28.jsonl"
+    for line in capture.read_text().splitlines():
+        message = json.loads(line).get("message")
+        if not message:
+            continue
+        try:
+            decoded = correlator.decode(json.dumps(message))
+        except mcp_schema.errors.McpError:
+            continue
+        if "result" not in message:
+            continue
+        try:
+            down = project(decoded, version)
+        except ProjectionError as refused:
+            kind = message["result"].get("resultType")
+            assert kind == "input_required" or "DiscoverResult" in str(refused), refused
+            continue
+        result = _json(down.message)["result"]
+        assert "resultType" not in result
+        for path in down.removed:
+            assert path.startswith("$.result."), path
+        projected += 1
+    assert projected >= 20, projected
