@@ -226,3 +226,14 @@ def test_captured_2026_results_project_into_every_handshake_version(version: str
             assert path.startswith("$.result."), path
         projected += 1
     assert projected >= 20, projected
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-06-18", "2026-07-28"])
+def test_error_responses_take_the_target_versions_error_model(version: str) -> None:
+    raw = {"jsonrpc": "2.0", "id": 1, "error": {"code": -32601, "message": "no", "data": [1]}}
+    message = decode(json.dumps(raw), version="2025-11-25")
+    projected = project(message, version)
+    assert _json(projected.message) == raw and projected.removed == ()
+    assert type(projected.message.error).__module__.startswith(  # type: ignore[attr-defined]
+        f"mcp_schema.v{version.replace('-', '_')}"
+    )

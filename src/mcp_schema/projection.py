@@ -238,7 +238,14 @@ def project(
     stateless_in = source.era == "handshake" and target.era == "stateless"
     if envelope is ResultResponse and stateless_out:
         _result_type_out(data["result"])
-    cls = _target_class(name, target)
+    cls: type[BaseModel]
+    if envelope is ErrorResponse:
+        # Error objects are typed by code, under names that vary by version.
+        tables = target.load()
+        code = data["error"].get("code")
+        cls = tables.error_models.get(code, tables.error) if isinstance(code, int) else tables.error
+    else:
+        cls = _target_class(name, target)
     walk = _Walk(diff(source.version, to_version), to_version)
     moved: Session | None = None
     if envelope is None:
