@@ -237,3 +237,16 @@ def test_error_responses_take_the_target_versions_error_model(version: str) -> N
     assert type(projected.message.error).__module__.startswith(  # type: ignore[attr-defined]
         f"mcp_schema.v{version.replace('-', '_')}"
     )
+
+
+@pytest.mark.parametrize("version", ["2024-11-05", "2025-03-26", "2025-06-18"])
+def test_json_rpc_members_stay_in_draft_07_versions(version: str) -> None:
+    raw = {
+        "jsonrpc": "2.0",
+        "method": "notifications/progress",
+        "params": {"progressToken": 1, "progress": 2},
+    }
+    request = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {}}
+    for message in (raw, request):
+        projected = project(decode(json.dumps(message), version="2025-11-25"), version)
+        assert _json(projected.message) == message and projected.removed == ()

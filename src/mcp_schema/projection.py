@@ -103,7 +103,13 @@ class _Walk:
             return {k: self.value(model.get(k), v, _path(path, k)) for k, v in data.items()}
         return data
 
-    def model(self, model: BaseModel, data: dict[str, Any], path: str) -> dict[str, Any]:
+    def model(
+        self,
+        model: BaseModel,
+        data: dict[str, Any],
+        path: str,
+        envelope: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
         name = type(model).__name__
         if name not in self.known:
             return data  # target decides (e.g. a 2026 ``_meta`` object is a plain object before)
@@ -111,6 +117,7 @@ class _Walk:
         # A JSON Schema document (it declares ``$schema``): its keywords are
         # its vocabulary, not protocol members, whichever ones a version names.
         lacking = frozenset() if "$schema" in target else self.changes.removed_members(name)
+        lacking -= envelope
         attrs = {
             (f.serialization_alias or f.alias or attr): attr
             for attr, f in type(model).model_fields.items()
@@ -249,7 +256,11 @@ def project(
     walk = _Walk(diff(source.version, to_version), to_version)
     moved: Session | None = None
     if envelope is None:
-        data = walk.model(body, data, "$")
+        # A draft-07 version declares the JSON-RPC members (``jsonrpc``, ``id``)
+        # on its envelopes, not on each request and notification.
+        tables = target.load()
+        envelope_members = frozenset(_wire_names(tables.request) | _wire_names(tables.notification))
+        data = walk.model(body, data, "$", envelope_members)
         if "id" in data and "method" in data:
             if stateless_out:
                 moved = _session_out(data)
