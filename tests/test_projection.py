@@ -123,11 +123,12 @@ def test_results_without_older_equivalent_raise() -> None:
 
 
 def test_members_the_target_lacks_are_removed_or_refused_when_strict() -> None:
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"}
     tool = {
         "name": "t",
         "title": "T",
         "icons": [],
-        "inputSchema": {"type": "object"},
+        "inputSchema": schema,
         "x-vendor": 2,
     }
     message = _result({"tools": [tool]}, "tools/list", "2025-11-25")
@@ -135,7 +136,7 @@ def test_members_the_target_lacks_are_removed_or_refused_when_strict() -> None:
     assert down.removed == ("$.result.tools[0].icons", "$.result.tools[0].title")
     assert _json(down.message)["result"]["tools"][0] == {
         "name": "t",
-        "inputSchema": {"type": "object"},
+        "inputSchema": schema,
         "x-vendor": 2,
     }
     with pytest.raises(ProjectionError) as refused:

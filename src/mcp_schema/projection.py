@@ -114,9 +114,11 @@ class _Walk:
         if name not in self.known:
             return data  # target decides (e.g. a 2026 ``_meta`` object is a plain object before)
         target = self.known[name].members or {}
-        # A JSON Schema document (it declares ``$schema``): its keywords are
-        # its vocabulary, not protocol members, whichever ones a version names.
-        lacking = frozenset() if "$schema" in target else self.changes.removed_members(name)
+        # A JSON Schema document (either version declares ``$schema``): its
+        # keywords are its vocabulary, not protocol members, whichever ones a
+        # version names.
+        schema = "$schema" in target or "$schema" in _wire_names(type(model))
+        lacking = frozenset() if schema else self.changes.removed_members(name)
         lacking -= envelope
         attrs = {
             (f.serialization_alias or f.alias or attr): attr
