@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable
 
 __all__ = [
     "Annotated",
@@ -140,7 +140,7 @@ __all__ = [
 ]
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
@@ -162,7 +162,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2024-11-05 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -183,7 +183,7 @@ class CompleteRequestParamsArgument(McpModel):
     value: StrictStr
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2024-11-05 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
@@ -191,7 +191,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2024-11-05 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -238,7 +238,7 @@ class InitializeRequest(McpModel):
     params: InitializeRequestParams
 
 
-class InitializedNotificationParams(McpModel):
+class InitializedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -259,7 +259,7 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
-class JSONRPCNotificationParams(McpModel):
+class JSONRPCNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -352,7 +352,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2024-11-05 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2024-11-05/schema#modelpreferences"""
 
     cost_priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -367,7 +367,7 @@ class ModelPreferences(McpModel):
     )
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#notification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -393,7 +393,7 @@ class PaginatedRequest(McpModel):
     params: Omittable[PaginatedRequestParams] = None
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2024-11-05 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -404,25 +404,25 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2024-11-05 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progresstoken"""
 
 
-class JSONRPCRequestParamsMeta(McpModel):
+class JSONRPCRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class JSONRPCRequestParams(McpModel):
+class JSONRPCRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
     meta: Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
-class ListRootsRequestParamsMeta(McpModel):
+class ListRootsRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
     meta: Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -435,13 +435,13 @@ class ListRootsRequest(McpModel):
     params: Omittable[ListRootsRequestParams] = None
 
 
-class PingRequestParamsMeta(McpModel):
+class PingRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class PingRequestParams(McpModel):
+class PingRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
     meta: Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -485,7 +485,7 @@ class Prompt(McpModel):
     name: StrictStr
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -493,7 +493,7 @@ class ListPromptsResult(McpModel):
     prompts: list[Prompt]
 
 
-class PromptListChangedNotificationParams(McpModel):
+class PromptListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -561,13 +561,13 @@ class JSONRPCRequest(McpModel):
     params: Omittable[JSONRPCRequestParams] = None
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
     meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
@@ -580,14 +580,14 @@ class Request(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotificationParams(McpModel):
+class ResourceListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -634,7 +634,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2024-11-05 definition ``Result``: https://modelcontextprotocol.io/specification/2024-11-05/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -703,7 +703,7 @@ class ResourceAnnotations(McpModel):
     priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2024-11-05 definition ``Resource``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resource"""
 
     annotations: Omittable[ResourceAnnotations] = None
@@ -714,7 +714,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -729,7 +729,7 @@ class ResourceTemplateAnnotations(McpModel):
     priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2024-11-05 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcetemplate"""
 
     annotations: Omittable[ResourceTemplateAnnotations] = None
@@ -741,7 +741,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -756,14 +756,14 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     roots: list[Root]
 
 
-class RootsListChangedNotificationParams(McpModel):
+class RootsListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -786,20 +786,20 @@ ClientNotification: TypeAlias = typing.Annotated[
 """MCP 2024-11-05 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientnotification"""
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -815,7 +815,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2024-11-05 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -866,7 +866,7 @@ class TextContent(McpModel):
     type: Literal["text"]
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2024-11-05 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -887,7 +887,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -915,7 +915,7 @@ ServerRequest: TypeAlias = typing.Annotated[
 """MCP 2024-11-05 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#serverrequest"""
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#textresourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
@@ -933,7 +933,7 @@ class EmbeddedResource(McpModel):
     type: Literal["resource"]
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2024-11-05 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -952,7 +952,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2024-11-05 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -960,7 +960,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2024-11-05 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -987,7 +987,7 @@ class Tool(McpModel):
     name: StrictStr
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1010,7 +1010,7 @@ ServerResult: TypeAlias = (
 """MCP 2024-11-05 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#serverresult"""
 
 
-class ToolListChangedNotificationParams(McpModel):
+class ToolListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")

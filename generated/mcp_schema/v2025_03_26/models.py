@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable
 
 __all__ = [
     "Annotations",
@@ -137,7 +137,7 @@ __all__ = [
 ]
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
@@ -159,7 +159,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2025-03-26 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -180,7 +180,7 @@ class CompleteRequestParamsArgument(McpModel):
     value: StrictStr
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2025-03-26 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
@@ -188,7 +188,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2025-03-26 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -235,7 +235,7 @@ class InitializeRequest(McpModel):
     params: InitializeRequestParams
 
 
-class InitializedNotificationParams(McpModel):
+class InitializedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -256,7 +256,7 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
-class JSONRPCNotificationParams(McpModel):
+class JSONRPCNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcnotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -349,7 +349,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2025-03-26 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-03-26/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -364,7 +364,7 @@ class ModelPreferences(McpModel):
     )
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#notification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -390,7 +390,7 @@ class PaginatedRequest(McpModel):
     params: Omittable[PaginatedRequestParams] = None
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2025-03-26 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -401,25 +401,25 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2025-03-26 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progresstoken"""
 
 
-class JSONRPCRequestParamsMeta(McpModel):
+class JSONRPCRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class JSONRPCRequestParams(McpModel):
+class JSONRPCRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
     meta: Omittable[JSONRPCRequestParamsMeta] = Field(default=None, alias="_meta")
 
 
-class ListRootsRequestParamsMeta(McpModel):
+class ListRootsRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
     meta: Omittable[ListRootsRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -432,13 +432,13 @@ class ListRootsRequest(McpModel):
     params: Omittable[ListRootsRequestParams] = None
 
 
-class PingRequestParamsMeta(McpModel):
+class PingRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class PingRequestParams(McpModel):
+class PingRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
     meta: Omittable[PingRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -483,7 +483,7 @@ class Prompt(McpModel):
     name: StrictStr
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -491,7 +491,7 @@ class ListPromptsResult(McpModel):
     prompts: list[Prompt]
 
 
-class PromptListChangedNotificationParams(McpModel):
+class PromptListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -563,13 +563,13 @@ JSONRPCBatchRequest: TypeAlias = list[JSONRPCRequest | JSONRPCNotification]
 """MCP 2025-03-26 definition ``JSONRPCBatchRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchrequest"""
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
     meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
@@ -582,14 +582,14 @@ class Request(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotificationParams(McpModel):
+class ResourceListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -636,7 +636,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2025-03-26 definition ``Result``: https://modelcontextprotocol.io/specification/2025-03-26/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -700,7 +700,7 @@ class ImageContent(McpModel):
     type: Literal["image"]
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2025-03-26 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resource"""
 
     annotations: Omittable[Annotations] = None
@@ -711,7 +711,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -719,7 +719,7 @@ class ListResourcesResult(McpModel):
     resources: list[Resource]
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2025-03-26 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcetemplate"""
 
     annotations: Omittable[Annotations] = None
@@ -731,7 +731,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -746,14 +746,14 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     roots: list[Root]
 
 
-class RootsListChangedNotificationParams(McpModel):
+class RootsListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -776,20 +776,20 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-03-26 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientnotification"""
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -806,7 +806,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2025-03-26 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -850,7 +850,7 @@ class TextContent(McpModel):
     type: Literal["text"]
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2025-03-26 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -871,7 +871,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -899,7 +899,7 @@ ServerRequest: TypeAlias = Annotated[
 """MCP 2025-03-26 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverrequest"""
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#textresourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
@@ -917,7 +917,7 @@ class EmbeddedResource(McpModel):
     type: Literal["resource"]
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2025-03-26 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -939,7 +939,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2025-03-26 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -947,7 +947,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2025-03-26 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -956,7 +956,7 @@ class ReadResourceResult(McpModel):
     ]
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2025-03-26 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
@@ -983,7 +983,7 @@ class Tool(McpModel):
     name: StrictStr
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1006,7 +1006,7 @@ ServerResult: TypeAlias = (
 """MCP 2025-03-26 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverresult"""
 
 
-class ToolListChangedNotificationParams(McpModel):
+class ToolListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable
 
 __all__ = [
     "Annotations",
@@ -209,7 +209,7 @@ class BaseMetadata(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#blobresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -240,7 +240,7 @@ class ClientCapabilitiesElicitation(McpModel):
     url: Omittable[dict[str, Any]] = None
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -259,7 +259,7 @@ class ClientCapabilitiesTasksRequestsElicitation(McpModel):
     create: Omittable[dict[str, Any]] = None
 
 
-class ClientCapabilitiesTasksRequestsSampling(McpModel):
+class ClientCapabilitiesTasksRequestsSampling(AliasedModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests.sampling``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     create_message: Omittable[dict[str, Any]] = Field(default=None, alias="createMessage")
@@ -303,7 +303,7 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(default=None, alias="hasMore")
@@ -311,7 +311,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2025-11-25 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -322,7 +322,7 @@ Cursor: TypeAlias = StrictStr
 """MCP 2025-11-25 definition ``Cursor``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor"""
 
 
-class ElicitResult(McpModel):
+class ElicitResult(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -358,7 +358,7 @@ class GetTaskPayloadRequestParams(McpModel):
     task_id: StrictStr = Field(alias="taskId")
 
 
-class GetTaskPayloadResult(McpModel):
+class GetTaskPayloadResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -370,7 +370,7 @@ class GetTaskRequestParams(McpModel):
     task_id: StrictStr = Field(alias="taskId")
 
 
-class Icon(McpModel):
+class Icon(AliasedModel):
     """MCP 2025-11-25 definition ``Icon``: https://modelcontextprotocol.io/specification/2025-11-25/schema#icon"""
 
     mime_type: Omittable[StrictStr] = Field(default=None, alias="mimeType")
@@ -385,7 +385,7 @@ class Icons(McpModel):
     icons: Omittable[list[Icon]] = None
 
 
-class Implementation(McpModel):
+class Implementation(AliasedModel):
     """MCP 2025-11-25 definition ``Implementation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#implementation"""
 
     description: Omittable[StrictStr] = None
@@ -406,7 +406,7 @@ class JSONRPCNotification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class LegacyTitledEnumSchema(McpModel):
+class LegacyTitledEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``LegacyTitledEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#legacytitledenumschema"""
 
     default: Omittable[StrictStr] = None
@@ -423,7 +423,7 @@ LoggingLevel: TypeAlias = Literal[
 """MCP 2025-11-25 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
 
 
-class LoggingMessageNotificationParams(McpModel):
+class LoggingMessageNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -446,7 +446,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2025-11-25 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-11-25/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -468,7 +468,7 @@ class Notification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#notificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -493,7 +493,7 @@ class NumberSchema(McpModel):
     type: Literal["integer", "number"]
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -504,43 +504,43 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2025-11-25 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken"""
 
 
-class CallToolRequestParamsMeta(McpModel):
+class CallToolRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class CompleteRequestParamsMeta(McpModel):
+class CompleteRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class CreateMessageRequestParamsMeta(McpModel):
+class CreateMessageRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ElicitRequestFormParamsMeta(McpModel):
+class ElicitRequestFormParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ElicitRequestURLParamsMeta(McpModel):
+class ElicitRequestURLParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class GetPromptRequestParamsMeta(McpModel):
+class GetPromptRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class GetPromptRequestParams(McpModel):
+class GetPromptRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     meta: Omittable[GetPromptRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -548,13 +548,13 @@ class GetPromptRequestParams(McpModel):
     name: StrictStr
 
 
-class InitializeRequestParamsMeta(McpModel):
+class InitializeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class InitializeRequestParams(McpModel):
+class InitializeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     meta: Omittable[InitializeRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -563,20 +563,20 @@ class InitializeRequestParams(McpModel):
     protocol_version: StrictStr = Field(alias="protocolVersion")
 
 
-class PaginatedRequestParamsMeta(McpModel):
+class PaginatedRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``PaginatedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class PaginatedRequestParams(McpModel):
+class PaginatedRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     meta: Omittable[PaginatedRequestParamsMeta] = Field(default=None, alias="_meta")
     cursor: Omittable[StrictStr] = None
 
 
-class ProgressNotificationParams(McpModel):
+class ProgressNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -603,7 +603,7 @@ class PromptArgument(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class Prompt(McpModel):
+class Prompt(AliasedModel):
     """MCP 2025-11-25 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-11-25/schema#prompt"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -614,7 +614,7 @@ class Prompt(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -638,13 +638,13 @@ class PromptReference(McpModel):
     type: Literal["ref/prompt"]
 
 
-class ReadResourceRequestParamsMeta(McpModel):
+class ReadResourceRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ReadResourceRequestParams(McpModel):
+class ReadResourceRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     meta: Omittable[ReadResourceRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -677,7 +677,7 @@ class CancelTaskRequest(McpModel):
     params: CancelTaskRequestParams
 
 
-class CancelledNotificationParams(McpModel):
+class CancelledNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -809,13 +809,13 @@ class ReadResourceRequest(McpModel):
     params: ReadResourceRequestParams
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``RequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     meta: Omittable[RequestParamsMeta] = Field(default=None, alias="_meta")
@@ -839,7 +839,7 @@ class PingRequest(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -855,13 +855,13 @@ class ResourceListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class ResourceRequestParamsMeta(McpModel):
+class ResourceRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class ResourceRequestParams(McpModel):
+class ResourceRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     meta: Omittable[ResourceRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -875,7 +875,7 @@ class ResourceTemplateReference(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
-class CompleteRequestParams(McpModel):
+class CompleteRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     meta: Omittable[CompleteRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -893,7 +893,7 @@ class CompleteRequest(McpModel):
     params: CompleteRequestParams
 
 
-class ResourceUpdatedNotificationParams(McpModel):
+class ResourceUpdatedNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -908,7 +908,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -942,7 +942,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2025-11-25 definition ``Role``: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
 
 
-class Annotations(McpModel):
+class Annotations(AliasedModel):
     """MCP 2025-11-25 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
@@ -950,7 +950,7 @@ class Annotations(McpModel):
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class AudioContent(McpModel):
+class AudioContent(AliasedModel):
     """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -960,7 +960,7 @@ class AudioContent(McpModel):
     type: Literal["audio"]
 
 
-class ImageContent(McpModel):
+class ImageContent(AliasedModel):
     """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -970,7 +970,7 @@ class ImageContent(McpModel):
     type: Literal["image"]
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2025-11-25 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resource"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -984,7 +984,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -992,7 +992,7 @@ class ListResourcesResult(McpModel):
     resources: list[Resource]
 
 
-class ResourceLink(McpModel):
+class ResourceLink(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelink"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1007,7 +1007,7 @@ class ResourceLink(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplate"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1022,7 +1022,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1030,7 +1030,7 @@ class ListResourceTemplatesResult(McpModel):
     resource_templates: list[ResourceTemplate] = Field(alias="resourceTemplates")
 
 
-class Root(McpModel):
+class Root(AliasedModel):
     """MCP 2025-11-25 definition ``Root``: https://modelcontextprotocol.io/specification/2025-11-25/schema#root"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1038,7 +1038,7 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1053,13 +1053,13 @@ class RootsListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -1086,7 +1086,7 @@ class ServerCapabilitiesTasks(McpModel):
     requests: Omittable[ServerCapabilitiesTasksRequests] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(default=None, alias="listChanged")
@@ -1104,7 +1104,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1114,13 +1114,13 @@ class InitializeResult(McpModel):
     server_info: Implementation = Field(alias="serverInfo")
 
 
-class SetLevelRequestParamsMeta(McpModel):
+class SetLevelRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class SetLevelRequestParams(McpModel):
+class SetLevelRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``SetLevelRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     meta: Omittable[SetLevelRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1136,7 +1136,7 @@ class SetLevelRequest(McpModel):
     params: SetLevelRequestParams
 
 
-class StringSchema(McpModel):
+class StringSchema(AliasedModel):
     """MCP 2025-11-25 definition ``StringSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#stringschema"""
 
     default: Omittable[StrictStr] = None
@@ -1148,13 +1148,13 @@ class StringSchema(McpModel):
     type: Literal["string"]
 
 
-class SubscribeRequestParamsMeta(McpModel):
+class SubscribeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class SubscribeRequestParams(McpModel):
+class SubscribeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``SubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     meta: Omittable[SubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1170,7 +1170,7 @@ class SubscribeRequest(McpModel):
     params: SubscribeRequestParams
 
 
-class TaskAugmentedRequestParamsMeta(McpModel):
+class TaskAugmentedRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``TaskAugmentedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
@@ -1182,7 +1182,7 @@ class TaskMetadata(McpModel):
     ttl: Omittable[JsonInt] = None
 
 
-class CallToolRequestParams(McpModel):
+class CallToolRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     meta: Omittable[CallToolRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1200,7 +1200,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ElicitRequestURLParams(McpModel):
+class ElicitRequestURLParams(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     meta: Omittable[ElicitRequestURLParamsMeta] = Field(default=None, alias="_meta")
@@ -1211,7 +1211,7 @@ class ElicitRequestURLParams(McpModel):
     url: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class TaskAugmentedRequestParams(McpModel):
+class TaskAugmentedRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1222,7 +1222,7 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 """MCP 2025-11-25 definition ``TaskStatus``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""
 
 
-class CancelTaskResult(McpModel):
+class CancelTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1235,7 +1235,7 @@ class CancelTaskResult(McpModel):
     ttl: JsonInt | None
 
 
-class GetTaskResult(McpModel):
+class GetTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1248,7 +1248,7 @@ class GetTaskResult(McpModel):
     ttl: JsonInt | None
 
 
-class Task(McpModel):
+class Task(AliasedModel):
     """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
 
     created_at: StrictStr = Field(alias="createdAt")
@@ -1260,14 +1260,14 @@ class Task(McpModel):
     ttl: JsonInt | None
 
 
-class CreateTaskResult(McpModel):
+class CreateTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
     task: Task
 
 
-class ListTasksResult(McpModel):
+class ListTasksResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1275,7 +1275,7 @@ class ListTasksResult(McpModel):
     tasks: list[Task]
 
 
-class TaskStatusNotificationParams(McpModel):
+class TaskStatusNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``TaskStatusNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1307,7 +1307,7 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 
 
-class TextContent(McpModel):
+class TextContent(AliasedModel):
     """MCP 2025-11-25 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1316,7 +1316,7 @@ class TextContent(McpModel):
     type: Literal["text"]
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1325,7 +1325,7 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class EmbeddedResource(McpModel):
+class EmbeddedResource(AliasedModel):
     """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1343,7 +1343,7 @@ ContentBlock: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1359,7 +1359,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1367,7 +1367,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1389,7 +1389,7 @@ class TitledMultiSelectEnumSchemaItems(McpModel):
     any_of: list[TitledMultiSelectEnumSchemaItemsAnyOfItem] = Field(alias="anyOf")
 
 
-class TitledMultiSelectEnumSchema(McpModel):
+class TitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``TitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -1418,7 +1418,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     type: Literal["string"]
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2025-11-25 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(default=None, alias="destructiveHint")
@@ -1434,7 +1434,7 @@ class ToolChoice(McpModel):
     mode: Omittable[Literal["auto", "none", "required"]] = None
 
 
-class ToolExecution(McpModel):
+class ToolExecution(AliasedModel):
     """MCP 2025-11-25 definition ``ToolExecution``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolexecution"""
 
     task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(
@@ -1442,7 +1442,7 @@ class ToolExecution(McpModel):
     )
 
 
-class ToolInputSchema(McpModel):
+class ToolInputSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
@@ -1474,7 +1474,7 @@ ServerNotification: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
 
 
-class ToolOutputSchema(McpModel):
+class ToolOutputSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
@@ -1483,7 +1483,7 @@ class ToolOutputSchema(McpModel):
     type: Literal["object"]
 
 
-class Tool(McpModel):
+class Tool(AliasedModel):
     """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1497,7 +1497,7 @@ class Tool(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1524,7 +1524,7 @@ ServerResult: TypeAlias = (
 """MCP 2025-11-25 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 
 
-class ToolResultContent(McpModel):
+class ToolResultContent(AliasedModel):
     """MCP 2025-11-25 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolresultcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1535,7 +1535,7 @@ class ToolResultContent(McpModel):
     type: Literal["tool_result"]
 
 
-class ToolUseContent(McpModel):
+class ToolUseContent(AliasedModel):
     """MCP 2025-11-25 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolusecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1552,7 +1552,7 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1582,7 +1582,7 @@ ClientResult: TypeAlias = (
 """MCP 2025-11-25 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
 
 
-class SamplingMessage(McpModel):
+class SamplingMessage(AliasedModel):
     """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
 
     meta: Omittable[dict[str, Any]] = Field(default=None, alias="_meta")
@@ -1597,7 +1597,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     meta: Omittable[CreateMessageRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1647,13 +1647,13 @@ class URLElicitationRequiredError(McpModel):
     jsonrpc: Literal["2.0"]
 
 
-class UnsubscribeRequestParamsMeta(McpModel):
+class UnsubscribeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(default=None, alias="progressToken")
 
 
-class UnsubscribeRequestParams(McpModel):
+class UnsubscribeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     meta: Omittable[UnsubscribeRequestParamsMeta] = Field(default=None, alias="_meta")
@@ -1699,7 +1699,7 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     type: Literal["string"]
 
 
-class UntitledMultiSelectEnumSchema(McpModel):
+class UntitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -1748,7 +1748,7 @@ PrimitiveSchemaDefinition: TypeAlias = (
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
 
-class ElicitRequestFormParamsRequestedSchema(McpModel):
+class ElicitRequestFormParamsRequestedSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     schema_: Omittable[StrictStr] = Field(default=None, alias="$schema")
@@ -1757,7 +1757,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     type: Literal["object"]
 
 
-class ElicitRequestFormParams(McpModel):
+class ElicitRequestFormParams(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     meta: Omittable[ElicitRequestFormParamsMeta] = Field(default=None, alias="_meta")

@@ -13,7 +13,13 @@ from typing import Annotated, Any, Union
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
-from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
+from mcp_schema.base import (
+    DEFAULT_RESULT_TAG,
+    AliasedModel,
+    McpModel,
+    Omittable,
+    ResultTypeUnion,
+)
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip
 from mcp_schema.method_table import NotificationMethod, RequestMethod
@@ -137,9 +143,11 @@ def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
     field = cls.model_fields.get("result_type")
     if field is None:
         return cls
+    # An optional renamed member needs AliasedModel's hook (see there).
+    bases = (cls,) if issubclass(cls, AliasedModel) else (cls, AliasedModel)
     return type(
         cls.__name__,
-        (cls,),
+        bases,
         {
             "__module__": cls.__module__,
             "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]

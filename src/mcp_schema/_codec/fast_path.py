@@ -112,7 +112,7 @@ def _request_fast(
         return None
     extra = message.__pydantic_extra__
     if extra and (
-        ("id" in extra and "id" not in type(message).model_fields)
+        ("id" in extra and "id" not in type(message).__pydantic_fields__)
         or "result" in extra
         or "error" in extra
     ):
@@ -149,6 +149,8 @@ def _self_naming_request(
         if named_in(message) != named:
             return None
         _last_named = named
-    if "id" not in message.model_fields_set:
+    # The dunder attribute behind model_fields_set: the public accessor costs
+    # a measurable share of a small message.
+    if "id" not in message.__pydantic_fields_set__:
         return None
     return message  # type: ignore[no-any-return]

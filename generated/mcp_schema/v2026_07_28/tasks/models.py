@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import Field, StrictStr
 
-from mcp_schema.base import ClosedModel, Int, McpModel, Omittable
+from mcp_schema.base import AliasedModel, ClosedModel, Int, McpModel, Omittable
 from mcp_schema.v2026_07_28.models import (
     Annotations,
     AudioContent,
@@ -175,14 +175,14 @@ class CancelTaskRequest(McpModel):
     params: CancelTaskRequestParams
 
 
-class CancelTaskResult(McpModel):
+class CancelTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     result_type: Literal["complete"] = Field(alias="resultType")
 
 
-class CancelledTask(McpModel):
+class CancelledTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CancelledTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
@@ -198,7 +198,7 @@ class CancelledTask(McpModel):
     )
 
 
-class CompletedTask(McpModel):
+class CompletedTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CompletedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
@@ -215,7 +215,7 @@ class CompletedTask(McpModel):
     result: dict[str, Any]
 
 
-class FailedTask(McpModel):
+class FailedTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``FailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
@@ -247,7 +247,7 @@ class GetTaskRequest(McpModel):
     params: GetTaskRequestParams
 
 
-class GetTaskResultCancelled(McpModel):
+class GetTaskResultCancelled(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -265,7 +265,7 @@ class GetTaskResultCancelled(McpModel):
     )
 
 
-class GetTaskResultCompleted(McpModel):
+class GetTaskResultCompleted(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -284,7 +284,7 @@ class GetTaskResultCompleted(McpModel):
     result: dict[str, Any]
 
 
-class GetTaskResultFailed(McpModel):
+class GetTaskResultFailed(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -303,7 +303,7 @@ class GetTaskResultFailed(McpModel):
     error: Error
 
 
-class GetTaskResultInputRequired(McpModel):
+class GetTaskResultInputRequired(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -322,7 +322,7 @@ class GetTaskResultInputRequired(McpModel):
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
-class GetTaskResultWorking(McpModel):
+class GetTaskResultWorking(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -351,7 +351,7 @@ GetTaskResult: TypeAlias = Annotated[
 """MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
-class InputRequiredTask(McpModel):
+class InputRequiredTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``InputRequiredTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
@@ -372,7 +372,7 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 """MCP 2026-07-28/tasks definition ``TaskStatus``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
-class CreateTaskResult(McpModel):
+class CreateTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
@@ -390,7 +390,7 @@ class CreateTaskResult(McpModel):
     )
 
 
-class Task(McpModel):
+class Task(AliasedModel):
     """MCP 2026-07-28/tasks definition ``Task``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
@@ -406,7 +406,7 @@ class Task(McpModel):
     )
 
 
-class TaskStatusNotificationParamsCancelled(McpModel):
+class TaskStatusNotificationParamsCancelled(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
@@ -423,7 +423,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     )
 
 
-class TaskStatusNotificationParamsCompleted(McpModel):
+class TaskStatusNotificationParamsCompleted(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
@@ -441,7 +441,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     result: dict[str, Any]
 
 
-class TaskStatusNotificationParamsFailed(McpModel):
+class TaskStatusNotificationParamsFailed(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
@@ -459,7 +459,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
     error: Error
 
 
-class TaskStatusNotificationParamsInputRequired(McpModel):
+class TaskStatusNotificationParamsInputRequired(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
@@ -477,7 +477,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     input_requests: InputRequests = Field(alias="inputRequests")
 
 
-class TaskStatusNotificationParamsWorking(McpModel):
+class TaskStatusNotificationParamsWorking(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(default=None, alias="_meta")
@@ -513,13 +513,13 @@ class TaskStatusNotification(McpModel):
     params: TaskStatusNotificationParams
 
 
-class TaskSubscriptionAcknowledgedNotifications(McpModel):
+class TaskSubscriptionAcknowledgedNotifications(AliasedModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionAcknowledgedNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(default=None, alias="taskIds")
 
 
-class TaskSubscriptionNotifications(McpModel):
+class TaskSubscriptionNotifications(AliasedModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(default=None, alias="taskIds")
@@ -545,14 +545,14 @@ class UpdateTaskRequest(McpModel):
     params: UpdateTaskRequestParams
 
 
-class UpdateTaskResult(McpModel):
+class UpdateTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(default=None, alias="_meta")
     result_type: Literal["complete"] = Field(alias="resultType")
 
 
-class WorkingTask(McpModel):
+class WorkingTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``WorkingTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(alias="taskId")
