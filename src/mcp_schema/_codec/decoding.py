@@ -4,8 +4,10 @@ from the sniffed envelope, behind the fast path that serves real traffic."""
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import to_json
 
 from mcp_schema._codec.dispatch import (
     STATELESS,
@@ -179,6 +181,12 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
             ) from None
 
 
-def encode(message: BaseModel) -> bytes:
-    """The JSON bytes of a message: wire names, absent members left out."""
-    return type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
+def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
+    """The JSON bytes of a message: wire names, absent members left out.
+
+    A message of the dict view (`mcp_schema.codec.decode_dict`) is written as is.
+    """
+    if isinstance(message, BaseModel):
+        serializer = type(message).__pydantic_serializer__
+        return serializer.to_json(message, by_alias=True, exclude_unset=True)
+    return to_json(message)

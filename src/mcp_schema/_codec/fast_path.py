@@ -50,7 +50,7 @@ def _response_validator(
     return TypeAdapter(either).validator.validate_json
 
 
-def _mentions_method(raw: bytes | str) -> bool:
+def mentions_method(raw: bytes | str) -> bool:
     # A cheap look at the head of the message, not a parse: either answer may
     # be wrong (a "method" member far down, the word inside a response), and
     # a wrong one only sends the message on to the exact path.
@@ -82,7 +82,7 @@ def decode_fast(
     # mention the word (an input-required result embeds requests), so a
     # failed request attempt falls through to the response when the caller
     # named the method it answers.
-    if _mentions_method(raw):
+    if mentions_method(raw):
         message = _request_fast(raw, version, options.extensions, guess)
         if message is not None:
             return message
