@@ -233,11 +233,21 @@ def decode_dict_fast(
     return response
 
 
-def decode_dict_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Any:
+def _exact(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Any:
     """The exact path: the models apply the same rules and raise the errors
     ``decode`` raises; what they accept is returned as parsed."""
     decode_sniffed(raw, sniffed, options)
     return from_json(raw)
+
+
+def decode_dict_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Any:
+    """A message whose envelope was sniffed (a response the Correlator paired
+    with its request): the one dict validation when it answers, else the exact path."""
+    if options.headers is None:
+        message = decode_dict_fast(raw, options)
+        if message is not None:
+            return message
+    return _exact(raw, sniffed, options)
 
 
 def decode_dict(
@@ -277,5 +287,5 @@ def decode_dict(
         message = decode_dict_fast(text, options)
         if message is not None:
             return message
-    parsed: DictMessage = decode_dict_sniffed(text, sniff(text), options)
+    parsed: DictMessage = _exact(text, sniff(text), options)
     return parsed
