@@ -56,11 +56,23 @@ def result_arms(module: ir.Module, era: str) -> dict[str, str]:
     return dict(sorted(arms.items()))
 
 
+RESULT_RESPONSES = ("JSONRPCResultResponse", "JSONRPCResponse")
+ERROR_RESPONSES = ("JSONRPCErrorResponse", "JSONRPCError")
+"""The JSON-RPC response envelopes by schema name: 2025-11-25 on, then the
+draft-07 schemas' names (2024-11-05 to 2025-06-18)."""
+
+
+def response_envelope(module: ir.Module, names: tuple[str, ...]) -> str | None:
+    """The first of ``names`` the schema defines (or reuses from its base)."""
+    known = {c.name for c in module.classes} | set(module.imported)
+    return next((name for name in names if name in known), None)
+
+
 def error_class(module: ir.Module) -> str:
     """The class of the ``error`` member of the schema's error response
     (``Error``; older schemas declare it inline, where it gets its own name)."""
     known = {c.name: c for c in module.classes} | dict.fromkeys(module.imported)
-    for response in ("JSONRPCErrorResponse", "JSONRPCError"):
+    for response in ERROR_RESPONSES:
         cls = known.get(response)
         if cls is None:
             continue

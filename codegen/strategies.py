@@ -18,6 +18,7 @@ import jinja2
 
 from . import ir
 from .build import BuildError, snake
+from .registry import ERROR_RESPONSES, RESULT_RESPONSES, response_envelope
 
 
 @dataclass(frozen=True)
@@ -233,5 +234,7 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
         notifications=[(n.method, qualified(n.notification)) for n in tables.notifications],
         answers=[(r.method, answers_expression(r, classes, qualified)) for r in tables.requests],
         errors=[(e.code, qualified(e.model)) for e in tables.error_codes],
+        result_response=response_envelope(module, RESULT_RESPONSES),
+        error_response=response_envelope(module, ERROR_RESPONSES),
         literal=literal,
     )

@@ -1055,3 +1055,9 @@ ERRORS: Final[Mapping[int, SearchStrategy[Json]]] = MappingProxyType(
 )
 """The JSON-RPC ``error`` member for each error code (its ``code`` may be any integer
 where the model is the generic ``Error``)."""
+
+RESULT_RESPONSE: Final = JSONRPCResponse
+"""The version's JSON-RPC result response envelope."""
+
+ERROR_RESPONSE: Final = JSONRPCError
+"""The version's JSON-RPC error response envelope."""
