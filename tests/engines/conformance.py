@@ -656,12 +656,6 @@ class DefReport:
     key: str
     name: str
     root: str = PROJECT_MODELS  # the package tree whose models are judged
-
-    @property
-    def views(self) -> tuple[str, ...]:
-        """The models, and for this project's own package also the dict view."""
-        return (MODELS_VIEW, DICT_VIEW) if self.root == PROJECT_MODELS else (MODELS_VIEW,)
-
     counts: Counts = field(default_factory=Counts)
     found: list[Discrepancy] = field(default_factory=list)
     generation_error: str | None = None
@@ -674,6 +668,11 @@ class DefReport:
     @property
     def allowlisted(self) -> bool:
         return (self.key, self.name) in GENERATION_ALLOWLIST
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The models, and for this project's own package also the dict view."""
+        return (MODELS_VIEW, DICT_VIEW) if self.root == PROJECT_MODELS else (MODELS_VIEW,)
 
 
 def _model_verdict(ta: TypeAdapter[Any], value: JSON) -> tuple[bool | None, Any, str]:
