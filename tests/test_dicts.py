@@ -128,6 +128,44 @@ def _agree(raw: bytes, **options: Any) -> bool:
     return True
 
 
+NAMED = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # A notification's method with an id, in a self-naming message: -32601.
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "notifications/progress",
+            "params": {**NAMED, "progressToken": 1, "progress": 1},
+        },
+        # A draft-07 request: the envelope's id and jsonrpc are checked too.
+        {"jsonrpc": "2.0", "id": 1.5, "method": "ping"},
+        {"jsonrpc": "1.0", "id": 1, "method": "ping"},
+        {"jsonrpc": "2.0", "id": 2.0, "method": "ping"},
+    ],
+)
+@pytest.mark.parametrize("version", [None, *SUPPORTED_VERSIONS])
+def test_decode_dict_agrees_with_decode_on_edge_cases(
+    message: dict[str, Any], version: str | None
+) -> None:
+    raw = json.dumps(message).encode()
+    _agree(raw, version=version)
+    session, plain = codec.Correlator(version=version), codec.Correlator(version=version)
+    _agree_outcomes(_outcome(session.decode, raw), _outcome(plain.decode_dict, raw), raw)
+
+
+def _agree_outcomes(model: Any, plain: Any, raw: bytes) -> None:
+    if isinstance(model, errors.McpError):
+        assert isinstance(plain, errors.McpError), raw
+        assert (type(plain), plain.message) == (type(model), model.message), raw
+    else:
+        assert same_json(plain, json.loads(raw)), raw
+        assert type(model).model_validate(plain) == model, raw
+
+
 def test_decode_dict_agrees_with_decode_on_fuzzed_input() -> None:
     rng = random.Random(20261130)
     seeds = fuzz.corpus()

@@ -168,14 +168,17 @@ def _self_naming_request(
         return None
     message: dict[str, Any] = _messages_validator(first, exts)(raw)
     named = named_in_dict(message)
+    version = first
     if named != first:
         if not isinstance(named, str) or named not in STATELESS:
             return None
         message = _messages_validator(named, exts)(raw)
         if named_in_dict(message) != named:
             return None
-        _last_named = named
-    return message if "id" in message else None
+        _last_named = version = named
+    # A request: the model path reads a notification's "id" as an unknown member.
+    requests = tables(version, exts)[0]
+    return message if "id" in message and message["method"] in requests else None
 
 
 def _request_fast(
