@@ -174,7 +174,7 @@ def test_decode_dict_agrees_with_decode_on_fuzzed_input() -> None:
         raw = fuzz.mutate(rng.choice(seeds), rng) if rng.random() < 0.6 else rng.choice(seeds)
         options = {
             "version": rng.choice([None, *SUPPORTED_VERSIONS, "1999-01-01"]),
-            "method": rng.choice([None, "tools/call", "tools/list", "initialize"]),
+            "method": rng.choice([None, "tools/call", "tools/list", "initialize", "tasks/get"]),
             "extensions": rng.choice([(), (codec.TASKS_EXTENSION,)]),
             "assume_complete": rng.random() < 0.2,
             "allow_unknown_methods": rng.random() < 0.2,

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import types
 import typing
 from collections.abc import Callable, Collection, Mapping
 from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, Union
@@ -116,11 +117,23 @@ def dict_type(tp: Any) -> Any:
     origin = typing.get_origin(tp)
     if origin is Annotated:
         inner, *metadata = typing.get_args(tp)
-        arguments = (dict_type(inner), *metadata)
+        arguments = (
+            dict_type(inner),
+            *map(functools.partial(_wire_discriminator, inner), metadata),
+        )
         return Annotated[arguments]
-    if origin is Union:
+    if origin in (Union, types.UnionType):
         return Union[tuple(dict_type(arm) for arm in typing.get_args(tp))]
     return tp
+
+
+def _wire_discriminator(union: Any, metadata: Any) -> Any:
+    """A model union's discriminator names an attribute; a dict has wire keys."""
+    if not isinstance(metadata, FieldInfo) or not isinstance(metadata.discriminator, str):
+        return metadata
+    arm = typing.get_args(union)[0]
+    field = arm.model_fields[metadata.discriminator]
+    return Field(discriminator=field.alias or metadata.discriminator)
 
 
 Validate = Callable[[Union[bytes, str]], Any]
