@@ -6,7 +6,7 @@ them (``SUPPORTED_VERSIONS``, the eras, the default version).
 
 Hand-written runtime modules (``src/mcp_schema``): ``base`` (model base and JSON scalar types),
 ``method_table``, ``compiled``, ``versions``, ``errors``, ``codec``, ``http_headers``,
-``context``, ``cli``.
+``context``, ``cli``, ``diff``, ``projection``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,23 @@ __path__ = __import__("pkgutil").extend_path(__path__, __name__)
 
 __version__ = "0.1.0"
 
+from typing import TYPE_CHECKING
+
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
+if TYPE_CHECKING:
+    from mcp_schema.projection import ProjectionError as ProjectionError
+    from mcp_schema.projection import project as project
+
 __all__ = ["SUPPORTED_VERSIONS", "__version__"]
+
+_LAZY = {"project": "mcp_schema.projection", "ProjectionError": "mcp_schema.projection"}
+
+
+def __getattr__(name: str) -> object:
+    # Projection needs pydantic and the version packages; importing
+    # mcp_schema alone loads neither. (Not in __all__: a star import or the
+    # docs would load them.)
+    if name in _LAZY:
+        return getattr(__import__(_LAZY[name], fromlist=[name]), name)
+    raise AttributeError(f"module 'mcp_schema' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""``python -m mcp_schema validate FILE [--version V]`` (hand-written runtime module).
+"""``python -m mcp_schema validate FILE [--version V]`` and ``diff A B [--json]``
+(hand-written runtime module).
 
 FILE holds JSON Lines, one JSON-RPC message per line (``-`` reads stdin).
 Responses are paired with their requests by id, the version is detected per
@@ -15,6 +16,7 @@ on stderr, no traceback).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
@@ -153,7 +155,20 @@ def main(
         default=MAX_LINE_BYTES,
         help=f"longest line read (default {MAX_LINE_BYTES:,}); longer lines are reported",
     )
+    compare = commands.add_parser("diff", help="definitions and members changed from A to B")
+    compare.add_argument("old", choices=SUPPORTED_VERSIONS, metavar="A")
+    compare.add_argument("new", choices=SUPPORTED_VERSIONS, metavar="B")
+    compare.add_argument("--json", action="store_true", help="one JSON object instead of text")
     args = parser.parse_args(argv)
+    if args.command == "diff":
+        from mcp_schema.diff import diff
+
+        changes = diff(args.old, args.new)
+        if args.json:
+            out.write(json.dumps(changes.to_json(), indent=2) + "\n")
+        else:
+            out.write(changes.to_text())
+        return 0
     try:
         if args.max_line_bytes < 1:
             raise _Failed("--max-line-bytes must be positive")

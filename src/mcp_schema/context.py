@@ -1,8 +1,11 @@
-"""What a stateless-era handler needs from a request, without a session
-(hand-written runtime module): the request context, client-capability checks,
-and the retry of a request that got an input-required result (MRTR).
+"""What a handler needs from a request (hand-written runtime module): the
+request context, client-capability checks, and the retry of a request that got
+an input-required result (MRTR).
 
-Models are those of the version the request names in ``params._meta``.
+A stateless-era request carries its context in ``params._meta``
+(`RequestContext.from_request`); a handshake-era request shares it with its
+session's ``initialize`` (`RequestContext.from_session`). Either way one
+handler reads the same fields, as models of the request's version.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from mcp_schema.errors import (
     error_list,
     quote,
 )
-from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol, version_of
 
 __all__ = [
     "RequestContext",
@@ -34,9 +37,9 @@ RequestT = TypeVar("RequestT", bound=BaseModel)
 
 
 _VERSION_KEY = PROTOCOL_VERSION_KEY
-_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
-_INFO_KEY = "io.modelcontextprotocol/clientInfo"
-_LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+INFO_KEY = "io.modelcontextprotocol/clientInfo"
+LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 
 class InputRequired(Protocol):
@@ -106,9 +109,9 @@ def _tables(meta: Mapping[str, Any]) -> VersionTables:
 
 
 def _declared_capabilities(meta: Mapping[str, Any]) -> dict[str, Any]:
-    declared = meta.get(_CAPABILITIES_KEY, {})
+    declared = meta.get(CAPABILITIES_KEY, {})
     if not isinstance(declared, Mapping):
-        raise _invalid(_CAPABILITIES_KEY, "must be an object")
+        raise _invalid(CAPABILITIES_KEY, "must be an object")
     return dict(declared)
 
 
@@ -146,15 +149,15 @@ class RequestContext:
         try:
             capabilities = capabilities_model.model_validate(_declared_capabilities(meta))
         except ValidationError as exc:
-            raise _from_validation(_CAPABILITIES_KEY, exc) from None
-        info = meta.get(_INFO_KEY)
+            raise _from_validation(CAPABILITIES_KEY, exc) from None
+        info = meta.get(INFO_KEY)
         try:
             client_info = implementation.model_validate(info) if info is not None else None
         except ValidationError as exc:
-            raise _from_validation(_INFO_KEY, exc) from None
-        log_level = meta.get(_LOG_LEVEL_KEY)
+            raise _from_validation(INFO_KEY, exc) from None
+        log_level = meta.get(LOG_LEVEL_KEY)
         if log_level is not None and not isinstance(log_level, str):
-            raise _invalid(_LOG_LEVEL_KEY, "must be a string")
+            raise _invalid(LOG_LEVEL_KEY, "must be a string")
         if isinstance(request_id, bool):
             raise TypeError(f"{type(request).__name__} is not a request (its id is a bool)")
         progress_token = meta.get("progressToken")
@@ -164,6 +167,54 @@ class RequestContext:
             method=method,
             request_id=request_id,
             protocol_version=meta[_VERSION_KEY],
+            client_capabilities=capabilities,
+            client_info=client_info,
+            log_level=log_level,
+            progress_token=progress_token,
+        )
+
+    @classmethod
+    def from_session(
+        cls, request: BaseModel, initialize: BaseModel, *, log_level: str | None = None
+    ) -> RequestContext:
+        """Read a handshake-era ``request``'s context from its session's ``initialize`` request.
+
+        The protocol version is the one ``request`` was decoded by (the session's
+        negotiated version); client capabilities and info come from ``initialize``;
+        ``log_level`` is the level the client last set with ``logging/setLevel``
+        (None: never set). Either argument not a decoded request of a
+        handshake-era version is a ``TypeError``.
+        """
+        message, opened = _request(request), _request(initialize)
+        method, request_id = message.get("method"), message.get("id")
+        if not isinstance(method, str) or not isinstance(request_id, (str, int)):
+            raise TypeError(f"{type(request).__name__} is not a request (a method and an id)")
+        if opened.get("method") != "initialize":
+            raise TypeError(f"{type(initialize).__name__} is not an initialize request")
+        compiled = version_of(type(request))
+        if compiled is None or compiled.era != "handshake" or compiled.extension is not None:
+            raise TypeError(f"{type(request).__name__} is not a handshake-era request model")
+        tables = compiled.load()
+        capabilities_model, implementation = tables.client_capabilities, tables.implementation
+        assert capabilities_model is not None and implementation is not None  # every core version
+        params = opened.get("params") or {}
+        params_of_request = message.get("params")
+        meta = params_of_request.get("_meta") if isinstance(params_of_request, Mapping) else None
+        progress_token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+        # The initialize was read by the version the client offered; its facts
+        # are read again by the version the session settled on.
+        try:
+            capabilities = capabilities_model.model_validate(params.get("capabilities", {}))
+        except ValidationError as exc:
+            raise _validation_error(exc, "$.params.capabilities") from None
+        try:
+            client_info = implementation.model_validate(params.get("clientInfo"))
+        except ValidationError as exc:
+            raise _validation_error(exc, "$.params.clientInfo") from None
+        return cls(
+            method=method,
+            request_id=request_id,
+            protocol_version=compiled.version,
             client_capabilities=capabilities,
             client_info=client_info,
             log_level=log_level,

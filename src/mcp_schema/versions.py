@@ -16,6 +16,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "extensions_of",
     "protocol",
+    "version_of",
 ]
 
 PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
@@ -54,3 +55,11 @@ def protocol(version: str) -> CompiledVersion | None:
 def extensions_of(version: str) -> dict[str, CompiledVersion]:
     """The compiled extensions of ``version``, by extension id."""
     return _EXTENSIONS.get(version, {})
+
+
+_PACKAGES: dict[str, CompiledVersion] = {c.package: c for c in COMPILED}
+
+
+def version_of(model: type) -> CompiledVersion | None:
+    """The compiled version (or extension) whose models module defines ``model``."""
+    return _PACKAGES.get(model.__module__.rpartition(".")[0])
