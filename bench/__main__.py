@@ -27,6 +27,11 @@ SPEEDUP_TARGET = 4.0
 IMPORT_TARGET = 0.080
 COLD_DECODE_TARGET = 0.120
 MEMORY_TARGET = 3.0
+DICT_RATIO_TARGET = 3.0  # the dict view on the captured sessions, against the floor
+DICT_SPEEDUP_TARGET = 3.0  # the dict view against mcp-types on the captured sessions
+EXACT_CLASS_TARGET = 1.15  # decode against pydantic's validate_json of the same class
+IMPORT_OVER_PYDANTIC = 0.025
+COLD_DECODE_OVER_PYDANTIC = 0.060
 
 
 @dataclass
@@ -126,6 +131,33 @@ def _aggregate(rows: list[Row], group: str, label: str) -> Row | None:
     return total
 
 
+def _sessions(rows: list[Row]) -> Row | None:
+    """All captured sessions as one: per message, weighted by message count."""
+    members = [r for r in rows if r.group == "session"]
+    if not members:
+        return None
+    total = Row(
+        "sessions: all captured (per message)",
+        "sessions",
+        "mixed",
+        sum(r.bytes for r in members),
+        sum(r.messages for r in members),
+    )
+    for name in peers.CONTENDERS:
+        cells = [r.cells.get(name) for r in members]
+        timed = [c for c in cells if c is not None and c.us is not None]
+        if len(timed) != len(members):
+            continue
+        count = sum(c.messages for c in timed)
+        total.cells[name] = Cell(
+            sum(c.us * c.messages for c in timed if c.us is not None) / count,
+            None,
+            count,
+            note="; ".join(c.note for c in timed if c.note),
+        )
+    return total
+
+
 def _first_decode(row: Row) -> float | None:
     cell = row.cells.get("ours.decode")
     return cell.first_us if cell else None
@@ -133,7 +165,9 @@ def _first_decode(row: Row) -> float | None:
 
 def print_table(rows: list[Row]) -> None:
     columns = [
+        "ours.decode_dict",
         "ours.decode",
+        "pydantic exact class",
         "ours.encode",
         "mcp-types",
         "jsonschema-rs",
@@ -159,6 +193,10 @@ def print_table(rows: list[Row]) -> None:
         " 'vs mcp-types' = mcp-types µs / ours µs; *k fail = messages the contender failed on"
         " (left out of its timing); '1st dec' = our first decode of that message in this"
         " process (lazy model builds included)."
+    )
+    print(
+        "'pydantic exact class' = pydantic's own validate_json of the class decode ends up"
+        " with (the reference for decode's overhead)."
     )
     for row in rows:
         notes = {n: c.note for n, c in row.cells.items() if c.note}
@@ -233,6 +271,7 @@ def targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> lis
                 first <= COLD_DECODE_TARGET,
             )
         )
+    found += _speed_targets(rows, cold, mem)
     ratio = mem["ours.decode"] / mem["json bytes"]
     found.append(
         Target(
@@ -240,6 +279,69 @@ def targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> lis
             f"{ratio:.2f}x JSON size",
             f"<= {MEMORY_TARGET}x",
             ratio <= MEMORY_TARGET,
+        )
+    )
+    return found
+
+
+def _speed_targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> list[Target]:
+    """The targets of the dict view, the model path and on-demand imports."""
+    found: list[Target] = []
+    for row in rows:
+        if row.group not in ("session", "sessions"):
+            continue
+        ratio = row.ratio("ours.decode_dict") or 0.0
+        found.append(
+            Target(
+                f"dict view <= 3.0x floor, {row.workload}",
+                _fmt_x(ratio),
+                f"<= {DICT_RATIO_TARGET}x",
+                ratio <= DICT_RATIO_TARGET,
+            )
+        )
+        speedup = row.ratio("mcp-types", "ours.decode_dict") or 0.0
+        found.append(
+            Target(
+                f"dict view >= 3x faster than mcp-types, {row.workload}",
+                _fmt_x(speedup),
+                f">= {DICT_SPEEDUP_TARGET}x",
+                speedup >= DICT_SPEEDUP_TARGET,
+            )
+        )
+    for row in rows:
+        if row.group in ("session", "sessions", "synthetic"):
+            over = row.ratio("ours.decode", "pydantic exact class") or 0.0
+            found.append(
+                Target(
+                    f"decode <= 1.15x pydantic exact class, {row.workload}",
+                    f"{over:.2f}x",
+                    f"<= {EXACT_CLASS_TARGET}x",
+                    over <= EXACT_CLASS_TARGET,
+                )
+            )
+    if cold:
+        base = cold["import pydantic.BaseModel"]
+        for name, budget in (
+            ("import mcp_schema.v2026_07_28", IMPORT_OVER_PYDANTIC),
+            ("import + first decode (ours, tools/call)", COLD_DECODE_OVER_PYDANTIC),
+            ("import + first decode_dict (ours, tools/call)", COLD_DECODE_OVER_PYDANTIC),
+        ):
+            extra = cold[name] - base
+            found.append(
+                Target(
+                    f"{name}, over pydantic",
+                    f"+{extra * 1e3:.1f} ms",
+                    f"<= +{budget * 1e3:.0f} ms",
+                    extra <= budget,
+                )
+            )
+    ratio = mem["ours.decode_dict"] / mem["orjson.loads"]
+    found.append(
+        Target(
+            "retained memory of the dict view, against orjson's dicts",
+            f"{ratio:.2f}x",
+            "reported",
+            True,
         )
     )
     return found
@@ -267,7 +369,8 @@ def main(argv: list[str] | None = None) -> int:
     workloads = [w for w in all_workloads() if not args.only or args.only in w.name]
     rows = [measure(w, repeats, budget) for w in workloads]
     summary = _aggregate(rows, "example", "examples: mean over the official examples")
-    table = [*rows, summary] if summary else rows
+    together = _sessions(rows)
+    table = [*rows, *(r for r in (summary, together) if r is not None)]
     print_table(table)
 
     cold = {} if args.no_cold else coldstart.measure(cold_runs)
@@ -282,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = "error" if size < 0 else f"{size:,} B ({size / mem['json bytes']:.2f}x JSON)"
         print(f"  {name:<16} {shown}")
 
-    found = targets(rows, cold, mem)
+    found = targets(table, cold, mem)
     print_targets(found)
 
     report: dict[str, Any] = {

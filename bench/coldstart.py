@@ -24,6 +24,9 @@ def _snippets() -> dict[str, str]:
         "import mcp_schema.codec": "import mcp_schema.codec",
         "import mcp_types.methods": "import mcp_types.methods",
         "import + first decode (ours, tools/call)": f"from mcp_schema import codec\ncodec.decode({raw!r})",
+        "import + first decode_dict (ours, tools/call)": (
+            f"from mcp_schema import codec\ncodec.decode_dict({raw!r})"
+        ),
         "import + first parse (mcp-types, tools/call)": (
             "from mcp_types import jsonrpc, methods\n"
             f"e = jsonrpc.jsonrpc_message_adapter.validate_json({raw!r})\n"

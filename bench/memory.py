@@ -34,6 +34,7 @@ def measure(workload: Workload) -> dict[str, int]:
     sizes = {
         "json bytes": len(msg.raw),
         "orjson.loads": retained(lambda: orjson.loads(msg.raw)),
+        "ours.decode_dict": retained(lambda: peers.decoded_dicts(workload)[0]),
         "ours.decode": retained(lambda: peers.decoded(workload)[0]),
     }
     try:

@@ -25,6 +25,7 @@ from pydantic import BaseModel, TypeAdapter, create_model
 import codegen.spec
 from bench.workloads import HANDSHAKE, Msg, Workload, tables
 from mcp_schema import codec, versions
+from mcp_schema._codec import dispatch
 
 Call = Callable[[], object]
 
@@ -119,6 +120,60 @@ def ours_decode(workload: Workload) -> Runner:
         return functools.partial(codec.decode, msg.raw, version=version, method=msg.method)
 
     return _checked(workload, build)
+
+
+def ours_decode_dict(workload: Workload) -> Runner:
+    if workload.session:
+        raws = [msg.raw for msg in workload.messages]
+
+        def run() -> None:
+            correlator = codec.Correlator(allow_unknown_methods=True)
+            for raw in raws:
+                correlator.decode_dict(raw)
+
+        return Runner(run, len(raws), first=_first(run))
+
+    def build(msg: Msg) -> Call:
+        stateless = msg.version in versions.STATELESS_VERSIONS
+        version = None if msg.kind == "request" and stateless else msg.version
+        return functools.partial(codec.decode_dict, msg.raw, version=version, method=msg.method)
+
+    return _checked(workload, build)
+
+
+def _exact_validator(msg: Msg) -> Callable[[bytes], Any]:
+    """Pydantic's own validator of the class ``decode`` ends up with."""
+    method = msg.method or ""
+    if msg.kind == "result":
+        adapter = dispatch.result_adapter(msg.version, method, frozenset(), False)
+        return adapter.validator.validate_json  # type: ignore[no-any-return]
+    if msg.kind == "error":
+        return dispatch.error_adapter(msg.version).validator.validate_json  # type: ignore[no-any-return]
+    requests, notifications = dispatch.tables(msg.version, frozenset())
+    core = dispatch.version_tables(msg.version)
+    if msg.kind == "request":
+        entry = requests.get(method)
+        cls = entry.request if entry else core.request
+    else:
+        note = notifications.get(method)
+        cls = note.notification if note else core.notification
+    return cls.__pydantic_validator__.validate_json
+
+
+def pydantic_exact_class(workload: Workload) -> Runner:
+    """The reference for ``decode``'s overhead: validate_json of the exact class."""
+    return _checked(workload, lambda msg: functools.partial(_exact_validator(msg), msg.raw))
+
+
+def decoded_dicts(workload: Workload) -> list[codec.DictMessage]:
+    """Every message of the workload, decoded in the dict view."""
+    if workload.session:
+        correlator = codec.Correlator(allow_unknown_methods=True)
+        return [correlator.decode_dict(msg.raw) for msg in workload.messages]
+    return [
+        codec.decode_dict(msg.raw, version=msg.version, method=msg.method)
+        for msg in workload.messages
+    ]
 
 
 def decoded(workload: Workload) -> list[codec.Message]:
@@ -263,7 +318,9 @@ def jsonschema_rs_validate(workload: Workload) -> Runner:
 
 CONTENDERS: dict[str, Callable[[Workload], Runner]] = {
     "orjson.loads": orjson_loads,
+    "ours.decode_dict": ours_decode_dict,
     "ours.decode": ours_decode,
+    "pydantic exact class": pydantic_exact_class,
     "ours.encode": ours_encode,
     "orjson.dumps": orjson_dumps,
     "mcp-types": mcp_types_parse,

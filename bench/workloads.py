@@ -277,7 +277,7 @@ def synthetic() -> list[Workload]:
     ]
 
 
-# -- captured 2025-11-25 sessions ---------------------------------------------------
+# -- captured official-SDK sessions ---------------------------------------------------
 
 
 def _opposite(direction: Direction) -> Direction:
@@ -308,7 +308,11 @@ def session(name: str) -> Workload:
 
 
 def sessions() -> list[Workload]:
-    return [session("python-2025-11-25"), session("typescript-2025-11-25")]
+    return [
+        session("python-2025-11-25"),
+        session("typescript-2025-11-25"),
+        session("python-2026-07-28"),
+    ]
 
 
 def all_workloads() -> list[Workload]:

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import ir, methods, passes, registry, render, strategies
+from . import dicts, ir, methods, passes, registry, render, strategies
 from .build import Builder
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
@@ -64,6 +64,7 @@ def generate() -> Output:
         where = package_path(module)
         base_key = pins()[key].base
         files[where / "models.py"] = render.render_models(module, env)
+        files[where / "dicts.py"] = dicts.render_dicts(module, env)
         files[where / "methods.py"] = render.render_methods(
             module, env, modules[base_key] if base_key else None
         )

@@ -90,6 +90,10 @@ class Annotations:
             return f"dict[str, {self(t.value)}]"
         return self.union(t)
 
+    def discriminator(self, key: str) -> str:
+        """The name a discriminator reads the wire member ``key`` by."""
+        return snake(key)
+
     def scalar(self, t: ir.Scalar) -> str:
         if t.kind == "str":
             if t.min_length is None and t.max_length is None:
@@ -125,7 +129,8 @@ class Annotations:
             f"{self.typing('Union')}[{', '.join(members)}]" if self.lazy else " | ".join(members)
         )
         if t.discriminator:
-            return f'{self.typing("Annotated")}[{joined}, Field(discriminator="{snake(t.discriminator)}")]'
+            key = self.discriminator(t.discriminator)
+            return f'{self.typing("Annotated")}[{joined}, Field(discriminator="{key}")]'
         if t.by_required_key:
             return f'{self.typing("Annotated")}[{joined}, Field(union_mode="left_to_right")]'
         return joined
@@ -182,6 +187,13 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
 
 
+def model_base(c: ir.ModelClass) -> str:
+    if c.closed:
+        return "ClosedModel"
+    renamed = any(f.py_name != f.wire_name and not f.required for f in c.fields)
+    return "AliasedModel" if renamed else "McpModel"
+
+
 def class_view(c: ir.ModelClass, version: str, shadowed: frozenset[str]) -> ClassView:
     annotate = Annotations(c.forward, shadowed)
     inline = c.origin != c.name
@@ -189,15 +201,20 @@ def class_view(c: ir.ModelClass, version: str, shadowed: frozenset[str]) -> Clas
     kind = "inline object at" if inline else "definition"
     return ClassView(
         name=c.name,
-        base="ClosedModel" if c.closed else "McpModel",
+        base=model_base(c),
         doc=f"MCP {version} {kind} {where}: {c.docs_url}",
         fields=[field_line(f, annotate) for f in c.fields],
         extra=annotate(c.extra_type) if c.extra_type is not None else None,
     )
 
 
-def alias_view(a: ir.Alias, version: str, shadowed: frozenset[str]) -> AliasView:
-    annotate = Annotations(frozenset([a.name]) if a.recursive else frozenset(), shadowed)
+def alias_view(
+    a: ir.Alias,
+    version: str,
+    shadowed: frozenset[str],
+    annotations: type[Annotations] = Annotations,
+) -> AliasView:
+    annotate = annotations(frozenset([a.name]) if a.recursive else frozenset(), shadowed)
     return AliasView(
         a.name,
         annotate(a.type),
@@ -220,9 +237,10 @@ def header(module: ir.Module) -> dict[str, str]:
     return {"version": module.key, "source": module.source, "sha256": module.sha256}
 
 
-def shadowed_helpers(names: list[str]) -> frozenset[str]:
-    """The ``typing`` helpers a definition of ``names`` takes the place of."""
-    imported = {*TYPING_NAMES, *PYDANTIC_NAMES, *TYPING_EXTENSIONS_NAMES, *base_names()}
+def shadowed_helpers(names: list[str], also: tuple[str, ...] = ()) -> frozenset[str]:
+    """The ``typing`` helpers a definition of ``names`` takes the place of
+    (``also``: what else the module imports)."""
+    imported = {*TYPING_NAMES, *PYDANTIC_NAMES, *TYPING_EXTENSIONS_NAMES, *base_names(), *also}
     clashes = imported.intersection(names) - SHADOWABLE
     if clashes:
         raise BuildError(f"definitions named like imported helpers: {sorted(clashes)}")

@@ -40,9 +40,7 @@ def test_check_regen_catches_a_hand_edit_and_a_stray_file(
     shutil.copytree(GENERATED_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
     assert codegen_main(["--check", "--into", str(copy)]) == 0
     target = copy / "mcp_schema" / "v2026_07_28" / "models.py"
-    target.write_text(
-        target.read_text().replace("class Tool(McpModel):", "class Tool(McpModel):  # edited")
-    )
+    target.write_text(target.read_text() + "# edited by hand\n")
     (copy / "mcp_schema" / "v2026_07_28" / "helpers.py").write_text("# hand-written\n")
     assert codegen_main(["--check", "--into", str(copy)]) == 1
     stderr = capsys.readouterr().err

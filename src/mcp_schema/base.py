@@ -45,8 +45,11 @@ from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 
 __all__ = [
+    "CLOSED_DICT",
     "DEFAULT_RESULT_TAG",
     "MAX_EXACT_INTEGRAL_FLOAT",
+    "OPEN_DICT",
+    "AliasedModel",
     "ClosedModel",
     "Int",
     "JsonInt",
@@ -91,6 +94,19 @@ class McpModel(BaseModel):
             data, self_instance=self, by_name=True, by_alias=True
         )
 
+    # Pydantic hands raw input to a custom __init__ during model_validate,
+    # which would let wire keys match attribute names; this marker keeps
+    # decoding on pydantic's own path, so only construction reads names.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+
+class AliasedModel(McpModel):
+    """An open model with an optional member whose attribute name is not its
+    wire name: the only kind whose unknown members can be mistaken for one.
+
+    Only these pay for a per-object hook; the generator picks the base.
+    """
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
@@ -118,11 +134,6 @@ class McpModel(BaseModel):
             for name in _renamed_optional(type(self)).intersection(extra):
                 if getattr(self, name) is None and name not in given_null:
                     self.__pydantic_fields_set__.discard(name)
-
-    # Pydantic hands raw input to a custom __init__ during model_validate,
-    # which would let wire keys match attribute names; this marker keeps
-    # decoding on pydantic's own path, so only construction reads names.
-    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
 
 
 class _Construction(typing.NamedTuple):
@@ -202,6 +213,13 @@ def _renamed_nullable(cls: type[BaseModel]) -> frozenset[str]:
             if not any(isinstance(m, _NotNull) for m in cls.model_fields[name].metadata)
         )
     return names
+
+
+OPEN_DICT = ConfigDict(extra="allow")
+"""Pydantic config of a generated TypedDict: unknown keys kept as parsed."""
+
+CLOSED_DICT = ConfigDict(extra="forbid")
+"""Pydantic config of a generated TypedDict whose schema forbids unlisted keys."""
 
 
 class ClosedModel(McpModel):

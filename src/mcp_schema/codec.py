@@ -12,12 +12,22 @@ This module is the public face of the codec; its parts live in
 ``mcp_schema._codec``, one idea per module: envelope sniffing, the version
 tables and result unions, error paths, decode/encode, the fast path, the
 ``Correlator`` and ``reply``.
+
+``decode_dict`` is the plain-dict view of ``decode``: the same options, rules
+and errors, but the message comes back as its validated, parsed JSON, typed
+by the TypedDicts of the version's ``dicts`` module.
 """
 
 from __future__ import annotations
 
 from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
 from mcp_schema._codec.decoding import decode, encode
+from mcp_schema._codec.dict_view import (
+    DictMessage,
+    ErrorResponseDict,
+    ResultResponseDict,
+    decode_dict,
+)
 from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
 from mcp_schema._codec.replies import reply
 from mcp_schema._codec.screen import MAX_DEPTH
@@ -30,11 +40,15 @@ __all__ = [
     "MAX_PENDING",
     "TASKS_EXTENSION",
     "Correlator",
+    "DictMessage",
     "ErrorResponse",
+    "ErrorResponseDict",
     "Message",
     "ResultResponse",
+    "ResultResponseDict",
     "Sender",
     "decode",
+    "decode_dict",
     "encode",
     "message_kind",
     "reply",

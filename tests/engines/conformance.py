@@ -7,7 +7,9 @@ the validator of the schema's own draft (2020-12, or draft-07 for
 by the generated model through ``pydantic.TypeAdapter``. The model must accept
 exactly what the oracle accepts, and every accepted value must survive
 ``validate_python`` -> ``dump_python(mode="json", by_alias=True,
-exclude_unset=True)`` unchanged, JSON types included.
+exclude_unset=True)`` unchanged, JSON types included. This project's plain-dict
+view (the TypedDicts of ``<package>.dicts``) is judged the same way; its
+validated value must itself be the instance.
 
 Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
 as ``python -m tests.engines.conformance`` (``make conformance``; random seeds,
@@ -415,16 +417,23 @@ def package_of(key: str, root: str = PROJECT_MODELS) -> str:
     return f"{root}.{spec.pins()[key].package}"
 
 
+MODELS_VIEW = ""
+DICT_VIEW = "dicts"
+"""The module of the plain-dict view inside a version package."""
+
+
 @cache
-def model_of(key: str, name: str, root: str = PROJECT_MODELS) -> Any:
+def model_of(key: str, name: str, root: str = PROJECT_MODELS, view: str = MODELS_VIEW) -> Any:
     """The class or type alias exported as ``name`` (raises if it is missing)."""
-    module = importlib.import_module(package_of(key, root))
-    return getattr(module, name)
+    where = package_of(key, root) + (f".{view}" if view else "")
+    return getattr(importlib.import_module(where), name)
 
 
 @cache
-def adapter(key: str, name: str, root: str = PROJECT_MODELS) -> TypeAdapter[Any]:
-    return TypeAdapter(model_of(key, name, root))
+def adapter(
+    key: str, name: str, root: str = PROJECT_MODELS, view: str = MODELS_VIEW
+) -> TypeAdapter[Any]:
+    return TypeAdapter(model_of(key, name, root, view))
 
 
 def round_trip(ta: TypeAdapter[Any], value: Any) -> JSON:
@@ -660,6 +669,11 @@ class DefReport:
     def allowlisted(self) -> bool:
         return (self.key, self.name) in GENERATION_ALLOWLIST
 
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The models, and for this project's own package also the dict view."""
+        return (MODELS_VIEW, DICT_VIEW) if self.root == PROJECT_MODELS else (MODELS_VIEW,)
+
 
 def _model_verdict(ta: TypeAdapter[Any], value: JSON) -> tuple[bool | None, Any, str]:
     """(accepts, validated value, error text); ``None`` when the model crashed."""
@@ -677,7 +691,6 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
     Returns whether the oracle accepts ``value``.
     """
     key, name = report.key, report.name
-    ta = adapter(key, name, report.root)
     c = report.counts
     oracle_ok: bool = oracle(key, name).is_valid(value)
     if mutation is None:
@@ -693,15 +706,32 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
             return False
     else:
         c.mutants += 1
+    for view in report.views:
+        _judge(report, view, value, mutation, original, oracle_ok)
+    return oracle_ok
+
+
+def _judge(
+    report: DefReport,
+    view: str,
+    value: JSON,
+    mutation: str | None,
+    original: JSON,
+    oracle_ok: bool,
+) -> None:
+    """Compare one view's verdict on ``value`` with the oracle's."""
+    key, name, c = report.key, report.name, report.counts
+    ta = adapter(key, name, report.root, view)
     model_ok, parsed, error = _model_verdict(ta, value)
     shown = original if mutation else value
     where = f"mutated: {short(value, 600)}\n" if mutation else ""
+    where = f"view: {view}\n{where}" if view else where
     if model_ok is None:
         c.crashes += 1
         report.record(
             Discrepancy(key, name, MODEL_CRASH, shown, mutation, oracle_ok, None, where + error)
         )
-        return oracle_ok
+        return
     if model_ok and not oracle_ok:
         c.false_accepts += 1
         errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
@@ -710,7 +740,7 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
                 key, name, FALSE_ACCEPT, shown, mutation, False, True, where + f"oracle: {errors}"
             )
         )
-        return oracle_ok
+        return
     if oracle_ok and not model_ok:
         c.false_rejects += 1
         report.record(
@@ -725,10 +755,11 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
                 where + f"model: {error[:600]}",
             )
         )
-        return oracle_ok
+        return
     if model_ok:
         try:
-            dumped = round_trip(ta, parsed)
+            # The dict view holds plain JSON values: they are their own dump.
+            dumped = round_trip(ta, parsed) if view == MODELS_VIEW else parsed
         except Exception as err:  # serialization failure loses the value entirely
             dumped = f"<dump raised {type(err).__name__}: {err}>"
         if not same_json(dumped, value):
@@ -745,7 +776,6 @@ def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) 
                     where + f"dumped: {short(dumped, 600)}",
                 )
             )
-    return oracle_ok
 
 
 def check_instance(report: DefReport, value: JSON, rng: random.Random) -> None:
@@ -793,7 +823,8 @@ def run_def(
     report = DefReport(key, name, root)
     started = time.perf_counter()
     try:
-        adapter(key, name, root)
+        for view in report.views:
+            adapter(key, name, root, view)
     except Exception as err:  # missing export, broken package, unbuildable schema
         report.counts.no_model = 1
         report.record(

@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import AliasChoices, Field, StrictStr
 
-from mcp_schema.base import JsonInt, McpModel, Omittable, Preset
+from mcp_schema.base import AliasedModel, JsonInt, McpModel, Omittable, Preset
 
 __all__ = [
     "Server",
@@ -38,7 +38,7 @@ class ServerTagsItem(McpModel):
     label: Omittable[StrictStr] = None
 
 
-class Server(McpModel):
+class Server(AliasedModel):
     """MCP naming definition ``Server``: https://example.invalid/naming#server"""
 
     server_info: ServerServerInfo = Field(
@@ -51,7 +51,7 @@ class Server(McpModel):
     )
 
 
-class TimeoutErrorObjectData(McpModel):
+class TimeoutErrorObjectData(AliasedModel):
     """MCP naming inline object at ``TimeoutError.error.data``: https://example.invalid/naming#timeouterror"""
 
     waited_ms: Omittable[JsonInt] = Field(

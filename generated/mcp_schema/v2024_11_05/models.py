@@ -8,7 +8,7 @@ from typing import Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotated",
@@ -140,7 +140,7 @@ __all__ = [
 ]
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
@@ -164,7 +164,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2024-11-05 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -189,7 +189,7 @@ class CompleteRequestParamsArgument(McpModel):
     value: StrictStr
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2024-11-05 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
@@ -199,7 +199,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2024-11-05 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -252,7 +252,7 @@ class InitializeRequest(McpModel):
     params: InitializeRequestParams
 
 
-class InitializedNotificationParams(McpModel):
+class InitializedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -275,7 +275,7 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
-class JSONRPCNotificationParams(McpModel):
+class JSONRPCNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -370,7 +370,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2024-11-05 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2024-11-05/schema#modelpreferences"""
 
     cost_priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -391,7 +391,7 @@ class ModelPreferences(McpModel):
     )
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#notification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -419,7 +419,7 @@ class PaginatedRequest(McpModel):
     params: Omittable[PaginatedRequestParams] = None
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2024-11-05 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -434,7 +434,7 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2024-11-05 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progresstoken"""
 
 
-class JSONRPCRequestParamsMeta(McpModel):
+class JSONRPCRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -444,7 +444,7 @@ class JSONRPCRequestParamsMeta(McpModel):
     )
 
 
-class JSONRPCRequestParams(McpModel):
+class JSONRPCRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
     meta: Omittable[JSONRPCRequestParamsMeta] = Field(
@@ -452,7 +452,7 @@ class JSONRPCRequestParams(McpModel):
     )
 
 
-class ListRootsRequestParamsMeta(McpModel):
+class ListRootsRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -462,7 +462,7 @@ class ListRootsRequestParamsMeta(McpModel):
     )
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
 
     meta: Omittable[ListRootsRequestParamsMeta] = Field(
@@ -477,7 +477,7 @@ class ListRootsRequest(McpModel):
     params: Omittable[ListRootsRequestParams] = None
 
 
-class PingRequestParamsMeta(McpModel):
+class PingRequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -487,7 +487,7 @@ class PingRequestParamsMeta(McpModel):
     )
 
 
-class PingRequestParams(McpModel):
+class PingRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
 
     meta: Omittable[PingRequestParamsMeta] = Field(
@@ -535,7 +535,7 @@ class Prompt(McpModel):
     name: StrictStr
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -547,7 +547,7 @@ class ListPromptsResult(McpModel):
     prompts: list[Prompt]
 
 
-class PromptListChangedNotificationParams(McpModel):
+class PromptListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -621,7 +621,7 @@ class JSONRPCRequest(McpModel):
     params: Omittable[JSONRPCRequestParams] = None
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2024-11-05 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -631,7 +631,7 @@ class RequestParamsMeta(McpModel):
     )
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#request"""
 
     meta: Omittable[RequestParamsMeta] = Field(
@@ -646,7 +646,7 @@ class Request(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -655,7 +655,7 @@ class ResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotificationParams(McpModel):
+class ResourceListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -706,7 +706,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2024-11-05 definition ``Result``: https://modelcontextprotocol.io/specification/2024-11-05/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -779,7 +779,7 @@ class ResourceAnnotations(McpModel):
     priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2024-11-05 definition ``Resource``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resource"""
 
     annotations: Omittable[ResourceAnnotations] = None
@@ -792,7 +792,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -811,7 +811,7 @@ class ResourceTemplateAnnotations(McpModel):
     priority: Omittable[typing.Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2024-11-05 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcetemplate"""
 
     annotations: Omittable[ResourceTemplateAnnotations] = None
@@ -827,7 +827,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -848,7 +848,7 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -857,7 +857,7 @@ class ListRootsResult(McpModel):
     roots: list[Root]
 
 
-class RootsListChangedNotificationParams(McpModel):
+class RootsListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -882,7 +882,7 @@ ClientNotification: TypeAlias = typing.Annotated[
 """MCP 2024-11-05 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientnotification"""
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -892,7 +892,7 @@ class ServerCapabilitiesPrompts(McpModel):
     )
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -903,7 +903,7 @@ class ServerCapabilitiesResources(McpModel):
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -923,7 +923,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2024-11-05 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -980,7 +980,7 @@ class TextContent(McpModel):
     type: Literal["text"] = Preset("text")
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2024-11-05 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1005,7 +1005,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -1049,7 +1049,7 @@ ServerRequest: TypeAlias = typing.Annotated[
 """MCP 2024-11-05 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#serverrequest"""
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2024-11-05 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2024-11-05/schema#textresourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -1069,7 +1069,7 @@ class EmbeddedResource(McpModel):
     type: Literal["resource"] = Preset("resource")
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2024-11-05 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1092,7 +1092,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2024-11-05 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1102,7 +1102,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2024-11-05 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1133,7 +1133,7 @@ class Tool(McpModel):
     name: StrictStr
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2024-11-05 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1160,7 +1160,7 @@ ServerResult: TypeAlias = (
 """MCP 2024-11-05 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2024-11-05/schema#serverresult"""
 
 
-class ToolListChangedNotificationParams(McpModel):
+class ToolListChangedNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -137,7 +137,7 @@ __all__ = [
 ]
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#blobresourcecontents"""
 
     blob: StrictStr = Field(json_schema_extra={"format": "byte"})
@@ -161,7 +161,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2025-03-26 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -186,7 +186,7 @@ class CompleteRequestParamsArgument(McpModel):
     value: StrictStr
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2025-03-26 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
@@ -196,7 +196,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2025-03-26 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -249,7 +249,7 @@ class InitializeRequest(McpModel):
     params: InitializeRequestParams
 
 
-class InitializedNotificationParams(McpModel):
+class InitializedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -272,7 +272,7 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
-class JSONRPCNotificationParams(McpModel):
+class JSONRPCNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcnotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -367,7 +367,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2025-03-26 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-03-26/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -388,7 +388,7 @@ class ModelPreferences(McpModel):
     )
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#notification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -416,7 +416,7 @@ class PaginatedRequest(McpModel):
     params: Omittable[PaginatedRequestParams] = None
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2025-03-26 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -431,7 +431,7 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2025-03-26 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progresstoken"""
 
 
-class JSONRPCRequestParamsMeta(McpModel):
+class JSONRPCRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -441,7 +441,7 @@ class JSONRPCRequestParamsMeta(McpModel):
     )
 
 
-class JSONRPCRequestParams(McpModel):
+class JSONRPCRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
     meta: Omittable[JSONRPCRequestParamsMeta] = Field(
@@ -449,7 +449,7 @@ class JSONRPCRequestParams(McpModel):
     )
 
 
-class ListRootsRequestParamsMeta(McpModel):
+class ListRootsRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -459,7 +459,7 @@ class ListRootsRequestParamsMeta(McpModel):
     )
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
 
     meta: Omittable[ListRootsRequestParamsMeta] = Field(
@@ -474,7 +474,7 @@ class ListRootsRequest(McpModel):
     params: Omittable[ListRootsRequestParams] = None
 
 
-class PingRequestParamsMeta(McpModel):
+class PingRequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -484,7 +484,7 @@ class PingRequestParamsMeta(McpModel):
     )
 
 
-class PingRequestParams(McpModel):
+class PingRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
 
     meta: Omittable[PingRequestParamsMeta] = Field(
@@ -533,7 +533,7 @@ class Prompt(McpModel):
     name: StrictStr
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -545,7 +545,7 @@ class ListPromptsResult(McpModel):
     prompts: list[Prompt]
 
 
-class PromptListChangedNotificationParams(McpModel):
+class PromptListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -623,7 +623,7 @@ JSONRPCBatchRequest: TypeAlias = list[JSONRPCRequest | JSONRPCNotification]
 """MCP 2025-03-26 definition ``JSONRPCBatchRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcbatchrequest"""
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2025-03-26 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -633,7 +633,7 @@ class RequestParamsMeta(McpModel):
     )
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#request"""
 
     meta: Omittable[RequestParamsMeta] = Field(
@@ -648,7 +648,7 @@ class Request(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -657,7 +657,7 @@ class ResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotificationParams(McpModel):
+class ResourceListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -708,7 +708,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2025-03-26 definition ``Result``: https://modelcontextprotocol.io/specification/2025-03-26/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -778,7 +778,7 @@ class ImageContent(McpModel):
     type: Literal["image"] = Preset("image")
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2025-03-26 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resource"""
 
     annotations: Omittable[Annotations] = None
@@ -791,7 +791,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -803,7 +803,7 @@ class ListResourcesResult(McpModel):
     resources: list[Resource]
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2025-03-26 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcetemplate"""
 
     annotations: Omittable[Annotations] = None
@@ -819,7 +819,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -840,7 +840,7 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -849,7 +849,7 @@ class ListRootsResult(McpModel):
     roots: list[Root]
 
 
-class RootsListChangedNotificationParams(McpModel):
+class RootsListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -874,7 +874,7 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-03-26 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientnotification"""
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -884,7 +884,7 @@ class ServerCapabilitiesPrompts(McpModel):
     )
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -895,7 +895,7 @@ class ServerCapabilitiesResources(McpModel):
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -916,7 +916,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2025-03-26 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -966,7 +966,7 @@ class TextContent(McpModel):
     type: Literal["text"] = Preset("text")
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2025-03-26 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -991,7 +991,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -1035,7 +1035,7 @@ ServerRequest: TypeAlias = Annotated[
 """MCP 2025-03-26 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverrequest"""
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2025-03-26 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-03-26/schema#textresourcecontents"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -1055,7 +1055,7 @@ class EmbeddedResource(McpModel):
     type: Literal["resource"] = Preset("resource")
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2025-03-26 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1081,7 +1081,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2025-03-26 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1091,7 +1091,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2025-03-26 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1102,7 +1102,7 @@ class ReadResourceResult(McpModel):
     ]
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2025-03-26 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
@@ -1147,7 +1147,7 @@ class Tool(McpModel):
     name: StrictStr
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2025-03-26 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1174,7 +1174,7 @@ ServerResult: TypeAlias = (
 """MCP 2025-03-26 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-03-26/schema#serverresult"""
 
 
-class ToolListChangedNotificationParams(McpModel):
+class ToolListChangedNotificationParams(AliasedModel):
     """MCP 2025-03-26 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(

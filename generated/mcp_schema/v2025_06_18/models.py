@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -156,7 +156,7 @@ class BaseMetadata(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2025-06-18 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#blobresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -192,7 +192,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2025-06-18 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -224,7 +224,7 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2025-06-18 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
@@ -234,7 +234,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2025-06-18 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -247,7 +247,7 @@ Cursor: TypeAlias = StrictStr
 """MCP 2025-06-18 definition ``Cursor``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cursor"""
 
 
-class ElicitResult(McpModel):
+class ElicitResult(AliasedModel):
     """MCP 2025-06-18 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -257,7 +257,7 @@ class ElicitResult(McpModel):
     content: Omittable[dict[str, StrictStr | JsonNumber | StrictBool]] = None
 
 
-class EnumSchema(McpModel):
+class EnumSchema(AliasedModel):
     """MCP 2025-06-18 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2025-06-18/schema#enumschema"""
 
     description: Omittable[StrictStr] = None
@@ -310,7 +310,7 @@ class InitializeRequest(McpModel):
     params: InitializeRequestParams
 
 
-class InitializedNotificationParams(McpModel):
+class InitializedNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``InitializedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -333,7 +333,7 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
-class JSONRPCNotificationParams(McpModel):
+class JSONRPCNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcnotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -428,7 +428,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2025-06-18 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-06-18/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -449,7 +449,7 @@ class ModelPreferences(McpModel):
     )
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``Notification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#notification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -487,7 +487,7 @@ class PaginatedRequest(McpModel):
     params: Omittable[PaginatedRequestParams] = None
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2025-06-18 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -502,7 +502,7 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2025-06-18 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progresstoken"""
 
 
-class JSONRPCRequestParamsMeta(McpModel):
+class JSONRPCRequestParamsMeta(AliasedModel):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -512,7 +512,7 @@ class JSONRPCRequestParamsMeta(McpModel):
     )
 
 
-class JSONRPCRequestParams(McpModel):
+class JSONRPCRequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
     meta: Omittable[JSONRPCRequestParamsMeta] = Field(
@@ -520,7 +520,7 @@ class JSONRPCRequestParams(McpModel):
     )
 
 
-class ListRootsRequestParamsMeta(McpModel):
+class ListRootsRequestParamsMeta(AliasedModel):
     """MCP 2025-06-18 inline object at ``ListRootsRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -530,7 +530,7 @@ class ListRootsRequestParamsMeta(McpModel):
     )
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
 
     meta: Omittable[ListRootsRequestParamsMeta] = Field(
@@ -545,7 +545,7 @@ class ListRootsRequest(McpModel):
     params: Omittable[ListRootsRequestParams] = None
 
 
-class PingRequestParamsMeta(McpModel):
+class PingRequestParamsMeta(AliasedModel):
     """MCP 2025-06-18 inline object at ``PingRequest.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -555,7 +555,7 @@ class PingRequestParamsMeta(McpModel):
     )
 
 
-class PingRequestParams(McpModel):
+class PingRequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``PingRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
 
     meta: Omittable[PingRequestParamsMeta] = Field(
@@ -597,7 +597,7 @@ class PromptArgument(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class Prompt(McpModel):
+class Prompt(AliasedModel):
     """MCP 2025-06-18 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-06-18/schema#prompt"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -609,7 +609,7 @@ class Prompt(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2025-06-18 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -621,7 +621,7 @@ class ListPromptsResult(McpModel):
     prompts: list[Prompt]
 
 
-class PromptListChangedNotificationParams(McpModel):
+class PromptListChangedNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``PromptListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -696,7 +696,7 @@ class JSONRPCRequest(McpModel):
     params: Omittable[JSONRPCRequestParams] = None
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2025-06-18 inline object at ``Request.params._meta``: https://modelcontextprotocol.io/specification/2025-06-18/schema#request"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -706,7 +706,7 @@ class RequestParamsMeta(McpModel):
     )
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``Request.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#request"""
 
     meta: Omittable[RequestParamsMeta] = Field(
@@ -721,7 +721,7 @@ class Request(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2025-06-18 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -733,7 +733,7 @@ class ResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceListChangedNotificationParams(McpModel):
+class ResourceListChangedNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``ResourceListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -785,7 +785,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2025-06-18 definition ``Result``: https://modelcontextprotocol.io/specification/2025-06-18/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -813,7 +813,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2025-06-18 definition ``Role``: https://modelcontextprotocol.io/specification/2025-06-18/schema#role"""
 
 
-class Annotations(McpModel):
+class Annotations(AliasedModel):
     """MCP 2025-06-18 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-06-18/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
@@ -825,7 +825,7 @@ class Annotations(McpModel):
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class AudioContent(McpModel):
+class AudioContent(AliasedModel):
     """MCP 2025-06-18 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#audiocontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -839,7 +839,7 @@ class AudioContent(McpModel):
     type: Literal["audio"] = Preset("audio")
 
 
-class ImageContent(McpModel):
+class ImageContent(AliasedModel):
     """MCP 2025-06-18 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#imagecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -853,7 +853,7 @@ class ImageContent(McpModel):
     type: Literal["image"] = Preset("image")
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2025-06-18 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resource"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -870,7 +870,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2025-06-18 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -882,7 +882,7 @@ class ListResourcesResult(McpModel):
     resources: list[Resource]
 
 
-class ResourceLink(McpModel):
+class ResourceLink(AliasedModel):
     """MCP 2025-06-18 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelink"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -900,7 +900,7 @@ class ResourceLink(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2025-06-18 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcetemplate"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -920,7 +920,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2025-06-18 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -934,7 +934,7 @@ class ListResourceTemplatesResult(McpModel):
     )
 
 
-class Root(McpModel):
+class Root(AliasedModel):
     """MCP 2025-06-18 definition ``Root``: https://modelcontextprotocol.io/specification/2025-06-18/schema#root"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -944,7 +944,7 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2025-06-18 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -953,7 +953,7 @@ class ListRootsResult(McpModel):
     roots: list[Root]
 
 
-class RootsListChangedNotificationParams(McpModel):
+class RootsListChangedNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``RootsListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -978,7 +978,7 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-06-18 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientnotification"""
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -988,7 +988,7 @@ class ServerCapabilitiesPrompts(McpModel):
     )
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -999,7 +999,7 @@ class ServerCapabilitiesResources(McpModel):
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1020,7 +1020,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2025-06-18 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1049,7 +1049,7 @@ class SetLevelRequest(McpModel):
     params: SetLevelRequestParams
 
 
-class StringSchema(McpModel):
+class StringSchema(AliasedModel):
     """MCP 2025-06-18 definition ``StringSchema``: https://modelcontextprotocol.io/specification/2025-06-18/schema#stringschema"""
 
     description: Omittable[StrictStr] = None
@@ -1105,7 +1105,7 @@ class SubscribeRequest(McpModel):
     params: SubscribeRequestParams
 
 
-class TextContent(McpModel):
+class TextContent(AliasedModel):
     """MCP 2025-06-18 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-06-18/schema#textcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1116,7 +1116,7 @@ class TextContent(McpModel):
     type: Literal["text"] = Preset("text")
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2025-06-18 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1141,7 +1141,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``CreateMessageRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -1186,7 +1186,7 @@ ServerRequest: TypeAlias = Annotated[
 """MCP 2025-06-18 definition ``ServerRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#serverrequest"""
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2025-06-18 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-06-18/schema#textresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1199,7 +1199,7 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class EmbeddedResource(McpModel):
+class EmbeddedResource(AliasedModel):
     """MCP 2025-06-18 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-06-18/schema#embeddedresource"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1219,7 +1219,7 @@ ContentBlock: TypeAlias = Annotated[
 """MCP 2025-06-18 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-06-18/schema#contentblock"""
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2025-06-18 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1243,7 +1243,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2025-06-18 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1253,7 +1253,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2025-06-18 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1264,7 +1264,7 @@ class ReadResourceResult(McpModel):
     ]
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2025-06-18 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
@@ -1298,7 +1298,7 @@ class ToolInputSchema(McpModel):
     type: Literal["object"] = Preset("object")
 
 
-class ToolListChangedNotificationParams(McpModel):
+class ToolListChangedNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``ToolListChangedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1334,7 +1334,7 @@ class ToolOutputSchema(McpModel):
     type: Literal["object"] = Preset("object")
 
 
-class Tool(McpModel):
+class Tool(AliasedModel):
     """MCP 2025-06-18 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-06-18/schema#tool"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1354,7 +1354,7 @@ class Tool(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2025-06-18 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(

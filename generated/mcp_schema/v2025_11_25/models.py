@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
 
 __all__ = [
     "Annotations",
@@ -209,7 +209,7 @@ class BaseMetadata(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#blobresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -246,7 +246,7 @@ class ClientCapabilitiesElicitation(McpModel):
     url: Omittable[dict[str, Any]] = None
 
 
-class ClientCapabilitiesRoots(McpModel):
+class ClientCapabilitiesRoots(AliasedModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.roots``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -269,7 +269,7 @@ class ClientCapabilitiesTasksRequestsElicitation(McpModel):
     create: Omittable[dict[str, Any]] = None
 
 
-class ClientCapabilitiesTasksRequestsSampling(McpModel):
+class ClientCapabilitiesTasksRequestsSampling(AliasedModel):
     """MCP 2025-11-25 inline object at ``ClientCapabilities.tasks.requests.sampling``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientcapabilities"""
 
     create_message: Omittable[dict[str, Any]] = Field(
@@ -317,7 +317,7 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2025-11-25 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
@@ -327,7 +327,7 @@ class CompleteResultCompletion(McpModel):
     values: list[StrictStr]
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2025-11-25 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -340,7 +340,7 @@ Cursor: TypeAlias = StrictStr
 """MCP 2025-11-25 definition ``Cursor``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cursor"""
 
 
-class ElicitResult(McpModel):
+class ElicitResult(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -384,7 +384,7 @@ class GetTaskPayloadRequestParams(McpModel):
     )
 
 
-class GetTaskPayloadResult(McpModel):
+class GetTaskPayloadResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetTaskPayloadResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskpayloadresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -400,7 +400,7 @@ class GetTaskRequestParams(McpModel):
     )
 
 
-class Icon(McpModel):
+class Icon(AliasedModel):
     """MCP 2025-11-25 definition ``Icon``: https://modelcontextprotocol.io/specification/2025-11-25/schema#icon"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -417,7 +417,7 @@ class Icons(McpModel):
     icons: Omittable[list[Icon]] = None
 
 
-class Implementation(McpModel):
+class Implementation(AliasedModel):
     """MCP 2025-11-25 definition ``Implementation``: https://modelcontextprotocol.io/specification/2025-11-25/schema#implementation"""
 
     description: Omittable[StrictStr] = None
@@ -441,7 +441,7 @@ class JSONRPCNotification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class LegacyTitledEnumSchema(McpModel):
+class LegacyTitledEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``LegacyTitledEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#legacytitledenumschema"""
 
     default: Omittable[StrictStr] = None
@@ -460,7 +460,7 @@ LoggingLevel: TypeAlias = Literal[
 """MCP 2025-11-25 definition ``LoggingLevel``: https://modelcontextprotocol.io/specification/2025-11-25/schema#logginglevel"""
 
 
-class LoggingMessageNotificationParams(McpModel):
+class LoggingMessageNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#loggingmessagenotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -485,7 +485,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2025-11-25 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2025-11-25/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -513,7 +513,7 @@ class Notification(McpModel):
     params: Omittable[dict[str, Any]] = None
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#notificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -540,7 +540,7 @@ class NumberSchema(McpModel):
     type: Literal["integer", "number"]
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2025-11-25 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -555,7 +555,7 @@ ProgressToken: TypeAlias = StrictStr | JsonInt
 """MCP 2025-11-25 definition ``ProgressToken``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progresstoken"""
 
 
-class CallToolRequestParamsMeta(McpModel):
+class CallToolRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CallToolRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -565,7 +565,7 @@ class CallToolRequestParamsMeta(McpModel):
     )
 
 
-class CompleteRequestParamsMeta(McpModel):
+class CompleteRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CompleteRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -575,7 +575,7 @@ class CompleteRequestParamsMeta(McpModel):
     )
 
 
-class CreateMessageRequestParamsMeta(McpModel):
+class CreateMessageRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``CreateMessageRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -585,7 +585,7 @@ class CreateMessageRequestParamsMeta(McpModel):
     )
 
 
-class ElicitRequestFormParamsMeta(McpModel):
+class ElicitRequestFormParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -595,7 +595,7 @@ class ElicitRequestFormParamsMeta(McpModel):
     )
 
 
-class ElicitRequestURLParamsMeta(McpModel):
+class ElicitRequestURLParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestURLParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -605,7 +605,7 @@ class ElicitRequestURLParamsMeta(McpModel):
     )
 
 
-class GetPromptRequestParamsMeta(McpModel):
+class GetPromptRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``GetPromptRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -615,7 +615,7 @@ class GetPromptRequestParamsMeta(McpModel):
     )
 
 
-class GetPromptRequestParams(McpModel):
+class GetPromptRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptrequestparams"""
 
     meta: Omittable[GetPromptRequestParamsMeta] = Field(
@@ -625,7 +625,7 @@ class GetPromptRequestParams(McpModel):
     name: StrictStr
 
 
-class InitializeRequestParamsMeta(McpModel):
+class InitializeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``InitializeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -635,7 +635,7 @@ class InitializeRequestParamsMeta(McpModel):
     )
 
 
-class InitializeRequestParams(McpModel):
+class InitializeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``InitializeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializerequestparams"""
 
     meta: Omittable[InitializeRequestParamsMeta] = Field(
@@ -650,7 +650,7 @@ class InitializeRequestParams(McpModel):
     )
 
 
-class PaginatedRequestParamsMeta(McpModel):
+class PaginatedRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``PaginatedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -660,7 +660,7 @@ class PaginatedRequestParamsMeta(McpModel):
     )
 
 
-class PaginatedRequestParams(McpModel):
+class PaginatedRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``PaginatedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#paginatedrequestparams"""
 
     meta: Omittable[PaginatedRequestParamsMeta] = Field(
@@ -669,7 +669,7 @@ class PaginatedRequestParams(McpModel):
     cursor: Omittable[StrictStr] = None
 
 
-class ProgressNotificationParams(McpModel):
+class ProgressNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#progressnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -700,7 +700,7 @@ class PromptArgument(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class Prompt(McpModel):
+class Prompt(AliasedModel):
     """MCP 2025-11-25 definition ``Prompt``: https://modelcontextprotocol.io/specification/2025-11-25/schema#prompt"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -713,7 +713,7 @@ class Prompt(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listpromptsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -743,7 +743,7 @@ class PromptReference(McpModel):
     type: Literal["ref/prompt"] = Preset("ref/prompt")
 
 
-class ReadResourceRequestParamsMeta(McpModel):
+class ReadResourceRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ReadResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -753,7 +753,7 @@ class ReadResourceRequestParamsMeta(McpModel):
     )
 
 
-class ReadResourceRequestParams(McpModel):
+class ReadResourceRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourcerequestparams"""
 
     meta: Omittable[ReadResourceRequestParamsMeta] = Field(
@@ -790,7 +790,7 @@ class CancelTaskRequest(McpModel):
     params: CancelTaskRequestParams
 
 
-class CancelledNotificationParams(McpModel):
+class CancelledNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#cancellednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -926,7 +926,7 @@ class ReadResourceRequest(McpModel):
     params: ReadResourceRequestParams
 
 
-class RequestParamsMeta(McpModel):
+class RequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``RequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -936,7 +936,7 @@ class RequestParamsMeta(McpModel):
     )
 
 
-class RequestParams(McpModel):
+class RequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``RequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#requestparams"""
 
     meta: Omittable[RequestParamsMeta] = Field(
@@ -962,7 +962,7 @@ class PingRequest(McpModel):
     params: Omittable[RequestParams] = None
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -984,7 +984,7 @@ class ResourceListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class ResourceRequestParamsMeta(McpModel):
+class ResourceRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``ResourceRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -994,7 +994,7 @@ class ResourceRequestParamsMeta(McpModel):
     )
 
 
-class ResourceRequestParams(McpModel):
+class ResourceRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcerequestparams"""
 
     meta: Omittable[ResourceRequestParamsMeta] = Field(
@@ -1010,7 +1010,7 @@ class ResourceTemplateReference(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri-template"})
 
 
-class CompleteRequestParams(McpModel):
+class CompleteRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CompleteRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#completerequestparams"""
 
     meta: Omittable[CompleteRequestParamsMeta] = Field(
@@ -1030,7 +1030,7 @@ class CompleteRequest(McpModel):
     params: CompleteRequestParams
 
 
-class ResourceUpdatedNotificationParams(McpModel):
+class ResourceUpdatedNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourceupdatednotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1047,7 +1047,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2025-11-25 definition ``Result``: https://modelcontextprotocol.io/specification/2025-11-25/schema#result"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1083,7 +1083,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2025-11-25 definition ``Role``: https://modelcontextprotocol.io/specification/2025-11-25/schema#role"""
 
 
-class Annotations(McpModel):
+class Annotations(AliasedModel):
     """MCP 2025-11-25 definition ``Annotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
@@ -1095,7 +1095,7 @@ class Annotations(McpModel):
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class AudioContent(McpModel):
+class AudioContent(AliasedModel):
     """MCP 2025-11-25 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#audiocontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1109,7 +1109,7 @@ class AudioContent(McpModel):
     type: Literal["audio"] = Preset("audio")
 
 
-class ImageContent(McpModel):
+class ImageContent(AliasedModel):
     """MCP 2025-11-25 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#imagecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1123,7 +1123,7 @@ class ImageContent(McpModel):
     type: Literal["image"] = Preset("image")
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2025-11-25 definition ``Resource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resource"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1141,7 +1141,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1153,7 +1153,7 @@ class ListResourcesResult(McpModel):
     resources: list[Resource]
 
 
-class ResourceLink(McpModel):
+class ResourceLink(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcelink"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1172,7 +1172,7 @@ class ResourceLink(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2025-11-25 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2025-11-25/schema#resourcetemplate"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1193,7 +1193,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listresourcetemplatesresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1207,7 +1207,7 @@ class ListResourceTemplatesResult(McpModel):
     )
 
 
-class Root(McpModel):
+class Root(AliasedModel):
     """MCP 2025-11-25 definition ``Root``: https://modelcontextprotocol.io/specification/2025-11-25/schema#root"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1217,7 +1217,7 @@ class Root(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsResult(McpModel):
+class ListRootsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListRootsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listrootsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1234,7 +1234,7 @@ class RootsListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1244,7 +1244,7 @@ class ServerCapabilitiesPrompts(McpModel):
     )
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1275,7 +1275,7 @@ class ServerCapabilitiesTasks(McpModel):
     requests: Omittable[ServerCapabilitiesTasksRequests] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2025-11-25 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1297,7 +1297,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class InitializeResult(McpModel):
+class InitializeResult(AliasedModel):
     """MCP 2025-11-25 definition ``InitializeResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#initializeresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1313,7 +1313,7 @@ class InitializeResult(McpModel):
     )
 
 
-class SetLevelRequestParamsMeta(McpModel):
+class SetLevelRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``SetLevelRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -1323,7 +1323,7 @@ class SetLevelRequestParamsMeta(McpModel):
     )
 
 
-class SetLevelRequestParams(McpModel):
+class SetLevelRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``SetLevelRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#setlevelrequestparams"""
 
     meta: Omittable[SetLevelRequestParamsMeta] = Field(
@@ -1341,7 +1341,7 @@ class SetLevelRequest(McpModel):
     params: SetLevelRequestParams
 
 
-class StringSchema(McpModel):
+class StringSchema(AliasedModel):
     """MCP 2025-11-25 definition ``StringSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#stringschema"""
 
     default: Omittable[StrictStr] = None
@@ -1357,7 +1357,7 @@ class StringSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class SubscribeRequestParamsMeta(McpModel):
+class SubscribeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``SubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -1367,7 +1367,7 @@ class SubscribeRequestParamsMeta(McpModel):
     )
 
 
-class SubscribeRequestParams(McpModel):
+class SubscribeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``SubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#subscriberequestparams"""
 
     meta: Omittable[SubscribeRequestParamsMeta] = Field(
@@ -1385,7 +1385,7 @@ class SubscribeRequest(McpModel):
     params: SubscribeRequestParams
 
 
-class TaskAugmentedRequestParamsMeta(McpModel):
+class TaskAugmentedRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``TaskAugmentedRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -1401,7 +1401,7 @@ class TaskMetadata(McpModel):
     ttl: Omittable[JsonInt] = None
 
 
-class CallToolRequestParams(McpModel):
+class CallToolRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolrequestparams"""
 
     meta: Omittable[CallToolRequestParamsMeta] = Field(
@@ -1421,7 +1421,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class ElicitRequestURLParams(McpModel):
+class ElicitRequestURLParams(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitRequestURLParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequesturlparams"""
 
     meta: Omittable[ElicitRequestURLParamsMeta] = Field(
@@ -1436,7 +1436,7 @@ class ElicitRequestURLParams(McpModel):
     url: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class TaskAugmentedRequestParams(McpModel):
+class TaskAugmentedRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``TaskAugmentedRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskaugmentedrequestparams"""
 
     meta: Omittable[TaskAugmentedRequestParamsMeta] = Field(
@@ -1449,7 +1449,7 @@ TaskStatus: TypeAlias = Literal["cancelled", "completed", "failed", "input_requi
 """MCP 2025-11-25 definition ``TaskStatus``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatus"""
 
 
-class CancelTaskResult(McpModel):
+class CancelTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``CancelTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#canceltaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1478,7 +1478,7 @@ class CancelTaskResult(McpModel):
     ttl: JsonInt | None
 
 
-class GetTaskResult(McpModel):
+class GetTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#gettaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1507,7 +1507,7 @@ class GetTaskResult(McpModel):
     ttl: JsonInt | None
 
 
-class Task(McpModel):
+class Task(AliasedModel):
     """MCP 2025-11-25 definition ``Task``: https://modelcontextprotocol.io/specification/2025-11-25/schema#task"""
 
     created_at: StrictStr = Field(
@@ -1533,7 +1533,7 @@ class Task(McpModel):
     ttl: JsonInt | None
 
 
-class CreateTaskResult(McpModel):
+class CreateTaskResult(AliasedModel):
     """MCP 2025-11-25 definition ``CreateTaskResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createtaskresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1542,7 +1542,7 @@ class CreateTaskResult(McpModel):
     task: Task
 
 
-class ListTasksResult(McpModel):
+class ListTasksResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListTasksResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtasksresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1554,7 +1554,7 @@ class ListTasksResult(McpModel):
     tasks: list[Task]
 
 
-class TaskStatusNotificationParams(McpModel):
+class TaskStatusNotificationParams(AliasedModel):
     """MCP 2025-11-25 definition ``TaskStatusNotificationParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#taskstatusnotificationparams"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1602,7 +1602,7 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientnotification"""
 
 
-class TextContent(McpModel):
+class TextContent(AliasedModel):
     """MCP 2025-11-25 definition ``TextContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1613,7 +1613,7 @@ class TextContent(McpModel):
     type: Literal["text"] = Preset("text")
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2025-11-25 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2025-11-25/schema#textresourcecontents"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1626,7 +1626,7 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class EmbeddedResource(McpModel):
+class EmbeddedResource(AliasedModel):
     """MCP 2025-11-25 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2025-11-25/schema#embeddedresource"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1646,7 +1646,7 @@ ContentBlock: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#contentblock"""
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2025-11-25 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#calltoolresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1670,7 +1670,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2025-11-25 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#getpromptresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1680,7 +1680,7 @@ class GetPromptResult(McpModel):
     messages: list[PromptMessage]
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2025-11-25 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#readresourceresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1706,7 +1706,7 @@ class TitledMultiSelectEnumSchemaItems(McpModel):
     )
 
 
-class TitledMultiSelectEnumSchema(McpModel):
+class TitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``TitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#titledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -1741,7 +1741,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2025-11-25 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
@@ -1773,7 +1773,7 @@ class ToolChoice(McpModel):
     mode: Omittable[Literal["auto", "none", "required"]] = None
 
 
-class ToolExecution(McpModel):
+class ToolExecution(AliasedModel):
     """MCP 2025-11-25 definition ``ToolExecution``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolexecution"""
 
     task_support: Omittable[Literal["forbidden", "optional", "required"]] = Field(
@@ -1783,7 +1783,7 @@ class ToolExecution(McpModel):
     )
 
 
-class ToolInputSchema(McpModel):
+class ToolInputSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -1817,7 +1817,7 @@ ServerNotification: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2025-11-25/schema#servernotification"""
 
 
-class ToolOutputSchema(McpModel):
+class ToolOutputSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -1828,7 +1828,7 @@ class ToolOutputSchema(McpModel):
     type: Literal["object"] = Preset("object")
 
 
-class Tool(McpModel):
+class Tool(AliasedModel):
     """MCP 2025-11-25 definition ``Tool``: https://modelcontextprotocol.io/specification/2025-11-25/schema#tool"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1850,7 +1850,7 @@ class Tool(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2025-11-25 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#listtoolsresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1881,7 +1881,7 @@ ServerResult: TypeAlias = (
 """MCP 2025-11-25 definition ``ServerResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#serverresult"""
 
 
-class ToolResultContent(McpModel):
+class ToolResultContent(AliasedModel):
     """MCP 2025-11-25 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolresultcontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1902,7 +1902,7 @@ class ToolResultContent(McpModel):
     type: Literal["tool_result"] = Preset("tool_result")
 
 
-class ToolUseContent(McpModel):
+class ToolUseContent(AliasedModel):
     """MCP 2025-11-25 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2025-11-25/schema#toolusecontent"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1921,7 +1921,7 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
 """MCP 2025-11-25 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessagecontentblock"""
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2025-11-25 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessageresult"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1955,7 +1955,7 @@ ClientResult: TypeAlias = (
 """MCP 2025-11-25 definition ``ClientResult``: https://modelcontextprotocol.io/specification/2025-11-25/schema#clientresult"""
 
 
-class SamplingMessage(McpModel):
+class SamplingMessage(AliasedModel):
     """MCP 2025-11-25 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2025-11-25/schema#samplingmessage"""
 
     meta: Omittable[dict[str, Any]] = Field(
@@ -1972,7 +1972,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#createmessagerequestparams"""
 
     meta: Omittable[CreateMessageRequestParamsMeta] = Field(
@@ -2042,7 +2042,7 @@ class URLElicitationRequiredError(McpModel):
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
-class UnsubscribeRequestParamsMeta(McpModel):
+class UnsubscribeRequestParamsMeta(AliasedModel):
     """MCP 2025-11-25 inline object at ``UnsubscribeRequestParams._meta``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     progress_token: Omittable[ProgressToken] = Field(
@@ -2052,7 +2052,7 @@ class UnsubscribeRequestParamsMeta(McpModel):
     )
 
 
-class UnsubscribeRequestParams(McpModel):
+class UnsubscribeRequestParams(AliasedModel):
     """MCP 2025-11-25 definition ``UnsubscribeRequestParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#unsubscriberequestparams"""
 
     meta: Omittable[UnsubscribeRequestParamsMeta] = Field(
@@ -2100,7 +2100,7 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class UntitledMultiSelectEnumSchema(McpModel):
+class UntitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2025-11-25 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#untitledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -2153,7 +2153,7 @@ PrimitiveSchemaDefinition: TypeAlias = (
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
 
-class ElicitRequestFormParamsRequestedSchema(McpModel):
+class ElicitRequestFormParamsRequestedSchema(AliasedModel):
     """MCP 2025-11-25 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -2164,7 +2164,7 @@ class ElicitRequestFormParamsRequestedSchema(McpModel):
     type: Literal["object"] = Preset("object")
 
 
-class ElicitRequestFormParams(McpModel):
+class ElicitRequestFormParams(AliasedModel):
     """MCP 2025-11-25 definition ``ElicitRequestFormParams``: https://modelcontextprotocol.io/specification/2025-11-25/schema#elicitrequestformparams"""
 
     meta: Omittable[ElicitRequestFormParamsMeta] = Field(

@@ -9,6 +9,7 @@ from pydantic import AliasChoices, Field, StrictBool, StrictStr, Tag
 from typing_extensions import TypeAliasType
 
 from mcp_schema.base import (
+    AliasedModel,
     Int,
     JsonInt,
     JsonNumber,
@@ -228,7 +229,7 @@ class CompleteRequestParamsContext(McpModel):
     arguments: Omittable[dict[str, StrictStr]] = None
 
 
-class CompleteResultCompletion(McpModel):
+class CompleteResultCompletion(AliasedModel):
     """MCP 2026-07-28 inline object at ``CompleteResult.completion``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
     has_more: Omittable[StrictBool] = Field(
@@ -273,7 +274,7 @@ class HeaderMismatchErrorObject(McpModel):
     message: StrictStr
 
 
-class Icon(McpModel):
+class Icon(AliasedModel):
     """MCP 2026-07-28 definition ``Icon``: https://modelcontextprotocol.io/specification/2026-07-28/schema#icon"""
 
     mime_type: Omittable[StrictStr] = Field(
@@ -290,7 +291,7 @@ class Icons(McpModel):
     icons: Omittable[list[Icon]] = None
 
 
-class Implementation(McpModel):
+class Implementation(AliasedModel):
     """MCP 2026-07-28 definition ``Implementation``: https://modelcontextprotocol.io/specification/2026-07-28/schema#implementation"""
 
     description: Omittable[StrictStr] = None
@@ -383,7 +384,7 @@ class ClientCapabilities(McpModel):
     sampling: Omittable[ClientCapabilitiesSampling] = None
 
 
-class LegacyTitledEnumSchema(McpModel):
+class LegacyTitledEnumSchema(AliasedModel):
     """MCP 2026-07-28 definition ``LegacyTitledEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#legacytitledenumschema"""
 
     default: Omittable[StrictStr] = None
@@ -406,7 +407,7 @@ MetaObject: TypeAlias = dict[str, Any]
 """MCP 2026-07-28 definition ``MetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#metaobject"""
 
 
-class BlobResourceContents(McpModel):
+class BlobResourceContents(AliasedModel):
     """MCP 2026-07-28 definition ``BlobResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#blobresourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
@@ -419,7 +420,7 @@ class BlobResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListRootsRequestParams(McpModel):
+class ListRootsRequestParams(AliasedModel):
     """MCP 2026-07-28 inline object at ``ListRootsRequest.params``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listrootsrequest"""
 
     meta: Omittable[MetaObject] = Field(
@@ -465,7 +466,7 @@ class ModelHint(McpModel):
     name: Omittable[StrictStr] = None
 
 
-class ModelPreferences(McpModel):
+class ModelPreferences(AliasedModel):
     """MCP 2026-07-28 definition ``ModelPreferences``: https://modelcontextprotocol.io/specification/2026-07-28/schema#modelpreferences"""
 
     cost_priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = Field(
@@ -525,7 +526,7 @@ class PromptArgument(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class Prompt(McpModel):
+class Prompt(AliasedModel):
     """MCP 2026-07-28 definition ``Prompt``: https://modelcontextprotocol.io/specification/2026-07-28/schema#prompt"""
 
     meta: Omittable[MetaObject] = Field(
@@ -590,7 +591,7 @@ class MissingRequiredClientCapabilityError(McpModel):
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
-class NotificationMetaObject(McpModel):
+class NotificationMetaObject(AliasedModel):
     """MCP 2026-07-28 definition ``NotificationMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationmetaobject"""
 
     subscription_id: Omittable[RequestId] = Field(
@@ -600,7 +601,7 @@ class NotificationMetaObject(McpModel):
     )
 
 
-class CancelledNotificationParams(McpModel):
+class CancelledNotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``CancelledNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cancellednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -628,7 +629,7 @@ class ClientNotification(McpModel):
     params: CancelledNotificationParams
 
 
-class LoggingMessageNotificationParams(McpModel):
+class LoggingMessageNotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``LoggingMessageNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#loggingmessagenotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -647,7 +648,7 @@ class LoggingMessageNotification(McpModel):
     params: LoggingMessageNotificationParams
 
 
-class NotificationParams(McpModel):
+class NotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``NotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#notificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -655,7 +656,7 @@ class NotificationParams(McpModel):
     )
 
 
-class ProgressNotificationParams(McpModel):
+class ProgressNotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``ProgressNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#progressnotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -687,7 +688,7 @@ class PromptListChangedNotification(McpModel):
     params: Omittable[NotificationParams] = None
 
 
-class RequestMetaObject(McpModel):
+class RequestMetaObject(AliasedModel):
     """MCP 2026-07-28 definition ``RequestMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#requestmetaobject"""
 
     client_capabilities: ClientCapabilities = Field(
@@ -786,7 +787,7 @@ class DiscoverRequest(McpModel):
     params: RequestParams
 
 
-class ResourceContents(McpModel):
+class ResourceContents(AliasedModel):
     """MCP 2026-07-28 definition ``ResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
@@ -844,7 +845,7 @@ class CompleteRequest(McpModel):
     params: CompleteRequestParams
 
 
-class ResourceUpdatedNotificationParams(McpModel):
+class ResourceUpdatedNotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``ResourceUpdatedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourceupdatednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -861,7 +862,7 @@ class ResourceUpdatedNotification(McpModel):
     params: ResourceUpdatedNotificationParams
 
 
-class ResultMetaObject(McpModel):
+class ResultMetaObject(AliasedModel):
     """MCP 2026-07-28 definition ``ResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resultmetaobject"""
 
     server_info: Omittable[Implementation] = Field(
@@ -871,7 +872,7 @@ class ResultMetaObject(McpModel):
     )
 
 
-class CacheableResult(McpModel):
+class CacheableResult(AliasedModel):
     """MCP 2026-07-28 definition ``CacheableResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#cacheableresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -888,7 +889,7 @@ class CacheableResult(McpModel):
     )
 
 
-class CompleteResult(McpModel):
+class CompleteResult(AliasedModel):
     """MCP 2026-07-28 definition ``CompleteResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -908,7 +909,7 @@ class CompleteResultResponse(McpModel):
     result: CompleteResult
 
 
-class ListPromptsResult(McpModel):
+class ListPromptsResult(AliasedModel):
     """MCP 2026-07-28 definition ``ListPromptsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -937,7 +938,7 @@ class ListPromptsResultResponse(McpModel):
     result: ListPromptsResult
 
 
-class PaginatedResult(McpModel):
+class PaginatedResult(AliasedModel):
     """MCP 2026-07-28 definition ``PaginatedResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#paginatedresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -951,7 +952,7 @@ class PaginatedResult(McpModel):
     )
 
 
-class Result(McpModel):
+class Result(AliasedModel):
     """MCP 2026-07-28 definition ``Result``: https://modelcontextprotocol.io/specification/2026-07-28/schema#result"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -998,7 +999,7 @@ Role: TypeAlias = Literal["assistant", "user"]
 """MCP 2026-07-28 definition ``Role``: https://modelcontextprotocol.io/specification/2026-07-28/schema#role"""
 
 
-class Annotations(McpModel):
+class Annotations(AliasedModel):
     """MCP 2026-07-28 definition ``Annotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#annotations"""
 
     audience: Omittable[list[Role]] = None
@@ -1010,7 +1011,7 @@ class Annotations(McpModel):
     priority: Omittable[Annotated[float, Number(ge=0, le=1)]] = None
 
 
-class AudioContent(McpModel):
+class AudioContent(AliasedModel):
     """MCP 2026-07-28 definition ``AudioContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#audiocontent"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1024,7 +1025,7 @@ class AudioContent(McpModel):
     type: Literal["audio"] = Preset("audio")
 
 
-class ImageContent(McpModel):
+class ImageContent(AliasedModel):
     """MCP 2026-07-28 definition ``ImageContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#imagecontent"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1038,7 +1039,7 @@ class ImageContent(McpModel):
     type: Literal["image"] = Preset("image")
 
 
-class Resource(McpModel):
+class Resource(AliasedModel):
     """MCP 2026-07-28 definition ``Resource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resource"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1056,7 +1057,7 @@ class Resource(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ListResourcesResult(McpModel):
+class ListResourcesResult(AliasedModel):
     """MCP 2026-07-28 definition ``ListResourcesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1085,7 +1086,7 @@ class ListResourcesResultResponse(McpModel):
     result: ListResourcesResult
 
 
-class ResourceLink(McpModel):
+class ResourceLink(AliasedModel):
     """MCP 2026-07-28 definition ``ResourceLink``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcelink"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1104,7 +1105,7 @@ class ResourceLink(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class ResourceTemplate(McpModel):
+class ResourceTemplate(AliasedModel):
     """MCP 2026-07-28 definition ``ResourceTemplate``: https://modelcontextprotocol.io/specification/2026-07-28/schema#resourcetemplate"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1125,7 +1126,7 @@ class ResourceTemplate(McpModel):
     )
 
 
-class ListResourceTemplatesResult(McpModel):
+class ListResourceTemplatesResult(AliasedModel):
     """MCP 2026-07-28 definition ``ListResourceTemplatesResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1156,7 +1157,7 @@ class ListResourceTemplatesResultResponse(McpModel):
     result: ListResourceTemplatesResult
 
 
-class Root(McpModel):
+class Root(AliasedModel):
     """MCP 2026-07-28 definition ``Root``: https://modelcontextprotocol.io/specification/2026-07-28/schema#root"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1172,7 +1173,7 @@ class ListRootsResult(McpModel):
     roots: list[Root]
 
 
-class ServerCapabilitiesPrompts(McpModel):
+class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1182,7 +1183,7 @@ class ServerCapabilitiesPrompts(McpModel):
     )
 
 
-class ServerCapabilitiesResources(McpModel):
+class ServerCapabilitiesResources(AliasedModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.resources``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1193,7 +1194,7 @@ class ServerCapabilitiesResources(McpModel):
     subscribe: Omittable[StrictBool] = None
 
 
-class ServerCapabilitiesTools(McpModel):
+class ServerCapabilitiesTools(AliasedModel):
     """MCP 2026-07-28 inline object at ``ServerCapabilities.tools``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servercapabilities"""
 
     list_changed: Omittable[StrictBool] = Field(
@@ -1215,7 +1216,7 @@ class ServerCapabilities(McpModel):
     tools: Omittable[ServerCapabilitiesTools] = None
 
 
-class DiscoverResult(McpModel):
+class DiscoverResult(AliasedModel):
     """MCP 2026-07-28 definition ``DiscoverResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1245,7 +1246,7 @@ class DiscoverResultResponse(McpModel):
     result: DiscoverResult
 
 
-class StringSchema(McpModel):
+class StringSchema(AliasedModel):
     """MCP 2026-07-28 definition ``StringSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#stringschema"""
 
     default: Omittable[StrictStr] = None
@@ -1261,7 +1262,7 @@ class StringSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class SubscriptionFilter(McpModel):
+class SubscriptionFilter(AliasedModel):
     """MCP 2026-07-28 definition ``SubscriptionFilter``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionfilter"""
 
     prompts_list_changed: Omittable[StrictBool] = Field(
@@ -1286,7 +1287,7 @@ class SubscriptionFilter(McpModel):
     )
 
 
-class SubscriptionsAcknowledgedNotificationParams(McpModel):
+class SubscriptionsAcknowledgedNotificationParams(AliasedModel):
     """MCP 2026-07-28 definition ``SubscriptionsAcknowledgedNotificationParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionsacknowledgednotificationparams"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -1323,7 +1324,7 @@ class SubscriptionsListenRequest(McpModel):
     params: SubscriptionsListenRequestParams
 
 
-class SubscriptionsListenResultMetaObject(McpModel):
+class SubscriptionsListenResultMetaObject(AliasedModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultMetaObject``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultmetaobject"""
 
     server_info: Omittable[Implementation] = Field(
@@ -1356,7 +1357,7 @@ class SubscriptionsListenResultResponse(McpModel):
     result: SubscriptionsListenResult
 
 
-class TextContent(McpModel):
+class TextContent(AliasedModel):
     """MCP 2026-07-28 definition ``TextContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textcontent"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1367,7 +1368,7 @@ class TextContent(McpModel):
     type: Literal["text"] = Preset("text")
 
 
-class TextResourceContents(McpModel):
+class TextResourceContents(AliasedModel):
     """MCP 2026-07-28 definition ``TextResourceContents``: https://modelcontextprotocol.io/specification/2026-07-28/schema#textresourcecontents"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1380,7 +1381,7 @@ class TextResourceContents(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
-class EmbeddedResource(McpModel):
+class EmbeddedResource(AliasedModel):
     """MCP 2026-07-28 definition ``EmbeddedResource``: https://modelcontextprotocol.io/specification/2026-07-28/schema#embeddedresource"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1400,7 +1401,7 @@ ContentBlock: TypeAlias = Annotated[
 """MCP 2026-07-28 definition ``ContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#contentblock"""
 
 
-class CallToolResult(McpModel):
+class CallToolResult(AliasedModel):
     """MCP 2026-07-28 definition ``CallToolResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1427,7 +1428,7 @@ class PromptMessage(McpModel):
     role: Role
 
 
-class GetPromptResult(McpModel):
+class GetPromptResult(AliasedModel):
     """MCP 2026-07-28 definition ``GetPromptResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1440,7 +1441,7 @@ class GetPromptResult(McpModel):
     )
 
 
-class ReadResourceResult(McpModel):
+class ReadResourceResult(AliasedModel):
     """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1475,7 +1476,7 @@ class TitledMultiSelectEnumSchemaItems(McpModel):
     )
 
 
-class TitledMultiSelectEnumSchema(McpModel):
+class TitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2026-07-28 definition ``TitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#titledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -1510,7 +1511,7 @@ class TitledSingleSelectEnumSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class ToolAnnotations(McpModel):
+class ToolAnnotations(AliasedModel):
     """MCP 2026-07-28 definition ``ToolAnnotations``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolannotations"""
 
     destructive_hint: Omittable[StrictBool] = Field(
@@ -1542,7 +1543,7 @@ class ToolChoice(McpModel):
     mode: Omittable[Literal["auto", "none", "required"]] = None
 
 
-class ToolInputSchema(McpModel):
+class ToolInputSchema(AliasedModel):
     """MCP 2026-07-28 inline object at ``Tool.inputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -1573,7 +1574,7 @@ ServerNotification: TypeAlias = Annotated[
 """MCP 2026-07-28 definition ``ServerNotification``: https://modelcontextprotocol.io/specification/2026-07-28/schema#servernotification"""
 
 
-class ToolOutputSchema(McpModel):
+class ToolOutputSchema(AliasedModel):
     """MCP 2026-07-28 inline object at ``Tool.outputSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -1581,7 +1582,7 @@ class ToolOutputSchema(McpModel):
     )
 
 
-class Tool(McpModel):
+class Tool(AliasedModel):
     """MCP 2026-07-28 definition ``Tool``: https://modelcontextprotocol.io/specification/2026-07-28/schema#tool"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1602,7 +1603,7 @@ class Tool(McpModel):
     title: Omittable[StrictStr] = None
 
 
-class ListToolsResult(McpModel):
+class ListToolsResult(AliasedModel):
     """MCP 2026-07-28 definition ``ListToolsResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -1631,7 +1632,7 @@ class ListToolsResultResponse(McpModel):
     result: ListToolsResult
 
 
-class ToolResultContent(McpModel):
+class ToolResultContent(AliasedModel):
     """MCP 2026-07-28 definition ``ToolResultContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolresultcontent"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1652,7 +1653,7 @@ class ToolResultContent(McpModel):
     type: Literal["tool_result"] = Preset("tool_result")
 
 
-class ToolUseContent(McpModel):
+class ToolUseContent(AliasedModel):
     """MCP 2026-07-28 definition ``ToolUseContent``: https://modelcontextprotocol.io/specification/2026-07-28/schema#toolusecontent"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1671,7 +1672,7 @@ SamplingMessageContentBlock: TypeAlias = Annotated[
 """MCP 2026-07-28 definition ``SamplingMessageContentBlock``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessagecontentblock"""
 
 
-class CreateMessageResult(McpModel):
+class CreateMessageResult(AliasedModel):
     """MCP 2026-07-28 definition ``CreateMessageResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessageresult"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1702,7 +1703,7 @@ InputResponses: TypeAlias = dict[str, InputResponse]
 """MCP 2026-07-28 definition ``InputResponses``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponses"""
 
 
-class CallToolRequestParams(McpModel):
+class CallToolRequestParams(AliasedModel):
     """MCP 2026-07-28 definition ``CallToolRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolrequestparams"""
 
     meta: RequestMetaObject = Field(
@@ -1731,7 +1732,7 @@ class CallToolRequest(McpModel):
     params: CallToolRequestParams
 
 
-class GetPromptRequestParams(McpModel):
+class GetPromptRequestParams(AliasedModel):
     """MCP 2026-07-28 definition ``GetPromptRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptrequestparams"""
 
     meta: RequestMetaObject = Field(
@@ -1760,7 +1761,7 @@ class GetPromptRequest(McpModel):
     params: GetPromptRequestParams
 
 
-class InputResponseRequestParams(McpModel):
+class InputResponseRequestParams(AliasedModel):
     """MCP 2026-07-28 definition ``InputResponseRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputresponserequestparams"""
 
     meta: RequestMetaObject = Field(
@@ -1778,7 +1779,7 @@ class InputResponseRequestParams(McpModel):
     )
 
 
-class ReadResourceRequestParams(McpModel):
+class ReadResourceRequestParams(AliasedModel):
     """MCP 2026-07-28 definition ``ReadResourceRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourcerequestparams"""
 
     meta: RequestMetaObject = Field(
@@ -1822,7 +1823,7 @@ ClientRequest: TypeAlias = Annotated[
 """MCP 2026-07-28 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2026-07-28/schema#clientrequest"""
 
 
-class SamplingMessage(McpModel):
+class SamplingMessage(AliasedModel):
     """MCP 2026-07-28 definition ``SamplingMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#samplingmessage"""
 
     meta: Omittable[MetaObject] = Field(
@@ -1839,7 +1840,7 @@ class SamplingMessage(McpModel):
     role: Role
 
 
-class CreateMessageRequestParams(McpModel):
+class CreateMessageRequestParams(AliasedModel):
     """MCP 2026-07-28 definition ``CreateMessageRequestParams``: https://modelcontextprotocol.io/specification/2026-07-28/schema#createmessagerequestparams"""
 
     include_context: Omittable[Literal["allServers", "none", "thisServer"]] = Field(
@@ -1911,7 +1912,7 @@ class UntitledMultiSelectEnumSchemaItems(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-class UntitledMultiSelectEnumSchema(McpModel):
+class UntitledMultiSelectEnumSchema(AliasedModel):
     """MCP 2026-07-28 definition ``UntitledMultiSelectEnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#untitledmultiselectenumschema"""
 
     default: Omittable[list[StrictStr]] = None
@@ -1964,7 +1965,7 @@ PrimitiveSchemaDefinition: TypeAlias = (
 """MCP 2026-07-28 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 
 
-class ElicitRequestFormParamsRequestedSchema(McpModel):
+class ElicitRequestFormParamsRequestedSchema(AliasedModel):
     """MCP 2026-07-28 inline object at ``ElicitRequestFormParams.requestedSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#elicitrequestformparams"""
 
     schema_: Omittable[StrictStr] = Field(
@@ -2008,7 +2009,7 @@ InputRequests: TypeAlias = dict[str, InputRequest]
 """MCP 2026-07-28 definition ``InputRequests``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequests"""
 
 
-class InputRequiredResult(McpModel):
+class InputRequiredResult(AliasedModel):
     """MCP 2026-07-28 definition ``InputRequiredResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#inputrequiredresult"""
 
     meta: Omittable[ResultMetaObject] = Field(

@@ -3,12 +3,26 @@ they answer, so a caller that streams never names a method."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Any, Literal
+from collections.abc import Callable, Collection, Mapping
+from typing import Any, Literal, NamedTuple
 
 from mcp_schema._codec.decoding import decode_sniffed, extension_set
+from mcp_schema._codec.dict_view import (
+    DictMessage,
+    decode_dict_fast,
+    decode_dict_sniffed,
+    kind_of_dict,
+    named_in_dict,
+)
 from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
-from mcp_schema._codec.envelope import address, check_envelope, kind_of, request_id, sniff
+from mcp_schema._codec.envelope import (
+    Envelope,
+    address,
+    check_envelope,
+    kind_of,
+    request_id,
+    sniff,
+)
 from mcp_schema._codec.fast_path import decode_fast, named_in
 from mcp_schema._codec.messages import Kind, Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
@@ -33,6 +47,54 @@ _VERSION_KEY_BYTES = PROTOCOL_VERSION_KEY.encode()
 _CANCELLED = "notifications/cancelled"
 
 _Key = tuple[type, Any]
+
+
+class View(NamedTuple):
+    """How the Correlator decodes in one view and reads what it decoded."""
+
+    fast: Callable[[bytes | str, DecodeOptions, str | None], Any]
+    exact: Callable[[bytes | str, Envelope, DecodeOptions], Any]
+    kind: Callable[[Any], Kind]
+    method_and_id: Callable[[Any], tuple[str, Any]]
+    named: Callable[[Any], object]
+    """The version a request names in ``params._meta``."""
+    cancelled_id: Callable[[Any], Any]
+    """The request id a ``notifications/cancelled`` names; None for other messages."""
+    negotiated: Callable[[Any], Any]
+    """The protocolVersion of an ``initialize`` result."""
+
+
+def _model_cancelled(message: Message) -> Any:
+    if message.__dict__.get("method") != _CANCELLED:
+        return None
+    return getattr(getattr(message, "params", None), "request_id", None)
+
+
+MODELS = View(
+    decode_fast,
+    decode_sniffed,
+    message_kind,
+    lambda m: (str(m.__dict__["method"]), m.__dict__["id"]),
+    named_in,
+    _model_cancelled,
+    lambda m: getattr(getattr(m, "result", None), "protocol_version", None),
+)
+
+
+def _inner(message: Mapping[str, Any], outer: str, inner: str) -> Any:
+    value = message.get(outer)
+    return value.get(inner) if isinstance(value, dict) else None
+
+
+DICTS = View(
+    decode_dict_fast,
+    decode_dict_sniffed,
+    kind_of_dict,
+    lambda m: (m["method"], m["id"]),
+    named_in_dict,
+    lambda m: _inner(m, "params", "requestId") if m.get("method") == _CANCELLED else None,
+    lambda m: _inner(m, "result", "protocolVersion"),
+)
 
 
 class Correlator:
@@ -114,13 +176,34 @@ class Correlator:
         headers: Headers | None = None,
     ) -> Message:
         """Decode one message of the connection and account for it (see the class)."""
+        message: Message = self._decode(raw, sender, headers, MODELS)
+        return message
+
+    def decode_dict(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        *,
+        sender: Sender | None = None,
+        headers: Headers | None = None,
+    ) -> DictMessage:
+        """`decode` in the plain-dict view (see `mcp_schema.codec.decode_dict`)."""
+        message: DictMessage = self._decode(raw, sender, headers, DICTS)
+        return message
+
+    def _decode(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        sender: Sender | None,
+        headers: Headers | None,
+        view: View,
+    ) -> Any:
         text = as_input(raw)
         if sender is not None and sender not in _OTHER:
             raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
         screen(text)
         received = None if headers is None else received_headers(headers)
         if received is None:
-            message = self._decode_request_fast(text, sender)
+            message = self._decode_request_fast(text, sender, view)
             if message is not None:
                 return message
         sniffed = sniff(text)
@@ -143,21 +226,21 @@ class Correlator:
                 answered = (space, _key(rid))
                 method, request_version = self._pending[space][_key(rid)]
                 version = request_version or version
-        message = decode_sniffed(text, sniffed, self._options(version, method, received))
+        message = view.exact(text, sniffed, self._options(version, method, received))
         if answered is not None:
             del self._pending[answered[0]][answered[1]]  # answered by a valid response
         if kind == "request" and rid is not None:
             resolved = named if isinstance(named, str) else version or DEFAULT_VERSION
             self._remember(rid, str(sniffed.method), sender, resolved)
         elif kind == "notification":
-            self._cancel(message, sender)
+            self._cancel(view.cancelled_id(message), sender)
         if kind == "request" and isinstance(named, str):
             self.version = named
         elif kind == "result" and method == "initialize":
-            self._negotiated(message)
+            self._negotiated(view.negotiated(message))
         return message
 
-    def _decode_request_fast(self, text: bytes | str, sender: Sender | None) -> Message | None:
+    def _decode_request_fast(self, text: bytes | str, sender: Sender | None, view: View) -> Any:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
@@ -171,22 +254,21 @@ class Correlator:
             )
             if found:
                 return None
-        message = decode_fast(
+        message = view.fast(
             text, self._options(None if stateless else self.version, None, None), self.version
         )
         if message is None:
             return None
-        kind: Kind = message_kind(message)
-        method = str(message.__dict__["method"])
+        kind: Kind = view.kind(message)
         if kind == "request":
             # Without a session version only requests naming theirs pass.
-            version = str(named_in(message)) if stateless else self.version or DEFAULT_VERSION
-            rid = message.__dict__["id"]
+            version = str(view.named(message)) if stateless else self.version or DEFAULT_VERSION
+            method, rid = view.method_and_id(message)
             self._remember(rid, method, sender, version)
             if stateless:
                 self.version = version
         else:
-            self._cancel(message, sender)
+            self._cancel(view.cancelled_id(message), sender)
         return message
 
     # -- the pending table --------------------------------------------------------------
@@ -229,10 +311,9 @@ class Correlator:
             )
         table[key] = (method, version)
 
-    def _cancel(self, message: Message, sender: Sender | None) -> None:
-        if message.__dict__.get("method") != _CANCELLED:
-            return
-        rid = request_id(getattr(getattr(message, "params", None), "request_id", None))
+    def _cancel(self, cancelled: Any, sender: Sender | None) -> None:
+        """``cancelled``: the request id a cancellation names (None for other notifications)."""
+        rid = request_id(cancelled)
         if rid is None:
             return
         key = _key(rid)
@@ -242,8 +323,7 @@ class Correlator:
         if len(found) == 1:  # an ambiguous cancellation forgets nothing
             del self._pending[found[0]][key]
 
-    def _negotiated(self, message: Message) -> None:
-        negotiated = getattr(getattr(message, "result", None), "protocol_version", None)
+    def _negotiated(self, negotiated: Any) -> None:
         if not isinstance(negotiated, str):
             return
         if negotiated not in SUPPORTED:

@@ -193,7 +193,8 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
 def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
     """The JSON bytes of a message: wire names, absent members left out.
 
-    A mapping (`McpError.to_response`) is written as JSON as it is.
+    A mapping is written as JSON as it is: `McpError.to_response`, or a message
+    of the dict view (`mcp_schema.codec.decode_dict`).
     """
     if isinstance(message, BaseModel):
         serializer = type(message).__pydantic_serializer__

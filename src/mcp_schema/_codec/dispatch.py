@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 import json
+import types
+import typing
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Annotated, Any, Union
@@ -13,7 +15,13 @@ from typing import Annotated, Any, Union
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
-from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, Omittable, ResultTypeUnion
+from mcp_schema.base import (
+    DEFAULT_RESULT_TAG,
+    AliasedModel,
+    McpModel,
+    Omittable,
+    ResultTypeUnion,
+)
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip
 from mcp_schema.method_table import NotificationMethod, RequestMethod
@@ -132,14 +140,27 @@ def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[
     return tag_of
 
 
-def _lenient_result_type(cls: type[McpModel]) -> type[McpModel]:
-    """``cls`` with ``resultType`` optional: results from handshake-era servers."""
+def _lenient_result_type(cls: Any) -> Any:
+    """``cls`` with ``resultType`` optional: results from handshake-era servers.
+
+    A result that is a union of classes (an extension's ``tasks/get``) is
+    lenient in each of them.
+    """
+    origin = typing.get_origin(cls)
+    if origin is Annotated:
+        inner, *metadata = typing.get_args(cls)
+        arguments = (_lenient_result_type(inner), *metadata)
+        return Annotated[arguments]
+    if origin in (Union, types.UnionType):
+        return Union[tuple(_lenient_result_type(arm) for arm in typing.get_args(cls))]
     field = cls.model_fields.get("result_type")
     if field is None:
         return cls
+    # An optional renamed member needs AliasedModel's hook (see there).
+    bases = (cls,) if issubclass(cls, AliasedModel) else (cls, AliasedModel)
     return type(
         cls.__name__,
-        (cls,),
+        bases,
         {
             "__module__": cls.__module__,
             "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]

@@ -50,7 +50,7 @@ def _response_validator(
     return TypeAdapter(either).validator.validate_json
 
 
-def _mentions_method(raw: bytes | str) -> bool:
+def mentions_method(raw: bytes | str) -> bool:
     # A cheap look at the head of the message, not a parse: either answer may
     # be wrong (a "method" member far down, the word inside a response), and
     # a wrong one only sends the message on to the exact path.
@@ -82,7 +82,7 @@ def decode_fast(
     # mention the word (an input-required result embeds requests), so a
     # failed request attempt falls through to the response when the caller
     # named the method it answers.
-    if _mentions_method(raw):
+    if mentions_method(raw):
         message = _request_fast(raw, version, options.extensions, guess)
         if message is not None:
             return message
@@ -112,7 +112,7 @@ def _request_fast(
         return None
     extra = message.__pydantic_extra__
     if extra and (
-        ("id" in extra and "id" not in type(message).model_fields)
+        ("id" in extra and "id" not in type(message).__pydantic_fields__)
         or "result" in extra
         or "error" in extra
     ):
@@ -149,6 +149,8 @@ def _self_naming_request(
         if named_in(message) != named:
             return None
         _last_named = named
-    if "id" not in message.model_fields_set:
+    # The dunder attribute behind model_fields_set: the public accessor costs
+    # a measurable share of a small message.
+    if "id" not in message.__pydantic_fields_set__:
         return None
     return message  # type: ignore[no-any-return]

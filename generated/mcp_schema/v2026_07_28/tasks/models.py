@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictStr
 
-from mcp_schema.base import ClosedModel, Int, McpModel, Omittable, Preset
+from mcp_schema.base import AliasedModel, ClosedModel, Int, McpModel, Omittable, Preset
 from mcp_schema.v2026_07_28.models import (
     Annotations,
     AudioContent,
@@ -177,7 +177,7 @@ class CancelTaskRequest(McpModel):
     params: CancelTaskRequestParams
 
 
-class CancelTaskResult(McpModel):
+class CancelTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CancelTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -188,7 +188,7 @@ class CancelTaskResult(McpModel):
     )
 
 
-class CancelledTask(McpModel):
+class CancelledTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CancelledTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
@@ -218,7 +218,7 @@ class CancelledTask(McpModel):
     )
 
 
-class CompletedTask(McpModel):
+class CompletedTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CompletedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
@@ -249,7 +249,7 @@ class CompletedTask(McpModel):
     result: dict[str, Any]
 
 
-class FailedTask(McpModel):
+class FailedTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``FailedTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
@@ -297,7 +297,7 @@ class GetTaskRequest(McpModel):
     params: GetTaskRequestParams
 
 
-class GetTaskResultCancelled(McpModel):
+class GetTaskResultCancelled(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -333,7 +333,7 @@ class GetTaskResultCancelled(McpModel):
     )
 
 
-class GetTaskResultCompleted(McpModel):
+class GetTaskResultCompleted(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -370,7 +370,7 @@ class GetTaskResultCompleted(McpModel):
     result: dict[str, Any]
 
 
-class GetTaskResultFailed(McpModel):
+class GetTaskResultFailed(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -407,7 +407,7 @@ class GetTaskResultFailed(McpModel):
     error: Error
 
 
-class GetTaskResultInputRequired(McpModel):
+class GetTaskResultInputRequired(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -446,7 +446,7 @@ class GetTaskResultInputRequired(McpModel):
     )
 
 
-class GetTaskResultWorking(McpModel):
+class GetTaskResultWorking(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -493,7 +493,7 @@ GetTaskResult: TypeAlias = Annotated[
 """MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
-class InputRequiredTask(McpModel):
+class InputRequiredTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``InputRequiredTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
@@ -530,7 +530,7 @@ TaskStatus: TypeAlias = Literal["working", "input_required", "completed", "faile
 """MCP 2026-07-28/tasks definition ``TaskStatus``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
-class CreateTaskResult(McpModel):
+class CreateTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``CreateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -566,7 +566,7 @@ class CreateTaskResult(McpModel):
     )
 
 
-class Task(McpModel):
+class Task(AliasedModel):
     """MCP 2026-07-28/tasks definition ``Task``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
@@ -596,7 +596,7 @@ class Task(McpModel):
     )
 
 
-class TaskStatusNotificationParamsCancelled(McpModel):
+class TaskStatusNotificationParamsCancelled(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|cancelled``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -629,7 +629,7 @@ class TaskStatusNotificationParamsCancelled(McpModel):
     )
 
 
-class TaskStatusNotificationParamsCompleted(McpModel):
+class TaskStatusNotificationParamsCompleted(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -663,7 +663,7 @@ class TaskStatusNotificationParamsCompleted(McpModel):
     result: dict[str, Any]
 
 
-class TaskStatusNotificationParamsFailed(McpModel):
+class TaskStatusNotificationParamsFailed(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|failed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -697,7 +697,7 @@ class TaskStatusNotificationParamsFailed(McpModel):
     error: Error
 
 
-class TaskStatusNotificationParamsInputRequired(McpModel):
+class TaskStatusNotificationParamsInputRequired(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -733,7 +733,7 @@ class TaskStatusNotificationParamsInputRequired(McpModel):
     )
 
 
-class TaskStatusNotificationParamsWorking(McpModel):
+class TaskStatusNotificationParamsWorking(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``TaskStatusNotificationParams|working``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[NotificationMetaObject] = Field(
@@ -785,7 +785,7 @@ class TaskStatusNotification(McpModel):
     params: TaskStatusNotificationParams
 
 
-class TaskSubscriptionAcknowledgedNotifications(McpModel):
+class TaskSubscriptionAcknowledgedNotifications(AliasedModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionAcknowledgedNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(
@@ -793,7 +793,7 @@ class TaskSubscriptionAcknowledgedNotifications(McpModel):
     )
 
 
-class TaskSubscriptionNotifications(McpModel):
+class TaskSubscriptionNotifications(AliasedModel):
     """MCP 2026-07-28/tasks definition ``TaskSubscriptionNotifications``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_ids: Omittable[list[StrictStr]] = Field(
@@ -825,7 +825,7 @@ class UpdateTaskRequest(McpModel):
     params: UpdateTaskRequestParams
 
 
-class UpdateTaskResult(McpModel):
+class UpdateTaskResult(AliasedModel):
     """MCP 2026-07-28/tasks definition ``UpdateTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     meta: Omittable[ResultMetaObject] = Field(
@@ -836,7 +836,7 @@ class UpdateTaskResult(McpModel):
     )
 
 
-class WorkingTask(McpModel):
+class WorkingTask(AliasedModel):
     """MCP 2026-07-28/tasks definition ``WorkingTask``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     task_id: StrictStr = Field(
