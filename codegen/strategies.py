@@ -18,6 +18,7 @@ import jinja2
 
 from . import ir
 from .build import BuildError, snake
+from .passes import refs
 from .registry import ERROR_RESPONSES, RESULT_RESPONSES, response_envelope
 
 
@@ -108,18 +109,6 @@ def flatten(t: ir.Union_) -> list[ir.TypeExpr]:
         else:
             out.append(m)
     return out
-
-
-def refs(t: ir.TypeExpr) -> set[str]:
-    if isinstance(t, ir.Ref):
-        return {t.name}
-    if isinstance(t, ir.Array):
-        return refs(t.item)
-    if isinstance(t, ir.Map):
-        return refs(t.value)
-    if isinstance(t, ir.Union_):
-        return set().union(*(refs(m) for m in t.members))
-    return set()
 
 
 def object_expression(c: ir.ModelClass, express: Expressions) -> str:

@@ -84,7 +84,28 @@ def decode(
     a str, ``headers`` neither a mapping nor pairs).
     """
     text = as_input(raw)
-    options = DecodeOptions(
+    options = options_of(
+        version, method, headers, extensions, allow_unknown_methods, assume_complete, lenient_newer
+    )
+    screen(text)
+    if headers is None:
+        message = decode_fast(text, options)
+        if message is not None:
+            return message
+    return decode_sniffed(text, sniff(text), options)
+
+
+def options_of(
+    version: str | None,
+    method: str | None,
+    headers: Headers | None,
+    extensions: Collection[str],
+    allow_unknown_methods: bool,
+    assume_complete: bool,
+    lenient_newer: bool,
+) -> DecodeOptions:
+    """The one value `decode`'s (and `decode_dict`'s) keyword arguments become."""
+    return DecodeOptions(
         version,
         method,
         None if headers is None else received_headers(headers),
@@ -93,12 +114,6 @@ def decode(
         assume_complete,
         lenient_newer,
     )
-    screen(text)
-    if headers is None:
-        message = decode_fast(text, options)
-        if message is not None:
-            return message
-    return decode_sniffed(text, sniff(text), options)
 
 
 def extension_set(extensions: Collection[str]) -> frozenset[str]:

@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import from_json
 from typing_extensions import NotRequired, TypedDict
 
-from mcp_schema._codec.decoding import decode_sniffed, extension_set
+from mcp_schema._codec.decoding import decode_sniffed, options_of
 from mcp_schema._codec.dispatch import (
     STATELESS,
     SUPPORTED,
@@ -40,7 +40,7 @@ from mcp_schema._codec.messages import ErrorResponse, Kind, RequestId, ResultRes
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
 from mcp_schema.base import OPEN_DICT
-from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.http_headers import Headers
 from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, STATELESS_VERSIONS
 
 R = TypeVar("R")
@@ -289,14 +289,8 @@ def decode_dict(
     arguments of the wrong type, as `decode`).
     """
     text = as_input(raw)
-    options = DecodeOptions(
-        version,
-        method,
-        None if headers is None else received_headers(headers),
-        extension_set(extensions),
-        allow_unknown_methods,
-        assume_complete,
-        lenient_newer,
+    options = options_of(
+        version, method, headers, extensions, allow_unknown_methods, assume_complete, lenient_newer
     )
     screen(text)
     if headers is None:

@@ -38,7 +38,7 @@ def screen(raw: bytes | str) -> None:
     batch = _BATCH_TEXT.match(raw) if isinstance(raw, str) else _BATCH.match(raw)
     if batch:
         # Refused from its first byte: an array is never built just to be refused.
-        raise InvalidRequestError("Invalid Request: batches are not part of MCP")
+        raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
     if len(raw) <= _SMALL:
         _check_small(raw)
         return
