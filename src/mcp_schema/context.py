@@ -21,13 +21,16 @@ from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
     MissingRequiredClientCapabilityError,
+    UnsupportedProtocolVersionError,
     error_list,
     quote,
 )
-from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol, version_of
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS, protocol, version_of
 
 __all__ = [
     "RequestContext",
+    "check_input_responses",
+    "input_required",
     "missing_capabilities",
     "require_client_capabilities",
     "retry_with_input",
@@ -299,3 +302,71 @@ def retry_with_input(
         return type(request).model_validate(message)
     except ValidationError as exc:
         raise _validation_error(exc, "$") from None
+
+
+INPUT_REQUIRED = "input_required"
+"""The ``resultType`` of an input-required result, its tag among a version's result arms."""
+
+
+def input_required(
+    version: str,
+    requests: Mapping[str, BaseModel | Mapping[str, Any]],
+    *,
+    state: str | None = None,
+) -> McpModel:
+    """The ``InputRequiredResult`` of ``version`` asking the client ``requests``
+    (keyed as its retry must answer them) and carrying ``state`` back to the
+    server, which the retry echoes (the server side of `retry_with_input`).
+
+    A version without input-required results, or a request it refuses, is a ``ValueError``.
+    """
+    compiled = protocol(version)
+    if compiled is None:
+        raise UnsupportedProtocolVersionError(
+            f"Unsupported protocol version: {quote(version)}",
+            requested=version,
+            supported=SUPPORTED_VERSIONS,
+        )
+    model = compiled.load().result_arms.get(INPUT_REQUIRED)
+    if model is None:
+        raise ValueError(f"{version} has no input-required results")
+    asked = {key: _dump(value, f"requests[{key!r}]") for key, value in requests.items()}
+    try:
+        # Construction, not validation, so resultType takes its preset.
+        return model(input_requests=asked, request_state=state)
+    except ValidationError as exc:
+        raise ValueError(f"{version} input-required result: {exc}") from None
+
+
+def _mismatch(path: str, reason: str) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
+    )
+
+
+def check_input_responses(request: BaseModel, result: InputRequired) -> dict[str, Any]:
+    """The input responses of ``request``, a retry answering ``result``; an
+    `InvalidParamsError` (-32602) when its ``requestState`` is not ``result``'s
+    or its ``inputResponses`` do not answer exactly ``result``'s input requests.
+
+    The mirror of `retry_with_input`: what one builds, the other accepts.
+    """
+    if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
+        raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
+    params = getattr(request, "params", None)
+    state = getattr(params, "request_state", None)
+    if state != result.request_state:
+        reason = (
+            "missing" if state is None else "does not match the state of the input-required result"
+        )
+        raise _mismatch("$.params.requestState", reason)
+    responses: Mapping[str, Any] = getattr(params, "input_responses", None) or {}
+    asked, answered = set(result.input_requests or {}), set(responses)
+    if missing := sorted(asked - answered):
+        raise _mismatch("$.params.inputResponses", f"no answer to {', '.join(map(quote, missing))}")
+    if unknown := sorted(answered - asked):
+        raise _mismatch(
+            "$.params.inputResponses",
+            f"answers {', '.join(map(quote, unknown))}, which were not asked",
+        )
+    return dict(responses)

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, Literal, NamedTuple
 
-from mcp_schema._codec.decoding import decode_sniffed, extension_set
+from pydantic import BaseModel, ValidationError
+
+from mcp_schema._codec.decoding import decode_sniffed, encode, extension_set
 from mcp_schema._codec.dict_view import (
     DictMessage,
     decode_dict_fast,
@@ -156,6 +158,7 @@ class Correlator:
             _EITHER: {},
         }
         self.lenient_newer = lenient_newer
+        self._next_id = {"client": 1, "server": 1}
 
     def _options(self, version: str | None, method: str | None, headers: Any) -> DecodeOptions:
         return DecodeOptions(
@@ -343,6 +346,44 @@ class Correlator:
         for space in spaces:
             forgotten = self._pending[space].pop(key, None) is not None or forgotten
         return forgotten
+
+    def request(
+        self,
+        method: str,
+        params: BaseModel | Mapping[str, Any] | None = None,
+        *,
+        sender: Sender,
+    ) -> tuple[int, bytes]:
+        """A request ``sender`` sends, with an id no request of its in flight has,
+        recorded as pending so its response decodes typed; its id and bytes.
+
+        The request is read in the session version (`decode`'s default without
+        one); a method that version lacks, or params it refuses, is a ``ValueError``.
+        A full pending table is refused (-32600) as a decoded request is.
+        """
+        if sender not in _OTHER:
+            raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
+        version = self.version or DEFAULT_VERSION
+        entry = tables(version, self.extensions)[0].get(method)
+        if entry is None:
+            raise ValueError(f"{version} has no request {quote(method)}")
+        rid = self._next_id[sender]
+        while any(_key(rid) in self._pending[space] for space in (sender, _EITHER)):
+            rid += 1  # an id the peer's own traffic already used for this sender
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            message["params"] = (
+                params.model_dump(mode="json", by_alias=True, exclude_unset=True)
+                if isinstance(params, BaseModel)
+                else dict(params)
+            )
+        try:
+            model = entry.request.model_validate(message)
+        except ValidationError as exc:
+            raise ValueError(f"{version} {quote(method)}: {exc}") from None
+        self._remember(rid, method, sender, version)
+        self._next_id[sender] = rid + 1
+        return rid, encode(model)
 
     @property
     def pending(self) -> int:

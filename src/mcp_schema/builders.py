@@ -1,0 +1,94 @@
+"""Notifications a server sends, built for one protocol version (hand-written
+runtime module).
+
+Each helper takes the session's version and returns that version's
+notification model, ready for `mcp_schema.codec.encode`. The class comes from
+the version's method table, so a version added to the registry needs no
+change here. A version that lacks the notification, or params its schema
+refuses, is a ``ValueError``: the calling program's mistake. Members a
+version does not define are kept, as decoding keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import ValidationError
+
+from mcp_schema._codec.dispatch import tables
+from mcp_schema.base import McpModel
+from mcp_schema.errors import UnsupportedProtocolVersionError, quote
+from mcp_schema.method_table import NotificationMethod
+from mcp_schema.versions import SUPPORTED_VERSIONS, protocol
+
+__all__ = [
+    "cancelled",
+    "list_changed",
+    "log_message",
+    "notification",
+    "progress",
+    "resource_updated",
+]
+
+Listed = Literal["tools", "resources", "prompts"]
+
+
+def _notifications(version: str) -> Mapping[str, NotificationMethod]:
+    if protocol(version) is None:
+        raise UnsupportedProtocolVersionError(
+            f"Unsupported protocol version: {quote(version)}",
+            requested=version,
+            supported=SUPPORTED_VERSIONS,
+        )
+    return tables(version, frozenset())[1]  # the classes `decode` gives
+
+
+def notification(version: str, method: str, params: Mapping[str, Any] | None = None) -> McpModel:
+    """The ``method`` notification of ``version`` with ``params`` (wire names;
+    members given ``None`` are left out)."""
+    entry = _notifications(version).get(method)
+    if entry is None:
+        raise ValueError(f"{version} has no notification {quote(method)}")
+    message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if params is not None:
+        message["params"] = {key: value for key, value in params.items() if value is not None}
+    try:
+        return entry.notification.model_validate(message)
+    except ValidationError as exc:
+        raise ValueError(f"{version} {quote(method)}: {exc}") from None
+
+
+def progress(
+    version: str,
+    token: str | int,
+    done: float,
+    *,
+    total: float | None = None,
+    message: str | None = None,
+) -> McpModel:
+    """``notifications/progress`` for the request that gave ``token``."""
+    params = {"progressToken": token, "progress": done, "total": total, "message": message}
+    return notification(version, "notifications/progress", params)
+
+
+def log_message(version: str, level: str, data: Any, *, logger: str | None = None) -> McpModel:
+    """``notifications/message``: a log entry at ``level`` (``"info"``, ``"error"``...)."""
+    params = {"level": level, "data": data, "logger": logger}
+    return notification(version, "notifications/message", params)
+
+
+def list_changed(version: str, listed: Listed) -> McpModel:
+    """``notifications/tools/list_changed`` (or resources, prompts)."""
+    return notification(version, f"notifications/{listed}/list_changed")
+
+
+def cancelled(version: str, request_id: str | int, *, reason: str | None = None) -> McpModel:
+    """``notifications/cancelled`` for the request ``request_id``."""
+    params = {"requestId": request_id, "reason": reason}
+    return notification(version, "notifications/cancelled", params)
+
+
+def resource_updated(version: str, uri: str) -> McpModel:
+    """``notifications/resources/updated`` for a subscribed resource."""
+    return notification(version, "notifications/resources/updated", {"uri": uri})
