@@ -238,3 +238,11 @@ def test_a_wrong_retry_is_invalid_params(params: dict[str, Any], path: str, reas
         check_input_responses(_retry(params), _asked())
     assert info.value.code == -32602
     assert f"$.params.{path}" in info.value.message and reason in info.value.message
+
+
+def test_check_input_responses_takes_models_only() -> None:
+    not_a_result: Any = {"requestState": "s-1"}
+    with pytest.raises(TypeError, match="InputRequiredResult"):
+        check_input_responses(decode(CALL), not_a_result)
+    with pytest.raises(TypeError, match="decoded request model"):
+        check_input_responses(json.loads(CALL), _asked())

@@ -353,6 +353,8 @@ def check_input_responses(request: BaseModel, result: InputRequired) -> dict[str
     """
     if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
         raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
+    if not isinstance(request, BaseModel):
+        raise TypeError(f"request must be a decoded request model, not {type(request).__name__}")
     params = getattr(request, "params", None)
     state = getattr(params, "request_state", None)
     if state != result.request_state:
