@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from mcp_schema import v2025_11_25 as mcp
 from mcp_schema.codec import Correlator, encode, message_kind, reply
-from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 
 MAX_BODY = 1 << 20
 LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]"}
@@ -84,6 +84,11 @@ ENUMS = {
         "titledMulti": {"type": "array", "items": {"anyOf": TITLED}},
     },
 }
+ELICITED = {
+    "test_elicitation": asking("username", "email"),
+    "test_elicitation_sep1034_defaults": DEFAULTS,
+    "test_elicitation_sep1330_enums": ENUMS,
+}
 TOOLS = [
     *(tool(f"test_{name}") for name in ("simple_text", "image_content", "audio_content")),
     *(tool(f"test_{name}") for name in ("embedded_resource", "multiple_content_types")),
@@ -91,8 +96,7 @@ TOOLS = [
     tool("test_error_handling"),
     tool("test_sampling", asking("prompt")),
     tool("test_elicitation", asking("message")),
-    tool("test_elicitation_sep1034_defaults"),
-    tool("test_elicitation_sep1330_enums"),
+    *(tool(name) for name in ELICITED if name != "test_elicitation"),
     tool("json_schema_2020_12_tool", SCHEMA_2020_12),
 ]
 EMBEDDED = {"uri": "test://embedded-resource", "mimeType": "text/plain"}
@@ -177,7 +181,7 @@ class Stream:
         try:
             return getattr(answer.get(timeout=30), "result", None)
         except queue.Empty:
-            raise InvalidParamsError("the client did not answer", {"id": rid}) from None
+            raise InternalError("the client did not answer", {"id": rid}) from None
 
 
 class Session:
@@ -218,9 +222,7 @@ def call_tool(params: mcp.CallToolRequestParams, out: Stream) -> dict[str, Any]:
         sampled = out.ask(mcp.CreateMessageRequestParams.model_validate(wanted))
         answered = getattr(getattr(sampled, "content", None), "text", None)
         return {"content": [text(f"LLM response: {answered}")]}
-    schema = {"test_elicitation": asking("username", "email")}.get(name)
-    schema = schema or {"test_elicitation_sep1034_defaults": DEFAULTS}.get(name)
-    schema = schema or {"test_elicitation_sep1330_enums": ENUMS}.get(name)
+    schema = ELICITED.get(name)
     if schema is None:
         raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
     form = {"message": str(args.get("message", "Please answer")), "requestedSchema": schema}
@@ -327,7 +329,8 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         if self.path != "/mcp" or not self.local():
             return self.plain(404 if self.local() else 403)
-        size = int(self.headers.get("Content-Length") or 0)
+        length = self.headers.get("Content-Length") or ""
+        size = int(length) if length.isdigit() else 0
         if not 0 < size <= MAX_BODY:
             return self.plain(413)
         body = self.rfile.read(size)
@@ -359,6 +362,12 @@ class Handler(BaseHTTPRequestHandler):
         except McpError as err:
             return out.send(reply(rid, err))
         out.send(reply(rid, result))
+
+    def handle(self) -> None:
+        try:
+            super().handle()
+        except ConnectionError:  # the client hung up mid-answer: nobody is left to tell
+            pass
 
     def log_message(self, format: str, *args: Any) -> None:  # keep stderr for failures
         pass

@@ -28,11 +28,13 @@ SUMMARY = re.compile(r"^\S+ (?P<name>[\w-]+): (?P<passed>\d+) passed, (?P<failed
 STEP = re.compile(r"^(?P<status>ok|FAIL) +(?P<name>\S+)(?: (?P<why>.*))?$")
 
 
-def node(script: Path, *args: str, **kwargs: object) -> subprocess.CompletedProcess[str]:
+def node(script: Path, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PATH": f"{NODE_BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
     env["MCP_PEERS_NODE_MODULES"] = str(WORK / "node_modules")
     command = [str(NODE_BIN / "node"), str(script), *args]
-    return subprocess.run(command, env=env, text=True, capture_output=True, check=False, **kwargs)  # type: ignore[call-overload, no-any-return]
+    return subprocess.run(
+        command, env=env, text=True, capture_output=True, timeout=timeout, check=False
+    )
 
 
 def install() -> None:
