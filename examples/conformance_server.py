@@ -181,10 +181,14 @@ class Stream:
         try:
             return getattr(answer.get(timeout=30), "result", None)
         except queue.Empty:
+            with self.session.lock:
+                self.session.waiting.pop(rid, None)
             raise InternalError("the client did not answer", {"id": rid}) from None
 
 
 class Session:
+    """What one ``Mcp-Session-Id`` remembers: the ids in flight both ways."""
+
     def __init__(self) -> None:
         self.id, self.lock, self.ids = uuid.uuid4().hex, threading.Lock(), itertools.count(1)
         self.peer = Correlator(version=mcp.VERSION)
@@ -330,7 +334,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.path != "/mcp" or not self.local():
             return self.plain(404 if self.local() else 403)
         length = self.headers.get("Content-Length") or ""
-        size = int(length) if length.isdigit() else 0
+        size = int(length) if length.isascii() and length.isdigit() else 0
         if not 0 < size <= MAX_BODY:
             return self.plain(413)
         body = self.rfile.read(size)

@@ -99,6 +99,7 @@ def test_official_client_drives_the_conformance_server(url: str) -> None:
         ({"Host": "evil.example.com"}, 403),
         ({"Origin": "http://evil.example.com"}, 403),
         ({"Content-Length": "x"}, 413),
+        ({"Content-Length": "\u00b2"}, 413),
     ],
 )
 def test_foreign_or_malformed_posts_are_refused(
