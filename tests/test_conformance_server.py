@@ -1,0 +1,120 @@
+"""The official Python SDK client (the ``peers`` extra) drives
+``examples/conformance_server.py`` over Streamable HTTP on 127.0.0.1: content
+kinds, notifications on the event stream, and the server's own sampling and
+elicitation requests answered on a second POST. ``make interop`` runs the
+official conformance suite against the same server."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+
+SERVER = Path(__file__).resolve().parents[1] / "examples" / "conformance_server.py"
+
+
+@pytest.fixture(scope="module")
+def url() -> Iterator[str]:
+    server = subprocess.Popen([sys.executable, str(SERVER), "0"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        yield server.stdout.readline().split()[-1]
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+async def sample(
+    context: Any, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    said = getattr(params.messages[0].content, "text", None)
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=f"heard {said}"), model="m"
+    )
+
+
+async def elicit(context: Any, params: Any) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"username": "ann", "email": "a@b.c"})
+
+
+async def session(url: str) -> dict[str, Any]:
+    logs: list[object] = []
+    reported: list[float] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params.data)
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported.append(progress)
+
+    seen: dict[str, Any] = {}
+    async with Client(
+        url,
+        mode="legacy",
+        sampling_callback=sample,
+        elicitation_callback=elicit,
+        logging_callback=on_log,
+        read_timeout_seconds=20,
+        cache=None,
+    ) as c:
+        seen["tools"] = len((await c.list_tools()).tools)
+        seen["image"] = (await c.call_tool("test_image_content", {})).content[0].type
+        seen["error"] = (await c.call_tool("test_error_handling", {})).is_error
+        await c.call_tool("test_tool_with_logging", {})
+        await c.call_tool("test_tool_with_progress", {}, progress_callback=on_progress)
+        seen["logs"], seen["progress"] = logs, reported
+        sampled = await c.call_tool("test_sampling", {"prompt": "hi"})
+        seen["sampling"] = getattr(sampled.content[0], "text", None)
+        elicited = await c.call_tool("test_elicitation", {"message": "who?"})
+        seen["elicitation"] = getattr(elicited.content[0], "text", None)
+        read = await c.read_resource("test://template/7/data")
+        seen["template"] = getattr(read.contents[0], "text", None)
+    return seen
+
+
+def test_official_client_drives_the_conformance_server(url: str) -> None:
+    seen = anyio.run(session, url)
+    assert seen["tools"] == 13
+    assert seen["image"] == "image"
+    assert seen["error"] is True
+    assert seen["logs"] == ["Tool started", "Tool processing data", "Tool execution completed"]
+    assert seen["progress"] == [0, 50, 100]
+    assert seen["sampling"] == "LLM response: heard hi"
+    assert "action=accept" in seen["elicitation"] and "ann" in seen["elicitation"]
+    assert seen["template"] == '{"id":"7","templateTest":true,"data":"Data for ID: 7"}'
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ({"Host": "evil.example.com"}, 403),
+        ({"Origin": "http://evil.example.com"}, 403),
+        ({"Content-Length": "x"}, 413),
+        ({"Content-Length": "\u00b2"}, 413),
+    ],
+)
+def test_foreign_or_malformed_posts_are_refused(
+    url: str, headers: dict[str, str], status: int
+) -> None:
+    request = urllib.request.Request(url, data=b"{}", method="POST", headers=headers)
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == status
+
+
+def test_undecodable_body_is_answered_with_its_error(url: str) -> None:
+    body = b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{}}'
+    request = urllib.request.Request(url, data=body, method="POST")
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(request, timeout=10)
+    assert refused.value.code == 400
+    assert b'"id":5' in refused.value.read()
