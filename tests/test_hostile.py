@@ -795,3 +795,37 @@ def test_a_long_unsupported_version_is_cut_in_the_message_and_data() -> None:
     assert err.code == -32022 and "\n" not in err.message and len(err.message) < 300
     assert len(err.data["requested"]) <= errors.MAX_QUOTED
     assert len(json.dumps(err.to_response(1))) < 1000
+
+
+def test_a_long_version_negotiated_by_initialize_is_cut_in_the_error() -> None:
+    # The initialize result is peer text too: its -32022 stays small.
+    session = codec.Correlator()
+    session.decode(
+        j(
+            {
+                "jsonrpc": "2.0",
+                "id": 0,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "c", "version": "1"},
+                },
+            }
+        )
+    )
+    answer = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "9\n" * 500_000,
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    with pytest.raises(McpError) as info:
+        session.decode(j(answer))
+    err = info.value
+    assert err.code == -32022 and "\n" not in err.message and len(err.message) < 300
+    assert len(err.data["requested"]) <= errors.MAX_QUOTED
+    assert len(json.dumps(err.to_response(0))) < 1000

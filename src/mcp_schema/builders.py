@@ -18,9 +18,9 @@ from pydantic import ValidationError
 
 from mcp_schema._codec.dispatch import tables
 from mcp_schema.base import McpModel
-from mcp_schema.errors import UnsupportedProtocolVersionError, quote
+from mcp_schema.errors import quote
 from mcp_schema.method_table import NotificationMethod
-from mcp_schema.versions import SUPPORTED_VERSIONS, protocol
+from mcp_schema.versions import protocol, unsupported
 
 __all__ = [
     "cancelled",
@@ -36,11 +36,7 @@ Listed = Literal["tools", "resources", "prompts"]
 
 def _notifications(version: str) -> Mapping[str, NotificationMethod]:
     if protocol(version) is None:
-        raise UnsupportedProtocolVersionError(
-            f"Unsupported protocol version: {quote(version)}",
-            requested=version,
-            supported=SUPPORTED_VERSIONS,
-        )
+        raise unsupported(version)
     return tables(version, frozenset())[1]  # the classes `decode` gives
 
 

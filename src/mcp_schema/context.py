@@ -21,11 +21,15 @@ from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
     MissingRequiredClientCapabilityError,
-    UnsupportedProtocolVersionError,
     error_list,
     quote,
 )
-from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS, protocol, version_of
+from mcp_schema.versions import (
+    PROTOCOL_VERSION_KEY,
+    protocol,
+    unsupported,
+    version_of,
+)
 
 __all__ = [
     "RequestContext",
@@ -322,11 +326,7 @@ def input_required(
     """
     compiled = protocol(version)
     if compiled is None:
-        raise UnsupportedProtocolVersionError(
-            f"Unsupported protocol version: {quote(version)}",
-            requested=version,
-            supported=SUPPORTED_VERSIONS,
-        )
+        raise unsupported(version)
     model = compiled.load().result_arms.get(INPUT_REQUIRED)
     if model is None:
         raise ValueError(f"{version} has no input-required results")

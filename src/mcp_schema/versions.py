@@ -5,6 +5,7 @@ for messages that name none, and the extensions of each."""
 from __future__ import annotations
 
 from mcp_schema.compiled import CompiledVersion
+from mcp_schema.errors import UnsupportedProtocolVersionError, clip, quote
 from mcp_schema.registry import COMPILED
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "extensions_of",
     "protocol",
+    "unsupported",
     "version_of",
 ]
 
@@ -63,3 +65,15 @@ _PACKAGES: dict[str, CompiledVersion] = {c.package: c for c in COMPILED}
 def version_of(model: type) -> CompiledVersion | None:
     """The compiled version (or extension) whose models module defines ``model``."""
     return _PACKAGES.get(model.__module__.rpartition(".")[0])
+
+
+def unsupported(requested: object, why: str = "") -> UnsupportedProtocolVersionError:
+    """The -32022 for ``requested``, listing every supported version.
+
+    ``requested`` may be peer text of any size: message and data carry it
+    escaped and cut (a string as itself, anything else as JSON).
+    """
+    shown = clip(requested) if isinstance(requested, str) else quote(requested)
+    return UnsupportedProtocolVersionError(
+        f"Unsupported protocol version: {shown}{why}", requested=shown, supported=SUPPORTED_VERSIONS
+    )

@@ -32,11 +32,14 @@ from mcp_schema._codec.screen import as_input, screen
 from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
-    UnsupportedProtocolVersionError,
     quote,
 )
 from mcp_schema.http_headers import Headers, received_headers
-from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
+from mcp_schema.versions import (
+    DEFAULT_VERSION,
+    PROTOCOL_VERSION_KEY,
+    unsupported,
+)
 
 Sender = Literal["client", "server"]
 
@@ -142,11 +145,7 @@ class Correlator:
         lenient_newer: bool = False,
     ) -> None:
         if version is not None and version not in SUPPORTED:
-            raise UnsupportedProtocolVersionError(
-                f"Unsupported protocol version: {quote(version)}",
-                requested=version,
-                supported=SUPPORTED_VERSIONS,
-            )
+            raise unsupported(version)
         self.version = version
         self.extensions = extension_set(extensions)
         self.allow_unknown_methods = allow_unknown_methods
@@ -330,11 +329,7 @@ class Correlator:
         if not isinstance(negotiated, str):
             return
         if negotiated not in SUPPORTED:
-            raise UnsupportedProtocolVersionError(
-                f"Unsupported protocol version: {quote(negotiated)} (negotiated by initialize)",
-                requested=negotiated,
-                supported=SUPPORTED_VERSIONS,
-            )
+            raise unsupported(negotiated, " (negotiated by initialize)")
         self.version = negotiated
 
     def forget(self, id: str | int, *, sender: Sender | None = None) -> bool:

@@ -5,7 +5,6 @@ union, each built from the registry once per version and cached."""
 from __future__ import annotations
 
 import functools
-import json
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -23,7 +22,6 @@ from mcp_schema.base import (
     ResultTypeUnion,
 )
 from mcp_schema.compiled import VersionTables
-from mcp_schema.errors import UnsupportedProtocolVersionError, clip
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
     DEFAULT_VERSION,
@@ -31,6 +29,7 @@ from mcp_schema.versions import (
     SUPPORTED_VERSIONS,
     extensions_of,
     protocol,
+    unsupported,
 )
 
 SUPPORTED: frozenset[str] = frozenset(SUPPORTED_VERSIONS)
@@ -64,10 +63,7 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
     if requested is None:
         return DEFAULT_VERSION
     if not isinstance(requested, str) or requested not in SUPPORTED:
-        shown = clip(requested if isinstance(requested, str) else json.dumps(requested))
-        raise UnsupportedProtocolVersionError(
-            f"Unsupported protocol version: {shown}", requested=shown, supported=SUPPORTED_VERSIONS
-        )
+        raise unsupported(requested)
     return str(requested)
 
 

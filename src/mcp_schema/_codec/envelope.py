@@ -15,9 +15,8 @@ from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
     ParseError,
-    UnsupportedProtocolVersionError,
 )
-from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, unsupported
 
 
 def _members(fields: dict[str, CoreSchema]) -> CoreSchema:
@@ -70,9 +69,7 @@ class Envelope:
         self.named_version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, dict) else None
         if self.named_version is None and isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
             # null is not "no version": the message names one, and it is not a string.
-            err = UnsupportedProtocolVersionError(
-                "Unsupported protocol version: null", requested="null", supported=SUPPORTED_VERSIONS
-            )
+            err = unsupported(None)
             address(err, self)
             raise err
 
