@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import from_json
 from typing_extensions import NotRequired, TypedDict
 
+from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.decoding import decode_sniffed, options_of
 from mcp_schema._codec.dispatch import (
     STATELESS,
@@ -35,7 +36,7 @@ from mcp_schema._codec.dispatch import (
     tables,
 )
 from mcp_schema._codec.envelope import Envelope, sniff
-from mcp_schema._codec.fast_path import mentions_method
+from mcp_schema._codec.fast_path import guessed_method
 from mcp_schema._codec.messages import ErrorResponse, Kind, RequestId, ResultResponse
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
@@ -80,7 +81,7 @@ def _member(field: FieldInfo) -> Any:
     return Annotated[arguments]
 
 
-@functools.cache
+@built_once
 def twin(cls: type[BaseModel]) -> Any:
     """The TypedDict of a generated model: its namesake in ``<package>.dicts``.
 
@@ -139,17 +140,23 @@ def _wire_discriminator(union: Any, metadata: Any) -> Any:
 Validate = Callable[[Union[bytes, str]], Any]
 
 
-@functools.cache
-def _messages_validator(version: str, exts: frozenset[str]) -> Validate:
+def _method_validator(version: str, exts: frozenset[str], method: str) -> Validate | None:
+    """`fast_path.method_validator` in the dict view."""
     requests, notifications = tables(version, exts)
-    classes = [twin(e.request) for e in requests.values()] + [
-        twin(n.notification) for n in notifications.values()
-    ]
-    by_method: Any = Annotated[Union[tuple(classes)], Field(discriminator="method")]
-    return TypeAdapter(by_method).validator.validate_json
+    if method not in requests and method not in notifications:
+        return None  # never cache what a peer names at will
+    return _twin_validator(version, exts, method)
 
 
-@functools.cache
+@built_once
+def _twin_validator(version: str, exts: frozenset[str], method: str) -> Validate:
+    requests, notifications = tables(version, exts)
+    entry = requests.get(method)
+    cls = entry.request if entry is not None else notifications[method].notification
+    return TypeAdapter(twin(cls)).validator.validate_json
+
+
+@built_once
 def _response_validator(
     version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> Validate:
@@ -172,20 +179,26 @@ _last_named: str | None = STATELESS_VERSIONS[-1] if STATELESS_VERSIONS else None
 
 
 def _self_naming_request(
-    raw: bytes | str, exts: frozenset[str], guess: str | None
+    raw: bytes | str, method: str, exts: frozenset[str], guess: str | None
 ) -> dict[str, Any] | None:
     """Mirrors ``fast_path._self_naming_request``."""
     global _last_named
     first = guess if guess in STATELESS else _last_named
     if first is None:
         return None
-    message: dict[str, Any] = _messages_validator(first, exts)(raw)
+    validate = _method_validator(first, exts, method)
+    if validate is None:
+        return None
+    message: dict[str, Any] = validate(raw)
     named = named_in_dict(message)
     version = first
     if named != first:
         if not isinstance(named, str) or named not in STATELESS:
             return None
-        message = _messages_validator(named, exts)(raw)
+        validate = _method_validator(named, exts, method)
+        if validate is None:
+            return None
+        message = validate(raw)
         if named_in_dict(message) != named:
             return None
         _last_named = version = named
@@ -195,13 +208,16 @@ def _self_naming_request(
 
 
 def _request_fast(
-    raw: bytes | str, version: str | None, exts: frozenset[str], guess: str | None
+    raw: bytes | str, method: str, version: str | None, exts: frozenset[str], guess: str | None
 ) -> dict[str, Any] | None:
     """Mirrors the model path's request attempt (``fast_path._request_fast``)."""
     try:
         if version is None:
-            return _self_naming_request(raw, exts, guess)
-        message: dict[str, Any] = _messages_validator(version, exts)(raw)
+            return _self_naming_request(raw, method, exts, guess)
+        validate = _method_validator(version, exts, method)
+        if validate is None:
+            return None
+        message: dict[str, Any] = validate(raw)
     except ValidationError:
         return None
     if (
@@ -231,8 +247,9 @@ def decode_dict_fast(
     version, method = options.version, options.method
     if version is not None and version not in SUPPORTED:
         return None
-    if mentions_method(raw):
-        message = _request_fast(raw, version, options.extensions, guess)
+    named_method = guessed_method(raw)
+    if named_method is not None:
+        message = _request_fast(raw, named_method, version, options.extensions, guess)
         if message is not None:
             return message
     if method is None:

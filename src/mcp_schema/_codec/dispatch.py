@@ -4,7 +4,6 @@ union, each built from the registry once per version and cached."""
 
 from __future__ import annotations
 
-import functools
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -13,6 +12,7 @@ from typing import Annotated, Any, Union
 
 from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
 
+from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.base import (
     DEFAULT_RESULT_TAG,
@@ -37,14 +37,14 @@ STATELESS: frozenset[str] = frozenset(STATELESS_VERSIONS)
 """Sets, not functions: the fast path asks on every message."""
 
 
-@functools.cache
+@built_once
 def version_tables(version: str) -> VersionTables:
     compiled = protocol(version)
     assert compiled is not None, version  # callers check SUPPORTED first
     return compiled.load()
 
 
-@functools.cache
+@built_once
 def _extension_tables(version: str, extensions: frozenset[str]) -> tuple[VersionTables, ...]:
     known = extensions_of(version)
     return tuple(known[e].load() for e in sorted(extensions) if e in known)
@@ -67,7 +67,7 @@ def detect_version(named: Any, version: str | None, headers: Mapping[str, str] |
     return str(requested)
 
 
-@functools.cache
+@built_once
 def tables(
     version: str, extensions: frozenset[str]
 ) -> tuple[Mapping[str, RequestMethod], Mapping[str, NotificationMethod]]:
@@ -86,7 +86,7 @@ def tables(
     return requests, notifications
 
 
-@functools.cache
+@built_once
 def _enveloped(cls: type[McpModel], envelope: type[McpModel]) -> type[McpModel]:
     """``cls`` with the JSON-RPC members of ``envelope`` it lacks.
 
@@ -168,7 +168,7 @@ def _lenient_result_type(cls: Any) -> Any:
     )
 
 
-@functools.cache
+@built_once
 def result_response(
     version: str, method: str, extensions: frozenset[str], assume_complete: bool
 ) -> Any:
@@ -198,7 +198,7 @@ def result_response(
     return ResultResponse[by_member]
 
 
-@functools.cache
+@built_once
 def result_adapter(
     version: str, method: str, extensions: frozenset[str], assume_complete: bool
 ) -> TypeAdapter[Any]:
@@ -215,7 +215,7 @@ def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:
     return tag_of
 
 
-@functools.cache
+@built_once
 def error_response(version: str) -> Any:
     """``ErrorResponse[...]`` whose error is the model of its code."""
     core = version_tables(version)
@@ -233,6 +233,6 @@ def error_response(version: str) -> Any:
     return ErrorResponse[error_type]
 
 
-@functools.cache
+@built_once
 def error_adapter(version: str) -> TypeAdapter[Any]:
     return TypeAdapter(error_response(version))

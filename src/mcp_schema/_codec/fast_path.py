@@ -8,12 +8,13 @@ classified, by the exact path.
 
 from __future__ import annotations
 
-import functools
+import re
 from collections.abc import Callable
 from typing import Annotated, Any, Union
 
 from pydantic import Field, TypeAdapter, ValidationError
 
+from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.dispatch import (
     STATELESS,
     SUPPORTED,
@@ -26,20 +27,30 @@ from mcp_schema._codec.options import DecodeOptions
 from mcp_schema.versions import DEFAULT_VERSION, STATELESS_VERSIONS
 
 
-@functools.cache
-def _messages_validator(version: str, exts: frozenset[str]) -> Callable[[bytes | str], Any]:
-    """Every request and notification class of a version, told apart by ``method``."""
+def method_validator(
+    version: str, exts: frozenset[str], method: str
+) -> Callable[[bytes | str], Any] | None:
+    """The validator of the request or notification class of ``method``, built
+    on first use; None for a method the version does not know."""
     requests, notifications = tables(version, exts)
-    classes = [e.request for e in requests.values()] + [
-        n.notification for n in notifications.values()
-    ]
-    by_method: Any = Annotated[Union[tuple(classes)], Field(discriminator="method")]
+    if method not in requests and method not in notifications:
+        return None  # never cache what a peer names at will
+    return _class_validator(version, exts, method)
+
+
+@built_once
+def _class_validator(
+    version: str, exts: frozenset[str], method: str
+) -> Callable[[bytes | str], Any]:
+    requests, notifications = tables(version, exts)
+    entry = requests.get(method)
+    cls = entry.request if entry is not None else notifications[method].notification
     # The core validator itself: TypeAdapter's Python wrapper costs a
     # measurable share of a small message.
-    return TypeAdapter(by_method).validator.validate_json
+    return TypeAdapter(cls).validator.validate_json
 
 
-@functools.cache
+@built_once
 def _response_validator(
     version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> Callable[[bytes | str], Any]:
@@ -50,15 +61,27 @@ def _response_validator(
     return TypeAdapter(either).validator.validate_json
 
 
-def mentions_method(raw: bytes | str) -> bool:
-    # A cheap look at the head of the message, not a parse: either answer may
-    # be wrong (a "method" member far down, the word inside a response), and
-    # a wrong one only sends the message on to the exact path.
+def guessed_method(raw: bytes | str) -> str | None:
+    """The value of the first ``"method"`` member in the head of the message,
+    when it is written as a plain string.
+
+    A cheap look, not a parse: the member found may be a nested one, or the
+    word may sit inside a string. Only one class is then validated, and a
+    class accepts only its own method at the top level, so a wrong guess is
+    refused by validation and the message goes on to the exact path.
+    """
     head = raw[:_HEAD]
-    return b'"method"' in head if isinstance(head, bytes) else '"method"' in head
+    if isinstance(head, bytes):
+        found = _METHOD.search(head)
+        return None if found is None else found.group(1).decode("utf-8", "replace")
+    found_text = _METHOD_TEXT.search(head)
+    return None if found_text is None else found_text.group(1)
 
 
 _HEAD = 4096
+_METHOD_PATTERN = r'"method"[ \t\r\n]*:[ \t\r\n]*"([^"\\]*)"'
+_METHOD = re.compile(_METHOD_PATTERN.encode())
+_METHOD_TEXT = re.compile(_METHOD_PATTERN)
 
 
 def named_in(message: Message) -> object:
@@ -82,8 +105,9 @@ def decode_fast(
     # mention the word (an input-required result embeds requests), so a
     # failed request attempt falls through to the response when the caller
     # named the method it answers.
-    if mentions_method(raw):
-        message = _request_fast(raw, version, options.extensions, guess)
+    named_method = guessed_method(raw)
+    if named_method is not None:
+        message = _request_fast(raw, named_method, version, options.extensions, guess)
         if message is not None:
             return message
     if method is None:
@@ -102,12 +126,15 @@ def decode_fast(
 
 
 def _request_fast(
-    raw: bytes | str, version: str | None, exts: frozenset[str], guess: str | None
+    raw: bytes | str, method: str, version: str | None, exts: frozenset[str], guess: str | None
 ) -> Message | None:
     try:
         if version is None:
-            return _self_naming_request(raw, exts, guess)
-        message = _messages_validator(version, exts)(raw)
+            return _self_naming_request(raw, method, exts, guess)
+        validate = method_validator(version, exts, method)
+        if validate is None:
+            return None
+        message = validate(raw)
     except ValidationError:
         return None
     extra = message.__pydantic_extra__
@@ -126,7 +153,7 @@ next one most likely names the same. It orders the attempts, nothing more."""
 
 
 def _self_naming_request(
-    raw: bytes | str, exts: frozenset[str], guess: str | None
+    raw: bytes | str, method: str, exts: frozenset[str], guess: str | None
 ) -> Message | None:
     """A stateless-era request that names its version in ``params._meta``.
 
@@ -140,12 +167,18 @@ def _self_naming_request(
     first = guess if guess in STATELESS else _last_named
     if first is None:
         return None  # no stateless-era version is compiled
-    message = _messages_validator(first, exts)(raw)
+    validate = method_validator(first, exts, method)
+    if validate is None:
+        return None
+    message = validate(raw)
     named = named_in(message)
     if named != first:
         if not isinstance(named, str) or named not in STATELESS:
             return None
-        message = _messages_validator(named, exts)(raw)
+        validate = method_validator(named, exts, method)
+        if validate is None:
+            return None
+        message = validate(raw)
         if named_in(message) != named:
             return None
         _last_named = named

@@ -39,6 +39,19 @@ def screen(raw: bytes | str) -> None:
     if batch:
         # Refused from its first byte: an array is never built just to be refused.
         raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
+    try:
+        data = raw.encode() if isinstance(raw, str) else raw
+    except UnicodeEncodeError:
+        return  # a lone surrogate: the envelope sniff reports it
+    if _finite_at_a_glance(data):
+        if not _unique_at_a_glance(data):
+            _refuse_repeated(_top_level_members(raw))
+        return
+    full_check(raw)
+
+
+def full_check(raw: bytes | str) -> None:
+    """Non-finite numbers and repeated envelope members, from a parse of the whole message."""
     if len(raw) <= _SMALL:
         _check_small(raw)
         return
@@ -53,6 +66,51 @@ def screen(raw: bytes | str) -> None:
     for key, value in document.items() if isinstance(document, dict) else [("", document)]:
         if not _finite(value):
             raise _not_finite(f"$[{quote(key)}]" if key else "$")
+
+
+# The glances below are scans at C speed that spare almost every message the
+# full check (a second parse, and a walk of every number). Each may answer
+# False for a clean message ("NaN" inside a string, a nested "id" member),
+# and the full check then decides; neither answers True where the full check
+# would refuse.
+
+
+def _finite_at_a_glance(data: bytes) -> bool:
+    """No number in ``data`` can be non-finite: NaN and Infinity are spelled
+    out, and with every digit and "." read as "0", and "E" and "+" as "e", a
+    number beyond the double range has an exponent of three digits ("e000")
+    or 200 integral digits; below both it is under 10**299."""
+    shapes = data.translate(_NUMBER_SHAPES)
+    return not (
+        b"e000" in shapes or _LONG_NUMBER in shapes or b"NaN" in data or b"Infinity" in data
+    )
+
+
+def _unique_at_a_glance(data: bytes) -> bool:
+    """No envelope member can be repeated: a member name is written between
+    quotes, and an envelope member's can only be hidden by escaping one of its
+    letters (a ``\\u006`` or ``\\u007`` escape, itself suspect), so a name found
+    once at most is written once at most."""
+    if _ESCAPED_LETTER.search(data) is not None:
+        return False
+    found = _ENVELOPE_KEY.findall(data)
+    return len(found) == len(set(found))
+
+
+_NUMBER_SHAPES = bytes.maketrans(b"0123456789.E+", b"00000000000ee")
+_LONG_NUMBER = b"0" * 200
+_ESCAPED_LETTER = re.compile(rb"\\u00[67]")
+_ENVELOPE_KEY = re.compile(rb'"(jsonrpc|id|method|params|result|error)"[ \t\r\n]*:')
+
+
+def _top_level_members(raw: bytes | str) -> list[str]:
+    """The members of the top-level object as written, repeats and escapes included."""
+    members: list[str] = []
+    try:
+        _SCREEN.validate_json(raw, context=members)
+    except ValueError:
+        return []  # not JSON: the envelope sniff reports it
+    return members
 
 
 def _not_finite(where: str) -> ParseError:
