@@ -300,6 +300,10 @@ DECODING_NAMES = ["AnyNotification", "AnyRequest", "AnyResult", "decode_request"
 """What a version package re-exports from its ``decoding`` module (not extensions)."""
 
 
+METHOD_TABLE_NAMES = ["ERROR_MODEL", "ERROR_MODELS", "INPUT_REQUESTS", "NOTIFICATIONS", "REQUESTS"]
+"""What a version package re-exports from its ``methods`` module, beside the error-code constants."""
+
+
 def render_init(module: ir.Module, env: jinja2.Environment) -> str:
     return env.get_template("init.py.j2").render(
         header=header(module),
@@ -307,4 +311,7 @@ def render_init(module: ir.Module, env: jinja2.Environment) -> str:
         names=sorted([*(d.name for d in module.definitions), *module.imported]),
         extension=module.key.split("/")[1] if "/" in module.key else None,
         decoding=DECODING_NAMES if "/" not in module.key else [],
+        method_names=sorted(
+            [*METHOD_TABLE_NAMES, *(e.constant for e in module.methods.error_codes)]
+        ),
     )

@@ -85,3 +85,59 @@ def test_tables_name_the_error_class_of_the_error_response() -> None:
     # Older schemas declare the error object inline in JSONRPCError.
     assert error_class(module(response("JSONRPCError", "JSONRPCErrorError"))) == "JSONRPCErrorError"
     assert error_class(module(response("JSONRPCErrorResponse", "Error"))) == "Error"
+
+
+def test_importing_a_version_package_creates_no_class_until_one_is_asked_for() -> None:
+    script = (
+        "import sys, mcp_schema.v2026_07_28 as package\n"
+        "def loaded():\n"
+        "    return sorted(m for m in sys.modules if m.startswith('mcp_schema.v2026_07_28.'))\n"
+        "assert loaded() == [], loaded()\n"
+        "assert 'pydantic' not in sys.modules\n"
+        "assert package.CallToolRequest.__name__ == 'CallToolRequest'\n"
+        "assert loaded() == ['mcp_schema.v2026_07_28.models'], loaded()\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_every_exported_name_resolves_from_its_module() -> None:
+    for compiled in COMPILED:
+        package = importlib.import_module(compiled.package)
+        homes = vars(package)["_HOME"]
+        fixed = {"VERSION", "EXTENSION"}
+        assert set(homes) == set(package.__all__) - fixed, compiled.key
+        assert set(package.__all__) <= set(dir(package))
+        for name, home in homes.items():
+            module = importlib.import_module(f"{compiled.package}.{home}")
+            assert getattr(package, name) is getattr(module, name), (compiled.key, name)
+        assert package.models is importlib.import_module(f"{compiled.package}.models")
+        try:
+            package.NoSuchName  # noqa: B018
+        except AttributeError:
+            pass
+        else:
+            raise AssertionError("an unknown name resolved")
+
+
+def test_first_decodes_from_many_threads_at_once_agree() -> None:
+    script = """
+import threading
+from mcp_schema import codec
+raw = b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","arguments":{}}}'
+results, errors = [], []
+barrier = threading.Barrier(8)
+def first(view):
+    barrier.wait()
+    try:
+        decoded = view(raw, version="2025-11-25")
+        results.append(codec.encode(decoded))
+    except Exception as exc:
+        errors.append(repr(exc))
+views = [codec.decode, codec.decode_dict] * 4
+threads = [threading.Thread(target=first, args=(v,)) for v in views]
+for t in threads: t.start()
+for t in threads: t.join()
+assert not errors, errors
+assert len(results) == 8 and len(set(results)) == 1, results
+"""
+    subprocess.run([sys.executable, "-c", script], check=True)
