@@ -466,6 +466,59 @@ def test_fast_path_agrees_with_the_exact_path() -> None:
     assert compared > 300
 
 
+def test_the_correlators_fast_paths_agree_with_its_exact_path() -> None:
+    """A Correlator reads most requests and responses without sniffing (it
+    guesses the method, or the id of a pending request); one that always
+    sniffs must decode the same sessions to the same messages, errors and
+    pending requests, in both views."""
+    import random
+
+    from tests.engines import fuzz
+
+    class ExactOnly(codec.Correlator):
+        def _decode_request_fast(self, *args: Any) -> Any:
+            return None
+
+        def _decode_response_fast(self, *args: Any) -> Any:
+            return None
+
+    rng = random.Random(20261130)
+    seeds = fuzz.corpus()
+    fast_answers = 0
+    for _ in range(300):
+        version = rng.choice([None, "2025-11-25", "2026-07-28"])
+        fast, exact = codec.Correlator(version=version), ExactOnly(version=version)
+        view = rng.choice(["decode", "decode_dict"])
+        for raw, sender in fuzz.session(seeds, rng):
+            outcomes: list[tuple[object, ...]] = []
+            for correlator in (fast, exact):
+                try:
+                    decoded = getattr(correlator, view)(raw, sender=sender)
+                    outcomes.append(("ok", type(decoded).__name__, codec.encode(decoded)))
+                except errors.McpError as err:
+                    outcomes.append(("error", err.code, err.request_id))
+            assert outcomes[0] == outcomes[1], raw
+            assert fast.pending == exact.pending and fast.version == exact.version, raw
+            fast_answers += outcomes[0][0] == "ok"
+    assert fast_answers > 500
+
+
+def test_a_nested_id_does_not_pair_a_response_with_another_request() -> None:
+    # The first "id" these bytes hold is the nested one, of the pending ping.
+    raw = b'{"jsonrpc":"2.0","result":{"tools":[],"id":2},"id":1}'
+    for view in ("decode", "decode_dict"):
+        correlator = codec.Correlator(version="2025-11-25")
+        correlator.decode(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}', sender="client")
+        correlator.decode(b'{"jsonrpc":"2.0","id":2,"method":"ping"}', sender="client")
+        decoded = getattr(correlator, view)(raw, sender="server")
+        if isinstance(decoded, dict):
+            assert decoded["id"] == 1
+        else:
+            assert type(decoded.result).__name__ == "ListToolsResult"
+        assert correlator.forget(2, sender="client")
+        assert not correlator.forget(1, sender="client")
+
+
 # -- stateless-era helpers ------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ from mcp_schema._codec.dict_view import (
     DictMessage,
     decode_dict_fast,
     decode_dict_sniffed,
+    dict_response_fast,
     kind_of_dict,
     named_in_dict,
 )
@@ -25,7 +26,13 @@ from mcp_schema._codec.envelope import (
     request_id,
     sniff,
 )
-from mcp_schema._codec.fast_path import decode_fast, named_in
+from mcp_schema._codec.fast_path import (
+    decode_fast,
+    guessed_id,
+    guessed_method,
+    named_in,
+    response_fast,
+)
 from mcp_schema._codec.messages import Kind, Message, message_kind
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
@@ -58,6 +65,8 @@ class View(NamedTuple):
     """How the Correlator decodes in one view and reads what it decoded."""
 
     fast: Callable[[bytes | str, DecodeOptions, str | None], Any]
+    response: Callable[[bytes | str, str, str, DecodeOptions], Any]
+    """The fast path for a response to a known method in a known version."""
     exact: Callable[[bytes | str, Envelope, DecodeOptions], Any]
     kind: Callable[[Any], Kind]
     method_and_id: Callable[[Any], tuple[str, Any]]
@@ -67,6 +76,7 @@ class View(NamedTuple):
     """The request id a ``notifications/cancelled`` names; None for other messages."""
     negotiated: Callable[[Any], Any]
     """The protocolVersion of an ``initialize`` result."""
+    id_of: Callable[[Any], Any]
 
 
 def _model_cancelled(message: Message) -> Any:
@@ -77,12 +87,14 @@ def _model_cancelled(message: Message) -> Any:
 
 MODELS = View(
     decode_fast,
+    response_fast,
     decode_sniffed,
     message_kind,
     lambda m: (str(m.__dict__["method"]), m.__dict__["id"]),
     named_in,
     _model_cancelled,
     lambda m: getattr(getattr(m, "result", None), "protocol_version", None),
+    lambda m: m.__dict__.get("id"),
 )
 
 
@@ -93,12 +105,14 @@ def _inner(message: Mapping[str, Any], outer: str, inner: str) -> Any:
 
 DICTS = View(
     decode_dict_fast,
+    dict_response_fast,
     decode_dict_sniffed,
     kind_of_dict,
     lambda m: (m["method"], m["id"]),
     named_in_dict,
     lambda m: _inner(m, "params", "requestId") if m.get("method") == _CANCELLED else None,
     lambda m: _inner(m, "result", "protocolVersion"),
+    lambda m: m.get("id"),
 )
 
 
@@ -205,7 +219,10 @@ class Correlator:
         screen(text)
         received = None if headers is None else received_headers(headers)
         if received is None:
-            message = self._decode_request_fast(text, sender, view)
+            if guessed_method(text) is not None:
+                message = self._decode_request_fast(text, sender, view)
+            else:
+                message = self._decode_response_fast(text, sender, view)
             if message is not None:
                 return message
         sniffed = sniff(text)
@@ -271,6 +288,30 @@ class Correlator:
                 self.version = version
         else:
             self._cancel(view.cancelled_id(message), sender)
+        return message
+
+    def _decode_response_fast(self, text: bytes | str, sender: Sender | None, view: View) -> Any:
+        """A response whose id is pending needs no sniffing either: its id is
+        guessed, and the guess is checked against the id validation reads."""
+        rid = guessed_id(text)
+        if rid is None:
+            return None
+        key = _key(rid)
+        spaces = ("client", "server") if sender is None else (_OTHER[sender],)
+        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        if len(found) != 1:
+            return None  # not pending, or pending for both peers: the exact path says so
+        method, request_version = self._pending[found[0]][key]
+        version = request_version or self.version or DEFAULT_VERSION
+        message = view.response(text, version, method, self._options(version, method, None))
+        if message is None:
+            return None
+        read = view.id_of(message)
+        if type(read) is not type(rid) or read != rid:
+            return None  # the guess found another member's "id"
+        del self._pending[found[0]][key]
+        if method == "initialize" and view.kind(message) == "result":
+            self._negotiated(view.negotiated(message))
         return message
 
     # -- the pending table --------------------------------------------------------------

@@ -254,9 +254,14 @@ def decode_dict_fast(
             return message
     if method is None:
         return None
-    validate = _response_validator(
-        version or DEFAULT_VERSION, method, options.extensions, options.assume_complete
-    )
+    return dict_response_fast(raw, version or DEFAULT_VERSION, method, options)
+
+
+def dict_response_fast(
+    raw: bytes | str, version: str, method: str, options: DecodeOptions
+) -> dict[str, Any] | None:
+    """`fast_path.response_fast` in the dict view."""
+    validate = _response_validator(version, method, options.extensions, options.assume_complete)
     try:
         response: dict[str, Any] = validate(raw)
     except ValidationError:

@@ -112,9 +112,14 @@ def decode_fast(
             return message
     if method is None:
         return None  # a response nobody named the method of: the exact path
-    validate = _response_validator(
-        version or DEFAULT_VERSION, method, options.extensions, options.assume_complete
-    )
+    return response_fast(raw, version or DEFAULT_VERSION, method, options)
+
+
+def response_fast(
+    raw: bytes | str, version: str, method: str, options: DecodeOptions
+) -> Message | None:
+    """A response to ``method`` in ``version``, or None when the exact path must decide."""
+    validate = _response_validator(version, method, options.extensions, options.assume_complete)
     try:
         message = validate(raw)
     except ValidationError:
@@ -123,6 +128,28 @@ def decode_fast(
     if extra and ("method" in extra or "error" in extra or "result" in extra):
         return None  # the exact path classifies such a message differently
     return message  # type: ignore[no-any-return]
+
+
+def guessed_id(raw: bytes | str) -> str | int | None:
+    """The value of the first ``"id"`` member, when it is written as a plain
+    string or integer: a cheap look, as `guessed_method` (the caller checks
+    the id of what validation gives)."""
+    if isinstance(raw, bytes):
+        found = _ID.search(raw)
+        if found is None:
+            return None
+        value = found.group(1)
+        return int(value) if value[0] != 34 else value[1:-1].decode("utf-8", "replace")
+    found_text = _ID_TEXT.search(raw)
+    if found_text is None:
+        return None
+    text = found_text.group(1)
+    return int(text) if text[0] != '"' else text[1:-1]
+
+
+_ID_PATTERN = r'"id"[ \t\r\n]*:[ \t\r\n]*(-?[0-9]{1,30}(?![0-9.eE])|"[^"\\]*")'
+_ID = re.compile(_ID_PATTERN.encode())
+_ID_TEXT = re.compile(_ID_PATTERN)
 
 
 def _request_fast(
