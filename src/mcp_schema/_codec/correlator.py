@@ -11,8 +11,8 @@ from pydantic import BaseModel, ValidationError
 from mcp_schema._codec.decoding import decode_sniffed, encode, extension_set
 from mcp_schema._codec.dict_view import (
     DictMessage,
-    decode_dict_fast,
     decode_dict_sniffed,
+    dict_request_fast,
     dict_response_fast,
     kind_of_dict,
     named_in_dict,
@@ -27,10 +27,10 @@ from mcp_schema._codec.envelope import (
     sniff,
 )
 from mcp_schema._codec.fast_path import (
-    decode_fast,
     guessed_id,
     guessed_method,
     named_in,
+    request_fast,
     response_fast,
 )
 from mcp_schema._codec.messages import Kind, Message, message_kind
@@ -64,7 +64,8 @@ _Key = tuple[type, Any]
 class View(NamedTuple):
     """How the Correlator decodes in one view and reads what it decoded."""
 
-    fast: Callable[[bytes | str, DecodeOptions, str | None], Any]
+    request: Callable[[bytes | str, str, str | None, frozenset[str], str | None], Any]
+    """The fast path for a request or notification of a guessed method."""
     response: Callable[[bytes | str, str, str, DecodeOptions], Any]
     """The fast path for a response to a known method in a known version."""
     exact: Callable[[bytes | str, Envelope, DecodeOptions], Any]
@@ -86,7 +87,7 @@ def _model_cancelled(message: Message) -> Any:
 
 
 MODELS = View(
-    decode_fast,
+    request_fast,
     response_fast,
     decode_sniffed,
     message_kind,
@@ -104,7 +105,7 @@ def _inner(message: Mapping[str, Any], outer: str, inner: str) -> Any:
 
 
 DICTS = View(
-    decode_dict_fast,
+    dict_request_fast,
     dict_response_fast,
     decode_dict_sniffed,
     kind_of_dict,
@@ -219,9 +220,11 @@ class Correlator:
         screen(text)
         received = None if headers is None else received_headers(headers)
         if received is None:
-            if guessed_method(text) is not None:
-                message = self._decode_request_fast(text, sender, view)
-            else:
+            method = guessed_method(text)
+            message = (
+                None if method is None else self._decode_request_fast(text, method, sender, view)
+            )
+            if message is None:
                 message = self._decode_response_fast(text, sender, view)
             if message is not None:
                 return message
@@ -237,7 +240,7 @@ class Correlator:
         version: str | None = None if named is not None else self.version or DEFAULT_VERSION
         if sniffed.method == "initialize":
             version = DEFAULT_VERSION  # the handshake itself predates any session version
-        method: str | None = None
+        method = None
         answered: tuple[str, _Key] | None = None
         if kind in ("result", "error") and rid is not None:
             space = self._requester_of(_key(rid), sender)
@@ -259,7 +262,9 @@ class Correlator:
             self._negotiated(view.negotiated(message))
         return message
 
-    def _decode_request_fast(self, text: bytes | str, sender: Sender | None, view: View) -> Any:
+    def _decode_request_fast(
+        self, text: bytes | str, method: str, sender: Sender | None, view: View
+    ) -> Any:
         """Requests and notifications need no sniffing when the session
         version is known (or named in the request): only responses must be
         looked up by id before they can be typed."""
@@ -273,9 +278,10 @@ class Correlator:
             )
             if found:
                 return None
-        message = view.fast(
-            text, self._options(None if stateless else self.version, None, None), self.version
-        )
+        version = None if stateless else self.version
+        if version is not None and version not in SUPPORTED:
+            return None  # the exact path names the unsupported version
+        message = view.request(text, method, version, self.extensions, self.version)
         if message is None:
             return None
         kind: Kind = view.kind(message)

@@ -207,10 +207,10 @@ def _self_naming_request(
     return message if "id" in message and message["method"] in requests else None
 
 
-def _request_fast(
+def dict_request_fast(
     raw: bytes | str, method: str, version: str | None, exts: frozenset[str], guess: str | None
 ) -> dict[str, Any] | None:
-    """Mirrors the model path's request attempt (``fast_path._request_fast``)."""
+    """Mirrors the model path's request attempt (``fast_path.request_fast``)."""
     try:
         if version is None:
             return _self_naming_request(raw, method, exts, guess)
@@ -249,7 +249,7 @@ def decode_dict_fast(
         return None
     named_method = guessed_method(raw)
     if named_method is not None:
-        message = _request_fast(raw, named_method, version, options.extensions, guess)
+        message = dict_request_fast(raw, named_method, version, options.extensions, guess)
         if message is not None:
             return message
     if method is None:

@@ -107,7 +107,7 @@ def decode_fast(
     # named the method it answers.
     named_method = guessed_method(raw)
     if named_method is not None:
-        message = _request_fast(raw, named_method, version, options.extensions, guess)
+        message = request_fast(raw, named_method, version, options.extensions, guess)
         if message is not None:
             return message
     if method is None:
@@ -152,7 +152,7 @@ _ID = re.compile(_ID_PATTERN.encode())
 _ID_TEXT = re.compile(_ID_PATTERN)
 
 
-def _request_fast(
+def request_fast(
     raw: bytes | str, method: str, version: str | None, exts: frozenset[str], guess: str | None
 ) -> Message | None:
     try:
