@@ -107,9 +107,9 @@ def _top_level_members(raw: bytes | str) -> list[str]:
     """The members of the top-level object as written, repeats and escapes included."""
     members: list[str] = []
     try:
-        _SCREEN.validate_json(raw, context=members)
+        _MEMBERS.validate_json(raw, context=members)
     except ValueError:
-        return []  # not JSON: the envelope sniff reports it
+        return []  # not JSON, or not an object: the envelope sniff reports it
     return members
 
 
@@ -200,6 +200,22 @@ _SCREEN = SchemaValidator(
             core_schema.any_schema(),
         ],
         mode="left_to_right",
+    )
+)
+
+
+# The members alone: a nested object is read as an empty one, so the parse
+# builds almost no Python object.
+_MEMBERS = SchemaValidator(
+    core_schema.dict_schema(
+        core_schema.with_info_plain_validator_function(_record_member),
+        core_schema.union_schema(
+            [
+                core_schema.typed_dict_schema({}, extra_behavior="ignore"),
+                core_schema.any_schema(),
+            ],
+            mode="left_to_right",
+        ),
     )
 )
 
