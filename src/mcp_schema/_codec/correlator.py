@@ -60,13 +60,16 @@ _CANCELLED = "notifications/cancelled"
 
 _Key = tuple[type, Any]
 
+_TOLD: dict[tuple[str, frozenset[str], str], str] = {}
+"""The id space of each known method's requests, by version and extensions."""
+
 
 class View(NamedTuple):
     """How the Correlator decodes in one view and reads what it decoded."""
 
     request: Callable[[bytes | str, str, str | None, frozenset[str], str | None], Any]
     """The fast path for a request or notification of a guessed method."""
-    response: Callable[[bytes | str, str, str, DecodeOptions], Any]
+    response: Callable[[bytes | str, str, str, frozenset[str], bool], Any]
     """The fast path for a response to a known method in a known version."""
     exact: Callable[[bytes | str, Envelope, DecodeOptions], Any]
     kind: Callable[[Any], Kind]
@@ -303,13 +306,12 @@ class Correlator:
         if rid is None:
             return None
         key = _key(rid)
-        spaces = ("client", "server") if sender is None else (_OTHER[sender],)
-        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        found = self._spaces_holding(key, sender)
         if len(found) != 1:
             return None  # not pending, or pending for both peers: the exact path says so
         method, request_version = self._pending[found[0]][key]
         version = request_version or self.version or DEFAULT_VERSION
-        message = view.response(text, version, method, self._options(version, method, None))
+        message = view.response(text, version, method, self.extensions, self.assume_complete)
         if message is None:
             return None
         read = view.id_of(message)
@@ -324,8 +326,7 @@ class Correlator:
 
     def _requester_of(self, key: _Key, responder: Sender | None) -> str | None:
         """The id space of the request a response with this id answers, if any."""
-        spaces = ("client", "server") if responder is None else (_OTHER[responder],)
-        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        found = self._spaces_holding(key, responder)
         if len(found) > 1:
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(key[1])} is pending for both peers; "
@@ -334,24 +335,43 @@ class Correlator:
             )
         return found[0] if found else None
 
+    def _spaces_holding(self, key: _Key, responder: Sender | None) -> list[str]:
+        """The id spaces where a request with this id, answerable by ``responder``, is pending."""
+        pending = self._pending
+        if responder is None:
+            spaces: tuple[str, ...] = ("client", "server", _EITHER)
+        else:
+            spaces = (_OTHER[responder], _EITHER)
+        return [space for space in spaces if key in pending[space]]
+
     def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
         if sender is not None:
             return sender
-        entry = tables(version, self.extensions)[0].get(method)
-        told = entry.sender if entry is not None else None
-        return told if told in _OTHER else _EITHER
+        told = _TOLD.get((version, self.extensions, method))
+        if told is None:
+            entry = tables(version, self.extensions)[0].get(method)
+            if entry is None:
+                return _EITHER  # an unknown method: never cached, a peer names it at will
+            told = _TOLD[version, self.extensions, method] = (
+                entry.sender if entry.sender in _OTHER else _EITHER
+            )
+        return told
 
     def _remember(self, rid: str | int, method: str, sender: Sender | None, version: str) -> None:
         space = self._sender_of(method, version, sender)
         key = _key(rid)
-        spaces = tuple(self._pending) if space == _EITHER else (space, _EITHER)
-        if any(key in self._pending[s] for s in spaces):
+        pending = self._pending
+        if space == _EITHER:
+            taken = key in pending["client"] or key in pending["server"] or key in pending[_EITHER]
+        else:
+            taken = key in pending[space] or key in pending[_EITHER]
+        if taken:
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(rid)} is already in flight; the pending "
                 "request is kept",
                 {"id": rid},
             )
-        table = self._pending[space]
+        table = pending[space]
         if len(table) >= self.max_pending:
             raise InvalidRequestError(
                 f"Invalid Request: {len(table):,} requests already in flight "

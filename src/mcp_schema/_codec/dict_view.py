@@ -142,10 +142,18 @@ Validate = Callable[[Union[bytes, str]], Any]
 
 def _method_validator(version: str, exts: frozenset[str], method: str) -> Validate | None:
     """`fast_path.method_validator` in the dict view."""
+    known = _KNOWN.get((version, exts, method))
+    if known is not None:
+        return known
     requests, notifications = tables(version, exts)
     if method not in requests and method not in notifications:
         return None  # never cache what a peer names at will
-    return _twin_validator(version, exts, method)
+    known = _KNOWN[version, exts, method] = _twin_validator(version, exts, method)
+    return known
+
+
+_KNOWN: dict[tuple[str, frozenset[str], str], Validate] = {}
+"""As the model path's: the validators of the methods seen so far."""
 
 
 @built_once
@@ -254,14 +262,16 @@ def decode_dict_fast(
             return message
     if method is None:
         return None
-    return dict_response_fast(raw, version or DEFAULT_VERSION, method, options)
+    return dict_response_fast(
+        raw, version or DEFAULT_VERSION, method, options.extensions, options.assume_complete
+    )
 
 
 def dict_response_fast(
-    raw: bytes | str, version: str, method: str, options: DecodeOptions
+    raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> dict[str, Any] | None:
     """`fast_path.response_fast` in the dict view."""
-    validate = _response_validator(version, method, options.extensions, options.assume_complete)
+    validate = _response_validator(version, method, exts, assume_complete)
     try:
         response: dict[str, Any] = validate(raw)
     except ValidationError:

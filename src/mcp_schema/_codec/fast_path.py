@@ -32,10 +32,18 @@ def method_validator(
 ) -> Callable[[bytes | str], Any] | None:
     """The validator of the request or notification class of ``method``, built
     on first use; None for a method the version does not know."""
+    known = _KNOWN.get((version, exts, method))
+    if known is not None:
+        return known
     requests, notifications = tables(version, exts)
     if method not in requests and method not in notifications:
         return None  # never cache what a peer names at will
-    return _class_validator(version, exts, method)
+    known = _KNOWN[version, exts, method] = _class_validator(version, exts, method)
+    return known
+
+
+_KNOWN: dict[tuple[str, frozenset[str], str], Callable[[bytes | str], Any]] = {}
+"""The validators of the methods seen so far: one dict lookup per message."""
 
 
 @built_once
@@ -112,14 +120,16 @@ def decode_fast(
             return message
     if method is None:
         return None  # a response nobody named the method of: the exact path
-    return response_fast(raw, version or DEFAULT_VERSION, method, options)
+    return response_fast(
+        raw, version or DEFAULT_VERSION, method, options.extensions, options.assume_complete
+    )
 
 
 def response_fast(
-    raw: bytes | str, version: str, method: str, options: DecodeOptions
+    raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> Message | None:
     """A response to ``method`` in ``version``, or None when the exact path must decide."""
-    validate = _response_validator(version, method, options.extensions, options.assume_complete)
+    validate = _response_validator(version, method, exts, assume_complete)
     try:
         message = validate(raw)
     except ValidationError:

@@ -59,4 +59,5 @@ def message_kind(message: BaseModel) -> Kind:
         return "error"
     if isinstance(message, ResultResponse):
         return "result"
-    return "request" if "id" in message.model_fields_set else "notification"
+    # The dunder behind model_fields_set: the public accessor costs more.
+    return "request" if "id" in message.__pydantic_fields_set__ else "notification"
