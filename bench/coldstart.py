@@ -20,7 +20,15 @@ def _snippets() -> dict[str, str]:
     raw = tools_call_request().messages[0].raw
     return {
         "import pydantic.BaseModel": "from pydantic import BaseModel",
+        "import pydantic + first validate_json (one-field model)": (
+            "from pydantic import BaseModel\n"
+            "class M(BaseModel):\n    x: int\n"
+            "M.model_validate_json(b'{\"x\": 1}')"
+        ),
         "import mcp_schema.v2026_07_28": "import mcp_schema.v2026_07_28",
+        "from mcp_schema.v2026_07_28 import CallToolRequest": (
+            "from mcp_schema.v2026_07_28 import CallToolRequest"
+        ),
         "import mcp_schema.codec": "import mcp_schema.codec",
         "import mcp_types.methods": "import mcp_types.methods",
         "import + first decode (ours, tools/call)": f"from mcp_schema import codec\ncodec.decode({raw!r})",

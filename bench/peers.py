@@ -25,7 +25,7 @@ from pydantic import BaseModel, TypeAdapter, create_model
 import codegen.spec
 from bench.workloads import HANDSHAKE, Msg, Workload, tables
 from mcp_schema import codec, versions
-from mcp_schema._codec import dispatch
+from mcp_schema._codec import dict_view, dispatch
 
 Call = Callable[[], object]
 
@@ -163,6 +163,30 @@ def _exact_validator(msg: Msg) -> Callable[[bytes], Any]:
 def pydantic_exact_class(workload: Workload) -> Runner:
     """The reference for ``decode``'s overhead: validate_json of the exact class."""
     return _checked(workload, lambda msg: functools.partial(_exact_validator(msg), msg.raw))
+
+
+def _exact_dict_validator(msg: Msg) -> Callable[[bytes], Any]:
+    """Pydantic's own validator of the TypedDict ``decode_dict`` ends up with."""
+    method = msg.method or ""
+    if msg.kind == "result":
+        exact: Any = dispatch.result_response(msg.version, method, frozenset(), False)
+    elif msg.kind == "error":
+        exact = dispatch.error_response(msg.version)
+    else:
+        requests, notifications = dispatch.tables(msg.version, frozenset())
+        core = dispatch.version_tables(msg.version)
+        if msg.kind == "request":
+            entry = requests.get(method)
+            exact = entry.request if entry else core.request
+        else:
+            note = notifications.get(method)
+            exact = note.notification if note else core.notification
+    return TypeAdapter(dict_view.dict_type(exact)).validator.validate_json  # type: ignore[no-any-return]
+
+
+def pydantic_exact_typeddict(workload: Workload) -> Runner:
+    """The reference for ``decode_dict``'s overhead: validate_json of the exact TypedDict."""
+    return _checked(workload, lambda msg: functools.partial(_exact_dict_validator(msg), msg.raw))
 
 
 def decoded_dicts(workload: Workload) -> list[codec.DictMessage]:
@@ -321,6 +345,7 @@ CONTENDERS: dict[str, Callable[[Workload], Runner]] = {
     "ours.decode_dict": ours_decode_dict,
     "ours.decode": ours_decode,
     "pydantic exact class": pydantic_exact_class,
+    "pydantic exact TypedDict": pydantic_exact_typeddict,
     "ours.encode": ours_encode,
     "orjson.dumps": orjson_dumps,
     "mcp-types": mcp_types_parse,
