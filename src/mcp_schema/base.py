@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 import typing
-from typing import Annotated, Any, TypeVar, Union
+from typing import Annotated, Any, ClassVar, TypeVar, Union
 
 from pydantic import (
     AfterValidator,
@@ -107,15 +107,21 @@ class AliasedModel(McpModel):
     Only these pay for a per-object hook; the generator picks the base.
     """
 
+    __mcp_renamed__: ClassVar[tuple[frozenset[str], frozenset[str]]] = (frozenset(), frozenset())
+    """(nullable, all) renamed optional members, worked out once per class:
+    the hook below runs for every decoded object."""
+
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
         super().__pydantic_init_subclass__(**kwargs)
         # A nullable renamed member records an explicit null, so that
         # model_post_init can tell it from the default (see there).
-        for name in _renamed_nullable(cls):
+        nullable = _renamed_nullable(cls)
+        for name in nullable:
             metadata = cls.model_fields[name].metadata
             if _MARK_NULL not in metadata:
                 metadata.append(_MARK_NULL)
+        cls.__mcp_renamed__ = (nullable, _renamed_optional(cls))
 
     def model_post_init(self, context: Any, /) -> None:
         # Pydantic puts every unknown key into fields_set. An unknown key that
@@ -124,14 +130,17 @@ class AliasedModel(McpModel):
         # would emit "hasMore": null. A renamed member holding None beside its
         # twin was not given, so it is unset again; a nullable one that was
         # given as null holds _NULL until here, and stays set.
-        given_null: set[str] = set()
-        for name in _renamed_nullable(type(self)):
-            if self.__dict__.get(name) is _NULL:
-                vars(self)[name] = None
-                given_null.add(name)
+        nullable, renamed = self.__mcp_renamed__
+        given_null: list[str] = []
+        if nullable:
+            values = vars(self)
+            for name in nullable:
+                if values.get(name) is _NULL:
+                    values[name] = None
+                    given_null.append(name)
         extra = self.__pydantic_extra__
         if extra:
-            for name in _renamed_optional(type(self)).intersection(extra):
+            for name in renamed.intersection(extra):
                 if getattr(self, name) is None and name not in given_null:
                     self.__pydantic_fields_set__.discard(name)
 
@@ -171,26 +180,17 @@ def _construction(cls: type[BaseModel]) -> _Construction:
     return found
 
 
-_RENAMED: dict[type[BaseModel], frozenset[str]] = {}
-
-
 def _renamed_optional(cls: type[BaseModel]) -> frozenset[str]:
     """Optional members whose attribute name is not the wire name.
 
     Aliases and defaults are known when the class is created, before its
     annotations are resolved, so this needs no schema build.
     """
-    names = _RENAMED.get(cls)
-    if names is None:
-        names = _RENAMED[cls] = frozenset(
-            name
-            for name, info in cls.model_fields.items()
-            if _wire_name(name, info) != name and not info.is_required()
-        )
-    return names
-
-
-_NULLABLE: dict[type[BaseModel], frozenset[str]] = {}
+    return frozenset(
+        name
+        for name, info in cls.model_fields.items()
+        if _wire_name(name, info) != name and not info.is_required()
+    )
 
 
 class _Null:
@@ -205,14 +205,11 @@ _MARK_NULL = AfterValidator(lambda value: _NULL if value is None else value)
 
 def _renamed_nullable(cls: type[BaseModel]) -> frozenset[str]:
     """The renamed optional members that may also be null (not `Omittable`)."""
-    names = _NULLABLE.get(cls)
-    if names is None:
-        names = _NULLABLE[cls] = frozenset(
-            name
-            for name in _renamed_optional(cls)
-            if not any(isinstance(m, _NotNull) for m in cls.model_fields[name].metadata)
-        )
-    return names
+    return frozenset(
+        name
+        for name in _renamed_optional(cls)
+        if not any(isinstance(m, _NotNull) for m in cls.model_fields[name].metadata)
+    )
 
 
 OPEN_DICT = ConfigDict(extra="allow")
