@@ -44,7 +44,9 @@ def screen(raw: bytes | str) -> None:
     except UnicodeEncodeError:
         return  # a lone surrogate: the envelope sniff reports it
     if _finite_at_a_glance(data):
-        if not _unique_at_a_glance(data):
+        # A large message is read for its members at once: the glance costs
+        # as much there, and may still send it to the read.
+        if len(data) > _LARGE or not _unique_at_a_glance(data):
             _refuse_repeated(_top_level_members(raw))
         return
     full_check(raw)
@@ -99,6 +101,7 @@ def _unique_at_a_glance(data: bytes) -> bool:
     return len(found) == len(set(found))
 
 
+_LARGE = 64 * 1024
 _N_OR_I = b"\x01"
 _NUMBER_SHAPES = bytes.maketrans(b"0123456789.E+NI", b"00000000000ee" + _N_OR_I * 2)
 _LONG_NUMBER = b"0" * 200
