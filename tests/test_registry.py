@@ -141,3 +141,13 @@ assert not errors, errors
 assert len(results) == 8 and len(set(results)) == 1, results
 """
     subprocess.run([sys.executable, "-c", script], check=True)
+
+
+def test_type_checkers_still_refuse_a_misspelt_name_of_a_lazy_package() -> None:
+    from mypy import api
+
+    code = "import mcp_schema.v2026_07_28 as v\nv.CallToolRequest\nv.CallToolRequestt\n"
+    out, _, status = api.run(["--strict", "--no-incremental", "-c", code])
+    assert status == 1, out
+    assert 'has no attribute "CallToolRequestt"' in out, out
+    assert out.count("error:") == 1, out  # the correct name resolves

@@ -15,9 +15,9 @@ into types a type checker knows; ``AnyRequest``, ``AnyNotification`` and
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
+
+from mcp_schema.exports import lazy_exports
 
 if TYPE_CHECKING:
     from .decoding import (
@@ -446,7 +446,7 @@ __all__ = [
 # Importing the package creates no class: a name is read from its module the
 # first time it is asked for, and importing that module creates the module's
 # classes (under the import lock: one thread does it). Type checkers and IDEs
-# read the imports above.
+# read the imports above, never the __getattr__ below.
 _HOME: Final[dict[str, str]] = {
     "AnyNotification": "decoding",
     "AnyRequest": "decoding",
@@ -656,17 +656,5 @@ _HOME: Final[dict[str, str]] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is not None:
-        value = getattr(importlib.import_module(f".{home}", __name__), name)
-    elif not name.startswith("_") and importlib.util.find_spec(f"{__name__}.{name}"):
-        value = importlib.import_module(f".{name}", __name__)  # a module of the package
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+if not TYPE_CHECKING:
+    __getattr__, __dir__ = lazy_exports(__name__, globals(), _HOME, __all__)
