@@ -141,23 +141,28 @@ def ours_decode_dict(workload: Workload) -> Runner:
     return _checked(workload, build)
 
 
-def _exact_validator(msg: Msg) -> Callable[[bytes], Any]:
-    """Pydantic's own validator of the class ``decode`` ends up with."""
+def _exact_type(msg: Msg) -> Any:
+    """The class (or response type) ``decode`` ends up with for ``msg``."""
     method = msg.method or ""
     if msg.kind == "result":
-        adapter = dispatch.result_adapter(msg.version, method, frozenset(), False)
-        return adapter.validator.validate_json  # type: ignore[no-any-return]
+        return dispatch.result_response(msg.version, method, frozenset(), False)
     if msg.kind == "error":
-        return dispatch.error_adapter(msg.version).validator.validate_json  # type: ignore[no-any-return]
+        return dispatch.error_response(msg.version)
     requests, notifications = dispatch.tables(msg.version, frozenset())
     core = dispatch.version_tables(msg.version)
     if msg.kind == "request":
         entry = requests.get(method)
-        cls = entry.request if entry else core.request
-    else:
-        note = notifications.get(method)
-        cls = note.notification if note else core.notification
-    return cls.__pydantic_validator__.validate_json
+        return entry.request if entry else core.request
+    note = notifications.get(method)
+    return note.notification if note else core.notification
+
+
+def _exact_validator(msg: Msg) -> Callable[[bytes], Any]:
+    """Pydantic's own validator of the class ``decode`` ends up with."""
+    exact = _exact_type(msg)
+    if isinstance(exact, type) and issubclass(exact, BaseModel):
+        return exact.__pydantic_validator__.validate_json
+    return TypeAdapter(exact).validator.validate_json
 
 
 def pydantic_exact_class(workload: Workload) -> Runner:
@@ -167,21 +172,7 @@ def pydantic_exact_class(workload: Workload) -> Runner:
 
 def _exact_dict_validator(msg: Msg) -> Callable[[bytes], Any]:
     """Pydantic's own validator of the TypedDict ``decode_dict`` ends up with."""
-    method = msg.method or ""
-    if msg.kind == "result":
-        exact: Any = dispatch.result_response(msg.version, method, frozenset(), False)
-    elif msg.kind == "error":
-        exact = dispatch.error_response(msg.version)
-    else:
-        requests, notifications = dispatch.tables(msg.version, frozenset())
-        core = dispatch.version_tables(msg.version)
-        if msg.kind == "request":
-            entry = requests.get(method)
-            exact = entry.request if entry else core.request
-        else:
-            note = notifications.get(method)
-            exact = note.notification if note else core.notification
-    return TypeAdapter(dict_view.dict_type(exact)).validator.validate_json  # type: ignore[no-any-return]
+    return TypeAdapter(dict_view.dict_type(_exact_type(msg))).validator.validate_json
 
 
 def pydantic_exact_typeddict(workload: Workload) -> Runner:
