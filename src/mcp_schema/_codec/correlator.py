@@ -217,7 +217,7 @@ class Correlator:
         headers: Headers | None,
         view: View,
     ) -> Any:
-        text = as_input(raw)
+        text = raw if type(raw) is bytes else as_input(raw)
         if sender is not None and sender not in _OTHER:
             raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
         screen(text)
