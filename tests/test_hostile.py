@@ -829,3 +829,29 @@ def test_a_long_version_negotiated_by_initialize_is_cut_in_the_error() -> None:
     assert err.code == -32022 and "\n" not in err.message and len(err.message) < 300
     assert len(err.data["requested"]) <= errors.MAX_QUOTED
     assert len(json.dumps(err.to_response(0))) < 1000
+
+
+def test_method_names_a_peer_makes_up_build_no_validator_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With allow_unknown_methods, a peer may name a new method in every request;
+    the responses are all read as the generic result, by one validator."""
+    from pydantic import TypeAdapter
+
+    from mcp_schema._codec import dict_view, dispatch, fast_path
+
+    builds: list[object] = []
+
+    def counted(tp: Any, *args: Any, **kwargs: Any) -> TypeAdapter[Any]:
+        builds.append(tp)
+        return TypeAdapter(tp, *args, **kwargs)
+
+    for module in (dispatch, fast_path, dict_view):
+        monkeypatch.setattr(module, "TypeAdapter", counted)
+    correlator = codec.Correlator(version="2025-11-25", allow_unknown_methods=True)
+    for i in range(40):
+        view = correlator.decode if i % 2 else correlator.decode_dict
+        view(b'{"jsonrpc":"2.0","id":%d,"method":"made/up/%d"}' % (i, i), sender="client")
+        decoded = view(b'{"jsonrpc":"2.0","id":%d,"result":{"k":%d}}' % (i, i), sender="server")
+        assert codec.encode(decoded) == b'{"jsonrpc":"2.0","id":%d,"result":{"k":%d}}' % (i, i)
+    assert len(builds) <= 4, builds  # the generic result's, once per view and path

@@ -32,6 +32,7 @@ from mcp_schema._codec.dispatch import (
     STATELESS,
     SUPPORTED,
     error_response,
+    known_method,
     result_response,
     tables,
 )
@@ -271,7 +272,9 @@ def dict_response_fast(
     raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> dict[str, Any] | None:
     """`fast_path.response_fast` in the dict view."""
-    validate = _response_validator(version, method, exts, assume_complete)
+    validate = _response_validator(
+        version, known_method(version, exts, method), exts, assume_complete
+    )
     try:
         response: dict[str, Any] = validate(raw)
     except ValidationError:

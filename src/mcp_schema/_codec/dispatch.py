@@ -168,12 +168,27 @@ def _lenient_result_type(cls: Any) -> Any:
     )
 
 
-@built_once
+def known_method(version: str, extensions: frozenset[str], method: str) -> str:
+    """``method`` when the version knows it, else "": every unknown method is
+    answered by the generic result, and the method names a peer makes up are
+    never keys of a cache (nor each worth a validator build)."""
+    return method if method in tables(version, extensions)[0] else ""
+
+
 def result_response(
     version: str, method: str, extensions: frozenset[str], assume_complete: bool
 ) -> Any:
     """``ResultResponse[...]`` of ``method``: its complete result, or one of
     the alternatives the version (and negotiated extensions) allow."""
+    return _result_response(
+        version, known_method(version, extensions, method), extensions, assume_complete
+    )
+
+
+@built_once
+def _result_response(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> Any:
     requests, _ = tables(version, extensions)
     core = version_tables(version)
     entry = requests.get(method)
@@ -198,11 +213,19 @@ def result_response(
     return ResultResponse[by_member]
 
 
-@built_once
 def result_adapter(
     version: str, method: str, extensions: frozenset[str], assume_complete: bool
 ) -> TypeAdapter[Any]:
-    return TypeAdapter(result_response(version, method, extensions, assume_complete))
+    return _result_adapter(
+        version, known_method(version, extensions, method), extensions, assume_complete
+    )
+
+
+@built_once
+def _result_adapter(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> TypeAdapter[Any]:
+    return TypeAdapter(_result_response(version, method, extensions, assume_complete))
 
 
 def _error_code_tag(known: frozenset[int]) -> Callable[[Any], str]:

@@ -19,6 +19,7 @@ from mcp_schema._codec.dispatch import (
     STATELESS,
     SUPPORTED,
     error_response,
+    known_method,
     result_response,
     tables,
 )
@@ -140,7 +141,9 @@ def response_fast(
     raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> Message | None:
     """A response to ``method`` in ``version``, or None when the exact path must decide."""
-    validate = _response_validator(version, method, exts, assume_complete)
+    validate = _response_validator(
+        version, known_method(version, exts, method), exts, assume_complete
+    )
     try:
         message = validate(raw)
     except ValidationError:
