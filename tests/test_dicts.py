@@ -166,6 +166,25 @@ def _agree_outcomes(model: Any, plain: Any, raw: bytes) -> None:
         assert type(model).model_validate(plain) == model, raw
 
 
+@pytest.mark.parametrize(
+    "result",
+    [
+        b'{"content":[{"type":"text","text":"hi"}]}',
+        b'{"content":[],"task":{"taskId":"t","status":"working"}}',
+        b'{"content":[],"task":{"taskId":7}}',  # told apart by "task", and invalid as a task
+        b'{"content":[],"\\u0074ask":{"taskId":7}}',  # the same member, one letter escaped
+        b'{"content":[],"structuredContent":{"task":1}}',  # the word, not the member
+        b'{"task":{"taskId":"t","status":"working","createdAt":"2025-01-01T00:00:00Z",'
+        b'"lastUpdatedAt":"2025-01-01T00:00:00Z","ttl":null}}',
+    ],
+)
+def test_the_dict_view_reads_a_result_told_by_a_member_as_decode_does(result: bytes) -> None:
+    """Handshake-era tools/call results: one naming no telling member skips the
+    union's Python discriminator in the dict view; the outcome is the same."""
+    raw = b'{"jsonrpc":"2.0","id":1,"result":%s}' % result
+    _agree(raw, version="2025-11-25", method="tools/call")
+
+
 def test_decode_dict_agrees_with_decode_on_fuzzed_input() -> None:
     rng = random.Random(20261130)
     seeds = fuzz.corpus()

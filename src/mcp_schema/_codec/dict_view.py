@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import re
 import types
 import typing
 from collections.abc import Callable, Collection, Mapping
@@ -33,6 +34,7 @@ from mcp_schema._codec.dispatch import (
     SUPPORTED,
     error_response,
     known_method,
+    plain_response,
     result_response,
     tables,
 )
@@ -176,6 +178,37 @@ def _response_validator(
     return TypeAdapter(either).validator.validate_json
 
 
+@built_once
+def _plain_validator(
+    version: str, method: str, exts: frozenset[str], assume_complete: bool
+) -> tuple[Validate, tuple[bytes, ...]] | None:
+    """For a response to a method whose alternative results are told by a
+    member (`dispatch.plain_response`): the validator of the method's own
+    result alone, and those members' names as written."""
+    plain = plain_response(version, method, exts, assume_complete)
+    if plain is None:
+        return None
+    result, telling = plain
+    either: Any = Annotated[
+        Union[dict_type(result), dict_type(error_response(version))],
+        Field(union_mode="left_to_right"),
+    ]
+    return TypeAdapter(either).validator.validate_json, tuple(f'"{m}"'.encode() for m in telling)
+
+
+def _names_none(raw: bytes | str, names: tuple[bytes, ...]) -> bool:
+    """Whether ``raw`` surely has no member of these (ASCII) names anywhere: none
+    is written plainly, and no printable ASCII character is written as a
+    ``\\u00XX`` escape, the only other way to spell such a name."""
+    data = raw if isinstance(raw, bytes) else raw.encode("utf-8", "surrogatepass")
+    if any(name in data for name in names):
+        return False
+    return b"\\" not in data or _ESCAPED_ASCII.search(data) is None
+
+
+_ESCAPED_ASCII = re.compile(rb"\\u00[2-7]")
+
+
 def named_in_dict(message: Mapping[str, Any]) -> object:
     """`fast_path.named_in` of a decoded dict."""
     params = message.get("params")
@@ -272,9 +305,12 @@ def dict_response_fast(
     raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> dict[str, Any] | None:
     """`fast_path.response_fast` in the dict view."""
-    validate = _response_validator(
-        version, known_method(version, exts, method), exts, assume_complete
-    )
+    method = known_method(version, exts, method)
+    plain = _plain_validator(version, method, exts, assume_complete)
+    if plain is not None and _names_none(raw, plain[1]):
+        validate = plain[0]
+    else:
+        validate = _response_validator(version, method, exts, assume_complete)
     try:
         response: dict[str, Any] = validate(raw)
     except ValidationError:

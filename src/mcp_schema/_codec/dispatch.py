@@ -113,14 +113,18 @@ def _enveloped(cls: type[McpModel], envelope: type[McpModel]) -> type[McpModel]:
     return type(cls.__name__, (cls,), namespace)
 
 
-def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[[Any], str]:
+def _telling(complete: type[McpModel], members: tuple[str, ...]) -> tuple[str, ...]:
     # Handshake era: an alternative result is told by a member only it has
     # (2025-11-25: a task-augmented request is answered by CreateTaskResult,
     # which carries `task`); a member the method's own result declares tells nothing.
     declared = {f.serialization_alias or name for name, f in complete.model_fields.items()} | set(
         complete.model_fields
     )
-    telling = tuple(m for m in members if m not in declared)
+    return tuple(m for m in members if m not in declared)
+
+
+def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[[Any], str]:
+    telling = _telling(complete, members)
 
     def tag_of(value: Any) -> str:
         for member in telling:
@@ -196,11 +200,7 @@ def _result_response(
         return ResultResponse[core.result]  # type: ignore[name-defined]
     complete = _lenient_result_type(entry.result) if assume_complete else entry.result
     arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
-    # The version's own alternatives answer the methods that list them; an
-    # extension's answer any method once the extension is negotiated.
-    tags = {tag: cls for tag, cls in core.result_arms.items() if cls in entry.alternatives}
-    for ext in _extension_tables(version, extensions):
-        tags.update(ext.result_arms)
+    tags = _alternatives(version, entry.alternatives, extensions)
     if not tags:
         return ResultResponse[complete]  # type: ignore[valid-type]
     arms += [Annotated[cls, Tag(tag)] for tag, cls in tags.items()]
@@ -211,6 +211,45 @@ def _result_response(
         Union[tuple(arms)], Discriminator(_member_tag(entry.result, tuple(tags)))
     ]
     return ResultResponse[by_member]
+
+
+def _alternatives(
+    version: str, listed: tuple[type[McpModel], ...], extensions: frozenset[str]
+) -> dict[str, type[McpModel]]:
+    """The alternative results by tag: the version's own answer the methods that
+    list them; an extension's answer any method once the extension is negotiated."""
+    tags = {tag: cls for tag, cls in version_tables(version).result_arms.items() if cls in listed}
+    for ext in _extension_tables(version, extensions):
+        tags.update(ext.result_arms)
+    return tags
+
+
+def plain_response(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> tuple[Any, tuple[str, ...]] | None:
+    """For a handshake-era method whose alternative results are told by a
+    member: ``ResultResponse`` of the method's own result alone, and those
+    members. A response naming none of them is that result: the dict view
+    reads it so, without the Python discriminator (which turns the whole
+    result into Python objects before validating it; the model path keeps the
+    union, whose class the decoded message is). None for every other method."""
+    return _plain_response(
+        version, known_method(version, extensions, method), extensions, assume_complete
+    )
+
+
+@built_once
+def _plain_response(
+    version: str, method: str, extensions: frozenset[str], assume_complete: bool
+) -> tuple[Any, tuple[str, ...]] | None:
+    entry = tables(version, extensions)[0].get(method)
+    if version in STATELESS or entry is None:
+        return None  # stateless-era unions are told by resultType, natively
+    tags = _alternatives(version, entry.alternatives, extensions)
+    if not tags:
+        return None
+    complete = _lenient_result_type(entry.result) if assume_complete else entry.result
+    return ResultResponse[complete], _telling(entry.result, tuple(tags))  # type: ignore[valid-type]
 
 
 def result_adapter(
