@@ -54,6 +54,7 @@ MAX_PENDING = 10_000
 """Requests each peer may have in flight by default; a request beyond it is refused."""
 
 _EITHER = "either"  # a request whose sender was neither given nor told by its method
+_ALL_SPACES = ("client", "server", _EITHER)
 _OTHER: dict[str, str] = {"client": "server", "server": "client"}
 _VERSION_KEY_BYTES = PROTOCOL_VERSION_KEY.encode()
 _CANCELLED = "notifications/cancelled"
@@ -170,9 +171,7 @@ class Correlator:
         self.assume_complete = assume_complete
         self.max_pending = max_pending
         self._pending: dict[str, dict[_Key, tuple[str, str | None]]] = {
-            "client": {},
-            "server": {},
-            _EITHER: {},
+            space: {} for space in _ALL_SPACES
         }
         self.lenient_newer = lenient_newer
         self._next_id = {"client": 1, "server": 1}
@@ -306,7 +305,7 @@ class Correlator:
         if rid is None:
             return None
         key = _key(rid)
-        found = self._spaces_holding(key, sender)
+        found = self._holding(key, None if sender is None else _OTHER[sender])
         if len(found) != 1:
             return None  # not pending, or pending for both peers: the exact path says so
         method, request_version = self._pending[found[0]][key]
@@ -326,7 +325,7 @@ class Correlator:
 
     def _requester_of(self, key: _Key, responder: Sender | None) -> str | None:
         """The id space of the request a response with this id answers, if any."""
-        found = self._spaces_holding(key, responder)
+        found = self._holding(key, None if responder is None else _OTHER[responder])
         if len(found) > 1:
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(key[1])} is pending for both peers; "
@@ -335,13 +334,12 @@ class Correlator:
             )
         return found[0] if found else None
 
-    def _spaces_holding(self, key: _Key, responder: Sender | None) -> list[str]:
-        """The id spaces where a request with this id, answerable by ``responder``, is pending."""
+    def _holding(self, key: _Key, requester: str | None) -> list[str]:
+        """The id spaces where a request with this id sent by ``requester`` (a
+        peer, or None for either) is pending: its own, and the space of
+        requests whose sender was never told."""
         pending = self._pending
-        if responder is None:
-            spaces: tuple[str, ...] = ("client", "server", _EITHER)
-        else:
-            spaces = (_OTHER[responder], _EITHER)
+        spaces = _ALL_SPACES if requester is None or requester == _EITHER else (requester, _EITHER)
         return [space for space in spaces if key in pending[space]]
 
     def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
@@ -360,18 +358,13 @@ class Correlator:
     def _remember(self, rid: str | int, method: str, sender: Sender | None, version: str) -> None:
         space = self._sender_of(method, version, sender)
         key = _key(rid)
-        pending = self._pending
-        if space == _EITHER:
-            taken = key in pending["client"] or key in pending["server"] or key in pending[_EITHER]
-        else:
-            taken = key in pending[space] or key in pending[_EITHER]
-        if taken:
+        if self._holding(key, space):
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(rid)} is already in flight; the pending "
                 "request is kept",
                 {"id": rid},
             )
-        table = pending[space]
+        table = self._pending[space]
         if len(table) >= self.max_pending:
             raise InvalidRequestError(
                 f"Invalid Request: {len(table):,} requests already in flight "
@@ -386,9 +379,7 @@ class Correlator:
         if rid is None:
             return
         key = _key(rid)
-        # The requester cancels its own request.
-        spaces = ("client", "server") if sender is None else (sender,)
-        found = [space for space in (*spaces, _EITHER) if key in self._pending[space]]
+        found = self._holding(key, sender)  # the requester cancels its own request
         if len(found) == 1:  # an ambiguous cancellation forgets nothing
             del self._pending[found[0]][key]
 
@@ -403,11 +394,10 @@ class Correlator:
         """Stop waiting for the response to request ``id`` (sent by ``sender``, or by
         whichever peer has it pending); whether one was pending."""
         key = _key(id)
-        spaces = tuple(self._pending) if sender is None else (sender, _EITHER)
-        forgotten = False
-        for space in spaces:
-            forgotten = self._pending[space].pop(key, None) is not None or forgotten
-        return forgotten
+        found = self._holding(key, sender)
+        for space in found:
+            del self._pending[space][key]
+        return bool(found)
 
     def request(
         self,
@@ -430,7 +420,7 @@ class Correlator:
         if entry is None:
             raise ValueError(f"{version} has no request {quote(method)}")
         rid = self._next_id[sender]
-        while any(_key(rid) in self._pending[space] for space in (sender, _EITHER)):
+        while self._holding(_key(rid), sender):
             rid += 1  # an id the peer's own traffic already used for this sender
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
