@@ -19,7 +19,7 @@ import importlib
 import re
 import types
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Collection, Mapping
 from typing import Annotated, Any, Generic, Literal, TypeAlias, TypeVar, Union
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError, with_config
@@ -32,14 +32,18 @@ from mcp_schema._codec.decoding import decode_sniffed, options_of
 from mcp_schema._codec.dispatch import (
     STATELESS,
     SUPPORTED,
-    error_response,
     known_method,
     plain_response,
-    result_response,
     tables,
 )
 from mcp_schema._codec.envelope import Envelope, sniff
-from mcp_schema._codec.fast_path import guessed_method
+from mcp_schema._codec.fast_path import (
+    Validate,
+    guessed_method,
+    method_validator,
+    or_error,
+    response_validator,
+)
 from mcp_schema._codec.messages import ErrorResponse, Kind, RequestId, ResultResponse
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema._codec.screen import as_input, screen
@@ -140,42 +144,9 @@ def _wire_discriminator(union: Any, metadata: Any) -> Any:
     return Field(discriminator=field.serialization_alias or metadata.discriminator)
 
 
-Validate = Callable[[Union[bytes, str]], Any]
-
-
-def _method_validator(version: str, exts: frozenset[str], method: str) -> Validate | None:
-    """`fast_path.method_validator` in the dict view."""
-    known = _KNOWN.get((version, exts, method))
-    if known is not None:
-        return known
-    requests, notifications = tables(version, exts)
-    if method not in requests and method not in notifications:
-        return None  # never cache what a peer names at will
-    known = _KNOWN[version, exts, method] = _twin_validator(version, exts, method)
-    return known
-
-
-_KNOWN: dict[tuple[str, frozenset[str], str], Validate] = {}
-"""As the model path's: the validators of the methods seen so far."""
-
-
-@built_once
-def _twin_validator(version: str, exts: frozenset[str], method: str) -> Validate:
-    requests, notifications = tables(version, exts)
-    entry = requests.get(method)
-    cls = entry.request if entry is not None else notifications[method].notification
-    return TypeAdapter(twin(cls)).validator.validate_json
-
-
-@built_once
-def _response_validator(
-    version: str, method: str, exts: frozenset[str], assume_complete: bool
-) -> Validate:
-    result = dict_type(result_response(version, method, exts, assume_complete))
-    either: Any = Annotated[
-        Union[result, dict_type(error_response(version))], Field(union_mode="left_to_right")
-    ]
-    return TypeAdapter(either).validator.validate_json
+def compile_dicts(tp: Any) -> Validate:
+    """`fast_path.compile_models` in the dict view: every model replaced by its twin."""
+    return TypeAdapter(dict_type(tp)).validator.validate_json
 
 
 @built_once
@@ -189,11 +160,7 @@ def _plain_validator(
     if plain is None:
         return None
     result, telling = plain
-    either: Any = Annotated[
-        Union[dict_type(result), dict_type(error_response(version))],
-        Field(union_mode="left_to_right"),
-    ]
-    return TypeAdapter(either).validator.validate_json, tuple(f'"{m}"'.encode() for m in telling)
+    return compile_dicts(or_error(result, version)), tuple(f'"{m}"'.encode() for m in telling)
 
 
 def _names_none(raw: bytes | str, names: tuple[bytes, ...]) -> bool:
@@ -228,7 +195,7 @@ def _self_naming_request(
     first = guess if guess in STATELESS else _last_named
     if first is None:
         return None
-    validate = _method_validator(first, exts, method)
+    validate = method_validator(first, exts, method, compile_dicts)
     if validate is None:
         return None
     message: dict[str, Any] = validate(raw)
@@ -237,7 +204,7 @@ def _self_naming_request(
     if named != first:
         if not isinstance(named, str) or named not in STATELESS:
             return None
-        validate = _method_validator(named, exts, method)
+        validate = method_validator(named, exts, method, compile_dicts)
         if validate is None:
             return None
         message = validate(raw)
@@ -256,7 +223,7 @@ def dict_request_fast(
     try:
         if version is None:
             return _self_naming_request(raw, method, exts, guess)
-        validate = _method_validator(version, exts, method)
+        validate = method_validator(version, exts, method, compile_dicts)
         if validate is None:
             return None
         message: dict[str, Any] = validate(raw)
@@ -310,7 +277,7 @@ def dict_response_fast(
     if plain is not None and _names_none(raw, plain[1]):
         validate = plain[0]
     else:
-        validate = _response_validator(version, method, exts, assume_complete)
+        validate = response_validator(version, method, exts, assume_complete, compile_dicts)
     try:
         response: dict[str, Any] = validate(raw)
     except ValidationError:

@@ -27,47 +27,57 @@ from mcp_schema._codec.messages import Message
 from mcp_schema._codec.options import DecodeOptions
 from mcp_schema.versions import DEFAULT_VERSION, STATELESS_VERSIONS
 
+Validate = Callable[[Union[bytes, str]], Any]
+Compile = Callable[[Any], Validate]
+"""How a view turns the type it validates with into a validator: the model
+path as it is, the dict view through its TypedDict twins."""
+
+
+def compile_models(tp: Any) -> Validate:
+    # The core validator itself: TypeAdapter's Python wrapper costs a
+    # measurable share of a small message.
+    return TypeAdapter(tp).validator.validate_json
+
 
 def method_validator(
-    version: str, exts: frozenset[str], method: str
-) -> Callable[[bytes | str], Any] | None:
+    version: str, exts: frozenset[str], method: str, compile: Compile
+) -> Validate | None:
     """The validator of the request or notification class of ``method``, built
     on first use; None for a method the version does not know."""
-    known = _KNOWN.get((version, exts, method))
+    known = _KNOWN.get((version, exts, method, compile))
     if known is not None:
         return known
     requests, notifications = tables(version, exts)
     if method not in requests and method not in notifications:
         return None  # never cache what a peer names at will
-    known = _KNOWN[version, exts, method] = _class_validator(version, exts, method)
+    known = _KNOWN[version, exts, method, compile] = _class_validator(
+        version, exts, method, compile
+    )
     return known
 
 
-_KNOWN: dict[tuple[str, frozenset[str], str], Callable[[bytes | str], Any]] = {}
+_KNOWN: dict[tuple[str, frozenset[str], str, Compile], Validate] = {}
 """The validators of the methods seen so far: one dict lookup per message."""
 
 
 @built_once
-def _class_validator(
-    version: str, exts: frozenset[str], method: str
-) -> Callable[[bytes | str], Any]:
+def _class_validator(version: str, exts: frozenset[str], method: str, compile: Compile) -> Validate:
     requests, notifications = tables(version, exts)
     entry = requests.get(method)
-    cls = entry.request if entry is not None else notifications[method].notification
-    # The core validator itself: TypeAdapter's Python wrapper costs a
-    # measurable share of a small message.
-    return TypeAdapter(cls).validator.validate_json
+    return compile(entry.request if entry is not None else notifications[method].notification)
+
+
+def or_error(result: Any, version: str) -> Any:
+    """A response: the given result's, else the version's error response."""
+    return Annotated[Union[result, error_response(version)], Field(union_mode="left_to_right")]
 
 
 @built_once
-def _response_validator(
-    version: str, method: str, exts: frozenset[str], assume_complete: bool
-) -> Callable[[bytes | str], Any]:
-    result = result_response(version, method, exts, assume_complete)
-    either: Any = Annotated[
-        Union[result, error_response(version)], Field(union_mode="left_to_right")
-    ]
-    return TypeAdapter(either).validator.validate_json
+def response_validator(
+    version: str, method: str, exts: frozenset[str], assume_complete: bool, compile: Compile
+) -> Validate:
+    """The validator of a response to ``method`` (a method the version knows, or "")."""
+    return compile(or_error(result_response(version, method, exts, assume_complete), version))
 
 
 def guessed_method(raw: bytes | str) -> str | None:
@@ -141,8 +151,8 @@ def response_fast(
     raw: bytes | str, version: str, method: str, exts: frozenset[str], assume_complete: bool
 ) -> Message | None:
     """A response to ``method`` in ``version``, or None when the exact path must decide."""
-    validate = _response_validator(
-        version, known_method(version, exts, method), exts, assume_complete
+    validate = response_validator(
+        version, known_method(version, exts, method), exts, assume_complete, compile_models
     )
     try:
         message = validate(raw)
@@ -182,7 +192,7 @@ def request_fast(
     try:
         if version is None:
             return _self_naming_request(raw, method, exts, guess)
-        validate = method_validator(version, exts, method)
+        validate = method_validator(version, exts, method, compile_models)
         if validate is None:
             return None
         message = validate(raw)
@@ -218,7 +228,7 @@ def _self_naming_request(
     first = guess if guess in STATELESS else _last_named
     if first is None:
         return None  # no stateless-era version is compiled
-    validate = method_validator(first, exts, method)
+    validate = method_validator(first, exts, method, compile_models)
     if validate is None:
         return None
     message = validate(raw)
@@ -226,7 +236,7 @@ def _self_naming_request(
     if named != first:
         if not isinstance(named, str) or named not in STATELESS:
             return None
-        validate = method_validator(named, exts, method)
+        validate = method_validator(named, exts, method, compile_models)
         if validate is None:
             return None
         message = validate(raw)
