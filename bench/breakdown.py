@@ -16,7 +16,7 @@ from collections.abc import Callable
 import orjson
 
 from bench import timing
-from bench.peers import _exact_dict_validator, _exact_validator
+from bench.peers import _exact_dict_validator, _exact_validator, version_to_name
 from bench.workloads import Msg, sessions, tools_call_request
 from mcp_schema import codec
 from mcp_schema._codec import fast_path, screen
@@ -25,7 +25,7 @@ from mcp_schema.errors import McpError
 
 def _stages(msg: Msg) -> dict[str, Callable[[], object]]:
     raw = msg.raw
-    version = None if msg.kind == "request" and msg.version == "2026-07-28" else msg.version
+    version = version_to_name(msg)
     return {
         "orjson.loads (floor)": functools.partial(orjson.loads, raw),
         "screen": functools.partial(screen.screen, raw),

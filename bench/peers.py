@@ -102,43 +102,40 @@ def orjson_dumps(workload: Workload) -> Runner:
 # -- ours --------------------------------------------------------------------------------
 
 
-def ours_decode(workload: Workload) -> Runner:
+def version_to_name(msg: Msg) -> str | None:
+    """The version a caller passes: none for a stateless-era request, which
+    names its own in params._meta."""
+    stateless = msg.version in versions.STATELESS_VERSIONS
+    return None if msg.kind == "request" and stateless else msg.version
+
+
+def _ours(workload: Workload, view: str) -> Runner:
+    """``codec.decode`` or ``codec.decode_dict`` (``view``); a session through a Correlator."""
     if workload.session:
         raws = [msg.raw for msg in workload.messages]
 
         def run() -> None:
-            correlator = codec.Correlator(allow_unknown_methods=True)
+            decode = getattr(codec.Correlator(allow_unknown_methods=True), view)
             for raw in raws:
-                correlator.decode(raw)
+                decode(raw)
 
         return Runner(run, len(raws), first=_first(run))
 
-    def build(msg: Msg) -> Call:
-        # A stateless-era request names its version in params._meta.
-        stateless = msg.version in versions.STATELESS_VERSIONS
-        version = None if msg.kind == "request" and stateless else msg.version
-        return functools.partial(codec.decode, msg.raw, version=version, method=msg.method)
+    decode = getattr(codec, view)
+    return _checked(
+        workload,
+        lambda msg: functools.partial(
+            decode, msg.raw, version=version_to_name(msg), method=msg.method
+        ),
+    )
 
-    return _checked(workload, build)
+
+def ours_decode(workload: Workload) -> Runner:
+    return _ours(workload, "decode")
 
 
 def ours_decode_dict(workload: Workload) -> Runner:
-    if workload.session:
-        raws = [msg.raw for msg in workload.messages]
-
-        def run() -> None:
-            correlator = codec.Correlator(allow_unknown_methods=True)
-            for raw in raws:
-                correlator.decode_dict(raw)
-
-        return Runner(run, len(raws), first=_first(run))
-
-    def build(msg: Msg) -> Call:
-        stateless = msg.version in versions.STATELESS_VERSIONS
-        version = None if msg.kind == "request" and stateless else msg.version
-        return functools.partial(codec.decode_dict, msg.raw, version=version, method=msg.method)
-
-    return _checked(workload, build)
+    return _ours(workload, "decode_dict")
 
 
 def _exact_type(msg: Msg) -> Any:
