@@ -140,6 +140,11 @@ def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[
     return tag_of
 
 
+def _own_result(entry: RequestMethod, assume_complete: bool) -> Any:
+    """The method's own result; with ``assume_complete``, one whose ``resultType`` may be absent."""
+    return _lenient_result_type(entry.result) if assume_complete else entry.result
+
+
 def _lenient_result_type(cls: Any) -> Any:
     """``cls`` with ``resultType`` optional: results from handshake-era servers.
 
@@ -198,7 +203,7 @@ def _result_response(
     entry = requests.get(method)
     if entry is None:
         return ResultResponse[core.result]  # type: ignore[name-defined]
-    complete = _lenient_result_type(entry.result) if assume_complete else entry.result
+    complete = _own_result(entry, assume_complete)
     arms: list[Any] = [Annotated[complete, Tag(DEFAULT_RESULT_TAG)]]
     tags = _alternatives(version, entry.alternatives, extensions)
     if not tags:
@@ -248,7 +253,7 @@ def _plain_response(
     tags = _alternatives(version, entry.alternatives, extensions)
     if not tags:
         return None
-    complete = _lenient_result_type(entry.result) if assume_complete else entry.result
+    complete = _own_result(entry, assume_complete)
     return ResultResponse[complete], _telling(entry.result, tuple(tags))  # type: ignore[valid-type]
 
 
