@@ -107,8 +107,13 @@ _LARGE = 64 * 1024
 _N_OR_I = b"\x01"
 _NUMBER_SHAPES = bytes.maketrans(b"0123456789.E+NI", b"00000000000ee" + _N_OR_I * 2)
 _LONG_NUMBER = b"0" * 200
-_ESCAPED_LETTER = re.compile(rb"\\u00[67]")
-_ENVELOPE_KEY = re.compile(rb'"(jsonrpc|id|method|params|result|error)"[ \t\r\n]*:')
+# Both from ENVELOPE_MEMBERS: the escapes that could spell one of its letters
+# (\u0061-\u007a for lowercase names), and any of them written as a member.
+_ESCAPED_LETTER = re.compile(
+    rb"\\u00[%s]"
+    % "".join(sorted({f"{ord(c):02x}"[0] for m in ENVELOPE_MEMBERS for c in m})).encode()
+)
+_ENVELOPE_KEY = re.compile(rb'"(%s)"[ \t\r\n]*:' % "|".join(ENVELOPE_MEMBERS).encode())
 
 
 def _top_level_members(raw: bytes | str) -> list[str]:
