@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,15 +154,21 @@ class AliasView:
     recursive: bool
 
 
-def flatten(t: ir.Union_) -> list[ir.TypeExpr]:
-    """Members, with nested plain unions spliced in (``A | (B | C)`` is ``A | B | C``)."""
+def flatten(t: ir.Union_, splice: Callable[[ir.Union_], bool] | None = None) -> list[ir.TypeExpr]:
+    """Members, with nested unions spliced in (``A | (B | C)`` is ``A | B | C``):
+    those ``splice`` accepts, by default the plain ones (no discriminator)."""
+    spliced = splice or _plain
     out: list[ir.TypeExpr] = []
     for m in t.members:
-        if isinstance(m, ir.Union_) and m.discriminator is None:
-            out.extend(flatten(m))
+        if isinstance(m, ir.Union_) and spliced(m):
+            out.extend(flatten(m, spliced))
         else:
             out.append(m)
     return out
+
+
+def _plain(t: ir.Union_) -> bool:
+    return t.discriminator is None
 
 
 def field_line(f: ir.Field, annotate: Annotations) -> str:

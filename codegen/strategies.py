@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import jinja2
 
-from . import ir
+from . import ir, render
 from .build import BuildError, snake
 from .passes import refs
 from .registry import ERROR_RESPONSES, RESULT_RESPONSES, response_envelope
@@ -101,14 +101,8 @@ def _opt(value: int | None) -> str | None:
 
 
 def flatten(t: ir.Union_) -> list[ir.TypeExpr]:
-    """Members, with nested plain unions spliced in."""
-    out: list[ir.TypeExpr] = []
-    for m in t.members:
-        if isinstance(m, ir.Union_) and m.result_type_tags is None:
-            out.extend(flatten(m))
-        else:
-            out.append(m)
-    return out
+    """Members, with every nested union spliced in but one dispatched on ``resultType``."""
+    return render.flatten(t, lambda u: u.result_type_tags is None)
 
 
 def object_expression(c: ir.ModelClass, express: Expressions) -> str:
