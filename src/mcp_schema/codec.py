@@ -21,13 +21,14 @@ by the TypedDicts of the version's ``dicts`` module.
 from __future__ import annotations
 
 from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
-from mcp_schema._codec.decoding import decode, encode
+from mcp_schema._codec.decoding import decode
 from mcp_schema._codec.dict_view import (
     DictMessage,
     ErrorResponseDict,
     ResultResponseDict,
     decode_dict,
 )
+from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
 from mcp_schema._codec.replies import reply
 from mcp_schema._codec.screen import MAX_DEPTH

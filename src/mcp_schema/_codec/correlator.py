@@ -8,7 +8,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_schema._codec.decoding import decode_sniffed, encode, extension_set
+from mcp_schema._codec.decoding import decode_sniffed, extension_set
 from mcp_schema._codec.dict_view import (
     DictMessage,
     decode_dict_sniffed,
@@ -18,6 +18,7 @@ from mcp_schema._codec.dict_view import (
     named_in_dict,
 )
 from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
+from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.envelope import (
     Envelope,
     address,

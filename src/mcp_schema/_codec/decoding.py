@@ -1,13 +1,11 @@
-"""``decode`` and ``encode``: the exact path, which classifies every failure
+"""``decode``: the exact path, which classifies every failure
 from the sniffed envelope, behind the fast path that serves real traffic."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic_core import to_json
+from pydantic import ValidationError
 
 from mcp_schema._codec.dispatch import (
     STATELESS,
@@ -203,15 +201,3 @@ def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message:
                 f"Invalid params: cannot be mirrored in headers: {exc}",
                 error_list([{"path": "$.params", "reason": str(exc)}]),
             ) from None
-
-
-def encode(message: BaseModel | Mapping[str, Any]) -> bytes:
-    """The JSON bytes of a message: wire names, absent members left out.
-
-    A mapping is written as JSON as it is: `McpError.to_response`, or a message
-    of the dict view (`mcp_schema.codec.decode_dict`).
-    """
-    if isinstance(message, BaseModel):
-        serializer = type(message).__pydantic_serializer__
-        return serializer.to_json(message, by_alias=True, exclude_unset=True)
-    return to_json(message)
