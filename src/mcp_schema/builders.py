@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from mcp_schema._codec.dispatch import tables
+from mcp_schema._codec.catalog import catalog
 from mcp_schema.base import McpModel
 from mcp_schema.errors import quote
 from mcp_schema.method_table import NotificationMethod
@@ -37,7 +37,7 @@ Listed = Literal["tools", "resources", "prompts"]
 def _notifications(version: str) -> Mapping[str, NotificationMethod]:
     if protocol(version) is None:
         raise unsupported(version)
-    return tables(version, frozenset())[1]  # the classes `decode` gives
+    return catalog(version, ()).notifications  # the classes `decode` gives
 
 
 def notification(version: str, method: str, params: Mapping[str, Any] | None = None) -> McpModel:

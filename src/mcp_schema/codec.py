@@ -1,37 +1,38 @@
 """Raw JSON-RPC bytes <-> typed MCP messages (hand-written runtime module).
 
-``decode`` reads the few envelope members it needs to choose a model (``id``,
-``method``, the protocol version in ``params._meta``, ``error.code``) with a
-small sniffing model, then validates the whole message once, straight from the
-bytes, with the model of that method in that protocol version. Every failure is
-an `mcp_schema.errors.McpError` with the JSON-RPC code a server should
-answer with. ``encode`` writes a message back by alias, leaving absent members
-absent, so ``encode(decode(raw))`` is the JSON value of ``raw``.
+Every reader takes one path, one module per stage in ``mcp_schema._codec``:
 
-This module is the public face of the codec; its parts live in
-``mcp_schema._codec``, one idea per module: envelope sniffing, the version
-tables and result unions, error paths, decode/encode, the fast path, the
-``Correlator`` and ``reply``.
+1. ``parse``: the bytes become one JSON value, parsed once and strictly
+   (members repeated at any depth, non-finite or inexact numbers, lone
+   surrogates and excessive nesting are refused);
+2. ``route``: one resolver decides the message's kind, protocol version,
+   method and id, and the definition it must be valid against;
+3. ``views``: that definition validates it, as a generated pydantic model
+   (``decode``) or as the generated JSON Schema, returning the parsed value
+   itself (``decode_dict``).
 
-``decode_dict`` is the plain-dict view of ``decode``: the same options, rules
-and errors, but the message comes back as its validated, parsed JSON, typed
-by the TypedDicts of the version's ``dicts`` module.
+Every failure is an `mcp_schema.errors.McpError` with the JSON-RPC code a
+server should answer with. ``encode`` writes a message back by alias, leaving
+absent members absent, so ``encode(decode(raw))`` is the JSON value of
+``raw``. The ``Correlator`` feeds what a connection knows (its version, the
+requests in flight) into the same path; ``reply`` builds answers.
 """
 
 from __future__ import annotations
 
 from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
-from mcp_schema._codec.decoding import decode
-from mcp_schema._codec.dict_view import (
-    DictMessage,
-    ErrorResponseDict,
-    ResultResponseDict,
-    decode_dict,
-)
+from mcp_schema._codec.decoding import DictMessage, decode, decode_dict
 from mcp_schema._codec.encoding import encode
-from mcp_schema._codec.messages import ErrorResponse, Message, ResultResponse, message_kind
+from mcp_schema._codec.messages import (
+    ErrorResponse,
+    ErrorResponseDict,
+    Message,
+    ResultResponse,
+    ResultResponseDict,
+    message_kind,
+)
+from mcp_schema._codec.parse import MAX_DEPTH
 from mcp_schema._codec.replies import reply
-from mcp_schema._codec.screen import MAX_DEPTH
 from mcp_schema.versions import DEFAULT_VERSION as HANDSHAKE_VERSION
 from mcp_schema.versions import TASKS_EXTENSION
 

@@ -154,6 +154,69 @@ FAMILIES: list[tuple[str, Callable[[int], Callable[[], None]], int]] = [
 ]
 
 
+# -- invalid input against valid input of the same size, in fresh processes -------------
+#
+# tracemalloc sees Python objects only: what a validator allocates in Rust (a
+# failed union arm's record, an error rendering its instance) shows in the
+# peak resident size of a process that decodes one message and exits.
+
+_PEAK_SCRIPT = """
+import resource, sys
+from mcp_schema import codec
+from mcp_schema.errors import McpError
+data = open(sys.argv[1], "rb").read()
+codec.decode(b'{"jsonrpc": "2.0", "id": 0, "method": "ping"}', version="2025-11-25")
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+decode = codec.decode_dict if sys.argv[2] == "dicts" else codec.decode
+try:
+    decode(data, version="2025-11-25")
+except McpError as err:
+    assert err.code == -32602, err
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print((after - before) / 1024)
+"""
+
+
+def sampling_request(size: int, valid: bool) -> bytes:
+    """A sampling/createMessage request of about ``size`` bytes whose content
+    items are all valid text blocks, or all the number 1 (no block at all)."""
+    item = b'{"type": "text", "text": "' + b"x" * 38 + b'"}' if valid else b"1"
+    count = size // (len(item) + 1)
+    head = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": '
+        b'{"maxTokens": 1, "messages": [{"role": "user", "content": ['
+    )
+    return head + b",".join([item] * count) + b"]}]}}"
+
+
+def peak_megabytes(data: bytes, view: str) -> float:
+    import subprocess
+    import tempfile
+
+    with tempfile.NamedTemporaryFile(suffix=".json") as file:
+        file.write(data)
+        file.flush()
+        out = subprocess.run(
+            [sys.executable, "-c", _PEAK_SCRIPT, file.name, view],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+    return float(out)
+
+
+def invalid_against_valid(sizes: tuple[int, ...] = (1_600_000, 8_000_000)) -> None:
+    print(
+        f"\n{'sampling/createMessage':<24} {'view':<7} {'valid MB':>9} {'invalid MB':>11} {'ratio':>6}"
+    )
+    for size in sizes:
+        for view in ("models", "dicts"):
+            valid = peak_megabytes(sampling_request(size, True), view)
+            invalid = peak_megabytes(sampling_request(size, False), view)
+            ratio = invalid / valid if valid else float("inf")
+            print(f"{size:>24,} {view:<7} {valid:9.1f} {invalid:11.1f} {ratio:6.2f}", flush=True)
+
+
 def measure(make: Callable[[int], Callable[[], None]], n: int) -> tuple[float, float]:
     run = make(n)
     run()  # validators built, caches warm
@@ -189,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{' / '.join(f'{p:6.1f}' for p in peaks):>24}",
             flush=True,
         )
+    invalid_against_valid()
     return 0
 
 

@@ -1,53 +1,33 @@
 """``Correlator``: pairs the responses of one connection with the requests
-they answer, so a caller that streams never names a method."""
+they answer, so a caller that streams never names a method.
+
+It reads every message through the one decode path (`decoding.read_value`),
+telling the resolver what the connection knows: the session's version, and
+for a response the method and version of the request it answers.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal, NamedTuple
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from mcp_schema._codec.decoding import decode_sniffed, extension_set
-from mcp_schema._codec.dict_view import (
+from mcp_schema._codec.catalog import SUPPORTED, catalog
+from mcp_schema._codec.decoding import (
     DictMessage,
-    decode_dict_sniffed,
-    dict_request_fast,
-    dict_response_fast,
-    kind_of_dict,
-    named_in_dict,
+    detached,
+    extension_set,
+    read_value,
 )
-from mcp_schema._codec.dispatch import STATELESS, SUPPORTED, tables
 from mcp_schema._codec.encoding import encode
-from mcp_schema._codec.envelope import (
-    Envelope,
-    address,
-    check_envelope,
-    kind_of,
-    request_id,
-    sniff,
-)
-from mcp_schema._codec.fast_path import (
-    guessed_id,
-    guessed_method,
-    named_in,
-    request_fast,
-    response_fast,
-)
-from mcp_schema._codec.messages import Kind, Message, message_kind
-from mcp_schema._codec.options import DecodeOptions
-from mcp_schema._codec.screen import as_input, screen
-from mcp_schema.errors import (
-    InvalidRequestError,
-    McpError,
-    quote,
-)
+from mcp_schema._codec.messages import Message, RequestIdValue
+from mcp_schema._codec.parse import as_bytes, parse
+from mcp_schema._codec.route import Known, address, kind_of, named_version, request_id
+from mcp_schema._codec.views import DICTS, MODELS, View
+from mcp_schema.errors import InvalidRequestError, McpError, quote
 from mcp_schema.http_headers import Headers, received_headers
-from mcp_schema.versions import (
-    DEFAULT_VERSION,
-    PROTOCOL_VERSION_KEY,
-    unsupported,
-)
+from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS, unsupported
 
 Sender = Literal["client", "server"]
 
@@ -55,71 +35,11 @@ MAX_PENDING = 10_000
 """Requests each peer may have in flight by default; a request beyond it is refused."""
 
 _EITHER = "either"  # a request whose sender was neither given nor told by its method
-_ALL_SPACES = ("client", "server", _EITHER)
+_SPACES = ("client", "server", _EITHER)
 _OTHER: dict[str, str] = {"client": "server", "server": "client"}
-_VERSION_KEY_BYTES = PROTOCOL_VERSION_KEY.encode()
 _CANCELLED = "notifications/cancelled"
 
 _Key = tuple[type, Any]
-
-_TOLD: dict[tuple[str, frozenset[str], str], str] = {}
-"""The id space of each known method's requests, by version and extensions."""
-
-
-class View(NamedTuple):
-    """How the Correlator decodes in one view and reads what it decoded."""
-
-    request: Callable[[bytes | str, str, str | None, frozenset[str], str | None], Any]
-    """The fast path for a request or notification of a guessed method."""
-    response: Callable[[bytes | str, str, str, frozenset[str], bool], Any]
-    """The fast path for a response to a known method in a known version."""
-    exact: Callable[[bytes | str, Envelope, DecodeOptions], Any]
-    kind: Callable[[Any], Kind]
-    method_and_id: Callable[[Any], tuple[str, Any]]
-    named: Callable[[Any], object]
-    """The version a request names in ``params._meta``."""
-    cancelled_id: Callable[[Any], Any]
-    """The request id a ``notifications/cancelled`` names; None for other messages."""
-    negotiated: Callable[[Any], Any]
-    """The protocolVersion of an ``initialize`` result."""
-    id_of: Callable[[Any], Any]
-
-
-def _model_cancelled(message: Message) -> Any:
-    if message.__dict__.get("method") != _CANCELLED:
-        return None
-    return getattr(getattr(message, "params", None), "request_id", None)
-
-
-MODELS = View(
-    request_fast,
-    response_fast,
-    decode_sniffed,
-    message_kind,
-    lambda m: (str(m.__dict__["method"]), m.__dict__["id"]),
-    named_in,
-    _model_cancelled,
-    lambda m: getattr(getattr(m, "result", None), "protocol_version", None),
-    lambda m: m.__dict__.get("id"),
-)
-
-
-def _inner(message: Mapping[str, Any], outer: str, inner: str) -> Any:
-    value = message.get(outer)
-    return value.get(inner) if isinstance(value, dict) else None
-
-
-DICTS = View(
-    dict_request_fast,
-    dict_response_fast,
-    decode_dict_sniffed,
-    kind_of_dict,
-    lambda m: (m["method"], m["id"]),
-    named_in_dict,
-    lambda m: _inner(m, "params", "requestId") if m.get("method") == _CANCELLED else None,
-    lambda m: _inner(m, "result", "protocolVersion"),
-    lambda m: m.get("id"),
-)
 
 
 class Correlator:
@@ -139,19 +59,22 @@ class Correlator:
 
     A pending request leaves only through a valid response, a
     ``notifications/cancelled`` from its sender, or `forget`. A request
-    whose id is already in flight for its sender is refused (-32600) and the
-    pending one kept. At most ``max_pending`` requests per peer are kept; a
-    request beyond that is refused (-32600) rather than evicting one.
+    whose id is already in flight for its sender is refused (-32600, answered
+    with that id) and the pending one kept. At most ``max_pending`` requests
+    per peer are kept; a request beyond that is refused (-32600) rather than
+    evicting one.
 
-    The session version that messages without a ``_meta`` version are read in
-    changes only through a validated request that names one (stateless era) or
-    the validated ``initialize`` result (handshake era); ``version`` sets it
-    up front. Headers, when given, must agree with that version (-32020), so
-    the same bytes give the same message with or without them.
+    Versions: a message read in the session version is one that names none.
+    In the stateless era every request names its own, and the latest valid
+    one sets the session version. In the handshake era the validated
+    ``initialize`` result fixes it (or ``version`` given up front does): from
+    then on a message naming another version is refused (-32022) and the
+    session is unchanged, and so is a second ``initialize`` result naming
+    another. Headers, when given, must agree with the version a message is
+    read in (-32020).
 
-    A session that negotiated an older version (2024-11-05 on) is read in
-    that version; ``lenient_newer`` reads its peers' newer shapes as `decode`
-    does.
+    One Correlator serves one connection, fed from one thread at a time (as
+    its frames arrive, in order); it holds no lock.
     """
 
     def __init__(
@@ -164,29 +87,28 @@ class Correlator:
         max_pending: int = MAX_PENDING,
         lenient_newer: bool = False,
     ) -> None:
+        if version is not None and not isinstance(version, str):
+            raise TypeError(f"version must be a str or None, not {type(version).__name__}")
         if version is not None and version not in SUPPORTED:
             raise unsupported(version)
+        if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 0:
+            raise TypeError(f"max_pending must be a non-negative int, not {max_pending!r:.40}")
+        for name, flag in (
+            ("allow_unknown_methods", allow_unknown_methods),
+            ("assume_complete", assume_complete),
+            ("lenient_newer", lenient_newer),
+        ):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
         self.version = version
         self.extensions = extension_set(extensions)
         self.allow_unknown_methods = allow_unknown_methods
         self.assume_complete = assume_complete
         self.max_pending = max_pending
-        self._pending: dict[str, dict[_Key, tuple[str, str | None]]] = {
-            space: {} for space in _ALL_SPACES
-        }
         self.lenient_newer = lenient_newer
+        self._fixed = version in HANDSHAKE_VERSIONS
+        self._pending: dict[str, dict[_Key, tuple[str, str]]] = {space: {} for space in _SPACES}
         self._next_id = {"client": 1, "server": 1}
-
-    def _options(self, version: str | None, method: str | None, headers: Any) -> DecodeOptions:
-        return DecodeOptions(
-            version,
-            method,
-            headers,
-            self.extensions,
-            self.allow_unknown_methods,
-            self.assume_complete,
-            self.lenient_newer,
-        )
 
     def decode(
         self,
@@ -196,7 +118,7 @@ class Correlator:
         headers: Headers | None = None,
     ) -> Message:
         """Decode one message of the connection and account for it (see the class)."""
-        message: Message = self._decode(raw, sender, headers, MODELS)
+        message: Message = self._read(raw, sender, headers, MODELS)
         return message
 
     def decode_dict(
@@ -207,120 +129,101 @@ class Correlator:
         headers: Headers | None = None,
     ) -> DictMessage:
         """`decode` in the plain-dict view (see `mcp_schema.codec.decode_dict`)."""
-        message: DictMessage = self._decode(raw, sender, headers, DICTS)
+        message: DictMessage = self._read(raw, sender, headers, DICTS)
         return message
 
-    def _decode(
+    def _read(
         self,
         raw: bytes | bytearray | memoryview | str,
         sender: Sender | None,
         headers: Headers | None,
         view: View,
     ) -> Any:
-        text = raw if type(raw) is bytes else as_input(raw)
-        if sender is not None and sender not in _OTHER:
-            raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
-        screen(text)
+        _check_sender(sender)
+        data = as_bytes(raw)
         received = None if headers is None else received_headers(headers)
-        if received is None:
-            method = guessed_method(text)
-            message = (
-                None if method is None else self._decode_request_fast(text, method, sender, view)
-            )
-            if message is None:
-                message = self._decode_response_fast(text, sender, view)
-            if message is not None:
-                return message
-        sniffed = sniff(text)
         try:
-            kind = kind_of(sniffed)
-            check_envelope(sniffed, kind)
+            value = parse(data)
+            try:
+                return self._account(value, len(data), sender, received, view)
+            except McpError as err:
+                address(err, value)
+                raise
         except McpError as err:
-            address(err, sniffed)
-            raise
-        named = sniffed.named_version
-        rid = request_id(sniffed.id)
-        version: str | None = None if named is not None else self.version or DEFAULT_VERSION
-        if sniffed.method == "initialize":
-            version = DEFAULT_VERSION  # the handshake itself predates any session version
-        method = None
-        answered: tuple[str, _Key] | None = None
-        if kind in ("result", "error") and rid is not None:
-            space = self._requester_of(_key(rid), sender)
-            if space is not None:
-                answered = (space, _key(rid))
-                method, request_version = self._pending[space][_key(rid)]
-                version = request_version or version
-        message = view.exact(text, sniffed, self._options(version, method, received))
-        if answered is not None:
-            del self._pending[answered[0]][answered[1]]  # answered by a valid response
-        if kind == "request" and rid is not None:
-            resolved = named if isinstance(named, str) else version or DEFAULT_VERSION
-            self._remember(rid, str(sniffed.method), sender, resolved)
-        elif kind == "notification":
-            self._cancel(view.cancelled_id(message), sender)
-        if kind == "request" and isinstance(named, str):
-            self.version = named
-        elif kind == "result" and method == "initialize":
-            self._negotiated(view.negotiated(message))
-        return message
+            failure = detached(err)
+        del raw, data
+        raise failure
 
-    def _decode_request_fast(
-        self, text: bytes | str, method: str, sender: Sender | None, view: View
+    def _known(self, version: str | None, default: str | None, method: str | None) -> Known:
+        return Known(
+            version,
+            default,
+            method,
+            self.extensions,
+            self.allow_unknown_methods,
+            self.assume_complete,
+        )
+
+    def _account(
+        self,
+        value: dict[str, Any],
+        size: int,
+        sender: Sender | None,
+        headers: Mapping[str, str] | None,
+        view: View,
     ) -> Any:
-        """Requests and notifications need no sniffing when the session
-        version is known (or named in the request): only responses must be
-        looked up by id before they can be typed."""
-        stateless = self.version is None or self.version in STATELESS
-        if not stateless:
-            # A message naming a version is read in that version: the exact path.
-            found = (
-                _VERSION_KEY_BYTES in text
-                if isinstance(text, bytes)
-                else PROTOCOL_VERSION_KEY in text
-            )
-            if found:
-                return None
-        version = None if stateless else self.version
-        if version is not None and version not in SUPPORTED:
-            return None  # the exact path names the unsupported version
-        message = view.request(text, method, version, self.extensions, self.version)
-        if message is None:
-            return None
-        kind: Kind = view.kind(message)
-        if kind == "request":
-            # Without a session version only requests naming theirs pass.
-            version = str(view.named(message)) if stateless else self.version or DEFAULT_VERSION
-            method, rid = view.method_and_id(message)
-            self._remember(rid, method, sender, version)
-            if stateless:
-                self.version = version
+        kind = kind_of(value)
+        if kind == "result" or kind == "error":
+            return self._response(value, size, sender, headers, view)
+        method = value.get("method")
+        named = named_version(value)
+        if self._fixed and named is not None and named != self.version:
+            raise unsupported(named, f" (this session speaks {self.version})")
+        if method == "initialize":
+            known = self._known(DEFAULT_VERSION, None, None)  # it predates any session version
         else:
-            self._cancel(view.cancelled_id(message), sender)
+            known = self._known(None, self.version, None)
+        found, message = read_value(value, size, known, headers, view, self.lenient_newer)
+        if kind == "request":
+            self._remember(found.id, str(method), sender, found.version)
+            if isinstance(named, str):
+                self.version = named
+        elif method == _CANCELLED:
+            params = value.get("params")
+            if type(params) is dict:
+                self._cancel(request_id(params.get("requestId")), sender)
         return message
 
-    def _decode_response_fast(self, text: bytes | str, sender: Sender | None, view: View) -> Any:
-        """A response whose id is pending needs no sniffing either: its id is
-        guessed, and the guess is checked against the id validation reads."""
-        rid = guessed_id(text)
-        if rid is None:
-            return None
-        key = _key(rid)
-        found = self._holding(key, None if sender is None else _OTHER[sender])
-        if len(found) != 1:
-            return None  # not pending, or pending for both peers: the exact path says so
-        method, request_version = self._pending[found[0]][key]
-        version = request_version or self.version or DEFAULT_VERSION
-        message = view.response(text, version, method, self.extensions, self.assume_complete)
-        if message is None:
-            return None
-        read = view.id_of(message)
-        if type(read) is not type(rid) or read != rid:
-            return None  # the guess found another member's "id"
-        del self._pending[found[0]][key]
-        if method == "initialize" and view.kind(message) == "result":
-            self._negotiated(view.negotiated(message))
+    def _response(
+        self,
+        value: dict[str, Any],
+        size: int,
+        sender: Sender | None,
+        headers: Mapping[str, str] | None,
+        view: View,
+    ) -> Any:
+        rid = request_id(value.get("id"))
+        space = None if rid is None else self._requester_of(_key(rid), sender)
+        method = request_version = None
+        if space is not None:
+            method, request_version = self._pending[space][_key(rid)]
+        known = self._known(None, request_version or self.version, method)
+        found, message = read_value(value, size, known, headers, view, self.lenient_newer)
+        if space is not None:
+            self._pending[space].pop(_key(rid), None)  # answered by a valid response
+        if method == "initialize" and found.kind == "result":
+            self._negotiate(value["result"].get("protocolVersion"))
         return message
+
+    def _negotiate(self, negotiated: Any) -> None:
+        if not isinstance(negotiated, str):
+            return  # the result's own validation speaks for a missing version
+        if negotiated not in HANDSHAKE_VERSIONS:
+            raise unsupported(negotiated, " (negotiated by initialize)")
+        if self._fixed and negotiated != self.version:
+            raise unsupported(negotiated, f" (this session negotiated {self.version})")
+        self.version = negotiated
+        self._fixed = True
 
     # -- the pending table --------------------------------------------------------------
 
@@ -331,7 +234,7 @@ class Correlator:
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(key[1])} is pending for both peers; "
                 "say which peer sent the response (sender=...)",
-                {"id": key[1]},
+                {"id": quote(key[1])},
             )
         return found[0] if found else None
 
@@ -339,24 +242,19 @@ class Correlator:
         """The id spaces where a request with this id sent by ``requester`` (a
         peer, or None for either) is pending: its own, and the space of
         requests whose sender was never told."""
-        pending = self._pending
-        spaces = _ALL_SPACES if requester is None or requester == _EITHER else (requester, _EITHER)
-        return [space for space in spaces if key in pending[space]]
+        spaces = _SPACES if requester is None or requester == _EITHER else (requester, _EITHER)
+        return [space for space in spaces if key in self._pending[space]]
 
     def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
         if sender is not None:
             return sender
-        told = _TOLD.get((version, self.extensions, method))
-        if told is None:
-            entry = tables(version, self.extensions)[0].get(method)
-            if entry is None:
-                return _EITHER  # an unknown method: never cached, a peer names it at will
-            told = _TOLD[version, self.extensions, method] = (
-                entry.sender if entry.sender in _OTHER else _EITHER
-            )
-        return told
+        entry = catalog(version, self.extensions).requests.get(method)
+        return entry.sender if entry is not None and entry.sender in _OTHER else _EITHER
 
-    def _remember(self, rid: str | int, method: str, sender: Sender | None, version: str) -> None:
+    def _remember(
+        self, rid: RequestIdValue | None, method: str, sender: Sender | None, version: str
+    ) -> None:
+        assert rid is not None  # the route read a request's id
         space = self._sender_of(method, version, sender)
         key = _key(rid)
         if self._holding(key, space):
@@ -374,30 +272,24 @@ class Correlator:
             )
         table[key] = (method, version)
 
-    def _cancel(self, cancelled: Any, sender: Sender | None) -> None:
-        """``cancelled``: the request id a cancellation names (None for other notifications)."""
-        rid = request_id(cancelled)
+    def _cancel(self, rid: RequestIdValue | None, sender: Sender | None) -> None:
         if rid is None:
             return
         key = _key(rid)
         found = self._holding(key, sender)  # the requester cancels its own request
         if len(found) == 1:  # an ambiguous cancellation forgets nothing
-            del self._pending[found[0]][key]
-
-    def _negotiated(self, negotiated: Any) -> None:
-        if not isinstance(negotiated, str):
-            return
-        if negotiated not in SUPPORTED:
-            raise unsupported(negotiated, " (negotiated by initialize)")
-        self.version = negotiated
+            self._pending[found[0]].pop(key, None)
 
     def forget(self, id: str | int, *, sender: Sender | None = None) -> bool:
         """Stop waiting for the response to request ``id`` (sent by ``sender``, or by
         whichever peer has it pending); whether one was pending."""
+        if not isinstance(id, (str, int)) or isinstance(id, bool):
+            raise TypeError(f"a request id is a str or an int, not {type(id).__name__}")
+        _check_sender(sender)
         key = _key(id)
         found = self._holding(key, sender)
         for space in found:
-            del self._pending[space][key]
+            self._pending[space].pop(key, None)
         return bool(found)
 
     def request(
@@ -414,10 +306,14 @@ class Correlator:
         one); a method that version lacks, or params it refuses, is a ``ValueError``.
         A full pending table is refused (-32600) as a decoded request is.
         """
+        if not isinstance(method, str):
+            raise TypeError(f"method must be a str, not {type(method).__name__}")
         if sender not in _OTHER:
-            raise ValueError(f"sender must be 'client' or 'server', not {sender!r}")
+            raise TypeError(f"sender must be 'client' or 'server', not {sender!r:.40}")
+        if params is not None and not isinstance(params, (BaseModel, Mapping)):
+            raise TypeError(f"params must be a model or a mapping, not {type(params).__name__}")
         version = self.version or DEFAULT_VERSION
-        entry = tables(version, self.extensions)[0].get(method)
+        entry = catalog(version, self.extensions).requests.get(method)
         if entry is None:
             raise ValueError(f"{version} has no request {quote(method)}")
         rid = self._next_id[sender]
@@ -431,12 +327,12 @@ class Correlator:
                 else dict(params)
             )
         try:
-            model = entry.request.model_validate(message)
-        except ValidationError as exc:
+            wire = encode(entry.request.model_validate(message))
+        except ValueError as exc:  # pydantic's ValidationError, or encode's refusal
             raise ValueError(f"{version} {quote(method)}: {exc}") from None
         self._remember(rid, method, sender, version)
         self._next_id[sender] = rid + 1
-        return rid, encode(model)
+        return rid, wire
 
     @property
     def pending(self) -> int:
@@ -444,5 +340,10 @@ class Correlator:
         return sum(map(len, self._pending.values()))
 
 
-def _key(rid: str | int) -> _Key:
+def _key(rid: RequestIdValue) -> _Key:
     return (type(rid), rid)
+
+
+def _check_sender(sender: object) -> None:
+    if sender is not None and sender not in _OTHER:
+        raise TypeError(f"sender must be 'client', 'server' or None, not {sender!r:.40}")

@@ -1,28 +1,22 @@
-"""``decode``: the exact path, which classifies every failure
-from the sniffed envelope, behind the fast path that serves real traffic."""
+"""``decode`` and ``decode_dict``: the three stages (`parse`, `route`, a
+view's validation) behind one signature, and the checks that follow them
+(headers, ``lenient_newer``).
+
+The two functions differ in the view only; `read` is the one path both
+take, and the `Correlator` takes it too with what its session knows.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from typing import Any
 
-from pydantic import ValidationError
-
-from mcp_schema._codec.dispatch import (
-    STATELESS,
-    detect_version,
-    error_adapter,
-    result_adapter,
-    tables,
-    version_tables,
-)
-from mcp_schema._codec.envelope import Envelope, address, check_envelope, kind_of, sniff
-from mcp_schema._codec.fast_path import decode_fast
-from mcp_schema._codec.messages import Kind, Message
-from mcp_schema._codec.options import NO_EXTENSIONS, DecodeOptions
-from mcp_schema._codec.problems import invalid
-from mcp_schema._codec.screen import as_input, screen
-from mcp_schema.base import McpModel
-from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError, error_list, quote
+from mcp_schema._codec.catalog import STATELESS
+from mcp_schema._codec.messages import Message
+from mcp_schema._codec.parse import as_bytes, parse
+from mcp_schema._codec.route import Known, Route, address, resolved_version, route
+from mcp_schema._codec.views import DICTS, MODELS, View
+from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError, error_list
 from mcp_schema.http_headers import (
     Headers,
     check_request_headers,
@@ -30,6 +24,11 @@ from mcp_schema.http_headers import (
     received_headers,
 )
 from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS
+
+DictMessage = dict[str, Any]
+"""What `decode_dict` returns: the message's parsed JSON, valid as the
+TypedDict of its method and version (``<package>.dicts``), or as
+`ResultResponseDict` / `ErrorResponseDict`."""
 
 
 def decode(
@@ -58,7 +57,8 @@ def decode(
       otherwise.
     * ``extensions``: negotiated extension ids; with
       ``"io.modelcontextprotocol/tasks"`` a ``"task"`` result is a
-      ``CreateTaskResult`` and the extension's methods are known.
+      ``CreateTaskResult`` and the extension's methods are known. Ids this
+      release has no models for are ignored.
     * ``allow_unknown_methods``: decode a request of an unknown method as the
       generic ``JSONRPCRequest`` instead of raising ``MethodNotFoundError``.
     * ``assume_complete``: a result without ``resultType`` (from a
@@ -78,126 +78,180 @@ def decode(
     ``JSONRPCBatchResponse`` validate a whole batch).
 
     Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
-    arguments of the wrong type: ``raw`` not bytes-like or str, ``extensions``
-    a str, ``headers`` neither a mapping nor pairs).
+    arguments of the wrong type). A raised error holds no reference to the
+    input: keeping it keeps a few hundred bytes.
     """
-    text = as_input(raw)
-    options = options_of(
-        version, method, headers, extensions, allow_unknown_methods, assume_complete, lenient_newer
-    )
-    screen(text)
-    if headers is None:
-        message = decode_fast(text, options)
-        if message is not None:
-            return message
-    return decode_sniffed(text, sniff(text), options)
-
-
-def options_of(
-    version: str | None,
-    method: str | None,
-    headers: Headers | None,
-    extensions: Collection[str],
-    allow_unknown_methods: bool,
-    assume_complete: bool,
-    lenient_newer: bool,
-) -> DecodeOptions:
-    """The one value `decode`'s (and `decode_dict`'s) keyword arguments become."""
-    return DecodeOptions(
-        version,
-        method,
-        None if headers is None else received_headers(headers),
-        extension_set(extensions),
-        allow_unknown_methods,
-        assume_complete,
-        lenient_newer,
-    )
-
-
-def extension_set(extensions: Collection[str]) -> frozenset[str]:
-    """The negotiated extension ids; a bare str would be read as a set of characters."""
-    if isinstance(extensions, (str, bytes)):
-        raise TypeError(f"extensions must be a collection of extension ids, not {extensions!r}")
-    return frozenset(extensions) if extensions else NO_EXTENSIONS
-
-
-def decode_sniffed(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
-    """The exact path: every error is classified from the sniffed envelope,
-    and says which request it answers (`McpError.request_id`), if any."""
+    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
+    received = None if headers is None else received_headers(headers)
+    _flag(lenient_newer, "lenient_newer")
     try:
-        return _decode_or_newer(raw, sniffed, options)
+        message: Message = read(as_bytes(raw), known, received, MODELS, lenient_newer)
+        return message
     except McpError as err:
-        address(err, sniffed)
-        raise
+        failure = detached(err)
+    del raw, headers  # the frame of this raise stays with the error
+    raise failure
 
 
-def _decode_or_newer(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
+def decode_dict(
+    raw: bytes | bytearray | memoryview | str,
+    *,
+    version: str | None = None,
+    method: str | None = None,
+    headers: Headers | None = None,
+    extensions: Collection[str] = (),
+    allow_unknown_methods: bool = False,
+    assume_complete: bool = False,
+    lenient_newer: bool = False,
+) -> DictMessage:
+    """Decode one JSON-RPC message into validated plain dicts.
+
+    The options, the validation rules and every error are those of
+    `mcp_schema.codec.decode`; the result is the message's parsed JSON, valid
+    as the TypedDict of its method in the version's ``dicts`` module (a
+    response as `ResultResponseDict` or `ErrorResponseDict`).
+    ``Model.model_validate(d)`` turns it into a model.
+
+    Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
+    arguments of the wrong type, as `decode`).
+    """
+    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
+    received = None if headers is None else received_headers(headers)
+    _flag(lenient_newer, "lenient_newer")
     try:
-        return _decode_exact(raw, sniffed, options)
-    except (MethodNotFoundError, InvalidParamsError):
-        newer = _read_as_newer(raw, sniffed, options) if options.lenient_newer else None
-        if newer is None:
+        message: DictMessage = read(as_bytes(raw), known, received, DICTS, lenient_newer)
+        return message
+    except McpError as err:
+        failure = detached(err)
+    del raw, headers
+    raise failure
+
+
+def read(
+    data: bytes,
+    known: Known,
+    headers: Mapping[str, str] | None,
+    view: View,
+    lenient_newer: bool = False,
+) -> Any:
+    """The one decode path: parse, route, validate in ``view``, check headers."""
+    return read_value(parse(data), len(data), known, headers, view, lenient_newer)[1]
+
+
+def read_value(
+    value: dict[str, Any],
+    size: int,
+    known: Known,
+    headers: Mapping[str, str] | None,
+    view: View,
+    lenient_newer: bool = False,
+) -> tuple[Route, Any]:
+    """A parsed message (of ``size`` bytes) routed and validated: its route and the message."""
+    try:
+        return checked(value, size, known, headers, view)
+    except (MethodNotFoundError, InvalidParamsError) as err:
+        failure: McpError = err
+    newer = _read_as_newer(value, size, known, headers, view) if lenient_newer else None
+    if newer is None:
+        raise failure
+    return newer
+
+
+def checked(
+    value: dict[str, Any],
+    size: int,
+    known: Known,
+    headers: Mapping[str, str] | None,
+    view: View,
+) -> tuple[Route, Any]:
+    """Route and validate a parsed message; with headers, check they agree."""
+    found = route(value, known, headers)
+    message = view.message(found, value, size)
+    if headers is not None:
+        try:
+            check_headers(headers, found, value)
+        except McpError as err:
+            address(err, value)
             raise
-        return newer
+    return found, message
 
 
-def _read_as_newer(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message | None:
+def _read_as_newer(
+    value: dict[str, Any],
+    size: int,
+    known: Known,
+    headers: Mapping[str, str] | None,
+    view: View,
+) -> tuple[Route, Any] | None:
     """``lenient_newer``: an older session's message in the newest handshake-era version."""
-    resolved = detect_version(sniffed.named_version, options.version, options.headers)
+    try:
+        resolved = resolved_version(value, known, headers)
+    except McpError:
+        return None
     if resolved not in HANDSHAKE_VERSIONS or resolved == DEFAULT_VERSION:
         return None
     try:
-        return _decode_exact(raw, sniffed, options._replace(version=DEFAULT_VERSION))
+        return checked(value, size, known._replace(version=DEFAULT_VERSION), headers, view)
     except McpError:
         return None
 
 
-def _decode_exact(raw: bytes | str, sniffed: Envelope, options: DecodeOptions) -> Message:
-    kind = kind_of(sniffed)
-    check_envelope(sniffed, kind)
-    headers = options.headers
-    resolved = detect_version(sniffed.named_version, options.version, headers)
-    try:
-        if kind == "error":
-            return error_adapter(resolved).validate_json(raw)  # type: ignore[no-any-return]
-        if kind == "result":
-            adapter = result_adapter(
-                resolved, options.method or "", options.extensions, options.assume_complete
-            )
-            return adapter.validate_json(raw)  # type: ignore[no-any-return]
-        requests, notifications = tables(resolved, options.extensions)
-        if kind == "request":
-            entry = requests.get(str(sniffed.method))
-            if entry is None:
-                if not options.allow_unknown_methods:
-                    raise MethodNotFoundError(
-                        f"Method not found: {quote(sniffed.method)}",
-                        {"method": sniffed.method, "version": resolved},
-                    )
-                cls: type[McpModel] = version_tables(resolved).request
-            else:
-                cls = entry.request
-        else:
-            note = notifications.get(str(sniffed.method))
-            cls = note.notification if note is not None else version_tables(resolved).notification
-        message = cls.model_validate_json(raw)
-    except ValidationError as exc:
-        raise invalid(exc, raw, "result" if kind == "result" else "params") from None
-    if headers is not None:
-        check_headers(headers, resolved, kind, message)
-    return message
-
-
-def check_headers(headers: Mapping[str, str], version: str, kind: Kind, message: Message) -> None:
+def check_headers(headers: Mapping[str, str], route: Route, value: dict[str, Any]) -> None:
     """Headers given with a message agree with it, or -32020: neither silently wins."""
-    check_version_header(headers, version)
-    if kind in ("request", "notification"):
+    check_version_header(headers, route.version)
+    if route.kind == "request" or route.kind == "notification":
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
         try:
-            check_request_headers(headers, message, required=version in STATELESS)
+            check_request_headers(headers, value, required=route.version in STATELESS)
         except ValueError as exc:  # a value the headers mirror is not a string
             raise InvalidParamsError(
                 f"Invalid params: cannot be mirrored in headers: {exc}",
                 error_list([{"path": "$.params", "reason": str(exc)}]),
             ) from None
+
+
+def known_of(
+    version: object,
+    method: object,
+    extensions: Collection[str],
+    allow_unknown_methods: object,
+    assume_complete: object,
+) -> Known:
+    """What `decode`'s keyword arguments say about a message, checked."""
+    if version is not None and not isinstance(version, str):
+        raise TypeError(f"version must be a str or None, not {type(version).__name__}")
+    if method is not None and not isinstance(method, str):
+        raise TypeError(f"method must be a str or None, not {type(method).__name__}")
+    return Known(
+        version=version,
+        method=method,
+        extensions=extension_set(extensions),
+        allow_unknown_methods=_flag(allow_unknown_methods, "allow_unknown_methods"),
+        assume_complete=_flag(assume_complete, "assume_complete"),
+    )
+
+
+def extension_set(extensions: Collection[str]) -> frozenset[str]:
+    """The negotiated extension ids; a bare str would be read as a set of characters."""
+    if isinstance(extensions, (str, bytes)) or not isinstance(extensions, Collection):
+        raise TypeError(f"extensions must be a collection of extension ids, not {extensions!r:.80}")
+    ids = frozenset(extensions)
+    if not all(isinstance(e, str) for e in ids):
+        raise TypeError("extension ids are strings")
+    return ids
+
+
+def _flag(value: object, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+    return value
+
+
+def detached(err: McpError) -> McpError:
+    """``err`` without what would keep the input alive: the frames that read
+    it (its traceback) and the exceptions it was raised while handling."""
+    err.__traceback__ = None
+    err.__context__ = None
+    err.__cause__ = None
+    return err

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Generic, Literal, TypeVar, Union
 
-from pydantic import BaseModel, SerializeAsAny, StrictStr
+from pydantic import BaseModel, SerializeAsAny, StrictStr, with_config
+from typing_extensions import NotRequired, TypedDict
 
-from mcp_schema.base import JsonInt, McpModel, Preset
+from mcp_schema.base import OPEN_DICT, JsonInt, McpModel, Preset
 from mcp_schema.errors import McpError
 
 R = TypeVar("R")
@@ -15,6 +16,9 @@ E = TypeVar("E")
 
 RequestId = Union[StrictStr, JsonInt]
 """Requests and responses follow one id rule: a string or an integer (see `JsonInt`)."""
+
+RequestIdValue = Union[str, int]
+"""A request id once read."""
 
 Kind = Literal["request", "notification", "result", "error"]
 
@@ -47,6 +51,24 @@ class ErrorResponse(McpModel, Generic[E]):
         error = self.error
         dumped = error.model_dump(mode="json") if isinstance(error, BaseModel) else error
         return McpError.from_error_object(dumped if isinstance(dumped, Mapping) else {})
+
+
+@with_config(OPEN_DICT)
+class ResultResponseDict(TypedDict, Generic[R]):
+    """A JSON-RPC result response as a dict; ``result`` is the method's result."""
+
+    jsonrpc: Literal["2.0"]
+    id: RequestId
+    result: R
+
+
+@with_config(OPEN_DICT)
+class ErrorResponseDict(TypedDict, Generic[E]):
+    """A JSON-RPC error response as a dict; ``error`` is the model of its code."""
+
+    jsonrpc: Literal["2.0"]
+    id: NotRequired[RequestId | None]
+    error: E
 
 
 Message = McpModel

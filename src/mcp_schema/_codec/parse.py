@@ -1,0 +1,143 @@
+"""Stage 1 of decoding: bytes to one JSON value, parsed once, strictly.
+
+Every reader (``decode``, ``decode_dict``, the ``Correlator``, the CLI) starts
+here, and nothing after this stage sees the bytes again. The parse refuses
+what a JSON value cannot keep, so that the value handed on re-encodes to what
+the peer sent:
+
+* a member repeated at any depth, escaped spellings included: parsers differ
+  on which of the two wins, so a proxy and its backend would read two
+  different messages (-32600, as for a repeated envelope member);
+* NaN and Infinity, which JSON does not have; a nesting deeper than
+  `MAX_DEPTH`; a ``\\u`` escape that is a lone surrogate; an integer of more
+  than 4,300 digits (-32700);
+* a number written as a float that the double it becomes cannot hold: beyond
+  the range of a double (read as infinity), below it (a nonzero number read
+  as zero), or of a magnitude of 2**53 or more, where a double no longer
+  holds every integer (-32700).
+
+A batch (a JSON array) is refused from its first byte, before any parse.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+import jiter
+
+from mcp_schema.errors import InvalidRequestError, ParseError, clip
+
+MAX_DEPTH = 200
+"""Deepest nesting of arrays and objects a message may have (the JSON parser's own
+limit); a deeper message is a -32700 parse error."""
+
+FLOAT_INTEGER_LIMIT = 2**53
+"""A number written as a float must stay below this magnitude: from here on a
+double skips integers, so ``9007199254740993.0`` would silently become
+``9007199254740992``."""
+
+
+def as_bytes(raw: object) -> bytes:
+    """``raw`` as the UTF-8 bytes the parser reads; ``TypeError`` for other types.
+
+    A str holding a lone surrogate is not Unicode text and has no UTF-8 form:
+    -32700, as the same character written as a ``\\u`` escape is.
+    """
+    if type(raw) is bytes:
+        return raw
+    if isinstance(raw, str):
+        try:
+            return raw.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise ParseError(
+                f"Parse error: the text holds a lone surrogate (U+{ord(exc.object[exc.start]):04X}) "
+                f"at index {exc.start}, which has no UTF-8 form"
+            ) from None
+    if isinstance(raw, (bytes, bytearray, memoryview)):
+        return bytes(raw)
+    raise TypeError(f"raw must be bytes, bytearray, memoryview or str, not {type(raw).__name__}")
+
+
+def parse(data: bytes) -> dict[str, Any]:
+    """The message's JSON value: an object, as parsed; `McpError` when it is none."""
+    if data[:1] != b"{" and _BATCH.match(data):
+        raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
+    try:
+        value = jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False)
+    except ValueError as exc:
+        raise _refusal(str(exc)) from None
+    if not _numbers_at_a_glance(data):
+        _check_numbers(data)
+    if type(value) is not dict:
+        raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object")
+    return value
+
+
+_BATCH = re.compile(rb"[ \t\r\n]*\[")
+_DUPLICATE = re.compile(r'Detected duplicate key "(.*)" at (line \d+ column \d+)$', re.DOTALL)
+
+
+def _refusal(message: str) -> InvalidRequestError | ParseError:
+    """The error for a parser message (``... at line L column C``)."""
+    duplicate = _DUPLICATE.match(message)
+    if duplicate is not None:
+        member = clip(duplicate.group(1))
+        return InvalidRequestError(
+            f'Invalid Request: the member "{member}" appears more than once in one object '
+            f"(at {duplicate.group(2)})",
+            {"member": member},
+        )
+    if message.startswith("recursion limit exceeded"):
+        where = message.removeprefix("recursion limit exceeded")
+        return ParseError(f"Parse error: nested deeper than {MAX_DEPTH} levels{where}")
+    if message.startswith(("unexpected end of hex escape", "lone leading surrogate")):
+        where = message.partition(" at ")[2]
+        return ParseError(
+            f"Parse error: a \\u escape is a lone surrogate, which cannot be kept, at {where}"
+        )
+    if message.startswith("number out of range"):
+        where = message.partition(" at ")[2]
+        return ParseError(f"Parse error: an integer of more than 4,300 digits at {where}")
+    return ParseError(f"Parse error: {message}")
+
+
+# Which numbers could be unsafe, decided from the bytes at C speed: with every
+# digit read as "0" and "E" as "e", a number the double cannot hold has an
+# exponent ("0e") or a run of 16 digits (an integral part of 2**53 or more, or
+# the 300-odd digits of an overflow or underflow written out). Both may also
+# match inside strings (hex ids): the exact check then clears them.
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E", b"000000000e")
+_LONG_DIGITS = b"0" * 16
+
+
+def _numbers_at_a_glance(data: bytes) -> bool:
+    shapes = data.translate(_NUMBER_SHAPES)
+    return b"0e" not in shapes and _LONG_DIGITS not in shapes
+
+
+def _check_numbers(data: bytes) -> None:
+    """The exact check: every number token written as a float, read by the
+    standard library's scanner (which calls back with the token's text)."""
+    json.loads(data, parse_float=_kept_float)
+
+
+def _kept_float(token: str) -> float:
+    value = float(token)
+    if math.isinf(value):
+        raise _unkept(token, "is beyond the range of a double")
+    if abs(value) >= FLOAT_INTEGER_LIMIT:
+        raise _unkept(
+            token, "is written as a float of 2**53 or more, where a double skips integers"
+        )
+    if value == 0.0 and any(
+        digit in "123456789" for digit in token.partition("e")[0].partition("E")[0]
+    ):
+        raise _unkept(token, "is below the range of a double (it would read as zero)")
+    return value
+
+
+def _unkept(token: str, why: str) -> ParseError:
+    return ParseError(f"Parse error: the number {clip(token, 40)} {why} and cannot be kept")

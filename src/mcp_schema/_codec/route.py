@@ -1,0 +1,239 @@
+"""Stage 2 of decoding: the one resolver. From a parsed message and what
+its reader knows (`Known`), it decides, once, what the message is: its
+kind, protocol version, method and id, and the definition it must be valid
+against (`Route.target`). Both views validate that same definition.
+
+It checks the JSON-RPC envelope on the way (-32600), and refuses a version
+it has no models for (-32022) and, unless asked not to, a method the version
+does not have (-32601). Every error it raises says which request it answers
+(`address`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from mcp_schema._codec.catalog import SUPPORTED, Catalog, catalog
+from mcp_schema._codec.messages import Kind, RequestIdValue
+from mcp_schema._codec.schemas import Target
+from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError, quote
+from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, unsupported
+
+MAX_ID_LENGTH = 1024
+"""Longest string id read as one: every error answer echoes the id, and stays
+small; a request with a longer id is refused and answered with a null id."""
+
+MAX_EXACT_INTEGRAL_FLOAT = 2**53
+"""An id written as a float (``5.0``) is read as the integer below this magnitude."""
+
+
+class Known(NamedTuple):
+    """What a reader knows about a message before it is read."""
+
+    version: str | None = None
+    """The caller's version: the message is read in it, whatever it names."""
+    default: str | None = None
+    """The version of a message that names none (a session's); else the
+    ``MCP-Protocol-Version`` header's, else the newest handshake-era version."""
+    method: str | None = None
+    """For a response: the method of the request it answers."""
+    extensions: frozenset[str] = frozenset()
+    allow_unknown_methods: bool = False
+    assume_complete: bool = False
+
+
+class Route(NamedTuple):
+    kind: Kind
+    version: str
+    method: str | None
+    """A request's or notification's method; for a response, the method of
+    the request it answers, when known."""
+    id: RequestIdValue | None
+    target: Target
+    """What is validated: the whole message for a request or notification,
+    the ``result`` or ``error`` member for a response."""
+    fallback: Target | None = None
+    """An error response whose code has a model of its own: the generic
+    error object, which keeps what the code's model refuses."""
+
+
+def route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> Route:
+    try:
+        return _route(value, known, headers)
+    except McpError as err:
+        address(err, value)
+        raise
+
+
+def _route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> Route:
+    kind = kind_of(value)
+    if value.get("jsonrpc") != "2.0":
+        raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
+    rid = _checked_id(value, kind)
+    if kind == "request" or kind == "notification":
+        method = value["method"]
+        if type(method) is not str:
+            raise InvalidRequestError('Invalid Request: "method" must be a string')
+        version = _version(known, named_version(value), headers)
+        found = catalog(version, known.extensions)
+        return Route(kind, version, method, rid, _message_target(found, kind, method, known))
+    version = _version(known, None, headers)
+    found = catalog(version, known.extensions)
+    if kind == "error":
+        error = value["error"]
+        code = error.get("code") if type(error) is dict else None
+        own = found.error_models.get(code) if type(code) is int else None
+        if own is None:
+            return Route(kind, version, known.method, rid, found.error)
+        return Route(kind, version, known.method, rid, own, found.error)
+    return Route(kind, version, known.method, rid, _result_target(found, value["result"], known))
+
+
+def resolved_version(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> str:
+    """The version `route` reads the message in (-32022 for one it has no models for)."""
+    kind = kind_of(value)
+    named = named_version(value) if kind == "request" or kind == "notification" else None
+    return _version(known, named, headers)
+
+
+def kind_of(value: Mapping[str, Any]) -> Kind:
+    """What the message is, from the members present; a mix of two kinds is -32600."""
+    if "method" in value:
+        for answer in ("result", "error"):
+            if answer in value:
+                raise InvalidRequestError(
+                    f'Invalid Request: a request or notification has no "{answer}" member'
+                )
+        return "request" if "id" in value else "notification"
+    if "result" in value:
+        if "error" in value:
+            raise InvalidRequestError(
+                'Invalid Request: a response has "result" or "error", not both'
+            )
+        return "result"
+    if "error" in value:
+        return "error"
+    raise InvalidRequestError(
+        "Invalid Request: neither a request, a notification nor a response "
+        '(no "method", "result" or "error")'
+    )
+
+
+def request_id(value: Any) -> RequestIdValue | None:
+    """``value`` as a request id (the one id rule), else None: a string of at
+    most `MAX_ID_LENGTH` characters, or an integer. A JSON Schema integer may
+    be written ``1.0``; it is read as the int (the parse refuses floats too
+    large for that to be exact)."""
+    kind = type(value)
+    if kind is int:
+        return value  # type: ignore[no-any-return]
+    if kind is str:
+        return value if len(value) <= MAX_ID_LENGTH else None  # type: ignore[no-any-return]
+    if kind is float and value.is_integer() and abs(value) < MAX_EXACT_INTEGRAL_FLOAT:
+        return int(value)
+    return None
+
+
+def _checked_id(value: Mapping[str, Any], kind: Kind) -> RequestIdValue | None:
+    if kind == "notification":
+        return None
+    raw = value.get("id")
+    rid = request_id(raw)
+    if rid is not None or (kind == "error" and raw is None):
+        return rid
+    if type(raw) is str:
+        raise InvalidRequestError(
+            f'Invalid Request: "id" is longer than {MAX_ID_LENGTH:,} characters'
+        )
+    allowed = "a string, an integer or null" if kind == "error" else "a string or an integer"
+    raise InvalidRequestError(f'Invalid Request: "id" must be {allowed}')
+
+
+def named_version(value: Mapping[str, Any]) -> object:
+    """The version a message names in ``params._meta``; None when it names none.
+
+    A member that is there but null names a version too (an unsupported one).
+    """
+    params = value.get("params")
+    if type(params) is not dict:
+        return None
+    meta = params.get("_meta")
+    if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
+        return None
+    named = meta[PROTOCOL_VERSION_KEY]
+    return _NULL if named is None else named
+
+
+_NULL = object()
+"""A version member present but null."""
+
+
+def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> str:
+    """The caller's version, else the one the message names in ``_meta``,
+    else the session's, else the ``MCP-Protocol-Version`` header's, else the
+    default; -32022 when that is not a version with models."""
+    requested: object = known.version
+    if requested is None:
+        requested = named
+    if requested is None:
+        requested = known.default
+    if requested is None and headers:
+        requested = headers.get("mcp-protocol-version")
+    if requested is None:
+        return DEFAULT_VERSION
+    if type(requested) is not str or requested not in SUPPORTED:
+        raise unsupported(None if requested is _NULL else requested)
+    return requested
+
+
+def _message_target(found: Catalog, kind: Kind, method: str, known: Known) -> Target:
+    if kind == "notification":
+        note = found.notifications.get(method)
+        return found.notification if note is None else Target(note.package, note.notification_name)
+    entry = found.requests.get(method)
+    if entry is not None:
+        return Target(entry.package, entry.request_name)
+    if known.allow_unknown_methods:
+        return found.request
+    raise MethodNotFoundError(
+        f"Method not found: {quote(method)}",
+        {"method": quote(method)[1:-1], "version": found.version},
+    )
+
+
+def _result_target(found: Catalog, result: Any, known: Known) -> Target:
+    """The result of the method answered (its own, or the alternative the
+    result itself selects); the version's generic result when the method is
+    not known."""
+    results = None if known.method is None else found.results(known.method)
+    if results is None:
+        return found.result
+    if type(result) is not dict:
+        return results.complete  # validation says what is wrong with it
+    if found.stateless:
+        tag = result.get("resultType")
+        if type(tag) is str:
+            selected = results.by_result_type.get(tag)
+            if selected is not None:
+                return selected
+        elif tag is None and "resultType" not in result and known.assume_complete:
+            return results.assumed_complete or results.complete
+        return results.complete
+    for member, target in results.by_member:
+        if member in result:
+            return target
+    return results.complete
+
+
+def address(err: McpError, value: Mapping[str, Any]) -> None:
+    """Tell ``err`` which request it answers (`McpError.request_id`) and whether
+    it is to be answered at all (`McpError.answerable`).
+
+    JSON-RPC answers a request (with a null id when its id is unreadable) and
+    what is no message at all; never a notification or a response.
+    """
+    is_request = "method" in value and "id" in value
+    is_message = is_request or not {"method", "id", "result", "error"}.isdisjoint(value)
+    err.answerable = is_request or not is_message
+    err.request_id = request_id(value.get("id")) if is_request else None

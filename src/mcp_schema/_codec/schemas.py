@@ -1,0 +1,85 @@
+"""The generated validation documents (``<package>/validation.json``) and
+their compiled validators: what the dict view validates with and what
+`explain` reads to say where a message fails.
+
+A definition is named by a `Target`: the package whose method tables name it
+and its name there. An extension's document refers to the definitions it
+reuses from its base version by the base document's ``$id``; such a name is
+looked up in the base document.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import json
+from typing import Any, NamedTuple
+
+import jsonschema_rs
+
+from mcp_schema._codec.builds import built_once
+from mcp_schema.registry import COMPILED
+
+
+class Target(NamedTuple):
+    """A definition of a version package (or an extension's), by name."""
+
+    package: str
+    name: str
+
+
+_BASE: dict[str, str] = {}
+"""An extension's package -> its base version's package."""
+for _entry in COMPILED:
+    if _entry.extension is not None:
+        _BASE[_entry.package] = next(
+            c.package for c in COMPILED if c.version == _entry.version and c.extension is None
+        )
+
+
+@built_once
+def document(package: str) -> dict[str, Any]:
+    """The package's validation document, as generated."""
+    text = importlib.resources.files(package).joinpath("validation.json").read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+def home(target: Target) -> Target:
+    """The target in the document that defines it (an extension's reused
+    definitions live in its base version's document)."""
+    if target.name in document(target.package)["$defs"]:
+        return target
+    base = _BASE.get(target.package)
+    if base is None or target.name not in document(base)["$defs"]:
+        raise KeyError(f"{target.package} defines no {target.name!r}")
+    return Target(base, target.name)
+
+
+def definition(target: Target) -> dict[str, Any]:
+    """The JSON Schema of a definition (its ``$ref`` s point into `home`'s document)."""
+    found = home(target)
+    schema: dict[str, Any] = document(found.package)["$defs"][found.name]
+    return schema
+
+
+@built_once
+def _validators(package: str) -> jsonschema_rs.ValidatorMap:
+    """Every subschema of the package's document, compiled once (formats are
+    annotations in MCP, as for the upstream oracle)."""
+    base = _BASE.get(package)
+    registry = (
+        None if base is None else jsonschema_rs.Registry([(document(base)["$id"], document(base))])
+    )
+    return jsonschema_rs.validator_map_for(
+        document(package), validate_formats=False, registry=registry
+    )
+
+
+def validator(target: Target, pointer: str = "") -> jsonschema_rs.Validator:
+    """The compiled validator of a definition, or of a subschema of it
+    (``pointer`` is a JSON pointer below the definition, such as ``/properties/params``)."""
+    found = home(target)
+    compiled = _validators(found.package).get(f"#/$defs/{found.name}{pointer}")
+    if compiled is None:
+        raise KeyError(f"no subschema {found.name}{pointer} in {found.package}")
+    return compiled
