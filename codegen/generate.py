@@ -14,7 +14,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from . import dicts, ir, methods, passes, registry, render, strategies
+from .assumed_complete import add_assumed_complete
 from .build import Builder
+from .envelopes import add_whole_messages
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
 GENERATED_DIR = ROOT / "generated"
@@ -46,7 +48,8 @@ def build_all() -> dict[str, ir.Module]:
         known.update({c.name: c for c in module.classes})
         classes[key] = known
         tables = methods.collect(builder, pairing[key], known)
-        modules[key] = passes.prepare(replace(module, methods=tables))
+        derived = add_assumed_complete(add_whole_messages(replace(module, methods=tables)))
+        modules[key] = passes.prepare(derived)
     return modules
 
 

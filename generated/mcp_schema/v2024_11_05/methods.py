@@ -23,7 +23,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "completion/complete": RequestMethod(
             method="completion/complete",
             sender="client",
-            request=m.CompleteRequest,
+            request=m.JSONRPCCompleteRequest,
             params=m.CompleteRequestParams,
             result=m.CompleteResult,
             alternatives=(),
@@ -31,7 +31,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "initialize": RequestMethod(
             method="initialize",
             sender="client",
-            request=m.InitializeRequest,
+            request=m.JSONRPCInitializeRequest,
             params=m.InitializeRequestParams,
             result=m.InitializeResult,
             alternatives=(),
@@ -39,7 +39,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "logging/setLevel": RequestMethod(
             method="logging/setLevel",
             sender="client",
-            request=m.SetLevelRequest,
+            request=m.JSONRPCSetLevelRequest,
             params=m.SetLevelRequestParams,
             result=m.EmptyResult,
             alternatives=(),
@@ -47,7 +47,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "ping": RequestMethod(
             method="ping",
             sender="both",
-            request=m.PingRequest,
+            request=m.JSONRPCPingRequest,
             params=m.PingRequestParams,
             result=m.EmptyResult,
             alternatives=(),
@@ -55,7 +55,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "prompts/get": RequestMethod(
             method="prompts/get",
             sender="client",
-            request=m.GetPromptRequest,
+            request=m.JSONRPCGetPromptRequest,
             params=m.GetPromptRequestParams,
             result=m.GetPromptResult,
             alternatives=(),
@@ -63,7 +63,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "prompts/list": RequestMethod(
             method="prompts/list",
             sender="client",
-            request=m.ListPromptsRequest,
+            request=m.JSONRPCListPromptsRequest,
             params=m.ListPromptsRequestParams,
             result=m.ListPromptsResult,
             alternatives=(),
@@ -71,7 +71,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "resources/list": RequestMethod(
             method="resources/list",
             sender="client",
-            request=m.ListResourcesRequest,
+            request=m.JSONRPCListResourcesRequest,
             params=m.ListResourcesRequestParams,
             result=m.ListResourcesResult,
             alternatives=(),
@@ -79,7 +79,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "resources/read": RequestMethod(
             method="resources/read",
             sender="client",
-            request=m.ReadResourceRequest,
+            request=m.JSONRPCReadResourceRequest,
             params=m.ReadResourceRequestParams,
             result=m.ReadResourceResult,
             alternatives=(),
@@ -87,7 +87,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "resources/subscribe": RequestMethod(
             method="resources/subscribe",
             sender="client",
-            request=m.SubscribeRequest,
+            request=m.JSONRPCSubscribeRequest,
             params=m.SubscribeRequestParams,
             result=m.EmptyResult,
             alternatives=(),
@@ -95,7 +95,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "resources/templates/list": RequestMethod(
             method="resources/templates/list",
             sender="client",
-            request=m.ListResourceTemplatesRequest,
+            request=m.JSONRPCListResourceTemplatesRequest,
             params=m.ListResourceTemplatesRequestParams,
             result=m.ListResourceTemplatesResult,
             alternatives=(),
@@ -103,7 +103,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "resources/unsubscribe": RequestMethod(
             method="resources/unsubscribe",
             sender="client",
-            request=m.UnsubscribeRequest,
+            request=m.JSONRPCUnsubscribeRequest,
             params=m.UnsubscribeRequestParams,
             result=m.EmptyResult,
             alternatives=(),
@@ -111,7 +111,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "roots/list": RequestMethod(
             method="roots/list",
             sender="server",
-            request=m.ListRootsRequest,
+            request=m.JSONRPCListRootsRequest,
             params=m.ListRootsRequestParams,
             result=m.ListRootsResult,
             alternatives=(),
@@ -119,7 +119,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "sampling/createMessage": RequestMethod(
             method="sampling/createMessage",
             sender="server",
-            request=m.CreateMessageRequest,
+            request=m.JSONRPCCreateMessageRequest,
             params=m.CreateMessageRequestParams,
             result=m.CreateMessageResult,
             alternatives=(),
@@ -127,7 +127,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "tools/call": RequestMethod(
             method="tools/call",
             sender="client",
-            request=m.CallToolRequest,
+            request=m.JSONRPCCallToolRequest,
             params=m.CallToolRequestParams,
             result=m.CallToolResult,
             alternatives=(),
@@ -135,7 +135,7 @@ REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
         "tools/list": RequestMethod(
             method="tools/list",
             sender="client",
-            request=m.ListToolsRequest,
+            request=m.JSONRPCListToolsRequest,
             params=m.ListToolsRequestParams,
             result=m.ListToolsResult,
             alternatives=(),
@@ -149,55 +149,55 @@ NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
         "notifications/cancelled": NotificationMethod(
             method="notifications/cancelled",
             sender="both",
-            notification=m.CancelledNotification,
+            notification=m.JSONRPCCancelledNotification,
             params=m.CancelledNotificationParams,
         ),
         "notifications/initialized": NotificationMethod(
             method="notifications/initialized",
             sender="client",
-            notification=m.InitializedNotification,
+            notification=m.JSONRPCInitializedNotification,
             params=m.InitializedNotificationParams,
         ),
         "notifications/message": NotificationMethod(
             method="notifications/message",
             sender="server",
-            notification=m.LoggingMessageNotification,
+            notification=m.JSONRPCLoggingMessageNotification,
             params=m.LoggingMessageNotificationParams,
         ),
         "notifications/progress": NotificationMethod(
             method="notifications/progress",
             sender="both",
-            notification=m.ProgressNotification,
+            notification=m.JSONRPCProgressNotification,
             params=m.ProgressNotificationParams,
         ),
         "notifications/prompts/list_changed": NotificationMethod(
             method="notifications/prompts/list_changed",
             sender="server",
-            notification=m.PromptListChangedNotification,
+            notification=m.JSONRPCPromptListChangedNotification,
             params=m.PromptListChangedNotificationParams,
         ),
         "notifications/resources/list_changed": NotificationMethod(
             method="notifications/resources/list_changed",
             sender="server",
-            notification=m.ResourceListChangedNotification,
+            notification=m.JSONRPCResourceListChangedNotification,
             params=m.ResourceListChangedNotificationParams,
         ),
         "notifications/resources/updated": NotificationMethod(
             method="notifications/resources/updated",
             sender="server",
-            notification=m.ResourceUpdatedNotification,
+            notification=m.JSONRPCResourceUpdatedNotification,
             params=m.ResourceUpdatedNotificationParams,
         ),
         "notifications/roots/list_changed": NotificationMethod(
             method="notifications/roots/list_changed",
             sender="client",
-            notification=m.RootsListChangedNotification,
+            notification=m.JSONRPCRootsListChangedNotification,
             params=m.RootsListChangedNotificationParams,
         ),
         "notifications/tools/list_changed": NotificationMethod(
             method="notifications/tools/list_changed",
             sender="server",
-            notification=m.ToolListChangedNotification,
+            notification=m.JSONRPCToolListChangedNotification,
             params=m.ToolListChangedNotificationParams,
         ),
     }
