@@ -5,7 +5,9 @@ and ``params`` only; ``jsonrpc`` and ``id`` live in the ``JSONRPCRequest``
 envelope, and a message on the wire is valid as both (``allOf``). For every
 request and notification of the method tables that lacks envelope members,
 this pass adds ``JSONRPC<Name>``: a subclass of ``<Name>`` that accepts
-exactly what the two accept together, and points the tables at it.
+exactly what the two accept together, and points the tables at it. A
+definition that declares ``jsonrpc`` is a whole message already (2025-11-25
+on, where messages are defined by ``allOf`` with their envelope).
 
 A member both declare takes both types. ``params`` is an object on either
 side, so it becomes ``JSONRPC<Params>``, the message's params class extended
@@ -53,19 +55,14 @@ class _Merger:
         self._merged: dict[tuple[str, str], str] = {}
 
     def message(self, name: str, envelope_name: str) -> str:
-        """The whole message of definition ``name``: itself when it declares
-        every envelope member already (or is reused from a base schema)."""
+        """The whole message of definition ``name``: itself when the schema
+        defines it whole (it declares ``jsonrpc``) or it is reused from a base."""
         cls = self.classes.get(name)
-        if cls is None:
+        if cls is None or any(f.wire_name == "jsonrpc" for f in cls.fields):
             return name
-        declared = {f.wire_name for f in cls.fields}
         envelope = self.classes.get(envelope_name)
-        if envelope is None:  # an extension's: its base defines whole messages
-            if "jsonrpc" in declared:
-                return name
+        if envelope is None:
             raise BuildError(f"{name}: no {envelope_name} to complete the message with")
-        if declared >= {f.wire_name for f in envelope.fields}:
-            return name
         return self.merged(cls, envelope)
 
     def merged(self, cls: ir.ModelClass, envelope: ir.ModelClass) -> str:
