@@ -337,18 +337,35 @@ def render_models(module: ir.Module, env: jinja2.Environment) -> str:
     )
 
 
+def name_literal(name: str | None) -> str:
+    """A definition name as a Python literal (``None`` for none)."""
+    return "None" if name is None else literal(name)
+
+
 def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module | None) -> str:
     own = {d.name for d in module.definitions} | set(module.imported)
+    base_own = {d.name for d in base.definitions} | set(base.imported) if base else set()
 
-    def qualified(name: str | None) -> str:
-        if name is None:
-            return "None"
-        return f"m.{name}" if name in own or base is None else f"base.{name}"
+    def home(entry: ir.RequestEntry | ir.NotificationEntry) -> str:
+        """The package that holds every definition ``entry`` names: the module's
+        own (with what it reuses), or its base's (an extension's input request
+        whose params are an inline object of the base)."""
+        if isinstance(entry, ir.RequestEntry):
+            names = [entry.request, entry.params, entry.assumed_complete, *entry.results]
+        else:
+            names = [entry.notification, entry.params]
+        named = {n for n in names if n is not None}
+        if named <= own:
+            return "PACKAGE"
+        if base is not None and named <= base_own:
+            return "BASE_PACKAGE"
+        raise BuildError(f"{module.key}: no package holds all of {sorted(named)}")
 
     return env.get_template("methods.py.j2").render(
         header=header(module),
         module=module,
-        q=qualified,
+        home=home,
+        name=name_literal,
         base_package=f"mcp_schema.{base.package}" if base is not None else None,
     )
 

@@ -4,23 +4,14 @@ union, each built from the registry once per version and cached."""
 
 from __future__ import annotations
 
-import types
-import typing
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Annotated, Any, Union
 
-from pydantic import Discriminator, Field, StrictStr, Tag, TypeAdapter
+from pydantic import Discriminator, Field, Tag, TypeAdapter
 
 from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
-from mcp_schema.base import (
-    DEFAULT_RESULT_TAG,
-    AliasedModel,
-    McpModel,
-    Omittable,
-    ResultTypeUnion,
-)
+from mcp_schema.base import DEFAULT_RESULT_TAG, McpModel, ResultTypeUnion
 from mcp_schema.compiled import VersionTables
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
@@ -77,40 +68,7 @@ def tables(
     for ext in _extension_tables(version, extensions):
         requests.update(ext.requests)
         notifications.update(ext.notifications)
-    for method, entry in requests.items():
-        requests[method] = replace(entry, request=_enveloped(entry.request, core.request))
-    for method, note in notifications.items():
-        notifications[method] = replace(
-            note, notification=_enveloped(note.notification, core.notification)
-        )
     return requests, notifications
-
-
-@built_once
-def _enveloped(cls: type[McpModel], envelope: type[McpModel]) -> type[McpModel]:
-    """``cls`` with the JSON-RPC members of ``envelope`` it lacks.
-
-    The draft-07 schemas (2024-11-05 to 2025-06-18) define a request such as
-    ``CallToolRequest`` as its method and params only, and put ``jsonrpc``
-    and ``id`` in the ``JSONRPCRequest`` envelope; a decoded message needs
-    both. The subclass keeps the class's name, so it is still a
-    ``CallToolRequest``; later schemas define whole messages and pass through.
-    """
-    missing = {
-        name: field
-        for name, field in envelope.model_fields.items()
-        if name in ("jsonrpc", "id") and name not in cls.model_fields
-    }
-    if not missing:
-        return cls
-    namespace: dict[str, Any] = {
-        "__module__": cls.__module__,
-        "__qualname__": cls.__qualname__,
-        "__doc__": cls.__doc__,
-        "__annotations__": {name: field.annotation for name, field in missing.items()},
-    }
-    namespace.update(missing)
-    return type(cls.__name__, (cls,), namespace)
 
 
 def _telling(complete: type[McpModel], members: tuple[str, ...]) -> tuple[str, ...]:
@@ -141,40 +99,12 @@ def _member_tag(complete: type[McpModel], members: tuple[str, ...]) -> Callable[
 
 
 def _own_result(entry: RequestMethod, assume_complete: bool) -> Any:
-    """The method's own result; with ``assume_complete``, one whose ``resultType`` may be absent."""
-    return _lenient_result_type(entry.result) if assume_complete else entry.result
-
-
-def _lenient_result_type(cls: Any) -> Any:
-    """``cls`` with ``resultType`` optional: results from handshake-era servers.
-
-    A result that is a union of classes (an extension's ``tasks/get``) is
-    lenient in each of them.
-    """
-    origin = typing.get_origin(cls)
-    if origin is Annotated:
-        inner, *metadata = typing.get_args(cls)
-        arguments = (_lenient_result_type(inner), *metadata)
-        return Annotated[arguments]
-    if origin in (Union, types.UnionType):
-        return Union[tuple(_lenient_result_type(arm) for arm in typing.get_args(cls))]
-    field = cls.model_fields.get("result_type")
-    if field is None:
-        return cls
-    # An optional renamed member needs AliasedModel's hook (see there).
-    bases = (cls,) if issubclass(cls, AliasedModel) else (cls, AliasedModel)
-    return type(
-        cls.__name__,
-        bases,
-        {
-            "__module__": cls.__module__,
-            "__annotations__": {"result_type": Omittable[StrictStr]},  # type: ignore[misc]
-            "result_type": Field(
-                default=None, validation_alias="resultType", serialization_alias="resultType"
-            ),
-            "__doc__": cls.__doc__,
-        },
-    )
+    """The method's own result; with ``assume_complete``, one whose ``resultType``
+    may be absent (results from handshake-era servers): the generated
+    ``<Result>AssumedComplete``, where the result requires ``resultType``."""
+    if assume_complete and entry.assumed_complete is not None:
+        return entry.assumed_complete
+    return entry.result
 
 
 def known_method(version: str, extensions: frozenset[str], method: str) -> str:
