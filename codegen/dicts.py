@@ -23,6 +23,7 @@ from .render import (
     Annotations,
     alias_view,
     base_names,
+    docstring,
     header,
     literal,
     shadowed_helpers,
@@ -65,13 +66,10 @@ def dict_view(c: ir.ModelClass, version: str, shadowed: frozenset[str]) -> DictV
         # needs PEP 728 `extra_items`, which mypy does not read yet.
         raise NotImplementedError(f"{c.name}: typed additionalProperties")
     annotate = DictAnnotations(c.forward, shadowed)
-    inline = c.origin != c.name
-    where = f"``{c.origin}``" if inline else f"``{c.name}``"
-    kind = "inline object at" if inline else "definition"
     functional = not all(_identifier(f.wire_name) for f in c.fields)
     return DictView(
         name=c.name,
-        doc=f"MCP {version} {kind} {where}: {c.docs_url}",
+        doc=docstring(c, version),
         config="CLOSED_DICT" if c.closed else "OPEN_DICT",
         members=[
             (literal(f.wire_name) if functional else f.wire_name, member(f, annotate))

@@ -12,9 +12,12 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
-from . import dicts, ir, methods, passes, registry, render, strategies
+from . import dicts, ir, methods, passes, registry, render, strategies, validation
+from .assumed_complete import add_assumed_complete
 from .build import Builder
+from .envelopes import add_whole_messages
 from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
 
 GENERATED_DIR = ROOT / "generated"
@@ -45,9 +48,19 @@ def build_all() -> dict[str, ir.Module]:
         module = builder.build()
         known.update({c.name: c for c in module.classes})
         classes[key] = known
-        tables = methods.collect(builder, pairing[key], known)
-        modules[key] = passes.prepare(replace(module, methods=tables))
+        modules[key] = with_methods(builder, module, pairing[key], known)
     return modules
+
+
+def with_methods(
+    builder: Builder, module: ir.Module, pairing: dict[str, Any], known: dict[str, ir.ModelClass]
+) -> ir.Module:
+    """``module`` (as ``builder`` built it) with its method tables and the
+    classes they need beside the schema's own, ready to print; ``known`` are
+    its classes and those it reuses, by name."""
+    tables = methods.collect(builder, pairing, known)
+    derived = add_assumed_complete(add_whole_messages(replace(module, methods=tables)))
+    return passes.prepare(derived)
 
 
 def package_path(module: ir.Module) -> Path:
@@ -65,6 +78,9 @@ def generate() -> Output:
         base_key = pins()[key].base
         files[where / "models.py"] = render.render_models(module, env)
         files[where / "dicts.py"] = dicts.render_dicts(module, env)
+        files[where / "validation.json"] = validation.render_validation(
+            module, modules[base_key] if base_key else None
+        )
         files[where / "methods.py"] = render.render_methods(
             module, env, modules[base_key] if base_key else None
         )

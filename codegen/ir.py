@@ -97,6 +97,12 @@ class ModelClass:
     extra_type: TypeExpr | None = None  # additionalProperties: <schema>
     forward: frozenset[str] = frozenset()
     """Names it uses that are defined after it (set by ordering; quoted when printed)."""
+    extends: str | None = None
+    """The class of the same module it subclasses, for a class the generator
+    derives from a schema's own (see ``envelopes.py``, ``assumed_complete.py``).
+    ``fields`` still lists every member: the parent's in its order, some
+    retyped, then its own; the model prints only those that differ. ``origin``
+    then says in words what it adds."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +111,9 @@ class Alias:
     docs_url: str
     type: TypeExpr
     recursive: bool = False  # part of a reference cycle: emitted lazily
+    origin: str | None = None
+    """For an alias the generator derives (``assumed_complete.py``): what it is,
+    in words. None for a schema's own."""
 
 
 Definition = Union[ModelClass, Alias]
@@ -115,8 +124,12 @@ class RequestEntry:
     method: str
     sender: Literal["client", "server", "both"]
     request: str
+    """The whole message: the schema's definition, or (draft-07) its ``JSONRPC<Name>``."""
     params: str | None
     results: tuple[str, ...]  # the complete result first, then the alternatives
+    assumed_complete: str | None = None
+    """The complete result read with ``assume_complete``: ``resultType`` optional
+    (None when the result does not require it)."""
 
 
 @dataclass(frozen=True)
@@ -124,6 +137,7 @@ class NotificationEntry:
     method: str
     sender: Literal["client", "server", "both"]
     notification: str
+    """The whole message, as ``RequestEntry.request``."""
     params: str | None
 
 

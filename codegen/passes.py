@@ -10,6 +10,7 @@ import heapq
 from dataclasses import replace
 
 from . import ir
+from .build import BuildError
 
 
 def prepare(module: ir.Module) -> ir.Module:
@@ -70,6 +71,8 @@ def ordered(module: ir.Module) -> ir.Module:
         name = heapq.heappop(ready)
         d = defs[name]
         forward = frozenset(deps[name] - placed)
+        if isinstance(d, ir.ModelClass) and d.extends in forward:
+            raise BuildError(f"{name}: its base class {d.extends} is part of a reference cycle")
         out.append(replace(d, forward=forward) if isinstance(d, ir.ModelClass) else d)
         placed.add(name)
         for other in sorted(pending):
@@ -83,6 +86,8 @@ def dependencies(d: ir.Definition) -> set[str]:
     if isinstance(d, ir.Alias):
         return refs(d.type) - {d.name}
     found = set().union(*(refs(f.type) for f in d.fields))
+    if d.extends is not None:
+        found.add(d.extends)
     return found | (refs(d.extra_type) if d.extra_type is not None else set())
 
 

@@ -14,6 +14,7 @@ import jinja2
 
 from . import ir
 from .build import BuildError
+from .render import name_literal
 from .spec import SCHEMA_DIR, Pin
 
 COMPLETE = "complete"
@@ -112,6 +113,7 @@ def render_tables(
         arms=result_arms(module, era_of(pin, pins)),
         own=own,
         error=error_class(module),
+        name=name_literal,
     )
 
 

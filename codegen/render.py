@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -171,7 +171,9 @@ def _plain(t: ir.Union_) -> bool:
     return t.discriminator is None
 
 
-def field_line(f: ir.Field, annotate: Annotations) -> str:
+def field_line(f: ir.Field, annotate: Annotations, pragma: str = "") -> str:
+    """The member's line; ``pragma`` (a type checker's ignore comment) goes
+    where checkers report an override: on the first line of the statement."""
     annotation = annotate(f.type)
     if not f.required:
         annotation = annotation if f.nullable else f"Omittable[{annotation}]"
@@ -186,12 +188,46 @@ def field_line(f: ir.Field, annotate: Annotations) -> str:
     if f.format:
         options.append(f'json_schema_extra={{"format": {literal(f.format)}}}')
     if f.preset is not None:
-        return f"{f.py_name}: {annotation} = Preset({', '.join([literal(f.preset), *options])})"
-    if not options:
-        return f"{f.py_name}: {annotation}"
-    if options == ["default=None"]:
-        return f"{f.py_name}: {annotation} = None"
-    return f"{f.py_name}: {annotation} = Field({', '.join(options)})"
+        call, arguments = "Preset", [literal(f.preset), *options]
+    elif options and options != ["default=None"]:
+        call, arguments = "Field", options
+    else:
+        value = " = None" if options else ""
+        return f"{f.py_name}: {annotation}{value}{'  ' if pragma else ''}{pragma}"
+    if pragma:
+        # ruff keeps a comment after the opening parenthesis on the first line.
+        return f"{f.py_name}: {annotation} = {call}(  {pragma}\n{', '.join(arguments)})"
+    return f"{f.py_name}: {annotation} = {call}({', '.join(arguments)})"
+
+
+WIDER = "# type: ignore[assignment]"
+"""An optional member overriding a required one: mypy and pyright (which reads
+this comment too) object to the wider type."""
+NARROWER = "# pyright: ignore[reportIncompatibleVariableOverride]"
+"""A member retyped to a subclass: pyright objects (the attribute is mutable), mypy does not."""
+
+
+def member_lines(
+    c: ir.ModelClass, annotate: Annotations, classes: Mapping[str, ir.ModelClass]
+) -> list[str]:
+    """The members the class statement spells out: all of them, or for a class
+    that extends another, those the parent lacks or types otherwise, each
+    override with a comment that says so."""
+    if c.extends is None:
+        return [field_line(f, annotate) for f in c.fields]
+    inherited = {f.wire_name: f for f in classes[c.extends].fields}
+    lines: list[str] = []
+    for f in c.fields:
+        parent = inherited.get(f.wire_name)
+        if parent is None:
+            lines.append(field_line(f, annotate))
+        elif parent.required and not f.required:
+            lines.append(f"# Deliberately wider than {c.extends}'s: it may be absent.")
+            lines.append(field_line(f, annotate, WIDER))
+        elif f != parent:
+            lines.append(f"# Deliberately narrower than {c.extends}'s.")
+            lines.append(field_line(f, annotate, NARROWER))
+    return lines
 
 
 def model_base(c: ir.ModelClass) -> str:
@@ -201,16 +237,43 @@ def model_base(c: ir.ModelClass) -> str:
     return "AliasedModel" if renamed else "McpModel"
 
 
-def class_view(c: ir.ModelClass, version: str, shadowed: frozenset[str]) -> ClassView:
+def class_bases(c: ir.ModelClass, classes: Mapping[str, ir.ModelClass]) -> str:
+    """What the class statement derives from: the runtime base its members
+    need, or the class it extends, with that base beside it when the parent's
+    lacks the hook (an optional renamed member needs `AliasedModel`)."""
+    needed = model_base(c)
+    if c.extends is None:
+        return needed
+    inherited = model_base(classes[c.extends])
+    if needed in ("McpModel", inherited):
+        return c.extends
+    if needed == "AliasedModel" and inherited == "McpModel":
+        return f"{c.extends}, AliasedModel"
+    # pydantic merges configs parent last: a closed child of an open parent stays open.
+    raise BuildError(f"{c.name}: cannot derive a {needed} from {c.extends} ({inherited})")
+
+
+def docstring(d: ir.Definition, version: str) -> str:
+    if isinstance(d, ir.Alias):
+        what = d.origin or f"definition ``{d.name}``"
+    elif d.extends is not None:
+        what = d.origin
+    elif d.origin != d.name:
+        what = f"inline object at ``{d.origin}``"
+    else:
+        what = f"definition ``{d.name}``"
+    return f"MCP {version} {what}: {d.docs_url}"
+
+
+def class_view(
+    c: ir.ModelClass, version: str, shadowed: frozenset[str], classes: Mapping[str, ir.ModelClass]
+) -> ClassView:
     annotate = Annotations(c.forward, shadowed)
-    inline = c.origin != c.name
-    where = f"``{c.origin}``" if inline else f"``{c.name}``"
-    kind = "inline object at" if inline else "definition"
     return ClassView(
         name=c.name,
-        base=model_base(c),
-        doc=f"MCP {version} {kind} {where}: {c.docs_url}",
-        fields=[field_line(f, annotate) for f in c.fields],
+        base=class_bases(c, classes),
+        doc=docstring(c, version),
+        fields=member_lines(c, annotate, classes),
         extra=annotate(c.extra_type) if c.extra_type is not None else None,
     )
 
@@ -222,12 +285,7 @@ def alias_view(
     annotations: type[Annotations] = Annotations,
 ) -> AliasView:
     annotate = annotations(frozenset([a.name]) if a.recursive else frozenset(), shadowed)
-    return AliasView(
-        a.name,
-        annotate(a.type),
-        f"MCP {version} definition ``{a.name}``: {a.docs_url}",
-        a.recursive,
-    )
+    return AliasView(a.name, annotate(a.type), docstring(a, version), a.recursive)
 
 
 def environment() -> jinja2.Environment:
@@ -258,8 +316,9 @@ def render_models(module: ir.Module, env: jinja2.Environment) -> str:
     imported = sorted(module.imported)
     names = sorted([d.name for d in module.definitions] + imported)
     shadowed = shadowed_helpers(names)
+    classes = {c.name: c for c in module.classes}
     views = [
-        class_view(d, module.key, shadowed)
+        class_view(d, module.key, shadowed, classes)
         if isinstance(d, ir.ModelClass)
         else alias_view(d, module.key, shadowed)
         for d in module.definitions
@@ -278,18 +337,35 @@ def render_models(module: ir.Module, env: jinja2.Environment) -> str:
     )
 
 
+def name_literal(name: str | None) -> str:
+    """A definition name as a Python literal (``None`` for none)."""
+    return "None" if name is None else literal(name)
+
+
 def render_methods(module: ir.Module, env: jinja2.Environment, base: ir.Module | None) -> str:
     own = {d.name for d in module.definitions} | set(module.imported)
+    base_own = {d.name for d in base.definitions} | set(base.imported) if base else set()
 
-    def qualified(name: str | None) -> str:
-        if name is None:
-            return "None"
-        return f"m.{name}" if name in own or base is None else f"base.{name}"
+    def home(entry: ir.RequestEntry | ir.NotificationEntry) -> str:
+        """The package that holds every definition ``entry`` names: the module's
+        own (with what it reuses), or its base's (an extension's input request
+        whose params are an inline object of the base)."""
+        if isinstance(entry, ir.RequestEntry):
+            names = [entry.request, entry.params, entry.assumed_complete, *entry.results]
+        else:
+            names = [entry.notification, entry.params]
+        named = {n for n in names if n is not None}
+        if named <= own:
+            return "PACKAGE"
+        if base is not None and named <= base_own:
+            return "BASE_PACKAGE"
+        raise BuildError(f"{module.key}: no package holds all of {sorted(named)}")
 
     return env.get_template("methods.py.j2").render(
         header=header(module),
         module=module,
-        q=qualified,
+        home=home,
+        name=name_literal,
         base_package=f"mcp_schema.{base.package}" if base is not None else None,
     )
 

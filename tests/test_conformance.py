@@ -1,7 +1,9 @@
 """CI slice of the differential conformance run (tests/engines/conformance.py).
 
-Every definition of every compiled schema gets a few valid instances plus
-their mutants, judged by the JSON Schema oracle and by the generated model.
+Every definition of every compiled schema, and every one the generator
+derives for the method tables, gets a few valid instances plus their
+mutants, judged by the JSON Schema oracle, by the generated model and by the
+package's validation document (the dict view).
 The instances come from the generated strategies (``mcp_schema.testing``),
 which makes this slice the oracle check of those strategies as well: a draw
 the oracle rejects fails it. Seeds are fixed here so CI is reproducible;
@@ -36,7 +38,7 @@ TASKS_OWN = 20
 CASES = [
     (key, name)
     for key in c.SCHEMA_KEYS
-    for name in c.def_names(key)
+    for name in c.def_names(key) + c.derived_names(key)
     if name not in spec.repeated_defs(key)
 ]
 

@@ -1,8 +1,11 @@
 """Generator rules on small schemas: a few lines of schema in, the Python out.
 
 Each ``tests/golden/<case>.json`` is compiled the way ``make regen`` compiles a
-pinned schema; the result must equal ``tests/golden/<case>.py`` byte for byte.
-A rule change shows up here as a readable diff. The rules that refuse a schema
+pinned schema; its models must equal ``tests/golden/<case>.py`` and its
+validation document ``tests/golden/<case>.validation.json`` byte for byte. A
+case with ``x-results`` (method -> result, what ``schema/results.json`` says
+of a pinned schema) gets method tables and the classes derived for them. A
+rule change shows up here as a readable diff. The rules that refuse a schema
 (``BuildError``) and the overlay guard are checked inline below.
 """
 
@@ -15,15 +18,19 @@ from typing import Any
 
 import pytest
 
-from codegen import passes, render, spec
+from codegen import ir, passes, render, spec, validation
 from codegen.build import Builder, BuildError
-from codegen.generate import format_sources
+from codegen.generate import format_sources, with_methods
 
 GOLDEN = Path(__file__).parent / "golden"
-CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
+VALIDATION = ".validation.json"
+CASES = sorted(p.stem for p in GOLDEN.glob("*.json") if not p.name.endswith(VALIDATION))
+OUTPUTS = {"models.py": ".py", "validation.json": VALIDATION}
+"""Each output of a case, and the suffix of the file that holds what it must be."""
 
 
-def compile_schema(case: str, schema: dict[str, Any]) -> str:
+def compile_schema(case: str, schema: dict[str, Any]) -> dict[str, str]:
+    """The case's ``models.py`` and ``validation.json``, by file name."""
     pin = spec.Pin(
         key=case,
         package=case,
@@ -35,25 +42,38 @@ def compile_schema(case: str, schema: dict[str, Any]) -> str:
         sha256="-",
         docs=f"https://example.invalid/{case}",
     )
-    module = passes.prepare(Builder(pin, schema, {}).build())
+    builder = Builder(pin, schema, {})
+    module = builder.build()
+    results = schema.get("x-results")
+    if results is None:
+        module = passes.prepare(module)
+    else:
+        module = with_methods(builder, module, {"results": results}, _classes(module))
     where = Path(case, "models.py")
-    return format_sources({where: render.render_models(module, render.environment())})[where]
+    models = format_sources({where: render.render_models(module, render.environment())})[where]
+    return {"models.py": models, "validation.json": validation.render_validation(module, None)}
+
+
+def _classes(module: ir.Module) -> dict[str, ir.ModelClass]:
+    return {c.name: c for c in module.classes}
 
 
 def test_every_case_has_its_expected_output() -> None:
     assert CASES
     assert sorted(p.stem for p in GOLDEN.glob("*.py")) == CASES
+    assert sorted(p.name.removesuffix(VALIDATION) for p in GOLDEN.glob(f"*{VALIDATION}")) == CASES
 
 
-@pytest.mark.parametrize("case", CASES)
-def test_golden(case: str) -> None:
-    produced = compile_schema(case, json.loads((GOLDEN / f"{case}.json").read_text()))
-    expected = (GOLDEN / f"{case}.py").read_text()
+@pytest.mark.parametrize(("case", "output"), [(c, o) for c in CASES for o in OUTPUTS])
+def test_golden(case: str, output: str) -> None:
+    produced = compile_schema(case, json.loads((GOLDEN / f"{case}.json").read_text()))[output]
+    where = GOLDEN / f"{case}{OUTPUTS[output]}"
+    expected = where.read_text()
     diff = "".join(
         difflib.unified_diff(
             expected.splitlines(keepends=True),
             produced.splitlines(keepends=True),
-            f"tests/golden/{case}.py",
+            f"tests/golden/{where.name}",
             "produced",
         )
     )

@@ -46,6 +46,8 @@ RUNTIME_MODULES = (
 # Everything a fresh `pip install mcp-schema` may bring along (names normalised).
 ALLOWED_DISTRIBUTIONS = {
     "mcp-schema",
+    "jiter",
+    "jsonschema-rs",
     "pydantic",
     "pydantic-core",
     "typing-extensions",
@@ -104,18 +106,20 @@ def test_wheel_holds_only_the_package(wheel: Path) -> None:
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     assert "mcp_schema/py.typed" in names
 
-    # Every .py file of both source roots is shipped, and nothing else is.
+    # Every .py file of both source roots and every validation document is
+    # shipped, and nothing else is.
     expected = {
         f"mcp_schema/{p.relative_to(root).as_posix()}"
         for root in PACKAGE_ROOTS
-        for p in root.rglob("*.py")
+        for pattern in ("*.py", "validation.json")
+        for p in root.rglob(pattern)
         if "__pycache__" not in p.parts
     }
-    shipped = {n for n in names if n.startswith("mcp_schema/") and n.endswith(".py")}
+    shipped = {n for n in names if n.startswith("mcp_schema/") and n.endswith((".py", ".json"))}
     assert shipped == expected
     for package in VERSION_PACKAGES:
         folder = package.replace(".", "/")
-        for module in ("__init__.py", "models.py", "methods.py", "tables.py"):
+        for module in ("__init__.py", "models.py", "methods.py", "tables.py", "validation.json"):
             assert f"{folder}/{module}" in names
 
 
@@ -128,7 +132,7 @@ def test_wheel_metadata(wheel: Path) -> None:
         for line in metadata.splitlines()
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     )
-    assert requires == ["pydantic", "typing-extensions"]
+    assert requires == ["jiter", "jsonschema-rs", "pydantic", "typing-extensions"]
     assert "Requires-Python: >=3.10" in metadata
 
 

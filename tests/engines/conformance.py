@@ -8,8 +8,13 @@ by the generated model through ``pydantic.TypeAdapter``. The model must accept
 exactly what the oracle accepts, and every accepted value must survive
 ``validate_python`` -> ``dump_python(mode="json", by_alias=True,
 exclude_unset=True)`` unchanged, JSON types included. This project's plain-dict
-view (the TypedDicts of ``<package>.dicts``) is judged the same way; its
-validated value must itself be the instance.
+view (the package's ``validation.json`` definition, through jsonschema-rs) is
+judged the same way; it returns the instance itself, so it cannot lose any.
+
+The definitions the generator derives are judged too, against schemas
+composed from the upstream definitions: a draft-07 ``JSONRPC<Name>`` against
+``allOf`` of its envelope and ``<Name>``, a ``<Name>AssumedComplete`` against
+``<Name>`` with ``resultType`` no longer required.
 
 Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
 as ``python -m tests.engines.conformance`` (``make conformance``; random seeds,
@@ -21,6 +26,7 @@ from __future__ import annotations
 import base64
 import copy
 import importlib
+import importlib.resources
 import json
 import math
 import os
@@ -36,6 +42,7 @@ from functools import cache
 from typing import Any
 
 import jsonschema
+import jsonschema_rs
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from hypothesis.errors import HypothesisException, HypothesisWarning
@@ -44,6 +51,7 @@ from jsonschema.protocols import Validator
 from pydantic import TypeAdapter, ValidationError
 
 from codegen import spec
+from codegen.validation import document_id
 from mcp_schema.registry import COMPILED
 
 SCHEMA_KEYS: tuple[str, ...] = tuple(compiled.key for compiled in COMPILED)
@@ -174,9 +182,78 @@ def oracle(key: str, name: str) -> Validator:
     # spec.load gives draft-07 schemas the $defs layout; a $ref is a JSON
     # Pointer in either draft, so the definitions resolve where they are.
     schema = schema_of(key)
-    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], "$ref": f"#/$defs/{name}"}
+    root = {"$schema": schema["$schema"], "$defs": schema["$defs"], **upstream_schema(key, name)}
     _check_schema(key)
     return dialect(key)(root)
+
+
+def upstream_schema(key: str, name: str) -> dict[str, Any]:
+    """What ``name`` must accept, from the upstream definitions alone: a
+    reference to the definition, or for a derived one, its composed schema."""
+    derived = derived_defs(key)
+    return derived[name] if name in derived else {"$ref": f"#/$defs/{name}"}
+
+
+ENVELOPES = {"request_name": "JSONRPCRequest", "notification_name": "JSONRPCNotification"}
+"""The draft-07 envelope of a whole message, by the table field that names the message."""
+MERGED_PREFIX = "JSONRPC"
+ASSUMED_COMPLETE = "AssumedComplete"
+
+
+@cache
+def derived_defs(key: str) -> dict[str, dict[str, Any]]:
+    """The definitions the generator adds to schema ``key``'s own that the
+    method tables name, each with the schema, composed of the upstream
+    definitions, that it must accept exactly (what ``oracle`` judges by).
+
+    ``JSONRPC<Name>``: ``allOf`` of the draft-07 envelope and ``<Name>``.
+    ``<Name>AssumedComplete``: ``<Name>`` with ``resultType`` optional.
+    """
+    defs = schema_of(key)["$defs"]
+    methods = importlib.import_module(package_of(key) + ".methods")
+    package = package_of(key)
+    out: dict[str, dict[str, Any]] = {}
+    tables = (("request_name", methods.REQUESTS), ("notification_name", methods.NOTIFICATIONS))
+    for field_name, table in tables:
+        for entry in table.values():
+            name = getattr(entry, field_name)
+            if name in defs or entry.package != package:
+                continue
+            own = name.removeprefix(MERGED_PREFIX)
+            if name != MERGED_PREFIX + own or own not in defs:
+                raise ValueError(f"{key}: {name} is neither a definition nor JSONRPC<definition>")
+            envelope = ENVELOPES[field_name]
+            out[name] = {"allOf": [{"$ref": f"#/$defs/{envelope}"}, {"$ref": f"#/$defs/{own}"}]}
+    for entry in methods.REQUESTS.values():
+        name = entry.assumed_complete_name
+        if name is None or entry.package != package:
+            continue
+        if name != entry.result_name + ASSUMED_COMPLETE:
+            raise ValueError(f"{key}: {name} is not named for the result {entry.result_name}")
+        out[name] = _member_optional({"$ref": f"#/$defs/{entry.result_name}"}, key, "resultType")
+    return out
+
+
+def derived_names(key: str) -> list[str]:
+    return sorted(derived_defs(key))
+
+
+def _member_optional(schema: Any, key: str, member: str) -> Any:
+    """``schema`` with ``member`` no longer required of the instance itself:
+    through ``$ref`` (inlined), ``allOf``, ``anyOf`` and ``oneOf``, never into
+    members or items."""
+    if not isinstance(schema, dict):
+        return schema
+    out = dict(schema)
+    if "required" in out:
+        out["required"] = [r for r in out["required"] if r != member]
+    for applicator in ("allOf", "anyOf", "oneOf"):
+        if applicator in out:
+            out[applicator] = [_member_optional(sub, key, member) for sub in out[applicator]]
+    if "$ref" not in out:
+        return out
+    target = _member_optional(schema_of(key)["$defs"][_ref_name(out.pop("$ref"))], key, member)
+    return {"allOf": [target, out]} if out else target
 
 
 @cache
@@ -301,7 +378,9 @@ def _unmark(value: JSON) -> JSON:
 def generation_schema(key: str, name: str) -> dict[str, Any] | bool:
     """A self-contained, non-recursive schema for drawing valid ``name`` instances."""
     defs = schema_of(key)["$defs"]
-    schema: dict[str, Any] | bool = _inline(defs[name], key, (name,), False)
+    composed = derived_defs(key).get(name)
+    source = defs[name] if composed is None else composed
+    schema: dict[str, Any] | bool = _inline(source, key, (name,), False)
     if isinstance(schema, dict):
         schema = {"$schema": "http://json-schema.org/draft-07/schema#", **schema}
     return schema
@@ -340,7 +419,8 @@ def generated_strategy(key: str, name: str) -> st.SearchStrategy[JSON]:
     hypothesis-jsonschema as the independent generator.
     """
     module = importlib.import_module(package_of(key) + ".strategies")
-    strategy: st.SearchStrategy[JSON] = module.DEFINITIONS[name]
+    # DEFINITIONS holds the schema's own; the module has every definition by name.
+    strategy: st.SearchStrategy[JSON] = getattr(module, name)
     return strategy
 
 
@@ -418,22 +498,59 @@ def package_of(key: str, root: str = PROJECT_MODELS) -> str:
 
 
 MODELS_VIEW = ""
-DICT_VIEW = "dicts"
-"""The module of the plain-dict view inside a version package."""
+DICT_VIEW = "validation.json"
+"""The plain-dict view: the package's validation document, through jsonschema-rs."""
 
 
 @cache
-def model_of(key: str, name: str, root: str = PROJECT_MODELS, view: str = MODELS_VIEW) -> Any:
+def model_of(key: str, name: str, root: str = PROJECT_MODELS) -> Any:
     """The class or type alias exported as ``name`` (raises if it is missing)."""
-    where = package_of(key, root) + (f".{view}" if view else "")
-    return getattr(importlib.import_module(where), name)
+    return getattr(importlib.import_module(package_of(key, root)), name)
 
 
 @cache
-def adapter(
-    key: str, name: str, root: str = PROJECT_MODELS, view: str = MODELS_VIEW
-) -> TypeAdapter[Any]:
-    return TypeAdapter(model_of(key, name, root, view))
+def adapter(key: str, name: str, root: str = PROJECT_MODELS) -> TypeAdapter[Any]:
+    return TypeAdapter(model_of(key, name, root))
+
+
+@cache
+def validation_document(key: str) -> dict[str, Any]:
+    """The ``validation.json`` the version package of ``key`` ships."""
+    document: dict[str, Any] = json.loads(
+        importlib.resources.files(package_of(key)).joinpath(DICT_VIEW).read_text()
+    )
+    return document
+
+
+@cache
+def validator_map(key: str) -> jsonschema_rs.ValidatorMap:
+    # An extension's document refers to its base's; the oracle asserts no
+    # format, and neither may the dict view (draft-07 would, by default).
+    base = spec.pins()[key].base
+    registry = (
+        jsonschema_rs.Registry([(document_id(base), validation_document(base))])
+        if base is not None
+        else None
+    )
+    return jsonschema_rs.validator_map_for(
+        validation_document(key), registry=registry, validate_formats=False
+    )
+
+
+def dict_validator(key: str, name: str) -> jsonschema_rs.Validator:
+    """The dict view of ``name`` (raises if the document lacks it)."""
+    found = validator_map(key).get(f"#/$defs/{name}")
+    if found is None:
+        raise LookupError(f"{package_of(key)}/{DICT_VIEW} has no definition {name!r}")
+    return found
+
+
+def prepare_view(key: str, name: str, root: str, view: str) -> None:
+    """Build what judges ``name`` in ``view`` (raises what a missing one raises)."""
+    if view == MODELS_VIEW:
+        adapter(key, name, root)
+    else:
+        dict_validator(key, name)
 
 
 def round_trip(ta: TypeAdapter[Any], value: Any) -> JSON:
@@ -657,6 +774,8 @@ class DefReport:
     name: str
     root: str = PROJECT_MODELS  # the package tree whose models are judged
     counts: Counts = field(default_factory=Counts)
+    by_view: dict[str, Counts] = field(default_factory=dict)
+    """The discrepancies of each view (``counts`` adds them up)."""
     found: list[Discrepancy] = field(default_factory=list)
     generation_error: str | None = None
     seconds: float = 0.0
@@ -664,6 +783,11 @@ class DefReport:
     def record(self, d: Discrepancy) -> None:
         if len(self.found) < KEEP_PER_DEF:
             self.found.append(d)
+
+    def tally(self, view: str, kind: str) -> None:
+        """Count one discrepancy (a `Counts` field) of ``view``."""
+        for counts in (self.counts, self.by_view.setdefault(view, Counts())):
+            setattr(counts, kind, getattr(counts, kind) + 1)
 
     @property
     def allowlisted(self) -> bool:
@@ -683,6 +807,28 @@ def _model_verdict(ta: TypeAdapter[Any], value: JSON) -> tuple[bool | None, Any,
         return False, None, str(err)
     except Exception as err:  # a crash is a bug in its own right: report, don't abort
         return None, None, f"{type(err).__name__}: {err}"
+
+
+# Errors are rendered with the instance in them: only for a small one.
+_EXPLAINED_SIZE = 2000
+
+
+def _dict_verdict(validator: jsonschema_rs.Validator, value: JSON) -> tuple[bool | None, Any, str]:
+    """As `_model_verdict`; the dict view hands back the instance itself."""
+    try:
+        if validator.is_valid(value):
+            return True, value, ""
+    except Exception as err:
+        return None, None, f"{type(err).__name__}: {err}"
+    if len(short(value, _EXPLAINED_SIZE + 1)) > _EXPLAINED_SIZE:
+        return False, None, "(instance too large to explain)"
+    return False, None, "; ".join(e.message for e in validator.iter_errors(value))
+
+
+def verdict(report: DefReport, view: str, value: JSON) -> tuple[bool | None, Any, str]:
+    if view == MODELS_VIEW:
+        return _model_verdict(adapter(report.key, report.name, report.root), value)
+    return _dict_verdict(dict_validator(report.key, report.name), value)
 
 
 def check(report: DefReport, value: JSON, mutation: str | None, original: JSON) -> bool:
@@ -720,20 +866,19 @@ def _judge(
     oracle_ok: bool,
 ) -> None:
     """Compare one view's verdict on ``value`` with the oracle's."""
-    key, name, c = report.key, report.name, report.counts
-    ta = adapter(key, name, report.root, view)
-    model_ok, parsed, error = _model_verdict(ta, value)
+    key, name = report.key, report.name
+    model_ok, parsed, error = verdict(report, view, value)
     shown = original if mutation else value
     where = f"mutated: {short(value, 600)}\n" if mutation else ""
     where = f"view: {view}\n{where}" if view else where
     if model_ok is None:
-        c.crashes += 1
+        report.tally(view, "crashes")
         report.record(
             Discrepancy(key, name, MODEL_CRASH, shown, mutation, oracle_ok, None, where + error)
         )
         return
     if model_ok and not oracle_ok:
-        c.false_accepts += 1
+        report.tally(view, "false_accepts")
         errors = "; ".join(e.message for e in oracle(key, name).iter_errors(value))[:400]
         report.record(
             Discrepancy(
@@ -742,7 +887,7 @@ def _judge(
         )
         return
     if oracle_ok and not model_ok:
-        c.false_rejects += 1
+        report.tally(view, "false_rejects")
         report.record(
             Discrepancy(
                 key,
@@ -759,11 +904,15 @@ def _judge(
     if model_ok:
         try:
             # The dict view holds plain JSON values: they are their own dump.
-            dumped = round_trip(ta, parsed) if view == MODELS_VIEW else parsed
+            dumped = (
+                round_trip(adapter(key, name, report.root), parsed)
+                if view == MODELS_VIEW
+                else parsed
+            )
         except Exception as err:  # serialization failure loses the value entirely
             dumped = f"<dump raised {type(err).__name__}: {err}>"
         if not same_json(dumped, value):
-            c.lossy += 1
+            report.tally(view, "lossy")
             report.record(
                 Discrepancy(
                     key,
@@ -824,7 +973,7 @@ def run_def(
     started = time.perf_counter()
     try:
         for view in report.views:
-            adapter(key, name, root, view)
+            prepare_view(key, name, root, view)
     except Exception as err:  # missing export, broken package, unbuildable schema
         report.counts.no_model = 1
         report.record(
@@ -912,9 +1061,14 @@ SOURCES: dict[str, Source] = {
 }
 
 
+VIEW_LABELS = {MODELS_VIEW: "models", DICT_VIEW: "dict"}
+
+
 def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
+    """One row per schema and view: what was drawn, then that view's discrepancies."""
     header = (
         "schema",
+        "view",
         "defs",
         "instances",
         "mutants",
@@ -934,21 +1088,27 @@ def _table(results: dict[str, list[DefReport]]) -> tuple[str, bool]:
             total.add(r.counts)
         unexcused = sum(1 for r in reports if r.generation_error and not r.allowlisted)
         failed |= total.discrepancies > 0 or unexcused > 0
-        rows.append(
-            (
-                key,
-                str(len(reports)),
-                str(total.instances),
-                str(total.mutants),
-                str(total.false_accepts),
-                str(total.false_rejects),
-                str(total.lossy),
-                str(total.crashes),
-                str(total.no_model),
-                f"{total.no_generate} ({unexcused} unexcused)",
-                str(total.oracle_rejects_sample),
+        views = sorted({v for r in reports for v in r.views}, key=list(VIEW_LABELS).index)
+        for view in views:
+            seen = Counts()
+            for r in reports:
+                seen.add(r.by_view.get(view, Counts()))
+            rows.append(
+                (
+                    key,
+                    VIEW_LABELS[view],
+                    str(len(reports)),
+                    str(total.instances),
+                    str(total.mutants),
+                    str(seen.false_accepts),
+                    str(seen.false_rejects),
+                    str(seen.lossy),
+                    str(seen.crashes),
+                    str(total.no_model),
+                    f"{total.no_generate} ({unexcused} unexcused)",
+                    str(total.oracle_rejects_sample),
+                )
             )
-        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(cell.rjust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -1004,7 +1164,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     results: dict[str, list[DefReport]] = {}
     for key in keys:
-        names = [n for n in def_names(key) if not args.defs or n in args.defs]
+        # The derived definitions are this project's: another tree has none.
+        derived = derived_names(key) if args.models == PROJECT_MODELS else []
+        names = [n for n in def_names(key) + derived if not args.defs or n in args.defs]
         results[key] = []
         for name in names:
             r = run_def(

@@ -22,34 +22,34 @@ from . import models as m
 VERSION: Literal["2024-11-05"] = "2024-11-05"
 
 AnyRequest: TypeAlias = Union[
-    m.CompleteRequest,
-    m.InitializeRequest,
-    m.SetLevelRequest,
-    m.PingRequest,
-    m.GetPromptRequest,
-    m.ListPromptsRequest,
-    m.ListResourcesRequest,
-    m.ReadResourceRequest,
-    m.SubscribeRequest,
-    m.ListResourceTemplatesRequest,
-    m.UnsubscribeRequest,
-    m.ListRootsRequest,
-    m.CreateMessageRequest,
-    m.CallToolRequest,
-    m.ListToolsRequest,
+    m.JSONRPCCompleteRequest,
+    m.JSONRPCInitializeRequest,
+    m.JSONRPCSetLevelRequest,
+    m.JSONRPCPingRequest,
+    m.JSONRPCGetPromptRequest,
+    m.JSONRPCListPromptsRequest,
+    m.JSONRPCListResourcesRequest,
+    m.JSONRPCReadResourceRequest,
+    m.JSONRPCSubscribeRequest,
+    m.JSONRPCListResourceTemplatesRequest,
+    m.JSONRPCUnsubscribeRequest,
+    m.JSONRPCListRootsRequest,
+    m.JSONRPCCreateMessageRequest,
+    m.JSONRPCCallToolRequest,
+    m.JSONRPCListToolsRequest,
 ]
 """Every request class of the version."""
 
 AnyNotification: TypeAlias = Union[
-    m.CancelledNotification,
-    m.InitializedNotification,
-    m.LoggingMessageNotification,
-    m.ProgressNotification,
-    m.PromptListChangedNotification,
-    m.ResourceListChangedNotification,
-    m.ResourceUpdatedNotification,
-    m.RootsListChangedNotification,
-    m.ToolListChangedNotification,
+    m.JSONRPCCancelledNotification,
+    m.JSONRPCInitializedNotification,
+    m.JSONRPCLoggingMessageNotification,
+    m.JSONRPCProgressNotification,
+    m.JSONRPCPromptListChangedNotification,
+    m.JSONRPCResourceListChangedNotification,
+    m.JSONRPCResourceUpdatedNotification,
+    m.JSONRPCRootsListChangedNotification,
+    m.JSONRPCToolListChangedNotification,
 ]
 """Every notification class of the version."""
 

@@ -53,15 +53,56 @@ __all__ = [
     "InitializeResult",
     "InitializedNotification",
     "InitializedNotificationParams",
+    "JSONRPCCallToolRequest",
+    "JSONRPCCallToolRequestParams",
+    "JSONRPCCancelledNotification",
+    "JSONRPCCancelledNotificationParams",
+    "JSONRPCCompleteRequest",
+    "JSONRPCCompleteRequestParams",
+    "JSONRPCCreateMessageRequest",
+    "JSONRPCCreateMessageRequestParams",
     "JSONRPCError",
     "JSONRPCErrorObject",
+    "JSONRPCGetPromptRequest",
+    "JSONRPCGetPromptRequestParams",
+    "JSONRPCInitializeRequest",
+    "JSONRPCInitializeRequestParams",
+    "JSONRPCInitializedNotification",
+    "JSONRPCListPromptsRequest",
+    "JSONRPCListPromptsRequestParams",
+    "JSONRPCListResourceTemplatesRequest",
+    "JSONRPCListResourceTemplatesRequestParams",
+    "JSONRPCListResourcesRequest",
+    "JSONRPCListResourcesRequestParams",
+    "JSONRPCListRootsRequest",
+    "JSONRPCListToolsRequest",
+    "JSONRPCListToolsRequestParams",
+    "JSONRPCLoggingMessageNotification",
+    "JSONRPCLoggingMessageNotificationParams",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
+    "JSONRPCPingRequest",
+    "JSONRPCProgressNotification",
+    "JSONRPCProgressNotificationParams",
+    "JSONRPCPromptListChangedNotification",
+    "JSONRPCReadResourceRequest",
+    "JSONRPCReadResourceRequestParams",
     "JSONRPCRequest",
     "JSONRPCRequestParams",
     "JSONRPCRequestParamsMeta",
+    "JSONRPCResourceListChangedNotification",
+    "JSONRPCResourceUpdatedNotification",
+    "JSONRPCResourceUpdatedNotificationParams",
     "JSONRPCResponse",
+    "JSONRPCRootsListChangedNotification",
+    "JSONRPCSetLevelRequest",
+    "JSONRPCSetLevelRequestParams",
+    "JSONRPCSubscribeRequest",
+    "JSONRPCSubscribeRequestParams",
+    "JSONRPCToolListChangedNotification",
+    "JSONRPCUnsubscribeRequest",
+    "JSONRPCUnsubscribeRequestParams",
     "ListPromptsRequest",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -282,6 +323,15 @@ class JSONRPCErrorObject(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCInitializedNotification(TypedDict):
+    """MCP 2024-11-05 ``InitializedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
+
+    method: Literal["notifications/initialized"]
+    params: NotRequired[InitializedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCNotificationParams(TypedDict):
     """MCP 2024-11-05 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
@@ -373,11 +423,30 @@ class LoggingMessageNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotificationParams(TypedDict):
+    """MCP 2024-11-05 ``LoggingMessageNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
+
+    data: Any
+    level: LoggingLevel
+    logger: NotRequired[StrictStr]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class LoggingMessageNotification(TypedDict):
     """MCP 2024-11-05 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
 
     method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotification(TypedDict):
+    """MCP 2024-11-05 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
+
+    method: Literal["notifications/message"]
+    params: JSONRPCLoggingMessageNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -447,6 +516,66 @@ class JSONRPCRequestParamsMeta(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequestParams(TypedDict):
+    """MCP 2024-11-05 ``CallToolRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
+
+    arguments: NotRequired[dict[str, Any]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequestParams(TypedDict):
+    """MCP 2024-11-05 ``GetPromptRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
+
+    arguments: NotRequired[dict[str, StrictStr]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequestParams(TypedDict):
+    """MCP 2024-11-05 ``InitializeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
+
+    capabilities: ClientCapabilities
+    clientInfo: Implementation
+    protocolVersion: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequestParams(TypedDict):
+    """MCP 2024-11-05 ``ListPromptsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequestParams(TypedDict):
+    """MCP 2024-11-05 ``ListResourceTemplatesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequestParams(TypedDict):
+    """MCP 2024-11-05 ``ListResourcesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequestParams(TypedDict):
+    """MCP 2024-11-05 ``ListToolsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCRequestParams(TypedDict):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
@@ -507,11 +636,30 @@ class ProgressNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCProgressNotificationParams(TypedDict):
+    """MCP 2024-11-05 ``ProgressNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
+
+    progress: JsonNumber
+    progressToken: ProgressToken
+    total: NotRequired[JsonNumber]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class ProgressNotification(TypedDict):
     """MCP 2024-11-05 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
     method: Literal["notifications/progress"]
     params: ProgressNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCProgressNotification(TypedDict):
+    """MCP 2024-11-05 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
+
+    method: Literal["notifications/progress"]
+    params: JSONRPCProgressNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -557,6 +705,15 @@ class PromptListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCPromptListChangedNotification(TypedDict):
+    """MCP 2024-11-05 ``PromptListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
+
+    method: Literal["notifications/prompts/list_changed"]
+    params: NotRequired[PromptListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class PromptReference(TypedDict):
     """MCP 2024-11-05 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptreference"""
 
@@ -569,6 +726,14 @@ class ReadResourceRequestParams(TypedDict):
     """MCP 2024-11-05 inline object at ``ReadResourceRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequestParams(TypedDict):
+    """MCP 2024-11-05 ``ReadResourceRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -600,11 +765,129 @@ class CancelledNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequest(TypedDict):
+    """MCP 2024-11-05 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
+
+    method: Literal["tools/call"]
+    params: JSONRPCCallToolRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotificationParams(TypedDict):
+    """MCP 2024-11-05 ``CancelledNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
+
+    reason: NotRequired[StrictStr]
+    requestId: RequestId
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotification(TypedDict):
+    """MCP 2024-11-05 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
+
+    method: Literal["notifications/cancelled"]
+    params: JSONRPCCancelledNotificationParams
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCError(TypedDict):
     """MCP 2024-11-05 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcerror"""
 
     error: JSONRPCErrorObject
     id: RequestId | None
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequest(TypedDict):
+    """MCP 2024-11-05 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
+
+    method: Literal["prompts/get"]
+    params: JSONRPCGetPromptRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequest(TypedDict):
+    """MCP 2024-11-05 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
+
+    method: Literal["initialize"]
+    params: JSONRPCInitializeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequest(TypedDict):
+    """MCP 2024-11-05 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
+
+    method: Literal["prompts/list"]
+    params: NotRequired[JSONRPCListPromptsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequest(TypedDict):
+    """MCP 2024-11-05 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
+
+    method: Literal["resources/templates/list"]
+    params: NotRequired[JSONRPCListResourceTemplatesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequest(TypedDict):
+    """MCP 2024-11-05 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
+
+    method: Literal["resources/list"]
+    params: NotRequired[JSONRPCListResourcesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListRootsRequest(TypedDict):
+    """MCP 2024-11-05 ``ListRootsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
+
+    method: Literal["roots/list"]
+    params: NotRequired[ListRootsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequest(TypedDict):
+    """MCP 2024-11-05 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
+
+    method: Literal["tools/list"]
+    params: NotRequired[JSONRPCListToolsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCPingRequest(TypedDict):
+    """MCP 2024-11-05 ``PingRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
+
+    method: Literal["ping"]
+    params: NotRequired[PingRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequest(TypedDict):
+    """MCP 2024-11-05 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
+
+    method: Literal["resources/read"]
+    params: JSONRPCReadResourceRequestParams
+    id: RequestId
     jsonrpc: Literal["2.0"]
 
 
@@ -664,6 +947,15 @@ class ResourceListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCResourceListChangedNotification(TypedDict):
+    """MCP 2024-11-05 ``ResourceListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
+
+    method: Literal["notifications/resources/list_changed"]
+    params: NotRequired[ResourceListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceReference(TypedDict):
     """MCP 2024-11-05 definition ``ResourceReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcereference"""
 
@@ -688,10 +980,37 @@ class CompleteRequest(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCompleteRequestParams(TypedDict):
+    """MCP 2024-11-05 ``CompleteRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
+
+    argument: CompleteRequestParamsArgument
+    ref: typing.Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCompleteRequest(TypedDict):
+    """MCP 2024-11-05 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
+
+    method: Literal["completion/complete"]
+    params: JSONRPCCompleteRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceUpdatedNotificationParams(TypedDict):
     """MCP 2024-11-05 inline object at ``ResourceUpdatedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotificationParams(TypedDict):
+    """MCP 2024-11-05 ``ResourceUpdatedNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
+
+    uri: StrictStr
+    _meta: NotRequired[dict[str, Any]]
 
 
 @with_config(OPEN_DICT)
@@ -700,6 +1019,15 @@ class ResourceUpdatedNotification(TypedDict):
 
     method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotification(TypedDict):
+    """MCP 2024-11-05 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
+
+    method: Literal["notifications/resources/updated"]
+    params: JSONRPCResourceUpdatedNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -870,6 +1198,15 @@ ClientNotification: TypeAlias = typing.Annotated[
 
 
 @with_config(OPEN_DICT)
+class JSONRPCRootsListChangedNotification(TypedDict):
+    """MCP 2024-11-05 ``RootsListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
+
+    method: Literal["notifications/roots/list_changed"]
+    params: NotRequired[RootsListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ServerCapabilitiesPrompts(TypedDict):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
@@ -921,11 +1258,29 @@ class SetLevelRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCSetLevelRequestParams(TypedDict):
+    """MCP 2024-11-05 ``SetLevelRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
+
+    level: LoggingLevel
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class SetLevelRequest(TypedDict):
     """MCP 2024-11-05 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
 
     method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSetLevelRequest(TypedDict):
+    """MCP 2024-11-05 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
+
+    method: Literal["logging/setLevel"]
+    params: JSONRPCSetLevelRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -936,11 +1291,29 @@ class SubscribeRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCSubscribeRequestParams(TypedDict):
+    """MCP 2024-11-05 ``SubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class SubscribeRequest(TypedDict):
     """MCP 2024-11-05 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
 
     method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSubscribeRequest(TypedDict):
+    """MCP 2024-11-05 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
+
+    method: Literal["resources/subscribe"]
+    params: JSONRPCSubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -1003,6 +1376,31 @@ class CreateMessageRequest(TypedDict):
 
     method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequestParams(TypedDict):
+    """MCP 2024-11-05 ``CreateMessageRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
+
+    includeContext: NotRequired[Literal["allServers", "none", "thisServer"]]
+    maxTokens: JsonInt
+    messages: list[SamplingMessage]
+    metadata: NotRequired[dict[str, Any]]
+    modelPreferences: NotRequired[ModelPreferences]
+    stopSequences: NotRequired[list[StrictStr]]
+    systemPrompt: NotRequired[StrictStr]
+    temperature: NotRequired[JsonNumber]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequest(TypedDict):
+    """MCP 2024-11-05 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
+
+    method: Literal["sampling/createMessage"]
+    params: JSONRPCCreateMessageRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 ServerRequest: TypeAlias = typing.Annotated[
@@ -1130,6 +1528,15 @@ class ToolListChangedNotification(TypedDict):
     params: NotRequired[ToolListChangedNotificationParams]
 
 
+@with_config(OPEN_DICT)
+class JSONRPCToolListChangedNotification(TypedDict):
+    """MCP 2024-11-05 ``ToolListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
+
+    method: Literal["notifications/tools/list_changed"]
+    params: NotRequired[ToolListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
 ServerNotification: TypeAlias = typing.Annotated[
     CancelledNotification
     | ProgressNotification
@@ -1148,6 +1555,14 @@ class UnsubscribeRequestParams(TypedDict):
     """MCP 2024-11-05 inline object at ``UnsubscribeRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequestParams(TypedDict):
+    """MCP 2024-11-05 ``UnsubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -1175,3 +1590,13 @@ ClientRequest: TypeAlias = typing.Annotated[
     Field(discriminator="method"),
 ]
 """MCP 2024-11-05 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientrequest"""
+
+
+@with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequest(TypedDict):
+    """MCP 2024-11-05 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
+
+    method: Literal["resources/unsubscribe"]
+    params: JSONRPCUnsubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]

@@ -4,205 +4,256 @@
 """Method and error-code tables of MCP 2024-11-05.
 
 Senders come from the schema; the request -> result pairing from
-``schema/results.json``.
+``schema/results.json``. Entries name their definitions and the package
+that holds them; importing this module imports no model (see
+`mcp_schema.method_table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from mcp_schema.base import McpModel
-from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
+from mcp_schema.method_table import (
+    Definitions,
+    InputRequestMethod,
+    NotificationMethod,
+    RequestMethod,
+    lazy_definitions,
+)
 
-from . import models as m
+if TYPE_CHECKING:
+    from mcp_schema.base import McpModel
+
+    from . import models
+
+PACKAGE: Final = "mcp_schema.v2024_11_05"
 
 REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
     {
         "completion/complete": RequestMethod(
             method="completion/complete",
             sender="client",
-            request=m.CompleteRequest,
-            params=m.CompleteRequestParams,
-            result=m.CompleteResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCCompleteRequest",
+            params_name="CompleteRequestParams",
+            result_name="CompleteResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "initialize": RequestMethod(
             method="initialize",
             sender="client",
-            request=m.InitializeRequest,
-            params=m.InitializeRequestParams,
-            result=m.InitializeResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCInitializeRequest",
+            params_name="InitializeRequestParams",
+            result_name="InitializeResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "logging/setLevel": RequestMethod(
             method="logging/setLevel",
             sender="client",
-            request=m.SetLevelRequest,
-            params=m.SetLevelRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCSetLevelRequest",
+            params_name="SetLevelRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "ping": RequestMethod(
             method="ping",
             sender="both",
-            request=m.PingRequest,
-            params=m.PingRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCPingRequest",
+            params_name="PingRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "prompts/get": RequestMethod(
             method="prompts/get",
             sender="client",
-            request=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
-            result=m.GetPromptResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCGetPromptRequest",
+            params_name="GetPromptRequestParams",
+            result_name="GetPromptResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "prompts/list": RequestMethod(
             method="prompts/list",
             sender="client",
-            request=m.ListPromptsRequest,
-            params=m.ListPromptsRequestParams,
-            result=m.ListPromptsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCListPromptsRequest",
+            params_name="ListPromptsRequestParams",
+            result_name="ListPromptsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/list": RequestMethod(
             method="resources/list",
             sender="client",
-            request=m.ListResourcesRequest,
-            params=m.ListResourcesRequestParams,
-            result=m.ListResourcesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCListResourcesRequest",
+            params_name="ListResourcesRequestParams",
+            result_name="ListResourcesResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/read": RequestMethod(
             method="resources/read",
             sender="client",
-            request=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
-            result=m.ReadResourceResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCReadResourceRequest",
+            params_name="ReadResourceRequestParams",
+            result_name="ReadResourceResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/subscribe": RequestMethod(
             method="resources/subscribe",
             sender="client",
-            request=m.SubscribeRequest,
-            params=m.SubscribeRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCSubscribeRequest",
+            params_name="SubscribeRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/templates/list": RequestMethod(
             method="resources/templates/list",
             sender="client",
-            request=m.ListResourceTemplatesRequest,
-            params=m.ListResourceTemplatesRequestParams,
-            result=m.ListResourceTemplatesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCListResourceTemplatesRequest",
+            params_name="ListResourceTemplatesRequestParams",
+            result_name="ListResourceTemplatesResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/unsubscribe": RequestMethod(
             method="resources/unsubscribe",
             sender="client",
-            request=m.UnsubscribeRequest,
-            params=m.UnsubscribeRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCUnsubscribeRequest",
+            params_name="UnsubscribeRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "roots/list": RequestMethod(
             method="roots/list",
             sender="server",
-            request=m.ListRootsRequest,
-            params=m.ListRootsRequestParams,
-            result=m.ListRootsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCListRootsRequest",
+            params_name="ListRootsRequestParams",
+            result_name="ListRootsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "sampling/createMessage": RequestMethod(
             method="sampling/createMessage",
             sender="server",
-            request=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
-            result=m.CreateMessageResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCCreateMessageRequest",
+            params_name="CreateMessageRequestParams",
+            result_name="CreateMessageResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tools/call": RequestMethod(
             method="tools/call",
             sender="client",
-            request=m.CallToolRequest,
-            params=m.CallToolRequestParams,
-            result=m.CallToolResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCCallToolRequest",
+            params_name="CallToolRequestParams",
+            result_name="CallToolResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tools/list": RequestMethod(
             method="tools/list",
             sender="client",
-            request=m.ListToolsRequest,
-            params=m.ListToolsRequestParams,
-            result=m.ListToolsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="JSONRPCListToolsRequest",
+            params_name="ListToolsRequestParams",
+            result_name="ListToolsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
     }
 )
-"""Every request method: who sends it, its classes, what answers it."""
+"""Every request method: who sends it, its definitions, what answers it."""
 
 NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
     {
         "notifications/cancelled": NotificationMethod(
             method="notifications/cancelled",
             sender="both",
-            notification=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCCancelledNotification",
+            params_name="CancelledNotificationParams",
         ),
         "notifications/initialized": NotificationMethod(
             method="notifications/initialized",
             sender="client",
-            notification=m.InitializedNotification,
-            params=m.InitializedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCInitializedNotification",
+            params_name="InitializedNotificationParams",
         ),
         "notifications/message": NotificationMethod(
             method="notifications/message",
             sender="server",
-            notification=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCLoggingMessageNotification",
+            params_name="LoggingMessageNotificationParams",
         ),
         "notifications/progress": NotificationMethod(
             method="notifications/progress",
             sender="both",
-            notification=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCProgressNotification",
+            params_name="ProgressNotificationParams",
         ),
         "notifications/prompts/list_changed": NotificationMethod(
             method="notifications/prompts/list_changed",
             sender="server",
-            notification=m.PromptListChangedNotification,
-            params=m.PromptListChangedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCPromptListChangedNotification",
+            params_name="PromptListChangedNotificationParams",
         ),
         "notifications/resources/list_changed": NotificationMethod(
             method="notifications/resources/list_changed",
             sender="server",
-            notification=m.ResourceListChangedNotification,
-            params=m.ResourceListChangedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCResourceListChangedNotification",
+            params_name="ResourceListChangedNotificationParams",
         ),
         "notifications/resources/updated": NotificationMethod(
             method="notifications/resources/updated",
             sender="server",
-            notification=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCResourceUpdatedNotification",
+            params_name="ResourceUpdatedNotificationParams",
         ),
         "notifications/roots/list_changed": NotificationMethod(
             method="notifications/roots/list_changed",
             sender="client",
-            notification=m.RootsListChangedNotification,
-            params=m.RootsListChangedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCRootsListChangedNotification",
+            params_name="RootsListChangedNotificationParams",
         ),
         "notifications/tools/list_changed": NotificationMethod(
             method="notifications/tools/list_changed",
             sender="server",
-            notification=m.ToolListChangedNotification,
-            params=m.ToolListChangedNotificationParams,
+            package=PACKAGE,
+            notification_name="JSONRPCToolListChangedNotification",
+            params_name="ToolListChangedNotificationParams",
         ),
     }
 )
-"""Every notification method: who sends it and its classes."""
+"""Every notification method: who sends it and its definitions."""
 
 INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType({})
 """Requests a server embeds in an input-required result (none before 2026-07-28)."""
@@ -213,16 +264,26 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+ERROR_MODEL_NAMES: Final[Mapping[int, str]] = MappingProxyType(
     {
-        INVALID_REQUEST: m.JSONRPCErrorObject,
-        METHOD_NOT_FOUND: m.JSONRPCErrorObject,
-        INVALID_PARAMS: m.JSONRPCErrorObject,
-        INTERNAL_ERROR: m.JSONRPCErrorObject,
-        PARSE_ERROR: m.JSONRPCErrorObject,
+        INVALID_REQUEST: "JSONRPCErrorObject",
+        METHOD_NOT_FOUND: "JSONRPCErrorObject",
+        INVALID_PARAMS: "JSONRPCErrorObject",
+        INTERNAL_ERROR: "JSONRPCErrorObject",
+        PARSE_ERROR: "JSONRPCErrorObject",
     }
 )
+"""The definition of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL_NAME: Final = "JSONRPCErrorObject"
+"""The definition of a JSON-RPC ``error`` member of any other code."""
+
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = Definitions(PACKAGE, ERROR_MODEL_NAMES)
 """The model of a JSON-RPC ``error`` member, by code."""
 
-ERROR_MODEL: Final = m.JSONRPCErrorObject
-"""The model of a JSON-RPC ``error`` member of any other code."""
+if TYPE_CHECKING:
+    ERROR_MODEL: Final = models.JSONRPCErrorObject
+    """The model of a JSON-RPC ``error`` member of any other code."""
+else:
+    # ERROR_MODEL is read from models when first asked for.
+    __getattr__ = lazy_definitions(__name__, {"ERROR_MODEL": ERROR_MODEL_NAME})

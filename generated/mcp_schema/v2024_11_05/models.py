@@ -47,15 +47,56 @@ __all__ = [
     "InitializeResult",
     "InitializedNotification",
     "InitializedNotificationParams",
+    "JSONRPCCallToolRequest",
+    "JSONRPCCallToolRequestParams",
+    "JSONRPCCancelledNotification",
+    "JSONRPCCancelledNotificationParams",
+    "JSONRPCCompleteRequest",
+    "JSONRPCCompleteRequestParams",
+    "JSONRPCCreateMessageRequest",
+    "JSONRPCCreateMessageRequestParams",
     "JSONRPCError",
     "JSONRPCErrorObject",
+    "JSONRPCGetPromptRequest",
+    "JSONRPCGetPromptRequestParams",
+    "JSONRPCInitializeRequest",
+    "JSONRPCInitializeRequestParams",
+    "JSONRPCInitializedNotification",
+    "JSONRPCListPromptsRequest",
+    "JSONRPCListPromptsRequestParams",
+    "JSONRPCListResourceTemplatesRequest",
+    "JSONRPCListResourceTemplatesRequestParams",
+    "JSONRPCListResourcesRequest",
+    "JSONRPCListResourcesRequestParams",
+    "JSONRPCListRootsRequest",
+    "JSONRPCListToolsRequest",
+    "JSONRPCListToolsRequestParams",
+    "JSONRPCLoggingMessageNotification",
+    "JSONRPCLoggingMessageNotificationParams",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
+    "JSONRPCPingRequest",
+    "JSONRPCProgressNotification",
+    "JSONRPCProgressNotificationParams",
+    "JSONRPCPromptListChangedNotification",
+    "JSONRPCReadResourceRequest",
+    "JSONRPCReadResourceRequestParams",
     "JSONRPCRequest",
     "JSONRPCRequestParams",
     "JSONRPCRequestParamsMeta",
+    "JSONRPCResourceListChangedNotification",
+    "JSONRPCResourceUpdatedNotification",
+    "JSONRPCResourceUpdatedNotificationParams",
     "JSONRPCResponse",
+    "JSONRPCRootsListChangedNotification",
+    "JSONRPCSetLevelRequest",
+    "JSONRPCSetLevelRequestParams",
+    "JSONRPCSubscribeRequest",
+    "JSONRPCSubscribeRequestParams",
+    "JSONRPCToolListChangedNotification",
+    "JSONRPCUnsubscribeRequest",
+    "JSONRPCUnsubscribeRequestParams",
     "ListPromptsRequest",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -275,6 +316,12 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
+class JSONRPCInitializedNotification(InitializedNotification):
+    """MCP 2024-11-05 ``InitializedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class JSONRPCNotificationParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcnotification"""
 
@@ -357,11 +404,27 @@ class LoggingMessageNotificationParams(McpModel):
     logger: Omittable[StrictStr] = None
 
 
+class JSONRPCLoggingMessageNotificationParams(LoggingMessageNotificationParams, AliasedModel):
+    """MCP 2024-11-05 ``LoggingMessageNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class LoggingMessageNotification(McpModel):
     """MCP 2024-11-05 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
 
     method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
+
+
+class JSONRPCLoggingMessageNotification(LoggingMessageNotification):
+    """MCP 2024-11-05 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
+
+    # Deliberately narrower than LoggingMessageNotification's.
+    params: JSONRPCLoggingMessageNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class ModelHint(McpModel):
@@ -444,6 +507,62 @@ class JSONRPCRequestParamsMeta(AliasedModel):
     )
 
 
+class JSONRPCCallToolRequestParams(CallToolRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``CallToolRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCGetPromptRequestParams(GetPromptRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``GetPromptRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCInitializeRequestParams(InitializeRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``InitializeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListPromptsRequestParams(ListPromptsRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``ListPromptsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListResourceTemplatesRequestParams(ListResourceTemplatesRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``ListResourceTemplatesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListResourcesRequestParams(ListResourcesRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``ListResourcesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListToolsRequestParams(ListToolsRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``ListToolsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class JSONRPCRequestParams(AliasedModel):
     """MCP 2024-11-05 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcrequest"""
 
@@ -512,11 +631,27 @@ class ProgressNotificationParams(McpModel):
     total: Omittable[JsonNumber] = None
 
 
+class JSONRPCProgressNotificationParams(ProgressNotificationParams, AliasedModel):
+    """MCP 2024-11-05 ``ProgressNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class ProgressNotification(McpModel):
     """MCP 2024-11-05 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
     method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
+
+
+class JSONRPCProgressNotification(ProgressNotification):
+    """MCP 2024-11-05 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
+
+    # Deliberately narrower than ProgressNotification's.
+    params: JSONRPCProgressNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class PromptArgument(McpModel):
@@ -564,6 +699,12 @@ class PromptListChangedNotification(McpModel):
     params: Omittable[PromptListChangedNotificationParams] = None
 
 
+class JSONRPCPromptListChangedNotification(PromptListChangedNotification):
+    """MCP 2024-11-05 ``PromptListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptlistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class PromptReference(McpModel):
     """MCP 2024-11-05 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#promptreference"""
 
@@ -575,6 +716,14 @@ class ReadResourceRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``ReadResourceRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCReadResourceRequestParams(ReadResourceRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``ReadResourceRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ReadResourceRequest(McpModel):
@@ -604,11 +753,113 @@ class CancelledNotification(McpModel):
     params: CancelledNotificationParams
 
 
+class JSONRPCCallToolRequest(CallToolRequest):
+    """MCP 2024-11-05 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
+
+    # Deliberately narrower than CallToolRequest's.
+    params: JSONRPCCallToolRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCCancelledNotificationParams(CancelledNotificationParams, AliasedModel):
+    """MCP 2024-11-05 ``CancelledNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCancelledNotification(CancelledNotification):
+    """MCP 2024-11-05 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
+
+    # Deliberately narrower than CancelledNotification's.
+    params: JSONRPCCancelledNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class JSONRPCError(McpModel):
     """MCP 2024-11-05 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2024-11-05/schema#jsonrpcerror"""
 
     error: JSONRPCErrorObject
     id: RequestId | None
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCGetPromptRequest(GetPromptRequest):
+    """MCP 2024-11-05 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
+
+    # Deliberately narrower than GetPromptRequest's.
+    params: JSONRPCGetPromptRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCInitializeRequest(InitializeRequest):
+    """MCP 2024-11-05 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
+
+    # Deliberately narrower than InitializeRequest's.
+    params: JSONRPCInitializeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListPromptsRequest(ListPromptsRequest):
+    """MCP 2024-11-05 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
+
+    # Deliberately narrower than ListPromptsRequest's.
+    params: Omittable[JSONRPCListPromptsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
+    """MCP 2024-11-05 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
+
+    # Deliberately narrower than ListResourceTemplatesRequest's.
+    params: Omittable[JSONRPCListResourceTemplatesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListResourcesRequest(ListResourcesRequest):
+    """MCP 2024-11-05 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
+
+    # Deliberately narrower than ListResourcesRequest's.
+    params: Omittable[JSONRPCListResourcesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListRootsRequest(ListRootsRequest):
+    """MCP 2024-11-05 ``ListRootsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listrootsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListToolsRequest(ListToolsRequest):
+    """MCP 2024-11-05 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
+
+    # Deliberately narrower than ListToolsRequest's.
+    params: Omittable[JSONRPCListToolsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCPingRequest(PingRequest):
+    """MCP 2024-11-05 ``PingRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#pingrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCReadResourceRequest(ReadResourceRequest):
+    """MCP 2024-11-05 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
+
+    # Deliberately narrower than ReadResourceRequest's.
+    params: JSONRPCReadResourceRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
@@ -672,6 +923,12 @@ class ResourceListChangedNotification(McpModel):
     params: Omittable[ResourceListChangedNotificationParams] = None
 
 
+class JSONRPCResourceListChangedNotification(ResourceListChangedNotification):
+    """MCP 2024-11-05 ``ResourceListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcelistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ResourceReference(McpModel):
     """MCP 2024-11-05 definition ``ResourceReference``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourcereference"""
 
@@ -693,10 +950,35 @@ class CompleteRequest(McpModel):
     params: CompleteRequestParams
 
 
+class JSONRPCCompleteRequestParams(CompleteRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``CompleteRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCompleteRequest(CompleteRequest):
+    """MCP 2024-11-05 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
+
+    # Deliberately narrower than CompleteRequest's.
+    params: JSONRPCCompleteRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2024-11-05 inline object at ``ResourceUpdatedNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCResourceUpdatedNotificationParams(ResourceUpdatedNotificationParams, AliasedModel):
+    """MCP 2024-11-05 ``ResourceUpdatedNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ResourceUpdatedNotification(McpModel):
@@ -704,6 +986,14 @@ class ResourceUpdatedNotification(McpModel):
 
     method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
+
+
+class JSONRPCResourceUpdatedNotification(ResourceUpdatedNotification):
+    """MCP 2024-11-05 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
+
+    # Deliberately narrower than ResourceUpdatedNotification's.
+    params: JSONRPCResourceUpdatedNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class Result(AliasedModel):
@@ -882,6 +1172,12 @@ ClientNotification: TypeAlias = typing.Annotated[
 """MCP 2024-11-05 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientnotification"""
 
 
+class JSONRPCRootsListChangedNotification(RootsListChangedNotification):
+    """MCP 2024-11-05 ``RootsListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#rootslistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2024-11-05 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2024-11-05/schema#servercapabilities"""
 
@@ -945,11 +1241,28 @@ class SetLevelRequestParams(McpModel):
     level: LoggingLevel
 
 
+class JSONRPCSetLevelRequestParams(SetLevelRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``SetLevelRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class SetLevelRequest(McpModel):
     """MCP 2024-11-05 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
 
     method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
+
+
+class JSONRPCSetLevelRequest(SetLevelRequest):
+    """MCP 2024-11-05 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
+
+    # Deliberately narrower than SetLevelRequest's.
+    params: JSONRPCSetLevelRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class SubscribeRequestParams(McpModel):
@@ -958,11 +1271,28 @@ class SubscribeRequestParams(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class JSONRPCSubscribeRequestParams(SubscribeRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``SubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class SubscribeRequest(McpModel):
     """MCP 2024-11-05 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
 
     method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
+
+
+class JSONRPCSubscribeRequest(SubscribeRequest):
+    """MCP 2024-11-05 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
+
+    # Deliberately narrower than SubscribeRequest's.
+    params: JSONRPCSubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class TextContentAnnotations(McpModel):
@@ -1041,6 +1371,23 @@ class CreateMessageRequest(McpModel):
 
     method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
+
+
+class JSONRPCCreateMessageRequestParams(CreateMessageRequestParams):
+    """MCP 2024-11-05 ``CreateMessageRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCreateMessageRequest(CreateMessageRequest):
+    """MCP 2024-11-05 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
+
+    # Deliberately narrower than CreateMessageRequest's.
+    params: JSONRPCCreateMessageRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 ServerRequest: TypeAlias = typing.Annotated[
@@ -1175,6 +1522,12 @@ class ToolListChangedNotification(McpModel):
     params: Omittable[ToolListChangedNotificationParams] = None
 
 
+class JSONRPCToolListChangedNotification(ToolListChangedNotification):
+    """MCP 2024-11-05 ``ToolListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#toollistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 ServerNotification: TypeAlias = typing.Annotated[
     CancelledNotification
     | ProgressNotification
@@ -1192,6 +1545,14 @@ class UnsubscribeRequestParams(McpModel):
     """MCP 2024-11-05 inline object at ``UnsubscribeRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCUnsubscribeRequestParams(UnsubscribeRequestParams, AliasedModel):
+    """MCP 2024-11-05 ``UnsubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class UnsubscribeRequest(McpModel):
@@ -1218,3 +1579,12 @@ ClientRequest: TypeAlias = typing.Annotated[
     Field(discriminator="method"),
 ]
 """MCP 2024-11-05 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#clientrequest"""
+
+
+class JSONRPCUnsubscribeRequest(UnsubscribeRequest):
+    """MCP 2024-11-05 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
+
+    # Deliberately narrower than UnsubscribeRequest's.
+    params: JSONRPCUnsubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")

@@ -52,15 +52,56 @@ __all__ = [
     "InitializedNotificationParams",
     "JSONRPCBatchRequest",
     "JSONRPCBatchResponse",
+    "JSONRPCCallToolRequest",
+    "JSONRPCCallToolRequestParams",
+    "JSONRPCCancelledNotification",
+    "JSONRPCCancelledNotificationParams",
+    "JSONRPCCompleteRequest",
+    "JSONRPCCompleteRequestParams",
+    "JSONRPCCreateMessageRequest",
+    "JSONRPCCreateMessageRequestParams",
     "JSONRPCError",
     "JSONRPCErrorObject",
+    "JSONRPCGetPromptRequest",
+    "JSONRPCGetPromptRequestParams",
+    "JSONRPCInitializeRequest",
+    "JSONRPCInitializeRequestParams",
+    "JSONRPCInitializedNotification",
+    "JSONRPCListPromptsRequest",
+    "JSONRPCListPromptsRequestParams",
+    "JSONRPCListResourceTemplatesRequest",
+    "JSONRPCListResourceTemplatesRequestParams",
+    "JSONRPCListResourcesRequest",
+    "JSONRPCListResourcesRequestParams",
+    "JSONRPCListRootsRequest",
+    "JSONRPCListToolsRequest",
+    "JSONRPCListToolsRequestParams",
+    "JSONRPCLoggingMessageNotification",
+    "JSONRPCLoggingMessageNotificationParams",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
+    "JSONRPCPingRequest",
+    "JSONRPCProgressNotification",
+    "JSONRPCProgressNotificationParams",
+    "JSONRPCPromptListChangedNotification",
+    "JSONRPCReadResourceRequest",
+    "JSONRPCReadResourceRequestParams",
     "JSONRPCRequest",
     "JSONRPCRequestParams",
     "JSONRPCRequestParamsMeta",
+    "JSONRPCResourceListChangedNotification",
+    "JSONRPCResourceUpdatedNotification",
+    "JSONRPCResourceUpdatedNotificationParams",
     "JSONRPCResponse",
+    "JSONRPCRootsListChangedNotification",
+    "JSONRPCSetLevelRequest",
+    "JSONRPCSetLevelRequestParams",
+    "JSONRPCSubscribeRequest",
+    "JSONRPCSubscribeRequestParams",
+    "JSONRPCToolListChangedNotification",
+    "JSONRPCUnsubscribeRequest",
+    "JSONRPCUnsubscribeRequestParams",
     "ListPromptsRequest",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -279,6 +320,15 @@ class JSONRPCErrorObject(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCInitializedNotification(TypedDict):
+    """MCP 2025-03-26 ``InitializedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializednotification"""
+
+    method: Literal["notifications/initialized"]
+    params: NotRequired[InitializedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCNotificationParams(TypedDict):
     """MCP 2025-03-26 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcnotification"""
 
@@ -370,11 +420,30 @@ class LoggingMessageNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotificationParams(TypedDict):
+    """MCP 2025-03-26 ``LoggingMessageNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
+
+    data: Any
+    level: LoggingLevel
+    logger: NotRequired[StrictStr]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class LoggingMessageNotification(TypedDict):
     """MCP 2025-03-26 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
 
     method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotification(TypedDict):
+    """MCP 2025-03-26 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
+
+    method: Literal["notifications/message"]
+    params: JSONRPCLoggingMessageNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -444,6 +513,66 @@ class JSONRPCRequestParamsMeta(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequestParams(TypedDict):
+    """MCP 2025-03-26 ``CallToolRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolrequest"""
+
+    arguments: NotRequired[dict[str, Any]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequestParams(TypedDict):
+    """MCP 2025-03-26 ``GetPromptRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptrequest"""
+
+    arguments: NotRequired[dict[str, StrictStr]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequestParams(TypedDict):
+    """MCP 2025-03-26 ``InitializeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
+
+    capabilities: ClientCapabilities
+    clientInfo: Implementation
+    protocolVersion: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequestParams(TypedDict):
+    """MCP 2025-03-26 ``ListPromptsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequestParams(TypedDict):
+    """MCP 2025-03-26 ``ListResourceTemplatesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequestParams(TypedDict):
+    """MCP 2025-03-26 ``ListResourcesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequestParams(TypedDict):
+    """MCP 2025-03-26 ``ListToolsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCRequestParams(TypedDict):
     """MCP 2025-03-26 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcrequest"""
 
@@ -505,11 +634,31 @@ class ProgressNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCProgressNotificationParams(TypedDict):
+    """MCP 2025-03-26 ``ProgressNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
+
+    message: NotRequired[StrictStr]
+    progress: JsonNumber
+    progressToken: ProgressToken
+    total: NotRequired[JsonNumber]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class ProgressNotification(TypedDict):
     """MCP 2025-03-26 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
 
     method: Literal["notifications/progress"]
     params: ProgressNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCProgressNotification(TypedDict):
+    """MCP 2025-03-26 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
+
+    method: Literal["notifications/progress"]
+    params: JSONRPCProgressNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -555,6 +704,15 @@ class PromptListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCPromptListChangedNotification(TypedDict):
+    """MCP 2025-03-26 ``PromptListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptlistchangednotification"""
+
+    method: Literal["notifications/prompts/list_changed"]
+    params: NotRequired[PromptListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class PromptReference(TypedDict):
     """MCP 2025-03-26 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2025-03-26/schema#promptreference"""
 
@@ -567,6 +725,14 @@ class ReadResourceRequestParams(TypedDict):
     """MCP 2025-03-26 inline object at ``ReadResourceRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequestParams(TypedDict):
+    """MCP 2025-03-26 ``ReadResourceRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -598,11 +764,129 @@ class CancelledNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequest(TypedDict):
+    """MCP 2025-03-26 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolrequest"""
+
+    method: Literal["tools/call"]
+    params: JSONRPCCallToolRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotificationParams(TypedDict):
+    """MCP 2025-03-26 ``CancelledNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
+
+    reason: NotRequired[StrictStr]
+    requestId: RequestId
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotification(TypedDict):
+    """MCP 2025-03-26 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
+
+    method: Literal["notifications/cancelled"]
+    params: JSONRPCCancelledNotificationParams
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCError(TypedDict):
     """MCP 2025-03-26 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2025-03-26/schema#jsonrpcerror"""
 
     error: JSONRPCErrorObject
     id: RequestId | None
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequest(TypedDict):
+    """MCP 2025-03-26 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptrequest"""
+
+    method: Literal["prompts/get"]
+    params: JSONRPCGetPromptRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequest(TypedDict):
+    """MCP 2025-03-26 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
+
+    method: Literal["initialize"]
+    params: JSONRPCInitializeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequest(TypedDict):
+    """MCP 2025-03-26 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsrequest"""
+
+    method: Literal["prompts/list"]
+    params: NotRequired[JSONRPCListPromptsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequest(TypedDict):
+    """MCP 2025-03-26 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesrequest"""
+
+    method: Literal["resources/templates/list"]
+    params: NotRequired[JSONRPCListResourceTemplatesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequest(TypedDict):
+    """MCP 2025-03-26 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesrequest"""
+
+    method: Literal["resources/list"]
+    params: NotRequired[JSONRPCListResourcesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListRootsRequest(TypedDict):
+    """MCP 2025-03-26 ``ListRootsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listrootsrequest"""
+
+    method: Literal["roots/list"]
+    params: NotRequired[ListRootsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequest(TypedDict):
+    """MCP 2025-03-26 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsrequest"""
+
+    method: Literal["tools/list"]
+    params: NotRequired[JSONRPCListToolsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCPingRequest(TypedDict):
+    """MCP 2025-03-26 ``PingRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#pingrequest"""
+
+    method: Literal["ping"]
+    params: NotRequired[PingRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequest(TypedDict):
+    """MCP 2025-03-26 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
+
+    method: Literal["resources/read"]
+    params: JSONRPCReadResourceRequestParams
+    id: RequestId
     jsonrpc: Literal["2.0"]
 
 
@@ -666,6 +950,15 @@ class ResourceListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCResourceListChangedNotification(TypedDict):
+    """MCP 2025-03-26 ``ResourceListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcelistchangednotification"""
+
+    method: Literal["notifications/resources/list_changed"]
+    params: NotRequired[ResourceListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceReference(TypedDict):
     """MCP 2025-03-26 definition ``ResourceReference``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourcereference"""
 
@@ -690,10 +983,37 @@ class CompleteRequest(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCompleteRequestParams(TypedDict):
+    """MCP 2025-03-26 ``CompleteRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completerequest"""
+
+    argument: CompleteRequestParamsArgument
+    ref: Annotated[PromptReference | ResourceReference, Field(discriminator="type")]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCompleteRequest(TypedDict):
+    """MCP 2025-03-26 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completerequest"""
+
+    method: Literal["completion/complete"]
+    params: JSONRPCCompleteRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceUpdatedNotificationParams(TypedDict):
     """MCP 2025-03-26 inline object at ``ResourceUpdatedNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotificationParams(TypedDict):
+    """MCP 2025-03-26 ``ResourceUpdatedNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
+
+    uri: StrictStr
+    _meta: NotRequired[dict[str, Any]]
 
 
 @with_config(OPEN_DICT)
@@ -702,6 +1022,15 @@ class ResourceUpdatedNotification(TypedDict):
 
     method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotification(TypedDict):
+    """MCP 2025-03-26 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
+
+    method: Literal["notifications/resources/updated"]
+    params: JSONRPCResourceUpdatedNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -856,6 +1185,15 @@ ClientNotification: TypeAlias = Annotated[
 
 
 @with_config(OPEN_DICT)
+class JSONRPCRootsListChangedNotification(TypedDict):
+    """MCP 2025-03-26 ``RootsListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#rootslistchangednotification"""
+
+    method: Literal["notifications/roots/list_changed"]
+    params: NotRequired[RootsListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ServerCapabilitiesPrompts(TypedDict):
     """MCP 2025-03-26 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-03-26/schema#servercapabilities"""
 
@@ -908,11 +1246,29 @@ class SetLevelRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCSetLevelRequestParams(TypedDict):
+    """MCP 2025-03-26 ``SetLevelRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
+
+    level: LoggingLevel
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class SetLevelRequest(TypedDict):
     """MCP 2025-03-26 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
 
     method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSetLevelRequest(TypedDict):
+    """MCP 2025-03-26 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
+
+    method: Literal["logging/setLevel"]
+    params: JSONRPCSetLevelRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -923,11 +1279,29 @@ class SubscribeRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCSubscribeRequestParams(TypedDict):
+    """MCP 2025-03-26 ``SubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class SubscribeRequest(TypedDict):
     """MCP 2025-03-26 definition ``SubscribeRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
 
     method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSubscribeRequest(TypedDict):
+    """MCP 2025-03-26 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
+
+    method: Literal["resources/subscribe"]
+    params: JSONRPCSubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -982,6 +1356,31 @@ class CreateMessageRequest(TypedDict):
 
     method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequestParams(TypedDict):
+    """MCP 2025-03-26 ``CreateMessageRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
+
+    includeContext: NotRequired[Literal["allServers", "none", "thisServer"]]
+    maxTokens: JsonInt
+    messages: list[SamplingMessage]
+    metadata: NotRequired[dict[str, Any]]
+    modelPreferences: NotRequired[ModelPreferences]
+    stopSequences: NotRequired[list[StrictStr]]
+    systemPrompt: NotRequired[StrictStr]
+    temperature: NotRequired[JsonNumber]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequest(TypedDict):
+    """MCP 2025-03-26 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
+
+    method: Literal["sampling/createMessage"]
+    params: JSONRPCCreateMessageRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 ServerRequest: TypeAlias = Annotated[
@@ -1122,6 +1521,15 @@ class ToolListChangedNotification(TypedDict):
     params: NotRequired[ToolListChangedNotificationParams]
 
 
+@with_config(OPEN_DICT)
+class JSONRPCToolListChangedNotification(TypedDict):
+    """MCP 2025-03-26 ``ToolListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#toollistchangednotification"""
+
+    method: Literal["notifications/tools/list_changed"]
+    params: NotRequired[ToolListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
 ServerNotification: TypeAlias = Annotated[
     CancelledNotification
     | ProgressNotification
@@ -1140,6 +1548,14 @@ class UnsubscribeRequestParams(TypedDict):
     """MCP 2025-03-26 inline object at ``UnsubscribeRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequestParams(TypedDict):
+    """MCP 2025-03-26 ``UnsubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -1167,3 +1583,13 @@ ClientRequest: TypeAlias = Annotated[
     Field(discriminator="method"),
 ]
 """MCP 2025-03-26 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#clientrequest"""
+
+
+@with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequest(TypedDict):
+    """MCP 2025-03-26 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
+
+    method: Literal["resources/unsubscribe"]
+    params: JSONRPCUnsubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]

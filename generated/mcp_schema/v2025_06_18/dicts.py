@@ -59,15 +59,58 @@ __all__ = [
     "InitializeResult",
     "InitializedNotification",
     "InitializedNotificationParams",
+    "JSONRPCCallToolRequest",
+    "JSONRPCCallToolRequestParams",
+    "JSONRPCCancelledNotification",
+    "JSONRPCCancelledNotificationParams",
+    "JSONRPCCompleteRequest",
+    "JSONRPCCompleteRequestParams",
+    "JSONRPCCreateMessageRequest",
+    "JSONRPCCreateMessageRequestParams",
+    "JSONRPCElicitRequest",
+    "JSONRPCElicitRequestParams",
     "JSONRPCError",
     "JSONRPCErrorObject",
+    "JSONRPCGetPromptRequest",
+    "JSONRPCGetPromptRequestParams",
+    "JSONRPCInitializeRequest",
+    "JSONRPCInitializeRequestParams",
+    "JSONRPCInitializedNotification",
+    "JSONRPCListPromptsRequest",
+    "JSONRPCListPromptsRequestParams",
+    "JSONRPCListResourceTemplatesRequest",
+    "JSONRPCListResourceTemplatesRequestParams",
+    "JSONRPCListResourcesRequest",
+    "JSONRPCListResourcesRequestParams",
+    "JSONRPCListRootsRequest",
+    "JSONRPCListToolsRequest",
+    "JSONRPCListToolsRequestParams",
+    "JSONRPCLoggingMessageNotification",
+    "JSONRPCLoggingMessageNotificationParams",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
+    "JSONRPCPingRequest",
+    "JSONRPCProgressNotification",
+    "JSONRPCProgressNotificationParams",
+    "JSONRPCPromptListChangedNotification",
+    "JSONRPCReadResourceRequest",
+    "JSONRPCReadResourceRequestParams",
     "JSONRPCRequest",
     "JSONRPCRequestParams",
     "JSONRPCRequestParamsMeta",
+    "JSONRPCResourceListChangedNotification",
+    "JSONRPCResourceUpdatedNotification",
+    "JSONRPCResourceUpdatedNotificationParams",
     "JSONRPCResponse",
+    "JSONRPCRootsListChangedNotification",
+    "JSONRPCSetLevelRequest",
+    "JSONRPCSetLevelRequestParams",
+    "JSONRPCSubscribeRequest",
+    "JSONRPCSubscribeRequestParams",
+    "JSONRPCToolListChangedNotification",
+    "JSONRPCUnsubscribeRequest",
+    "JSONRPCUnsubscribeRequestParams",
     "ListPromptsRequest",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -339,6 +382,15 @@ class JSONRPCErrorObject(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCInitializedNotification(TypedDict):
+    """MCP 2025-06-18 ``InitializedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
+
+    method: Literal["notifications/initialized"]
+    params: NotRequired[InitializedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCNotificationParams(TypedDict):
     """MCP 2025-06-18 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcnotification"""
 
@@ -430,11 +482,30 @@ class LoggingMessageNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotificationParams(TypedDict):
+    """MCP 2025-06-18 ``LoggingMessageNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
+
+    data: Any
+    level: LoggingLevel
+    logger: NotRequired[StrictStr]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class LoggingMessageNotification(TypedDict):
     """MCP 2025-06-18 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
 
     method: Literal["notifications/message"]
     params: LoggingMessageNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCLoggingMessageNotification(TypedDict):
+    """MCP 2025-06-18 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
+
+    method: Literal["notifications/message"]
+    params: JSONRPCLoggingMessageNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -515,6 +586,66 @@ class JSONRPCRequestParamsMeta(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequestParams(TypedDict):
+    """MCP 2025-06-18 ``CallToolRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
+
+    arguments: NotRequired[dict[str, Any]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequestParams(TypedDict):
+    """MCP 2025-06-18 ``GetPromptRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
+
+    arguments: NotRequired[dict[str, StrictStr]]
+    name: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequestParams(TypedDict):
+    """MCP 2025-06-18 ``InitializeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
+
+    capabilities: ClientCapabilities
+    clientInfo: Implementation
+    protocolVersion: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ListPromptsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ListResourceTemplatesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ListResourcesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ListToolsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
+
+    cursor: NotRequired[StrictStr]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCRequestParams(TypedDict):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
@@ -576,11 +707,31 @@ class ProgressNotificationParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCProgressNotificationParams(TypedDict):
+    """MCP 2025-06-18 ``ProgressNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
+
+    message: NotRequired[StrictStr]
+    progress: JsonNumber
+    progressToken: ProgressToken
+    total: NotRequired[JsonNumber]
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
 class ProgressNotification(TypedDict):
     """MCP 2025-06-18 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
 
     method: Literal["notifications/progress"]
     params: ProgressNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCProgressNotification(TypedDict):
+    """MCP 2025-06-18 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
+
+    method: Literal["notifications/progress"]
+    params: JSONRPCProgressNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -629,6 +780,15 @@ class PromptListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCPromptListChangedNotification(TypedDict):
+    """MCP 2025-06-18 ``PromptListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
+
+    method: Literal["notifications/prompts/list_changed"]
+    params: NotRequired[PromptListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class PromptReference(TypedDict):
     """MCP 2025-06-18 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptreference"""
 
@@ -642,6 +802,14 @@ class ReadResourceRequestParams(TypedDict):
     """MCP 2025-06-18 inline object at ``ReadResourceRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ReadResourceRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -673,11 +841,129 @@ class CancelledNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCallToolRequest(TypedDict):
+    """MCP 2025-06-18 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
+
+    method: Literal["tools/call"]
+    params: JSONRPCCallToolRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotificationParams(TypedDict):
+    """MCP 2025-06-18 ``CancelledNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
+
+    reason: NotRequired[StrictStr]
+    requestId: RequestId
+    _meta: NotRequired[dict[str, Any]]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCancelledNotification(TypedDict):
+    """MCP 2025-06-18 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
+
+    method: Literal["notifications/cancelled"]
+    params: JSONRPCCancelledNotificationParams
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class JSONRPCError(TypedDict):
     """MCP 2025-06-18 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcerror"""
 
     error: JSONRPCErrorObject
     id: RequestId | None
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCGetPromptRequest(TypedDict):
+    """MCP 2025-06-18 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
+
+    method: Literal["prompts/get"]
+    params: JSONRPCGetPromptRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCInitializeRequest(TypedDict):
+    """MCP 2025-06-18 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
+
+    method: Literal["initialize"]
+    params: JSONRPCInitializeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListPromptsRequest(TypedDict):
+    """MCP 2025-06-18 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
+
+    method: Literal["prompts/list"]
+    params: NotRequired[JSONRPCListPromptsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourceTemplatesRequest(TypedDict):
+    """MCP 2025-06-18 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
+
+    method: Literal["resources/templates/list"]
+    params: NotRequired[JSONRPCListResourceTemplatesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListResourcesRequest(TypedDict):
+    """MCP 2025-06-18 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
+
+    method: Literal["resources/list"]
+    params: NotRequired[JSONRPCListResourcesRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListRootsRequest(TypedDict):
+    """MCP 2025-06-18 ``ListRootsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
+
+    method: Literal["roots/list"]
+    params: NotRequired[ListRootsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCListToolsRequest(TypedDict):
+    """MCP 2025-06-18 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
+
+    method: Literal["tools/list"]
+    params: NotRequired[JSONRPCListToolsRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCPingRequest(TypedDict):
+    """MCP 2025-06-18 ``PingRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
+
+    method: Literal["ping"]
+    params: NotRequired[PingRequestParams]
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCReadResourceRequest(TypedDict):
+    """MCP 2025-06-18 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
+
+    method: Literal["resources/read"]
+    params: JSONRPCReadResourceRequestParams
+    id: RequestId
     jsonrpc: Literal["2.0"]
 
 
@@ -738,6 +1024,15 @@ class ResourceListChangedNotification(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCResourceListChangedNotification(TypedDict):
+    """MCP 2025-06-18 ``ResourceListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
+
+    method: Literal["notifications/resources/list_changed"]
+    params: NotRequired[ResourceListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceTemplateReference(TypedDict):
     """MCP 2025-06-18 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcetemplatereference"""
 
@@ -763,10 +1058,38 @@ class CompleteRequest(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCCompleteRequestParams(TypedDict):
+    """MCP 2025-06-18 ``CompleteRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
+
+    argument: CompleteRequestParamsArgument
+    context: NotRequired[CompleteRequestParamsContext]
+    ref: Annotated[PromptReference | ResourceTemplateReference, Field(discriminator="type")]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCompleteRequest(TypedDict):
+    """MCP 2025-06-18 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
+
+    method: Literal["completion/complete"]
+    params: JSONRPCCompleteRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ResourceUpdatedNotificationParams(TypedDict):
     """MCP 2025-06-18 inline object at ``ResourceUpdatedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotificationParams(TypedDict):
+    """MCP 2025-06-18 ``ResourceUpdatedNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
+
+    uri: StrictStr
+    _meta: NotRequired[dict[str, Any]]
 
 
 @with_config(OPEN_DICT)
@@ -775,6 +1098,15 @@ class ResourceUpdatedNotification(TypedDict):
 
     method: Literal["notifications/resources/updated"]
     params: ResourceUpdatedNotificationParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCResourceUpdatedNotification(TypedDict):
+    """MCP 2025-06-18 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
+
+    method: Literal["notifications/resources/updated"]
+    params: JSONRPCResourceUpdatedNotificationParams
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -939,6 +1271,15 @@ ClientNotification: TypeAlias = Annotated[
 
 
 @with_config(OPEN_DICT)
+class JSONRPCRootsListChangedNotification(TypedDict):
+    """MCP 2025-06-18 ``RootsListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
+
+    method: Literal["notifications/roots/list_changed"]
+    params: NotRequired[RootsListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class ServerCapabilitiesPrompts(TypedDict):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
@@ -991,11 +1332,29 @@ class SetLevelRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCSetLevelRequestParams(TypedDict):
+    """MCP 2025-06-18 ``SetLevelRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
+
+    level: LoggingLevel
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class SetLevelRequest(TypedDict):
     """MCP 2025-06-18 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
 
     method: Literal["logging/setLevel"]
     params: SetLevelRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSetLevelRequest(TypedDict):
+    """MCP 2025-06-18 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
+
+    method: Literal["logging/setLevel"]
+    params: JSONRPCSetLevelRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -1040,10 +1399,37 @@ class ElicitRequest(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCElicitRequestParams(TypedDict):
+    """MCP 2025-06-18 ``ElicitRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
+
+    message: StrictStr
+    requestedSchema: ElicitRequestParamsRequestedSchema
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCElicitRequest(TypedDict):
+    """MCP 2025-06-18 ``ElicitRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
+
+    method: Literal["elicitation/create"]
+    params: JSONRPCElicitRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
+
+
+@with_config(OPEN_DICT)
 class SubscribeRequestParams(TypedDict):
     """MCP 2025-06-18 inline object at ``SubscribeRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
 
     uri: StrictStr
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSubscribeRequestParams(TypedDict):
+    """MCP 2025-06-18 ``SubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
 
 
 @with_config(OPEN_DICT)
@@ -1052,6 +1438,16 @@ class SubscribeRequest(TypedDict):
 
     method: Literal["resources/subscribe"]
     params: SubscribeRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCSubscribeRequest(TypedDict):
+    """MCP 2025-06-18 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
+
+    method: Literal["resources/subscribe"]
+    params: JSONRPCSubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 @with_config(OPEN_DICT)
@@ -1107,6 +1503,31 @@ class CreateMessageRequest(TypedDict):
 
     method: Literal["sampling/createMessage"]
     params: CreateMessageRequestParams
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequestParams(TypedDict):
+    """MCP 2025-06-18 ``CreateMessageRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
+
+    includeContext: NotRequired[Literal["allServers", "none", "thisServer"]]
+    maxTokens: JsonInt
+    messages: list[SamplingMessage]
+    metadata: NotRequired[dict[str, Any]]
+    modelPreferences: NotRequired[ModelPreferences]
+    stopSequences: NotRequired[list[StrictStr]]
+    systemPrompt: NotRequired[StrictStr]
+    temperature: NotRequired[JsonNumber]
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
+class JSONRPCCreateMessageRequest(TypedDict):
+    """MCP 2025-06-18 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
+
+    method: Literal["sampling/createMessage"]
+    params: JSONRPCCreateMessageRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]
 
 
 ServerRequest: TypeAlias = Annotated[
@@ -1217,6 +1638,15 @@ class ToolListChangedNotification(TypedDict):
     params: NotRequired[ToolListChangedNotificationParams]
 
 
+@with_config(OPEN_DICT)
+class JSONRPCToolListChangedNotification(TypedDict):
+    """MCP 2025-06-18 ``ToolListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
+
+    method: Literal["notifications/tools/list_changed"]
+    params: NotRequired[ToolListChangedNotificationParams]
+    jsonrpc: Literal["2.0"]
+
+
 ServerNotification: TypeAlias = Annotated[
     CancelledNotification
     | ProgressNotification
@@ -1284,6 +1714,14 @@ class UnsubscribeRequestParams(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequestParams(TypedDict):
+    """MCP 2025-06-18 ``UnsubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
+
+    uri: StrictStr
+    _meta: NotRequired[JSONRPCRequestParamsMeta]
+
+
+@with_config(OPEN_DICT)
 class UnsubscribeRequest(TypedDict):
     """MCP 2025-06-18 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
 
@@ -1308,3 +1746,13 @@ ClientRequest: TypeAlias = Annotated[
     Field(discriminator="method"),
 ]
 """MCP 2025-06-18 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientrequest"""
+
+
+@with_config(OPEN_DICT)
+class JSONRPCUnsubscribeRequest(TypedDict):
+    """MCP 2025-06-18 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
+
+    method: Literal["resources/unsubscribe"]
+    params: JSONRPCUnsubscribeRequestParams
+    id: RequestId
+    jsonrpc: Literal["2.0"]

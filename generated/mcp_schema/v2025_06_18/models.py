@@ -53,15 +53,58 @@ __all__ = [
     "InitializeResult",
     "InitializedNotification",
     "InitializedNotificationParams",
+    "JSONRPCCallToolRequest",
+    "JSONRPCCallToolRequestParams",
+    "JSONRPCCancelledNotification",
+    "JSONRPCCancelledNotificationParams",
+    "JSONRPCCompleteRequest",
+    "JSONRPCCompleteRequestParams",
+    "JSONRPCCreateMessageRequest",
+    "JSONRPCCreateMessageRequestParams",
+    "JSONRPCElicitRequest",
+    "JSONRPCElicitRequestParams",
     "JSONRPCError",
     "JSONRPCErrorObject",
+    "JSONRPCGetPromptRequest",
+    "JSONRPCGetPromptRequestParams",
+    "JSONRPCInitializeRequest",
+    "JSONRPCInitializeRequestParams",
+    "JSONRPCInitializedNotification",
+    "JSONRPCListPromptsRequest",
+    "JSONRPCListPromptsRequestParams",
+    "JSONRPCListResourceTemplatesRequest",
+    "JSONRPCListResourceTemplatesRequestParams",
+    "JSONRPCListResourcesRequest",
+    "JSONRPCListResourcesRequestParams",
+    "JSONRPCListRootsRequest",
+    "JSONRPCListToolsRequest",
+    "JSONRPCListToolsRequestParams",
+    "JSONRPCLoggingMessageNotification",
+    "JSONRPCLoggingMessageNotificationParams",
     "JSONRPCMessage",
     "JSONRPCNotification",
     "JSONRPCNotificationParams",
+    "JSONRPCPingRequest",
+    "JSONRPCProgressNotification",
+    "JSONRPCProgressNotificationParams",
+    "JSONRPCPromptListChangedNotification",
+    "JSONRPCReadResourceRequest",
+    "JSONRPCReadResourceRequestParams",
     "JSONRPCRequest",
     "JSONRPCRequestParams",
     "JSONRPCRequestParamsMeta",
+    "JSONRPCResourceListChangedNotification",
+    "JSONRPCResourceUpdatedNotification",
+    "JSONRPCResourceUpdatedNotificationParams",
     "JSONRPCResponse",
+    "JSONRPCRootsListChangedNotification",
+    "JSONRPCSetLevelRequest",
+    "JSONRPCSetLevelRequestParams",
+    "JSONRPCSubscribeRequest",
+    "JSONRPCSubscribeRequestParams",
+    "JSONRPCToolListChangedNotification",
+    "JSONRPCUnsubscribeRequest",
+    "JSONRPCUnsubscribeRequestParams",
     "ListPromptsRequest",
     "ListPromptsRequestParams",
     "ListPromptsResult",
@@ -333,6 +376,12 @@ class JSONRPCErrorObject(McpModel):
     message: StrictStr
 
 
+class JSONRPCInitializedNotification(InitializedNotification):
+    """MCP 2025-06-18 ``InitializedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class JSONRPCNotificationParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcnotification"""
 
@@ -415,11 +464,27 @@ class LoggingMessageNotificationParams(McpModel):
     logger: Omittable[StrictStr] = None
 
 
+class JSONRPCLoggingMessageNotificationParams(LoggingMessageNotificationParams, AliasedModel):
+    """MCP 2025-06-18 ``LoggingMessageNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class LoggingMessageNotification(McpModel):
     """MCP 2025-06-18 definition ``LoggingMessageNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
 
     method: Literal["notifications/message"] = Preset("notifications/message")
     params: LoggingMessageNotificationParams
+
+
+class JSONRPCLoggingMessageNotification(LoggingMessageNotification):
+    """MCP 2025-06-18 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
+
+    # Deliberately narrower than LoggingMessageNotification's.
+    params: JSONRPCLoggingMessageNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class ModelHint(McpModel):
@@ -512,6 +577,62 @@ class JSONRPCRequestParamsMeta(AliasedModel):
     )
 
 
+class JSONRPCCallToolRequestParams(CallToolRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``CallToolRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCGetPromptRequestParams(GetPromptRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``GetPromptRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCInitializeRequestParams(InitializeRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``InitializeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListPromptsRequestParams(ListPromptsRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ListPromptsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListResourceTemplatesRequestParams(ListResourceTemplatesRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ListResourceTemplatesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListResourcesRequestParams(ListResourcesRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ListResourcesRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCListToolsRequestParams(ListToolsRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ListToolsRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class JSONRPCRequestParams(AliasedModel):
     """MCP 2025-06-18 inline object at ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcrequest"""
 
@@ -581,11 +702,27 @@ class ProgressNotificationParams(McpModel):
     total: Omittable[JsonNumber] = None
 
 
+class JSONRPCProgressNotificationParams(ProgressNotificationParams, AliasedModel):
+    """MCP 2025-06-18 ``ProgressNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class ProgressNotification(McpModel):
     """MCP 2025-06-18 definition ``ProgressNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
 
     method: Literal["notifications/progress"] = Preset("notifications/progress")
     params: ProgressNotificationParams
+
+
+class JSONRPCProgressNotification(ProgressNotification):
+    """MCP 2025-06-18 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
+
+    # Deliberately narrower than ProgressNotification's.
+    params: JSONRPCProgressNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class PromptArgument(McpModel):
@@ -638,6 +775,12 @@ class PromptListChangedNotification(McpModel):
     params: Omittable[PromptListChangedNotificationParams] = None
 
 
+class JSONRPCPromptListChangedNotification(PromptListChangedNotification):
+    """MCP 2025-06-18 ``PromptListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptlistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class PromptReference(McpModel):
     """MCP 2025-06-18 definition ``PromptReference``: https://modelcontextprotocol.io/specification/2025-06-18/schema#promptreference"""
 
@@ -650,6 +793,14 @@ class ReadResourceRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``ReadResourceRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCReadResourceRequestParams(ReadResourceRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ReadResourceRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ReadResourceRequest(McpModel):
@@ -679,11 +830,113 @@ class CancelledNotification(McpModel):
     params: CancelledNotificationParams
 
 
+class JSONRPCCallToolRequest(CallToolRequest):
+    """MCP 2025-06-18 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
+
+    # Deliberately narrower than CallToolRequest's.
+    params: JSONRPCCallToolRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCCancelledNotificationParams(CancelledNotificationParams, AliasedModel):
+    """MCP 2025-06-18 ``CancelledNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCancelledNotification(CancelledNotification):
+    """MCP 2025-06-18 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
+
+    # Deliberately narrower than CancelledNotification's.
+    params: JSONRPCCancelledNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class JSONRPCError(McpModel):
     """MCP 2025-06-18 definition ``JSONRPCError``: https://modelcontextprotocol.io/specification/2025-06-18/schema#jsonrpcerror"""
 
     error: JSONRPCErrorObject
     id: RequestId | None
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCGetPromptRequest(GetPromptRequest):
+    """MCP 2025-06-18 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
+
+    # Deliberately narrower than GetPromptRequest's.
+    params: JSONRPCGetPromptRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCInitializeRequest(InitializeRequest):
+    """MCP 2025-06-18 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
+
+    # Deliberately narrower than InitializeRequest's.
+    params: JSONRPCInitializeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListPromptsRequest(ListPromptsRequest):
+    """MCP 2025-06-18 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
+
+    # Deliberately narrower than ListPromptsRequest's.
+    params: Omittable[JSONRPCListPromptsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
+    """MCP 2025-06-18 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
+
+    # Deliberately narrower than ListResourceTemplatesRequest's.
+    params: Omittable[JSONRPCListResourceTemplatesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListResourcesRequest(ListResourcesRequest):
+    """MCP 2025-06-18 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
+
+    # Deliberately narrower than ListResourcesRequest's.
+    params: Omittable[JSONRPCListResourcesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListRootsRequest(ListRootsRequest):
+    """MCP 2025-06-18 ``ListRootsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listrootsrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCListToolsRequest(ListToolsRequest):
+    """MCP 2025-06-18 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
+
+    # Deliberately narrower than ListToolsRequest's.
+    params: Omittable[JSONRPCListToolsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCPingRequest(PingRequest):
+    """MCP 2025-06-18 ``PingRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#pingrequest"""
+
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
+class JSONRPCReadResourceRequest(ReadResourceRequest):
+    """MCP 2025-06-18 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
+
+    # Deliberately narrower than ReadResourceRequest's.
+    params: JSONRPCReadResourceRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
@@ -750,6 +1003,12 @@ class ResourceListChangedNotification(McpModel):
     params: Omittable[ResourceListChangedNotificationParams] = None
 
 
+class JSONRPCResourceListChangedNotification(ResourceListChangedNotification):
+    """MCP 2025-06-18 ``ResourceListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcelistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ResourceTemplateReference(McpModel):
     """MCP 2025-06-18 definition ``ResourceTemplateReference``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourcetemplatereference"""
 
@@ -772,10 +1031,35 @@ class CompleteRequest(McpModel):
     params: CompleteRequestParams
 
 
+class JSONRPCCompleteRequestParams(CompleteRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``CompleteRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCompleteRequest(CompleteRequest):
+    """MCP 2025-06-18 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
+
+    # Deliberately narrower than CompleteRequest's.
+    params: JSONRPCCompleteRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ResourceUpdatedNotificationParams(McpModel):
     """MCP 2025-06-18 inline object at ``ResourceUpdatedNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCResourceUpdatedNotificationParams(ResourceUpdatedNotificationParams, AliasedModel):
+    """MCP 2025-06-18 ``ResourceUpdatedNotification.params`` with the members of ``JSONRPCNotification.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
+
+    meta: Omittable[dict[str, Any]] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class ResourceUpdatedNotification(McpModel):
@@ -783,6 +1067,14 @@ class ResourceUpdatedNotification(McpModel):
 
     method: Literal["notifications/resources/updated"] = Preset("notifications/resources/updated")
     params: ResourceUpdatedNotificationParams
+
+
+class JSONRPCResourceUpdatedNotification(ResourceUpdatedNotification):
+    """MCP 2025-06-18 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
+
+    # Deliberately narrower than ResourceUpdatedNotification's.
+    params: JSONRPCResourceUpdatedNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class Result(AliasedModel):
@@ -978,6 +1270,12 @@ ClientNotification: TypeAlias = Annotated[
 """MCP 2025-06-18 definition ``ClientNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientnotification"""
 
 
+class JSONRPCRootsListChangedNotification(RootsListChangedNotification):
+    """MCP 2025-06-18 ``RootsListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#rootslistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class ServerCapabilitiesPrompts(AliasedModel):
     """MCP 2025-06-18 inline object at ``ServerCapabilities.prompts``: https://modelcontextprotocol.io/specification/2025-06-18/schema#servercapabilities"""
 
@@ -1042,11 +1340,28 @@ class SetLevelRequestParams(McpModel):
     level: LoggingLevel
 
 
+class JSONRPCSetLevelRequestParams(SetLevelRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``SetLevelRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class SetLevelRequest(McpModel):
     """MCP 2025-06-18 definition ``SetLevelRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
 
     method: Literal["logging/setLevel"] = Preset("logging/setLevel")
     params: SetLevelRequestParams
+
+
+class JSONRPCSetLevelRequest(SetLevelRequest):
+    """MCP 2025-06-18 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
+
+    # Deliberately narrower than SetLevelRequest's.
+    params: JSONRPCSetLevelRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class StringSchema(AliasedModel):
@@ -1092,10 +1407,35 @@ class ElicitRequest(McpModel):
     params: ElicitRequestParams
 
 
+class JSONRPCElicitRequestParams(ElicitRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``ElicitRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCElicitRequest(ElicitRequest):
+    """MCP 2025-06-18 ``ElicitRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
+
+    # Deliberately narrower than ElicitRequest's.
+    params: JSONRPCElicitRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 class SubscribeRequestParams(McpModel):
     """MCP 2025-06-18 inline object at ``SubscribeRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
 
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
+
+
+class JSONRPCSubscribeRequestParams(SubscribeRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``SubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
 
 
 class SubscribeRequest(McpModel):
@@ -1103,6 +1443,15 @@ class SubscribeRequest(McpModel):
 
     method: Literal["resources/subscribe"] = Preset("resources/subscribe")
     params: SubscribeRequestParams
+
+
+class JSONRPCSubscribeRequest(SubscribeRequest):
+    """MCP 2025-06-18 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
+
+    # Deliberately narrower than SubscribeRequest's.
+    params: JSONRPCSubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 class TextContent(AliasedModel):
@@ -1177,6 +1526,23 @@ class CreateMessageRequest(McpModel):
 
     method: Literal["sampling/createMessage"] = Preset("sampling/createMessage")
     params: CreateMessageRequestParams
+
+
+class JSONRPCCreateMessageRequestParams(CreateMessageRequestParams):
+    """MCP 2025-06-18 ``CreateMessageRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
+class JSONRPCCreateMessageRequest(CreateMessageRequest):
+    """MCP 2025-06-18 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
+
+    # Deliberately narrower than CreateMessageRequest's.
+    params: JSONRPCCreateMessageRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")
 
 
 ServerRequest: TypeAlias = Annotated[
@@ -1313,6 +1679,12 @@ class ToolListChangedNotification(McpModel):
     params: Omittable[ToolListChangedNotificationParams] = None
 
 
+class JSONRPCToolListChangedNotification(ToolListChangedNotification):
+    """MCP 2025-06-18 ``ToolListChangedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#toollistchangednotification"""
+
+    jsonrpc: Literal["2.0"] = Preset("2.0")
+
+
 ServerNotification: TypeAlias = Annotated[
     CancelledNotification
     | ProgressNotification
@@ -1387,6 +1759,14 @@ class UnsubscribeRequestParams(McpModel):
     uri: StrictStr = Field(json_schema_extra={"format": "uri"})
 
 
+class JSONRPCUnsubscribeRequestParams(UnsubscribeRequestParams, AliasedModel):
+    """MCP 2025-06-18 ``UnsubscribeRequest.params`` with the members of ``JSONRPCRequest.params``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
+
+    meta: Omittable[JSONRPCRequestParamsMeta] = Field(
+        default=None, validation_alias=AliasChoices("_meta"), serialization_alias="_meta"
+    )
+
+
 class UnsubscribeRequest(McpModel):
     """MCP 2025-06-18 definition ``UnsubscribeRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
 
@@ -1411,3 +1791,12 @@ ClientRequest: TypeAlias = Annotated[
     Field(discriminator="method"),
 ]
 """MCP 2025-06-18 definition ``ClientRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#clientrequest"""
+
+
+class JSONRPCUnsubscribeRequest(UnsubscribeRequest):
+    """MCP 2025-06-18 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
+
+    # Deliberately narrower than UnsubscribeRequest's.
+    params: JSONRPCUnsubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
+    id: RequestId
+    jsonrpc: Literal["2.0"] = Preset("2.0")

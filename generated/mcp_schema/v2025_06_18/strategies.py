@@ -284,6 +284,12 @@ JSONRPCErrorObject: Final = objects(
     {"code": integers(), "message": strings()}, {"data": any_json()}, unknown=UNKNOWN_MEMBERS
 )
 
+JSONRPCInitializedNotification: Final = objects(
+    {"method": consts("notifications/initialized"), "jsonrpc": consts("2.0")},
+    {"params": InitializedNotificationParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 JSONRPCNotificationParams: Final = objects({}, {"_meta": maps(any_json())}, unknown=UNKNOWN_MEMBERS)
 
 JSONRPCNotification: Final = objects(
@@ -332,8 +338,24 @@ LoggingMessageNotificationParams: Final = objects(
     {"data": any_json(), "level": LoggingLevel}, {"logger": strings()}, unknown=UNKNOWN_MEMBERS
 )
 
+JSONRPCLoggingMessageNotificationParams: Final = objects(
+    {"data": any_json(), "level": LoggingLevel},
+    {"logger": strings(), "_meta": maps(any_json())},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 LoggingMessageNotification: Final = objects(
     {"method": consts("notifications/message"), "params": LoggingMessageNotificationParams},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCLoggingMessageNotification: Final = objects(
+    {
+        "method": consts("notifications/message"),
+        "params": JSONRPCLoggingMessageNotificationParams,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -379,6 +401,44 @@ JSONRPCRequestParamsMeta: Final = objects(
     {}, {"progressToken": ProgressToken}, unknown=UNKNOWN_MEMBERS
 )
 
+JSONRPCCallToolRequestParams: Final = objects(
+    {"name": strings()},
+    {"arguments": maps(any_json()), "_meta": JSONRPCRequestParamsMeta},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCGetPromptRequestParams: Final = objects(
+    {"name": strings()},
+    {"arguments": maps(strings()), "_meta": JSONRPCRequestParamsMeta},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCInitializeRequestParams: Final = objects(
+    {
+        "capabilities": ClientCapabilities,
+        "clientInfo": Implementation,
+        "protocolVersion": strings(),
+    },
+    {"_meta": JSONRPCRequestParamsMeta},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListPromptsRequestParams: Final = objects(
+    {}, {"cursor": strings(), "_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
+JSONRPCListResourceTemplatesRequestParams: Final = objects(
+    {}, {"cursor": strings(), "_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
+JSONRPCListResourcesRequestParams: Final = objects(
+    {}, {"cursor": strings(), "_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
+JSONRPCListToolsRequestParams: Final = objects(
+    {}, {"cursor": strings(), "_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
 JSONRPCRequestParams: Final = objects(
     {}, {"_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
 )
@@ -411,8 +471,24 @@ ProgressNotificationParams: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCProgressNotificationParams: Final = objects(
+    {"progress": numbers(), "progressToken": ProgressToken},
+    {"message": strings(), "total": numbers(), "_meta": maps(any_json())},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ProgressNotification: Final = objects(
     {"method": consts("notifications/progress"), "params": ProgressNotificationParams},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCProgressNotification: Final = objects(
+    {
+        "method": consts("notifications/progress"),
+        "params": JSONRPCProgressNotificationParams,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -450,12 +526,22 @@ PromptListChangedNotification: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCPromptListChangedNotification: Final = objects(
+    {"method": consts("notifications/prompts/list_changed"), "jsonrpc": consts("2.0")},
+    {"params": PromptListChangedNotificationParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 PromptReference: Final = objects(
     {"name": strings(), "type": consts("ref/prompt")}, {"title": strings()}, unknown=UNKNOWN_MEMBERS
 )
 
 ReadResourceRequestParams: Final = objects(
     {"uri": strings(format="uri")}, {}, unknown=UNKNOWN_MEMBERS
+)
+
+JSONRPCReadResourceRequestParams: Final = objects(
+    {"uri": strings(format="uri")}, {"_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
 )
 
 ReadResourceRequest: Final = objects(
@@ -476,8 +562,104 @@ CancelledNotification: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCCallToolRequest: Final = objects(
+    {
+        "method": consts("tools/call"),
+        "params": JSONRPCCallToolRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCCancelledNotificationParams: Final = objects(
+    {"requestId": RequestId},
+    {"reason": strings(), "_meta": maps(any_json())},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCCancelledNotification: Final = objects(
+    {
+        "method": consts("notifications/cancelled"),
+        "params": JSONRPCCancelledNotificationParams,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 JSONRPCError: Final = objects(
     {"error": JSONRPCErrorObject, "id": one_of(RequestId, nulls()), "jsonrpc": consts("2.0")},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCGetPromptRequest: Final = objects(
+    {
+        "method": consts("prompts/get"),
+        "params": JSONRPCGetPromptRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCInitializeRequest: Final = objects(
+    {
+        "method": consts("initialize"),
+        "params": JSONRPCInitializeRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListPromptsRequest: Final = objects(
+    {"method": consts("prompts/list"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": JSONRPCListPromptsRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListResourceTemplatesRequest: Final = objects(
+    {"method": consts("resources/templates/list"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": JSONRPCListResourceTemplatesRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListResourcesRequest: Final = objects(
+    {"method": consts("resources/list"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": JSONRPCListResourcesRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListRootsRequest: Final = objects(
+    {"method": consts("roots/list"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": ListRootsRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCListToolsRequest: Final = objects(
+    {"method": consts("tools/list"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": JSONRPCListToolsRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCPingRequest: Final = objects(
+    {"method": consts("ping"), "id": RequestId, "jsonrpc": consts("2.0")},
+    {"params": PingRequestParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCReadResourceRequest: Final = objects(
+    {
+        "method": consts("resources/read"),
+        "params": JSONRPCReadResourceRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -510,6 +692,12 @@ ResourceListChangedNotification: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCResourceListChangedNotification: Final = objects(
+    {"method": consts("notifications/resources/list_changed"), "jsonrpc": consts("2.0")},
+    {"params": ResourceListChangedNotificationParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ResourceTemplateReference: Final = objects(
     {"type": consts("ref/resource"), "uri": strings(format="uri-template")},
     {},
@@ -531,14 +719,48 @@ CompleteRequest: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCCompleteRequestParams: Final = objects(
+    {
+        "argument": CompleteRequestParamsArgument,
+        "ref": one_of(PromptReference, ResourceTemplateReference),
+    },
+    {"context": CompleteRequestParamsContext, "_meta": JSONRPCRequestParamsMeta},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCCompleteRequest: Final = objects(
+    {
+        "method": consts("completion/complete"),
+        "params": JSONRPCCompleteRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ResourceUpdatedNotificationParams: Final = objects(
     {"uri": strings(format="uri")}, {}, unknown=UNKNOWN_MEMBERS
+)
+
+JSONRPCResourceUpdatedNotificationParams: Final = objects(
+    {"uri": strings(format="uri")}, {"_meta": maps(any_json())}, unknown=UNKNOWN_MEMBERS
 )
 
 ResourceUpdatedNotification: Final = objects(
     {
         "method": consts("notifications/resources/updated"),
         "params": ResourceUpdatedNotificationParams,
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCResourceUpdatedNotification: Final = objects(
+    {
+        "method": consts("notifications/resources/updated"),
+        "params": JSONRPCResourceUpdatedNotificationParams,
+        "jsonrpc": consts("2.0"),
     },
     {},
     unknown=UNKNOWN_MEMBERS,
@@ -651,6 +873,12 @@ ClientNotification: Final = one_of(
     RootsListChangedNotification,
 )
 
+JSONRPCRootsListChangedNotification: Final = objects(
+    {"method": consts("notifications/roots/list_changed"), "jsonrpc": consts("2.0")},
+    {"params": RootsListChangedNotificationParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ServerCapabilitiesPrompts: Final = objects({}, {"listChanged": booleans()}, unknown=UNKNOWN_MEMBERS)
 
 ServerCapabilitiesResources: Final = objects(
@@ -684,8 +912,23 @@ InitializeResult: Final = objects(
 
 SetLevelRequestParams: Final = objects({"level": LoggingLevel}, {}, unknown=UNKNOWN_MEMBERS)
 
+JSONRPCSetLevelRequestParams: Final = objects(
+    {"level": LoggingLevel}, {"_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
 SetLevelRequest: Final = objects(
     {"method": consts("logging/setLevel"), "params": SetLevelRequestParams},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCSetLevelRequest: Final = objects(
+    {
+        "method": consts("logging/setLevel"),
+        "params": JSONRPCSetLevelRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -722,10 +965,42 @@ ElicitRequest: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCElicitRequestParams: Final = objects(
+    {"message": strings(), "requestedSchema": ElicitRequestParamsRequestedSchema},
+    {"_meta": JSONRPCRequestParamsMeta},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCElicitRequest: Final = objects(
+    {
+        "method": consts("elicitation/create"),
+        "params": JSONRPCElicitRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 SubscribeRequestParams: Final = objects({"uri": strings(format="uri")}, {}, unknown=UNKNOWN_MEMBERS)
+
+JSONRPCSubscribeRequestParams: Final = objects(
+    {"uri": strings(format="uri")}, {"_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
 
 SubscribeRequest: Final = objects(
     {"method": consts("resources/subscribe"), "params": SubscribeRequestParams},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCSubscribeRequest: Final = objects(
+    {
+        "method": consts("resources/subscribe"),
+        "params": JSONRPCSubscribeRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -765,6 +1040,31 @@ CreateMessageRequestParams: Final = objects(
 
 CreateMessageRequest: Final = objects(
     {"method": consts("sampling/createMessage"), "params": CreateMessageRequestParams},
+    {},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCCreateMessageRequestParams: Final = objects(
+    {"maxTokens": integers(), "messages": arrays(SamplingMessage)},
+    {
+        "includeContext": consts("allServers", "none", "thisServer"),
+        "metadata": maps(any_json()),
+        "modelPreferences": ModelPreferences,
+        "stopSequences": arrays(strings()),
+        "systemPrompt": strings(),
+        "temperature": numbers(),
+        "_meta": JSONRPCRequestParamsMeta,
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
+JSONRPCCreateMessageRequest: Final = objects(
+    {
+        "method": consts("sampling/createMessage"),
+        "params": JSONRPCCreateMessageRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
     {},
     unknown=UNKNOWN_MEMBERS,
 )
@@ -835,6 +1135,12 @@ ToolListChangedNotification: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+JSONRPCToolListChangedNotification: Final = objects(
+    {"method": consts("notifications/tools/list_changed"), "jsonrpc": consts("2.0")},
+    {"params": ToolListChangedNotificationParams},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ServerNotification: Final = one_of(
     CancelledNotification,
     ProgressNotification,
@@ -886,6 +1192,10 @@ UnsubscribeRequestParams: Final = objects(
     {"uri": strings(format="uri")}, {}, unknown=UNKNOWN_MEMBERS
 )
 
+JSONRPCUnsubscribeRequestParams: Final = objects(
+    {"uri": strings(format="uri")}, {"_meta": JSONRPCRequestParamsMeta}, unknown=UNKNOWN_MEMBERS
+)
+
 UnsubscribeRequest: Final = objects(
     {"method": consts("resources/unsubscribe"), "params": UnsubscribeRequestParams},
     {},
@@ -906,6 +1216,17 @@ ClientRequest: Final = one_of(
     CallToolRequest,
     SetLevelRequest,
     CompleteRequest,
+)
+
+JSONRPCUnsubscribeRequest: Final = objects(
+    {
+        "method": consts("resources/unsubscribe"),
+        "params": JSONRPCUnsubscribeRequestParams,
+        "id": RequestId,
+        "jsonrpc": consts("2.0"),
+    },
+    {},
+    unknown=UNKNOWN_MEMBERS,
 )
 
 DEFINITIONS: Final[Mapping[str, SearchStrategy[Json]]] = MappingProxyType(
@@ -1044,14 +1365,57 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.InitializeResult: InitializeResult,
         m.InitializedNotification: InitializedNotification,
         m.InitializedNotificationParams: InitializedNotificationParams,
+        m.JSONRPCCallToolRequest: JSONRPCCallToolRequest,
+        m.JSONRPCCallToolRequestParams: JSONRPCCallToolRequestParams,
+        m.JSONRPCCancelledNotification: JSONRPCCancelledNotification,
+        m.JSONRPCCancelledNotificationParams: JSONRPCCancelledNotificationParams,
+        m.JSONRPCCompleteRequest: JSONRPCCompleteRequest,
+        m.JSONRPCCompleteRequestParams: JSONRPCCompleteRequestParams,
+        m.JSONRPCCreateMessageRequest: JSONRPCCreateMessageRequest,
+        m.JSONRPCCreateMessageRequestParams: JSONRPCCreateMessageRequestParams,
+        m.JSONRPCElicitRequest: JSONRPCElicitRequest,
+        m.JSONRPCElicitRequestParams: JSONRPCElicitRequestParams,
         m.JSONRPCError: JSONRPCError,
         m.JSONRPCErrorObject: JSONRPCErrorObject,
+        m.JSONRPCGetPromptRequest: JSONRPCGetPromptRequest,
+        m.JSONRPCGetPromptRequestParams: JSONRPCGetPromptRequestParams,
+        m.JSONRPCInitializeRequest: JSONRPCInitializeRequest,
+        m.JSONRPCInitializeRequestParams: JSONRPCInitializeRequestParams,
+        m.JSONRPCInitializedNotification: JSONRPCInitializedNotification,
+        m.JSONRPCListPromptsRequest: JSONRPCListPromptsRequest,
+        m.JSONRPCListPromptsRequestParams: JSONRPCListPromptsRequestParams,
+        m.JSONRPCListResourceTemplatesRequest: JSONRPCListResourceTemplatesRequest,
+        m.JSONRPCListResourceTemplatesRequestParams: JSONRPCListResourceTemplatesRequestParams,
+        m.JSONRPCListResourcesRequest: JSONRPCListResourcesRequest,
+        m.JSONRPCListResourcesRequestParams: JSONRPCListResourcesRequestParams,
+        m.JSONRPCListRootsRequest: JSONRPCListRootsRequest,
+        m.JSONRPCListToolsRequest: JSONRPCListToolsRequest,
+        m.JSONRPCListToolsRequestParams: JSONRPCListToolsRequestParams,
+        m.JSONRPCLoggingMessageNotification: JSONRPCLoggingMessageNotification,
+        m.JSONRPCLoggingMessageNotificationParams: JSONRPCLoggingMessageNotificationParams,
         m.JSONRPCNotification: JSONRPCNotification,
         m.JSONRPCNotificationParams: JSONRPCNotificationParams,
+        m.JSONRPCPingRequest: JSONRPCPingRequest,
+        m.JSONRPCProgressNotification: JSONRPCProgressNotification,
+        m.JSONRPCProgressNotificationParams: JSONRPCProgressNotificationParams,
+        m.JSONRPCPromptListChangedNotification: JSONRPCPromptListChangedNotification,
+        m.JSONRPCReadResourceRequest: JSONRPCReadResourceRequest,
+        m.JSONRPCReadResourceRequestParams: JSONRPCReadResourceRequestParams,
         m.JSONRPCRequest: JSONRPCRequest,
         m.JSONRPCRequestParams: JSONRPCRequestParams,
         m.JSONRPCRequestParamsMeta: JSONRPCRequestParamsMeta,
+        m.JSONRPCResourceListChangedNotification: JSONRPCResourceListChangedNotification,
+        m.JSONRPCResourceUpdatedNotification: JSONRPCResourceUpdatedNotification,
+        m.JSONRPCResourceUpdatedNotificationParams: JSONRPCResourceUpdatedNotificationParams,
         m.JSONRPCResponse: JSONRPCResponse,
+        m.JSONRPCRootsListChangedNotification: JSONRPCRootsListChangedNotification,
+        m.JSONRPCSetLevelRequest: JSONRPCSetLevelRequest,
+        m.JSONRPCSetLevelRequestParams: JSONRPCSetLevelRequestParams,
+        m.JSONRPCSubscribeRequest: JSONRPCSubscribeRequest,
+        m.JSONRPCSubscribeRequestParams: JSONRPCSubscribeRequestParams,
+        m.JSONRPCToolListChangedNotification: JSONRPCToolListChangedNotification,
+        m.JSONRPCUnsubscribeRequest: JSONRPCUnsubscribeRequest,
+        m.JSONRPCUnsubscribeRequestParams: JSONRPCUnsubscribeRequestParams,
         m.ListPromptsRequest: ListPromptsRequest,
         m.ListPromptsRequestParams: ListPromptsRequestParams,
         m.ListPromptsResult: ListPromptsResult,
@@ -1134,37 +1498,37 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
 
 REQUESTS: Final[Mapping[str, SearchStrategy[Json]]] = MappingProxyType(
     {
-        "completion/complete": CompleteRequest,
-        "elicitation/create": ElicitRequest,
-        "initialize": InitializeRequest,
-        "logging/setLevel": SetLevelRequest,
-        "ping": PingRequest,
-        "prompts/get": GetPromptRequest,
-        "prompts/list": ListPromptsRequest,
-        "resources/list": ListResourcesRequest,
-        "resources/read": ReadResourceRequest,
-        "resources/subscribe": SubscribeRequest,
-        "resources/templates/list": ListResourceTemplatesRequest,
-        "resources/unsubscribe": UnsubscribeRequest,
-        "roots/list": ListRootsRequest,
-        "sampling/createMessage": CreateMessageRequest,
-        "tools/call": CallToolRequest,
-        "tools/list": ListToolsRequest,
+        "completion/complete": JSONRPCCompleteRequest,
+        "elicitation/create": JSONRPCElicitRequest,
+        "initialize": JSONRPCInitializeRequest,
+        "logging/setLevel": JSONRPCSetLevelRequest,
+        "ping": JSONRPCPingRequest,
+        "prompts/get": JSONRPCGetPromptRequest,
+        "prompts/list": JSONRPCListPromptsRequest,
+        "resources/list": JSONRPCListResourcesRequest,
+        "resources/read": JSONRPCReadResourceRequest,
+        "resources/subscribe": JSONRPCSubscribeRequest,
+        "resources/templates/list": JSONRPCListResourceTemplatesRequest,
+        "resources/unsubscribe": JSONRPCUnsubscribeRequest,
+        "roots/list": JSONRPCListRootsRequest,
+        "sampling/createMessage": JSONRPCCreateMessageRequest,
+        "tools/call": JSONRPCCallToolRequest,
+        "tools/list": JSONRPCListToolsRequest,
     }
 )
 """Every request method's whole request message."""
 
 NOTIFICATIONS: Final[Mapping[str, SearchStrategy[Json]]] = MappingProxyType(
     {
-        "notifications/cancelled": CancelledNotification,
-        "notifications/initialized": InitializedNotification,
-        "notifications/message": LoggingMessageNotification,
-        "notifications/progress": ProgressNotification,
-        "notifications/prompts/list_changed": PromptListChangedNotification,
-        "notifications/resources/list_changed": ResourceListChangedNotification,
-        "notifications/resources/updated": ResourceUpdatedNotification,
-        "notifications/roots/list_changed": RootsListChangedNotification,
-        "notifications/tools/list_changed": ToolListChangedNotification,
+        "notifications/cancelled": JSONRPCCancelledNotification,
+        "notifications/initialized": JSONRPCInitializedNotification,
+        "notifications/message": JSONRPCLoggingMessageNotification,
+        "notifications/progress": JSONRPCProgressNotification,
+        "notifications/prompts/list_changed": JSONRPCPromptListChangedNotification,
+        "notifications/resources/list_changed": JSONRPCResourceListChangedNotification,
+        "notifications/resources/updated": JSONRPCResourceUpdatedNotification,
+        "notifications/roots/list_changed": JSONRPCRootsListChangedNotification,
+        "notifications/tools/list_changed": JSONRPCToolListChangedNotification,
     }
 )
 """Every notification method's whole notification message."""

@@ -4,257 +4,320 @@
 """Method and error-code tables of MCP 2025-11-25.
 
 Senders come from the schema; the request -> result pairing from
-``schema/results.json``.
+``schema/results.json``. Entries name their definitions and the package
+that holds them; importing this module imports no model (see
+`mcp_schema.method_table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from mcp_schema.base import McpModel
-from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
+from mcp_schema.method_table import (
+    Definitions,
+    InputRequestMethod,
+    NotificationMethod,
+    RequestMethod,
+    lazy_definitions,
+)
 
-from . import models as m
+if TYPE_CHECKING:
+    from mcp_schema.base import McpModel
+
+    from . import models
+
+PACKAGE: Final = "mcp_schema.v2025_11_25"
 
 REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
     {
         "completion/complete": RequestMethod(
             method="completion/complete",
             sender="client",
-            request=m.CompleteRequest,
-            params=m.CompleteRequestParams,
-            result=m.CompleteResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="CompleteRequest",
+            params_name="CompleteRequestParams",
+            result_name="CompleteResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "elicitation/create": RequestMethod(
             method="elicitation/create",
             sender="server",
-            request=m.ElicitRequest,
-            params=None,
-            result=m.ElicitResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ElicitRequest",
+            params_name=None,
+            result_name="ElicitResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "initialize": RequestMethod(
             method="initialize",
             sender="client",
-            request=m.InitializeRequest,
-            params=m.InitializeRequestParams,
-            result=m.InitializeResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="InitializeRequest",
+            params_name="InitializeRequestParams",
+            result_name="InitializeResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "logging/setLevel": RequestMethod(
             method="logging/setLevel",
             sender="client",
-            request=m.SetLevelRequest,
-            params=m.SetLevelRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="SetLevelRequest",
+            params_name="SetLevelRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "ping": RequestMethod(
             method="ping",
             sender="both",
-            request=m.PingRequest,
-            params=m.RequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="PingRequest",
+            params_name="RequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "prompts/get": RequestMethod(
             method="prompts/get",
             sender="client",
-            request=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
-            result=m.GetPromptResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="GetPromptRequest",
+            params_name="GetPromptRequestParams",
+            result_name="GetPromptResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "prompts/list": RequestMethod(
             method="prompts/list",
             sender="client",
-            request=m.ListPromptsRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListPromptsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListPromptsRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListPromptsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/list": RequestMethod(
             method="resources/list",
             sender="client",
-            request=m.ListResourcesRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListResourcesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListResourcesRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListResourcesResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/read": RequestMethod(
             method="resources/read",
             sender="client",
-            request=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
-            result=m.ReadResourceResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ReadResourceRequest",
+            params_name="ReadResourceRequestParams",
+            result_name="ReadResourceResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/subscribe": RequestMethod(
             method="resources/subscribe",
             sender="client",
-            request=m.SubscribeRequest,
-            params=m.SubscribeRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="SubscribeRequest",
+            params_name="SubscribeRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/templates/list": RequestMethod(
             method="resources/templates/list",
             sender="client",
-            request=m.ListResourceTemplatesRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListResourceTemplatesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListResourceTemplatesRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListResourceTemplatesResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "resources/unsubscribe": RequestMethod(
             method="resources/unsubscribe",
             sender="client",
-            request=m.UnsubscribeRequest,
-            params=m.UnsubscribeRequestParams,
-            result=m.EmptyResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="UnsubscribeRequest",
+            params_name="UnsubscribeRequestParams",
+            result_name="EmptyResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "roots/list": RequestMethod(
             method="roots/list",
             sender="server",
-            request=m.ListRootsRequest,
-            params=m.RequestParams,
-            result=m.ListRootsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListRootsRequest",
+            params_name="RequestParams",
+            result_name="ListRootsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "sampling/createMessage": RequestMethod(
             method="sampling/createMessage",
             sender="server",
-            request=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
-            result=m.CreateMessageResult,
-            alternatives=(m.CreateTaskResult,),
+            package=PACKAGE,
+            request_name="CreateMessageRequest",
+            params_name="CreateMessageRequestParams",
+            result_name="CreateMessageResult",
+            assumed_complete_name=None,
+            alternative_names=("CreateTaskResult",),
         ),
         "tasks/cancel": RequestMethod(
             method="tasks/cancel",
             sender="both",
-            request=m.CancelTaskRequest,
-            params=m.CancelTaskRequestParams,
-            result=m.CancelTaskResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="CancelTaskRequest",
+            params_name="CancelTaskRequestParams",
+            result_name="CancelTaskResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tasks/get": RequestMethod(
             method="tasks/get",
             sender="both",
-            request=m.GetTaskRequest,
-            params=m.GetTaskRequestParams,
-            result=m.GetTaskResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="GetTaskRequest",
+            params_name="GetTaskRequestParams",
+            result_name="GetTaskResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tasks/list": RequestMethod(
             method="tasks/list",
             sender="both",
-            request=m.ListTasksRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListTasksResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListTasksRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListTasksResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tasks/result": RequestMethod(
             method="tasks/result",
             sender="both",
-            request=m.GetTaskPayloadRequest,
-            params=m.GetTaskPayloadRequestParams,
-            result=m.GetTaskPayloadResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="GetTaskPayloadRequest",
+            params_name="GetTaskPayloadRequestParams",
+            result_name="GetTaskPayloadResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
         "tools/call": RequestMethod(
             method="tools/call",
             sender="client",
-            request=m.CallToolRequest,
-            params=m.CallToolRequestParams,
-            result=m.CallToolResult,
-            alternatives=(m.CreateTaskResult,),
+            package=PACKAGE,
+            request_name="CallToolRequest",
+            params_name="CallToolRequestParams",
+            result_name="CallToolResult",
+            assumed_complete_name=None,
+            alternative_names=("CreateTaskResult",),
         ),
         "tools/list": RequestMethod(
             method="tools/list",
             sender="client",
-            request=m.ListToolsRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListToolsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListToolsRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListToolsResult",
+            assumed_complete_name=None,
+            alternative_names=(),
         ),
     }
 )
-"""Every request method: who sends it, its classes, what answers it."""
+"""Every request method: who sends it, its definitions, what answers it."""
 
 NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
     {
         "notifications/cancelled": NotificationMethod(
             method="notifications/cancelled",
             sender="both",
-            notification=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            package=PACKAGE,
+            notification_name="CancelledNotification",
+            params_name="CancelledNotificationParams",
         ),
         "notifications/elicitation/complete": NotificationMethod(
             method="notifications/elicitation/complete",
             sender="server",
-            notification=m.ElicitationCompleteNotification,
-            params=m.ElicitationCompleteNotificationParams,
+            package=PACKAGE,
+            notification_name="ElicitationCompleteNotification",
+            params_name="ElicitationCompleteNotificationParams",
         ),
         "notifications/initialized": NotificationMethod(
             method="notifications/initialized",
             sender="client",
-            notification=m.InitializedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="InitializedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/message": NotificationMethod(
             method="notifications/message",
             sender="server",
-            notification=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            package=PACKAGE,
+            notification_name="LoggingMessageNotification",
+            params_name="LoggingMessageNotificationParams",
         ),
         "notifications/progress": NotificationMethod(
             method="notifications/progress",
             sender="both",
-            notification=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            package=PACKAGE,
+            notification_name="ProgressNotification",
+            params_name="ProgressNotificationParams",
         ),
         "notifications/prompts/list_changed": NotificationMethod(
             method="notifications/prompts/list_changed",
             sender="server",
-            notification=m.PromptListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="PromptListChangedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/resources/list_changed": NotificationMethod(
             method="notifications/resources/list_changed",
             sender="server",
-            notification=m.ResourceListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="ResourceListChangedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/resources/updated": NotificationMethod(
             method="notifications/resources/updated",
             sender="server",
-            notification=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            package=PACKAGE,
+            notification_name="ResourceUpdatedNotification",
+            params_name="ResourceUpdatedNotificationParams",
         ),
         "notifications/roots/list_changed": NotificationMethod(
             method="notifications/roots/list_changed",
             sender="client",
-            notification=m.RootsListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="RootsListChangedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/tasks/status": NotificationMethod(
             method="notifications/tasks/status",
             sender="both",
-            notification=m.TaskStatusNotification,
-            params=m.TaskStatusNotificationParams,
+            package=PACKAGE,
+            notification_name="TaskStatusNotification",
+            params_name="TaskStatusNotificationParams",
         ),
         "notifications/tools/list_changed": NotificationMethod(
             method="notifications/tools/list_changed",
             sender="server",
-            notification=m.ToolListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="ToolListChangedNotification",
+            params_name="NotificationParams",
         ),
     }
 )
-"""Every notification method: who sends it and its classes."""
+"""Every notification method: who sends it and its definitions."""
 
 INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType({})
 """Requests a server embeds in an input-required result (none before 2026-07-28)."""
@@ -266,17 +329,27 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+ERROR_MODEL_NAMES: Final[Mapping[int, str]] = MappingProxyType(
     {
-        URL_ELICITATION_REQUIRED: m.URLElicitationRequiredErrorObject,
-        INVALID_REQUEST: m.Error,
-        METHOD_NOT_FOUND: m.Error,
-        INVALID_PARAMS: m.Error,
-        INTERNAL_ERROR: m.Error,
-        PARSE_ERROR: m.Error,
+        URL_ELICITATION_REQUIRED: "URLElicitationRequiredErrorObject",
+        INVALID_REQUEST: "Error",
+        METHOD_NOT_FOUND: "Error",
+        INVALID_PARAMS: "Error",
+        INTERNAL_ERROR: "Error",
+        PARSE_ERROR: "Error",
     }
 )
+"""The definition of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL_NAME: Final = "Error"
+"""The definition of a JSON-RPC ``error`` member of any other code."""
+
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = Definitions(PACKAGE, ERROR_MODEL_NAMES)
 """The model of a JSON-RPC ``error`` member, by code."""
 
-ERROR_MODEL: Final = m.Error
-"""The model of a JSON-RPC ``error`` member of any other code."""
+if TYPE_CHECKING:
+    ERROR_MODEL: Final = models.Error
+    """The model of a JSON-RPC ``error`` member of any other code."""
+else:
+    # ERROR_MODEL is read from models when first asked for.
+    __getattr__ = lazy_definitions(__name__, {"ERROR_MODEL": ERROR_MODEL_NAME})

@@ -25,6 +25,7 @@ __all__ = [
     "CallToolRequest",
     "CallToolRequestParams",
     "CallToolResult",
+    "CallToolResultAssumedComplete",
     "CallToolResultResponse",
     "CancelledNotification",
     "CancelledNotificationParams",
@@ -39,6 +40,7 @@ __all__ = [
     "CompleteRequestParamsArgument",
     "CompleteRequestParamsContext",
     "CompleteResult",
+    "CompleteResultAssumedComplete",
     "CompleteResultCompletion",
     "CompleteResultResponse",
     "ContentBlock",
@@ -48,6 +50,7 @@ __all__ = [
     "Cursor",
     "DiscoverRequest",
     "DiscoverResult",
+    "DiscoverResultAssumedComplete",
     "DiscoverResultResponse",
     "ElicitRequest",
     "ElicitRequestFormParams",
@@ -62,6 +65,7 @@ __all__ = [
     "GetPromptRequest",
     "GetPromptRequestParams",
     "GetPromptResult",
+    "GetPromptResultAssumedComplete",
     "GetPromptResultResponse",
     "HeaderMismatchError",
     "HeaderMismatchErrorObject",
@@ -90,18 +94,22 @@ __all__ = [
     "LegacyTitledEnumSchema",
     "ListPromptsRequest",
     "ListPromptsResult",
+    "ListPromptsResultAssumedComplete",
     "ListPromptsResultResponse",
     "ListResourceTemplatesRequest",
     "ListResourceTemplatesResult",
+    "ListResourceTemplatesResultAssumedComplete",
     "ListResourceTemplatesResultResponse",
     "ListResourcesRequest",
     "ListResourcesResult",
+    "ListResourcesResultAssumedComplete",
     "ListResourcesResultResponse",
     "ListRootsRequest",
     "ListRootsRequestParams",
     "ListRootsResult",
     "ListToolsRequest",
     "ListToolsResult",
+    "ListToolsResultAssumedComplete",
     "ListToolsResultResponse",
     "LoggingLevel",
     "LoggingMessageNotification",
@@ -134,6 +142,7 @@ __all__ = [
     "ReadResourceRequest",
     "ReadResourceRequestParams",
     "ReadResourceResult",
+    "ReadResourceResultAssumedComplete",
     "ReadResourceResultResponse",
     "Request",
     "RequestId",
@@ -169,6 +178,7 @@ __all__ = [
     "SubscriptionsListenRequest",
     "SubscriptionsListenRequestParams",
     "SubscriptionsListenResult",
+    "SubscriptionsListenResultAssumedComplete",
     "SubscriptionsListenResultMetaObject",
     "SubscriptionsListenResultResponse",
     "TextContent",
@@ -873,6 +883,15 @@ class CompleteResult(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class CompleteResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``CompleteResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    completion: CompleteResultCompletion
+    resultType: NotRequired[StrictStr]
+
+
+@with_config(OPEN_DICT)
 class CompleteResultResponse(TypedDict):
     """MCP 2026-07-28 definition ``CompleteResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresultresponse"""
 
@@ -890,6 +909,18 @@ class ListPromptsResult(TypedDict):
     nextCursor: NotRequired[StrictStr]
     prompts: list[Prompt]
     resultType: StrictStr
+    ttlMs: Annotated[int, Int(ge=0)]
+
+
+@with_config(OPEN_DICT)
+class ListPromptsResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``ListPromptsResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: Literal["private", "public"]
+    nextCursor: NotRequired[StrictStr]
+    prompts: list[Prompt]
+    resultType: NotRequired[StrictStr]
     ttlMs: Annotated[int, Int(ge=0)]
 
 
@@ -1015,6 +1046,18 @@ class ListResourcesResult(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class ListResourcesResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``ListResourcesResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: Literal["private", "public"]
+    nextCursor: NotRequired[StrictStr]
+    resources: list[Resource]
+    resultType: NotRequired[StrictStr]
+    ttlMs: Annotated[int, Int(ge=0)]
+
+
+@with_config(OPEN_DICT)
 class ListResourcesResultResponse(TypedDict):
     """MCP 2026-07-28 definition ``ListResourcesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresultresponse"""
 
@@ -1062,6 +1105,18 @@ class ListResourceTemplatesResult(TypedDict):
     nextCursor: NotRequired[StrictStr]
     resourceTemplates: list[ResourceTemplate]
     resultType: StrictStr
+    ttlMs: Annotated[int, Int(ge=0)]
+
+
+@with_config(OPEN_DICT)
+class ListResourceTemplatesResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``ListResourceTemplatesResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: Literal["private", "public"]
+    nextCursor: NotRequired[StrictStr]
+    resourceTemplates: list[ResourceTemplate]
+    resultType: NotRequired[StrictStr]
     ttlMs: Annotated[int, Int(ge=0)]
 
 
@@ -1134,6 +1189,19 @@ class DiscoverResult(TypedDict):
     capabilities: ServerCapabilities
     instructions: NotRequired[StrictStr]
     resultType: StrictStr
+    supportedVersions: list[StrictStr]
+    ttlMs: Annotated[int, Int(ge=0)]
+
+
+@with_config(OPEN_DICT)
+class DiscoverResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``DiscoverResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: Literal["private", "public"]
+    capabilities: ServerCapabilities
+    instructions: NotRequired[StrictStr]
+    resultType: NotRequired[StrictStr]
     supportedVersions: list[StrictStr]
     ttlMs: Annotated[int, Int(ge=0)]
 
@@ -1225,6 +1293,14 @@ class SubscriptionsListenResult(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class SubscriptionsListenResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``SubscriptionsListenResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
+
+    _meta: SubscriptionsListenResultMetaObject
+    resultType: NotRequired[StrictStr]
+
+
+@with_config(OPEN_DICT)
 class SubscriptionsListenResultResponse(TypedDict):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultresponse"""
 
@@ -1284,6 +1360,17 @@ class CallToolResult(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class CallToolResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``CallToolResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    content: list[ContentBlock]
+    isError: NotRequired[StrictBool]
+    resultType: NotRequired[StrictStr]
+    structuredContent: NotRequired[Any]
+
+
+@with_config(OPEN_DICT)
 class PromptMessage(TypedDict):
     """MCP 2026-07-28 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptmessage"""
 
@@ -1302,6 +1389,16 @@ class GetPromptResult(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class GetPromptResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``GetPromptResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    description: NotRequired[StrictStr]
+    messages: list[PromptMessage]
+    resultType: NotRequired[StrictStr]
+
+
+@with_config(OPEN_DICT)
 class ReadResourceResult(TypedDict):
     """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
 
@@ -1311,6 +1408,19 @@ class ReadResourceResult(TypedDict):
         Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
     ]
     resultType: StrictStr
+    ttlMs: NotRequired[Annotated[int, Int(ge=0)]]
+
+
+@with_config(OPEN_DICT)
+class ReadResourceResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``ReadResourceResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: NotRequired[Literal["private", "public"]]
+    contents: list[
+        Annotated[TextResourceContents | BlobResourceContents, Field(union_mode="left_to_right")]
+    ]
+    resultType: NotRequired[StrictStr]
     ttlMs: NotRequired[Annotated[int, Int(ge=0)]]
 
 
@@ -1445,6 +1555,18 @@ class ListToolsResult(TypedDict):
     cacheScope: Literal["private", "public"]
     nextCursor: NotRequired[StrictStr]
     resultType: StrictStr
+    tools: list[Tool]
+    ttlMs: Annotated[int, Int(ge=0)]
+
+
+@with_config(OPEN_DICT)
+class ListToolsResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28 ``ListToolsResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
+
+    _meta: NotRequired[ResultMetaObject]
+    cacheScope: Literal["private", "public"]
+    nextCursor: NotRequired[StrictStr]
+    resultType: NotRequired[StrictStr]
     tools: list[Tool]
     ttlMs: Annotated[int, Int(ge=0)]
 

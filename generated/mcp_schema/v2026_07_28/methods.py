@@ -4,176 +4,219 @@
 """Method and error-code tables of MCP 2026-07-28.
 
 Senders come from the schema; the request -> result pairing from
-``schema/results.json``.
+``schema/results.json``. Entries name their definitions and the package
+that holds them; importing this module imports no model (see
+`mcp_schema.method_table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from mcp_schema.base import McpModel
-from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
+from mcp_schema.method_table import (
+    Definitions,
+    InputRequestMethod,
+    NotificationMethod,
+    RequestMethod,
+    lazy_definitions,
+)
 
-from . import models as m
+if TYPE_CHECKING:
+    from mcp_schema.base import McpModel
+
+    from . import models
+
+PACKAGE: Final = "mcp_schema.v2026_07_28"
 
 REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
     {
         "completion/complete": RequestMethod(
             method="completion/complete",
             sender="client",
-            request=m.CompleteRequest,
-            params=m.CompleteRequestParams,
-            result=m.CompleteResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="CompleteRequest",
+            params_name="CompleteRequestParams",
+            result_name="CompleteResult",
+            assumed_complete_name="CompleteResultAssumedComplete",
+            alternative_names=(),
         ),
         "prompts/get": RequestMethod(
             method="prompts/get",
             sender="client",
-            request=m.GetPromptRequest,
-            params=m.GetPromptRequestParams,
-            result=m.GetPromptResult,
-            alternatives=(m.InputRequiredResult,),
+            package=PACKAGE,
+            request_name="GetPromptRequest",
+            params_name="GetPromptRequestParams",
+            result_name="GetPromptResult",
+            assumed_complete_name="GetPromptResultAssumedComplete",
+            alternative_names=("InputRequiredResult",),
         ),
         "prompts/list": RequestMethod(
             method="prompts/list",
             sender="client",
-            request=m.ListPromptsRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListPromptsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListPromptsRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListPromptsResult",
+            assumed_complete_name="ListPromptsResultAssumedComplete",
+            alternative_names=(),
         ),
         "resources/list": RequestMethod(
             method="resources/list",
             sender="client",
-            request=m.ListResourcesRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListResourcesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListResourcesRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListResourcesResult",
+            assumed_complete_name="ListResourcesResultAssumedComplete",
+            alternative_names=(),
         ),
         "resources/read": RequestMethod(
             method="resources/read",
             sender="client",
-            request=m.ReadResourceRequest,
-            params=m.ReadResourceRequestParams,
-            result=m.ReadResourceResult,
-            alternatives=(m.InputRequiredResult,),
+            package=PACKAGE,
+            request_name="ReadResourceRequest",
+            params_name="ReadResourceRequestParams",
+            result_name="ReadResourceResult",
+            assumed_complete_name="ReadResourceResultAssumedComplete",
+            alternative_names=("InputRequiredResult",),
         ),
         "resources/templates/list": RequestMethod(
             method="resources/templates/list",
             sender="client",
-            request=m.ListResourceTemplatesRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListResourceTemplatesResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListResourceTemplatesRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListResourceTemplatesResult",
+            assumed_complete_name="ListResourceTemplatesResultAssumedComplete",
+            alternative_names=(),
         ),
         "server/discover": RequestMethod(
             method="server/discover",
             sender="client",
-            request=m.DiscoverRequest,
-            params=m.RequestParams,
-            result=m.DiscoverResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="DiscoverRequest",
+            params_name="RequestParams",
+            result_name="DiscoverResult",
+            assumed_complete_name="DiscoverResultAssumedComplete",
+            alternative_names=(),
         ),
         "subscriptions/listen": RequestMethod(
             method="subscriptions/listen",
             sender="client",
-            request=m.SubscriptionsListenRequest,
-            params=m.SubscriptionsListenRequestParams,
-            result=m.SubscriptionsListenResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="SubscriptionsListenRequest",
+            params_name="SubscriptionsListenRequestParams",
+            result_name="SubscriptionsListenResult",
+            assumed_complete_name="SubscriptionsListenResultAssumedComplete",
+            alternative_names=(),
         ),
         "tools/call": RequestMethod(
             method="tools/call",
             sender="client",
-            request=m.CallToolRequest,
-            params=m.CallToolRequestParams,
-            result=m.CallToolResult,
-            alternatives=(m.InputRequiredResult,),
+            package=PACKAGE,
+            request_name="CallToolRequest",
+            params_name="CallToolRequestParams",
+            result_name="CallToolResult",
+            assumed_complete_name="CallToolResultAssumedComplete",
+            alternative_names=("InputRequiredResult",),
         ),
         "tools/list": RequestMethod(
             method="tools/list",
             sender="client",
-            request=m.ListToolsRequest,
-            params=m.PaginatedRequestParams,
-            result=m.ListToolsResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="ListToolsRequest",
+            params_name="PaginatedRequestParams",
+            result_name="ListToolsResult",
+            assumed_complete_name="ListToolsResultAssumedComplete",
+            alternative_names=(),
         ),
     }
 )
-"""Every request method: who sends it, its classes, what answers it."""
+"""Every request method: who sends it, its definitions, what answers it."""
 
 NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
     {
         "notifications/cancelled": NotificationMethod(
             method="notifications/cancelled",
             sender="server",
-            notification=m.CancelledNotification,
-            params=m.CancelledNotificationParams,
+            package=PACKAGE,
+            notification_name="CancelledNotification",
+            params_name="CancelledNotificationParams",
         ),
         "notifications/message": NotificationMethod(
             method="notifications/message",
             sender="server",
-            notification=m.LoggingMessageNotification,
-            params=m.LoggingMessageNotificationParams,
+            package=PACKAGE,
+            notification_name="LoggingMessageNotification",
+            params_name="LoggingMessageNotificationParams",
         ),
         "notifications/progress": NotificationMethod(
             method="notifications/progress",
             sender="server",
-            notification=m.ProgressNotification,
-            params=m.ProgressNotificationParams,
+            package=PACKAGE,
+            notification_name="ProgressNotification",
+            params_name="ProgressNotificationParams",
         ),
         "notifications/prompts/list_changed": NotificationMethod(
             method="notifications/prompts/list_changed",
             sender="server",
-            notification=m.PromptListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="PromptListChangedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/resources/list_changed": NotificationMethod(
             method="notifications/resources/list_changed",
             sender="server",
-            notification=m.ResourceListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="ResourceListChangedNotification",
+            params_name="NotificationParams",
         ),
         "notifications/resources/updated": NotificationMethod(
             method="notifications/resources/updated",
             sender="server",
-            notification=m.ResourceUpdatedNotification,
-            params=m.ResourceUpdatedNotificationParams,
+            package=PACKAGE,
+            notification_name="ResourceUpdatedNotification",
+            params_name="ResourceUpdatedNotificationParams",
         ),
         "notifications/subscriptions/acknowledged": NotificationMethod(
             method="notifications/subscriptions/acknowledged",
             sender="server",
-            notification=m.SubscriptionsAcknowledgedNotification,
-            params=m.SubscriptionsAcknowledgedNotificationParams,
+            package=PACKAGE,
+            notification_name="SubscriptionsAcknowledgedNotification",
+            params_name="SubscriptionsAcknowledgedNotificationParams",
         ),
         "notifications/tools/list_changed": NotificationMethod(
             method="notifications/tools/list_changed",
             sender="server",
-            notification=m.ToolListChangedNotification,
-            params=m.NotificationParams,
+            package=PACKAGE,
+            notification_name="ToolListChangedNotification",
+            params_name="NotificationParams",
         ),
     }
 )
-"""Every notification method: who sends it and its classes."""
+"""Every notification method: who sends it and its definitions."""
 
 INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType(
     {
         "elicitation/create": InputRequestMethod(
             method="elicitation/create",
-            request=m.ElicitRequest,
-            params=None,
+            package=PACKAGE,
+            request_name="ElicitRequest",
+            params_name=None,
         ),
         "roots/list": InputRequestMethod(
             method="roots/list",
-            request=m.ListRootsRequest,
-            params=m.ListRootsRequestParams,
+            package=PACKAGE,
+            request_name="ListRootsRequest",
+            params_name="ListRootsRequestParams",
         ),
         "sampling/createMessage": InputRequestMethod(
             method="sampling/createMessage",
-            request=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
+            package=PACKAGE,
+            request_name="CreateMessageRequest",
+            params_name="CreateMessageRequestParams",
         ),
     }
 )
@@ -188,19 +231,29 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+ERROR_MODEL_NAMES: Final[Mapping[int, str]] = MappingProxyType(
     {
-        HEADER_MISMATCH: m.HeaderMismatchErrorObject,
-        MISSING_REQUIRED_CLIENT_CAPABILITY: m.MissingRequiredClientCapabilityErrorObject,
-        UNSUPPORTED_PROTOCOL_VERSION: m.UnsupportedProtocolVersionErrorObject,
-        INVALID_REQUEST: m.InvalidRequestError,
-        METHOD_NOT_FOUND: m.MethodNotFoundError,
-        INVALID_PARAMS: m.InvalidParamsError,
-        INTERNAL_ERROR: m.InternalError,
-        PARSE_ERROR: m.ParseError,
+        HEADER_MISMATCH: "HeaderMismatchErrorObject",
+        MISSING_REQUIRED_CLIENT_CAPABILITY: "MissingRequiredClientCapabilityErrorObject",
+        UNSUPPORTED_PROTOCOL_VERSION: "UnsupportedProtocolVersionErrorObject",
+        INVALID_REQUEST: "InvalidRequestError",
+        METHOD_NOT_FOUND: "MethodNotFoundError",
+        INVALID_PARAMS: "InvalidParamsError",
+        INTERNAL_ERROR: "InternalError",
+        PARSE_ERROR: "ParseError",
     }
 )
+"""The definition of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL_NAME: Final = "Error"
+"""The definition of a JSON-RPC ``error`` member of any other code."""
+
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = Definitions(PACKAGE, ERROR_MODEL_NAMES)
 """The model of a JSON-RPC ``error`` member, by code."""
 
-ERROR_MODEL: Final = m.Error
-"""The model of a JSON-RPC ``error`` member of any other code."""
+if TYPE_CHECKING:
+    ERROR_MODEL: Final = models.Error
+    """The model of a JSON-RPC ``error`` member of any other code."""
+else:
+    # ERROR_MODEL is read from models when first asked for.
+    __getattr__ = lazy_definitions(__name__, {"ERROR_MODEL": ERROR_MODEL_NAME})

@@ -30,6 +30,7 @@ __all__ = [
     "CallToolRequest",
     "CallToolRequestParams",
     "CallToolResult",
+    "CallToolResultAssumedComplete",
     "CallToolResultResponse",
     "CancelledNotification",
     "CancelledNotificationParams",
@@ -44,6 +45,7 @@ __all__ = [
     "CompleteRequestParamsArgument",
     "CompleteRequestParamsContext",
     "CompleteResult",
+    "CompleteResultAssumedComplete",
     "CompleteResultCompletion",
     "CompleteResultResponse",
     "ContentBlock",
@@ -53,6 +55,7 @@ __all__ = [
     "Cursor",
     "DiscoverRequest",
     "DiscoverResult",
+    "DiscoverResultAssumedComplete",
     "DiscoverResultResponse",
     "ElicitRequest",
     "ElicitRequestFormParams",
@@ -67,6 +70,7 @@ __all__ = [
     "GetPromptRequest",
     "GetPromptRequestParams",
     "GetPromptResult",
+    "GetPromptResultAssumedComplete",
     "GetPromptResultResponse",
     "HeaderMismatchError",
     "HeaderMismatchErrorObject",
@@ -95,18 +99,22 @@ __all__ = [
     "LegacyTitledEnumSchema",
     "ListPromptsRequest",
     "ListPromptsResult",
+    "ListPromptsResultAssumedComplete",
     "ListPromptsResultResponse",
     "ListResourceTemplatesRequest",
     "ListResourceTemplatesResult",
+    "ListResourceTemplatesResultAssumedComplete",
     "ListResourceTemplatesResultResponse",
     "ListResourcesRequest",
     "ListResourcesResult",
+    "ListResourcesResultAssumedComplete",
     "ListResourcesResultResponse",
     "ListRootsRequest",
     "ListRootsRequestParams",
     "ListRootsResult",
     "ListToolsRequest",
     "ListToolsResult",
+    "ListToolsResultAssumedComplete",
     "ListToolsResultResponse",
     "LoggingLevel",
     "LoggingMessageNotification",
@@ -139,6 +147,7 @@ __all__ = [
     "ReadResourceRequest",
     "ReadResourceRequestParams",
     "ReadResourceResult",
+    "ReadResourceResultAssumedComplete",
     "ReadResourceResultResponse",
     "Request",
     "RequestId",
@@ -174,6 +183,7 @@ __all__ = [
     "SubscriptionsListenRequest",
     "SubscriptionsListenRequestParams",
     "SubscriptionsListenResult",
+    "SubscriptionsListenResultAssumedComplete",
     "SubscriptionsListenResultMetaObject",
     "SubscriptionsListenResultResponse",
     "TextContent",
@@ -901,6 +911,15 @@ class CompleteResult(AliasedModel):
     )
 
 
+class CompleteResultAssumedComplete(CompleteResult):
+    """MCP 2026-07-28 ``CompleteResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresult"""
+
+    # Deliberately wider than CompleteResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class CompleteResultResponse(McpModel):
     """MCP 2026-07-28 definition ``CompleteResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#completeresultresponse"""
 
@@ -927,6 +946,15 @@ class ListPromptsResult(AliasedModel):
     )
     ttl_ms: Annotated[int, Int(ge=0)] = Field(
         validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
+
+
+class ListPromptsResultAssumedComplete(ListPromptsResult):
+    """MCP 2026-07-28 ``ListPromptsResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listpromptsresult"""
+
+    # Deliberately wider than ListPromptsResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1078,6 +1106,15 @@ class ListResourcesResult(AliasedModel):
     )
 
 
+class ListResourcesResultAssumedComplete(ListResourcesResult):
+    """MCP 2026-07-28 ``ListResourcesResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresult"""
+
+    # Deliberately wider than ListResourcesResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class ListResourcesResultResponse(McpModel):
     """MCP 2026-07-28 definition ``ListResourcesResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcesresultresponse"""
 
@@ -1146,6 +1183,15 @@ class ListResourceTemplatesResult(AliasedModel):
     )
     ttl_ms: Annotated[int, Int(ge=0)] = Field(
         validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
+
+
+class ListResourceTemplatesResultAssumedComplete(ListResourceTemplatesResult):
+    """MCP 2026-07-28 ``ListResourceTemplatesResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listresourcetemplatesresult"""
+
+    # Deliberately wider than ListResourceTemplatesResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1235,6 +1281,15 @@ class DiscoverResult(AliasedModel):
     )
     ttl_ms: Annotated[int, Int(ge=0)] = Field(
         validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
+
+
+class DiscoverResultAssumedComplete(DiscoverResult):
+    """MCP 2026-07-28 ``DiscoverResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#discoverresult"""
+
+    # Deliberately wider than DiscoverResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1349,6 +1404,15 @@ class SubscriptionsListenResult(McpModel):
     )
 
 
+class SubscriptionsListenResultAssumedComplete(SubscriptionsListenResult, AliasedModel):
+    """MCP 2026-07-28 ``SubscriptionsListenResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresult"""
+
+    # Deliberately wider than SubscriptionsListenResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class SubscriptionsListenResultResponse(McpModel):
     """MCP 2026-07-28 definition ``SubscriptionsListenResultResponse``: https://modelcontextprotocol.io/specification/2026-07-28/schema#subscriptionslistenresultresponse"""
 
@@ -1421,6 +1485,15 @@ class CallToolResult(AliasedModel):
     )
 
 
+class CallToolResultAssumedComplete(CallToolResult):
+    """MCP 2026-07-28 ``CallToolResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#calltoolresult"""
+
+    # Deliberately wider than CallToolResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class PromptMessage(McpModel):
     """MCP 2026-07-28 definition ``PromptMessage``: https://modelcontextprotocol.io/specification/2026-07-28/schema#promptmessage"""
 
@@ -1441,6 +1514,15 @@ class GetPromptResult(AliasedModel):
     )
 
 
+class GetPromptResultAssumedComplete(GetPromptResult):
+    """MCP 2026-07-28 ``GetPromptResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#getpromptresult"""
+
+    # Deliberately wider than GetPromptResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class ReadResourceResult(AliasedModel):
     """MCP 2026-07-28 definition ``ReadResourceResult``: https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
 
@@ -1458,6 +1540,15 @@ class ReadResourceResult(AliasedModel):
     )
     ttl_ms: Omittable[Annotated[int, Int(ge=0)]] = Field(
         default=None, validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
+
+
+class ReadResourceResultAssumedComplete(ReadResourceResult):
+    """MCP 2026-07-28 ``ReadResourceResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#readresourceresult"""
+
+    # Deliberately wider than ReadResourceResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -1621,6 +1712,15 @@ class ListToolsResult(AliasedModel):
     tools: list[Tool]
     ttl_ms: Annotated[int, Int(ge=0)] = Field(
         validation_alias=AliasChoices("ttlMs"), serialization_alias="ttlMs"
+    )
+
+
+class ListToolsResultAssumedComplete(ListToolsResult):
+    """MCP 2026-07-28 ``ListToolsResult`` with ``resultType`` optional (``assume_complete``): https://modelcontextprotocol.io/specification/2026-07-28/schema#listtoolsresult"""
+
+    # Deliberately wider than ListToolsResult's: it may be absent.
+    result_type: Omittable[StrictStr] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 

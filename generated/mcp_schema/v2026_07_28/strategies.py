@@ -713,6 +713,12 @@ CompleteResult: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+CompleteResultAssumedComplete: Final = objects(
+    {"completion": CompleteResultCompletion},
+    {"_meta": ResultMetaObject, "resultType": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 CompleteResultResponse: Final = objects(
     {"id": RequestId, "jsonrpc": consts("2.0"), "result": CompleteResult},
     {},
@@ -727,6 +733,12 @@ ListPromptsResult: Final = objects(
         "ttlMs": integers(ge=0),
     },
     {"_meta": ResultMetaObject, "nextCursor": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+ListPromptsResultAssumedComplete: Final = objects(
+    {"cacheScope": consts("private", "public"), "prompts": arrays(Prompt), "ttlMs": integers(ge=0)},
+    {"_meta": ResultMetaObject, "nextCursor": strings(), "resultType": strings()},
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -807,6 +819,16 @@ ListResourcesResult: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+ListResourcesResultAssumedComplete: Final = objects(
+    {
+        "cacheScope": consts("private", "public"),
+        "resources": arrays(Resource),
+        "ttlMs": integers(ge=0),
+    },
+    {"_meta": ResultMetaObject, "nextCursor": strings(), "resultType": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 ListResourcesResultResponse: Final = objects(
     {"id": RequestId, "jsonrpc": consts("2.0"), "result": ListResourcesResult},
     {},
@@ -848,6 +870,16 @@ ListResourceTemplatesResult: Final = objects(
         "ttlMs": integers(ge=0),
     },
     {"_meta": ResultMetaObject, "nextCursor": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+ListResourceTemplatesResultAssumedComplete: Final = objects(
+    {
+        "cacheScope": consts("private", "public"),
+        "resourceTemplates": arrays(ResourceTemplate),
+        "ttlMs": integers(ge=0),
+    },
+    {"_meta": ResultMetaObject, "nextCursor": strings(), "resultType": strings()},
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -896,6 +928,17 @@ DiscoverResult: Final = objects(
         "ttlMs": integers(ge=0),
     },
     {"_meta": ResultMetaObject, "instructions": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+DiscoverResultAssumedComplete: Final = objects(
+    {
+        "cacheScope": consts("private", "public"),
+        "capabilities": ServerCapabilities,
+        "supportedVersions": arrays(strings()),
+        "ttlMs": integers(ge=0),
+    },
+    {"_meta": ResultMetaObject, "instructions": strings(), "resultType": strings()},
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -972,6 +1015,12 @@ SubscriptionsListenResult: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+SubscriptionsListenResultAssumedComplete: Final = objects(
+    {"_meta": SubscriptionsListenResultMetaObject},
+    {"resultType": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
 SubscriptionsListenResultResponse: Final = objects(
     {"id": RequestId, "jsonrpc": consts("2.0"), "result": SubscriptionsListenResult},
     {},
@@ -1006,11 +1055,28 @@ CallToolResult: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+CallToolResultAssumedComplete: Final = objects(
+    {"content": arrays(ContentBlock)},
+    {
+        "_meta": ResultMetaObject,
+        "isError": booleans(),
+        "resultType": strings(),
+        "structuredContent": any_json(),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
 PromptMessage: Final = objects({"content": ContentBlock, "role": Role}, {}, unknown=UNKNOWN_MEMBERS)
 
 GetPromptResult: Final = objects(
     {"messages": arrays(PromptMessage), "resultType": strings()},
     {"_meta": ResultMetaObject, "description": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+GetPromptResultAssumedComplete: Final = objects(
+    {"messages": arrays(PromptMessage)},
+    {"_meta": ResultMetaObject, "description": strings(), "resultType": strings()},
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -1020,6 +1086,17 @@ ReadResourceResult: Final = objects(
         "resultType": strings(),
     },
     {"_meta": ResultMetaObject, "cacheScope": consts("private", "public"), "ttlMs": integers(ge=0)},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+ReadResourceResultAssumedComplete: Final = objects(
+    {"contents": arrays(one_of(TextResourceContents, BlobResourceContents))},
+    {
+        "_meta": ResultMetaObject,
+        "cacheScope": consts("private", "public"),
+        "resultType": strings(),
+        "ttlMs": integers(ge=0),
+    },
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -1113,6 +1190,12 @@ ListToolsResult: Final = objects(
         "ttlMs": integers(ge=0),
     },
     {"_meta": ResultMetaObject, "nextCursor": strings()},
+    unknown=UNKNOWN_MEMBERS,
+)
+
+ListToolsResultAssumedComplete: Final = objects(
+    {"cacheScope": consts("private", "public"), "tools": arrays(Tool), "ttlMs": integers(ge=0)},
+    {"_meta": ResultMetaObject, "nextCursor": strings(), "resultType": strings()},
     unknown=UNKNOWN_MEMBERS,
 )
 
@@ -1578,6 +1661,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.CallToolRequest: CallToolRequest,
         m.CallToolRequestParams: CallToolRequestParams,
         m.CallToolResult: CallToolResult,
+        m.CallToolResultAssumedComplete: CallToolResultAssumedComplete,
         m.CallToolResultResponse: CallToolResultResponse,
         m.CancelledNotification: CancelledNotification,
         m.CancelledNotificationParams: CancelledNotificationParams,
@@ -1590,6 +1674,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.CompleteRequestParamsArgument: CompleteRequestParamsArgument,
         m.CompleteRequestParamsContext: CompleteRequestParamsContext,
         m.CompleteResult: CompleteResult,
+        m.CompleteResultAssumedComplete: CompleteResultAssumedComplete,
         m.CompleteResultCompletion: CompleteResultCompletion,
         m.CompleteResultResponse: CompleteResultResponse,
         m.CreateMessageRequest: CreateMessageRequest,
@@ -1597,6 +1682,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.CreateMessageResult: CreateMessageResult,
         m.DiscoverRequest: DiscoverRequest,
         m.DiscoverResult: DiscoverResult,
+        m.DiscoverResultAssumedComplete: DiscoverResultAssumedComplete,
         m.DiscoverResultResponse: DiscoverResultResponse,
         m.ElicitRequest: ElicitRequest,
         m.ElicitRequestFormParams: ElicitRequestFormParams,
@@ -1608,6 +1694,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.GetPromptRequest: GetPromptRequest,
         m.GetPromptRequestParams: GetPromptRequestParams,
         m.GetPromptResult: GetPromptResult,
+        m.GetPromptResultAssumedComplete: GetPromptResultAssumedComplete,
         m.GetPromptResultResponse: GetPromptResultResponse,
         m.HeaderMismatchError: HeaderMismatchError,
         m.HeaderMismatchErrorObject: HeaderMismatchErrorObject,
@@ -1627,18 +1714,22 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.LegacyTitledEnumSchema: LegacyTitledEnumSchema,
         m.ListPromptsRequest: ListPromptsRequest,
         m.ListPromptsResult: ListPromptsResult,
+        m.ListPromptsResultAssumedComplete: ListPromptsResultAssumedComplete,
         m.ListPromptsResultResponse: ListPromptsResultResponse,
         m.ListResourceTemplatesRequest: ListResourceTemplatesRequest,
         m.ListResourceTemplatesResult: ListResourceTemplatesResult,
+        m.ListResourceTemplatesResultAssumedComplete: ListResourceTemplatesResultAssumedComplete,
         m.ListResourceTemplatesResultResponse: ListResourceTemplatesResultResponse,
         m.ListResourcesRequest: ListResourcesRequest,
         m.ListResourcesResult: ListResourcesResult,
+        m.ListResourcesResultAssumedComplete: ListResourcesResultAssumedComplete,
         m.ListResourcesResultResponse: ListResourcesResultResponse,
         m.ListRootsRequest: ListRootsRequest,
         m.ListRootsRequestParams: ListRootsRequestParams,
         m.ListRootsResult: ListRootsResult,
         m.ListToolsRequest: ListToolsRequest,
         m.ListToolsResult: ListToolsResult,
+        m.ListToolsResultAssumedComplete: ListToolsResultAssumedComplete,
         m.ListToolsResultResponse: ListToolsResultResponse,
         m.LoggingMessageNotification: LoggingMessageNotification,
         m.LoggingMessageNotificationParams: LoggingMessageNotificationParams,
@@ -1666,6 +1757,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.ReadResourceRequest: ReadResourceRequest,
         m.ReadResourceRequestParams: ReadResourceRequestParams,
         m.ReadResourceResult: ReadResourceResult,
+        m.ReadResourceResultAssumedComplete: ReadResourceResultAssumedComplete,
         m.ReadResourceResultResponse: ReadResourceResultResponse,
         m.Request: Request,
         m.RequestMetaObject: RequestMetaObject,
@@ -1694,6 +1786,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.SubscriptionsListenRequest: SubscriptionsListenRequest,
         m.SubscriptionsListenRequestParams: SubscriptionsListenRequestParams,
         m.SubscriptionsListenResult: SubscriptionsListenResult,
+        m.SubscriptionsListenResultAssumedComplete: SubscriptionsListenResultAssumedComplete,
         m.SubscriptionsListenResultMetaObject: SubscriptionsListenResultMetaObject,
         m.SubscriptionsListenResultResponse: SubscriptionsListenResultResponse,
         m.TextContent: TextContent,

@@ -81,6 +81,7 @@ __all__ = [
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
+    "CancelTaskResultAssumedComplete",
     "CancelledTask",
     "CompletedTask",
     "ContentBlock",
@@ -100,11 +101,17 @@ __all__ = [
     "GetTaskRequest",
     "GetTaskRequestParams",
     "GetTaskResult",
+    "GetTaskResultAssumedComplete",
     "GetTaskResultCancelled",
+    "GetTaskResultCancelledAssumedComplete",
     "GetTaskResultCompleted",
+    "GetTaskResultCompletedAssumedComplete",
     "GetTaskResultFailed",
+    "GetTaskResultFailedAssumedComplete",
     "GetTaskResultInputRequired",
+    "GetTaskResultInputRequiredAssumedComplete",
     "GetTaskResultWorking",
+    "GetTaskResultWorkingAssumedComplete",
     "Icon",
     "ImageContent",
     "Implementation",
@@ -162,6 +169,7 @@ __all__ = [
     "UpdateTaskRequest",
     "UpdateTaskRequestParams",
     "UpdateTaskResult",
+    "UpdateTaskResultAssumedComplete",
     "WorkingTask",
 ]
 
@@ -189,6 +197,14 @@ class CancelTaskResult(TypedDict):
 
     _meta: NotRequired[ResultMetaObject]
     resultType: Literal["complete"]
+
+
+@with_config(OPEN_DICT)
+class CancelTaskResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``CancelTaskResult`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
 
 
 @with_config(OPEN_DICT)
@@ -265,11 +281,42 @@ class GetTaskResultCancelled(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class GetTaskResultCancelledAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``GetTaskResult|cancelled`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
+    taskId: StrictStr
+    status: Literal["cancelled"]
+    statusMessage: NotRequired[StrictStr]
+    createdAt: StrictStr
+    lastUpdatedAt: StrictStr
+    ttlMs: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None
+    pollIntervalMs: NotRequired[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]]
+
+
+@with_config(OPEN_DICT)
 class GetTaskResultCompleted(TypedDict):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     _meta: NotRequired[ResultMetaObject]
     resultType: Literal["complete"]
+    taskId: StrictStr
+    status: Literal["completed"]
+    statusMessage: NotRequired[StrictStr]
+    createdAt: StrictStr
+    lastUpdatedAt: StrictStr
+    ttlMs: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None
+    pollIntervalMs: NotRequired[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]]
+    result: dict[str, Any]
+
+
+@with_config(OPEN_DICT)
+class GetTaskResultCompletedAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``GetTaskResult|completed`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
     taskId: StrictStr
     status: Literal["completed"]
     statusMessage: NotRequired[StrictStr]
@@ -297,11 +344,43 @@ class GetTaskResultFailed(TypedDict):
 
 
 @with_config(OPEN_DICT)
+class GetTaskResultFailedAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``GetTaskResult|failed`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
+    taskId: StrictStr
+    status: Literal["failed"]
+    statusMessage: NotRequired[StrictStr]
+    createdAt: StrictStr
+    lastUpdatedAt: StrictStr
+    ttlMs: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None
+    pollIntervalMs: NotRequired[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]]
+    error: Error
+
+
+@with_config(OPEN_DICT)
 class GetTaskResultInputRequired(TypedDict):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
     _meta: NotRequired[ResultMetaObject]
     resultType: Literal["complete"]
+    taskId: StrictStr
+    status: Literal["input_required"]
+    statusMessage: NotRequired[StrictStr]
+    createdAt: StrictStr
+    lastUpdatedAt: StrictStr
+    ttlMs: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None
+    pollIntervalMs: NotRequired[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]]
+    inputRequests: InputRequests
+
+
+@with_config(OPEN_DICT)
+class GetTaskResultInputRequiredAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``GetTaskResult|input_required`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
     taskId: StrictStr
     status: Literal["input_required"]
     statusMessage: NotRequired[StrictStr]
@@ -336,6 +415,32 @@ GetTaskResult: TypeAlias = Annotated[
     Field(discriminator="status"),
 ]
 """MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+
+@with_config(OPEN_DICT)
+class GetTaskResultWorkingAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``GetTaskResult|working`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
+    taskId: StrictStr
+    status: Literal["working"]
+    statusMessage: NotRequired[StrictStr]
+    createdAt: StrictStr
+    lastUpdatedAt: StrictStr
+    ttlMs: Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)] | None
+    pollIntervalMs: NotRequired[Annotated[int, Int(ge=-9007199254740991, le=9007199254740991)]]
+
+
+GetTaskResultAssumedComplete: TypeAlias = Annotated[
+    GetTaskResultWorkingAssumedComplete
+    | GetTaskResultInputRequiredAssumedComplete
+    | GetTaskResultCompletedAssumedComplete
+    | GetTaskResultFailedAssumedComplete
+    | GetTaskResultCancelledAssumedComplete,
+    Field(discriminator="status"),
+]
+"""MCP 2026-07-28/tasks ``GetTaskResult`` with ``resultType`` optional in every arm (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
 @with_config(OPEN_DICT)
@@ -520,6 +625,14 @@ class UpdateTaskResult(TypedDict):
 
     _meta: NotRequired[ResultMetaObject]
     resultType: Literal["complete"]
+
+
+@with_config(OPEN_DICT)
+class UpdateTaskResultAssumedComplete(TypedDict):
+    """MCP 2026-07-28/tasks ``UpdateTaskResult`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    _meta: NotRequired[ResultMetaObject]
+    resultType: NotRequired[Literal["complete"]]
 
 
 @with_config(OPEN_DICT)

@@ -4,79 +4,102 @@
 """Method and error-code tables of MCP 2026-07-28/tasks.
 
 Senders come from the schema; the request -> result pairing from
-``schema/results.json``.
+``schema/results.json``. Entries name their definitions and the package
+that holds them; importing this module imports no model (see
+`mcp_schema.method_table`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from mcp_schema.base import McpModel
-from mcp_schema.method_table import InputRequestMethod, NotificationMethod, RequestMethod
-from mcp_schema.v2026_07_28 import models as base
+from mcp_schema.method_table import (
+    Definitions,
+    InputRequestMethod,
+    NotificationMethod,
+    RequestMethod,
+    lazy_definitions,
+)
 
-from . import models as m
+if TYPE_CHECKING:
+    from mcp_schema.base import McpModel
+
+    from . import models
+
+PACKAGE: Final = "mcp_schema.v2026_07_28.tasks"
+BASE_PACKAGE: Final = "mcp_schema.v2026_07_28"
+"""Where the definitions of an entry live that only the base names (inline objects)."""
 
 REQUESTS: Final[Mapping[str, RequestMethod]] = MappingProxyType(
     {
         "tasks/cancel": RequestMethod(
             method="tasks/cancel",
             sender="client",
-            request=m.CancelTaskRequest,
-            params=m.CancelTaskRequestParams,
-            result=m.CancelTaskResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="CancelTaskRequest",
+            params_name="CancelTaskRequestParams",
+            result_name="CancelTaskResult",
+            assumed_complete_name="CancelTaskResultAssumedComplete",
+            alternative_names=(),
         ),
         "tasks/get": RequestMethod(
             method="tasks/get",
             sender="client",
-            request=m.GetTaskRequest,
-            params=m.GetTaskRequestParams,
-            result=m.GetTaskResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="GetTaskRequest",
+            params_name="GetTaskRequestParams",
+            result_name="GetTaskResult",
+            assumed_complete_name="GetTaskResultAssumedComplete",
+            alternative_names=(),
         ),
         "tasks/update": RequestMethod(
             method="tasks/update",
             sender="client",
-            request=m.UpdateTaskRequest,
-            params=m.UpdateTaskRequestParams,
-            result=m.UpdateTaskResult,
-            alternatives=(),
+            package=PACKAGE,
+            request_name="UpdateTaskRequest",
+            params_name="UpdateTaskRequestParams",
+            result_name="UpdateTaskResult",
+            assumed_complete_name="UpdateTaskResultAssumedComplete",
+            alternative_names=(),
         ),
     }
 )
-"""Every request method: who sends it, its classes, what answers it."""
+"""Every request method: who sends it, its definitions, what answers it."""
 
 NOTIFICATIONS: Final[Mapping[str, NotificationMethod]] = MappingProxyType(
     {
         "notifications/tasks": NotificationMethod(
             method="notifications/tasks",
             sender="server",
-            notification=m.TaskStatusNotification,
-            params=None,
+            package=PACKAGE,
+            notification_name="TaskStatusNotification",
+            params_name=None,
         ),
     }
 )
-"""Every notification method: who sends it and its classes."""
+"""Every notification method: who sends it and its definitions."""
 
 INPUT_REQUESTS: Final[Mapping[str, InputRequestMethod]] = MappingProxyType(
     {
         "elicitation/create": InputRequestMethod(
             method="elicitation/create",
-            request=m.ElicitRequest,
-            params=None,
+            package=PACKAGE,
+            request_name="ElicitRequest",
+            params_name=None,
         ),
         "roots/list": InputRequestMethod(
             method="roots/list",
-            request=m.ListRootsRequest,
-            params=base.ListRootsRequestParams,
+            package=BASE_PACKAGE,
+            request_name="ListRootsRequest",
+            params_name="ListRootsRequestParams",
         ),
         "sampling/createMessage": InputRequestMethod(
             method="sampling/createMessage",
-            request=m.CreateMessageRequest,
-            params=m.CreateMessageRequestParams,
+            package=PACKAGE,
+            request_name="CreateMessageRequest",
+            params_name="CreateMessageRequestParams",
         ),
     }
 )
@@ -88,16 +111,26 @@ INVALID_PARAMS: Final = -32602
 INTERNAL_ERROR: Final = -32603
 PARSE_ERROR: Final = -32700
 
-ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = MappingProxyType(
+ERROR_MODEL_NAMES: Final[Mapping[int, str]] = MappingProxyType(
     {
-        INVALID_REQUEST: m.Error,
-        METHOD_NOT_FOUND: m.Error,
-        INVALID_PARAMS: m.Error,
-        INTERNAL_ERROR: m.Error,
-        PARSE_ERROR: m.Error,
+        INVALID_REQUEST: "Error",
+        METHOD_NOT_FOUND: "Error",
+        INVALID_PARAMS: "Error",
+        INTERNAL_ERROR: "Error",
+        PARSE_ERROR: "Error",
     }
 )
+"""The definition of a JSON-RPC ``error`` member, by code."""
+
+ERROR_MODEL_NAME: Final = "Error"
+"""The definition of a JSON-RPC ``error`` member of any other code."""
+
+ERROR_MODELS: Final[Mapping[int, type[McpModel]]] = Definitions(PACKAGE, ERROR_MODEL_NAMES)
 """The model of a JSON-RPC ``error`` member, by code."""
 
-ERROR_MODEL: Final = m.Error
-"""The model of a JSON-RPC ``error`` member of any other code."""
+if TYPE_CHECKING:
+    ERROR_MODEL: Final = models.Error
+    """The model of a JSON-RPC ``error`` member of any other code."""
+else:
+    # ERROR_MODEL is read from models when first asked for.
+    __getattr__ = lazy_definitions(__name__, {"ERROR_MODEL": ERROR_MODEL_NAME})

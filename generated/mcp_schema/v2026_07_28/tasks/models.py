@@ -75,6 +75,7 @@ __all__ = [
     "CancelTaskRequest",
     "CancelTaskRequestParams",
     "CancelTaskResult",
+    "CancelTaskResultAssumedComplete",
     "CancelledTask",
     "CompletedTask",
     "ContentBlock",
@@ -94,11 +95,17 @@ __all__ = [
     "GetTaskRequest",
     "GetTaskRequestParams",
     "GetTaskResult",
+    "GetTaskResultAssumedComplete",
     "GetTaskResultCancelled",
+    "GetTaskResultCancelledAssumedComplete",
     "GetTaskResultCompleted",
+    "GetTaskResultCompletedAssumedComplete",
     "GetTaskResultFailed",
+    "GetTaskResultFailedAssumedComplete",
     "GetTaskResultInputRequired",
+    "GetTaskResultInputRequiredAssumedComplete",
     "GetTaskResultWorking",
+    "GetTaskResultWorkingAssumedComplete",
     "Icon",
     "ImageContent",
     "Implementation",
@@ -156,6 +163,7 @@ __all__ = [
     "UpdateTaskRequest",
     "UpdateTaskRequestParams",
     "UpdateTaskResult",
+    "UpdateTaskResultAssumedComplete",
     "WorkingTask",
 ]
 
@@ -185,6 +193,15 @@ class CancelTaskResult(AliasedModel):
     )
     result_type: Literal["complete"] = Preset(
         "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
+class CancelTaskResultAssumedComplete(CancelTaskResult):
+    """MCP 2026-07-28/tasks ``CancelTaskResult`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than CancelTaskResult's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -333,6 +350,15 @@ class GetTaskResultCancelled(AliasedModel):
     )
 
 
+class GetTaskResultCancelledAssumedComplete(GetTaskResultCancelled):
+    """MCP 2026-07-28/tasks ``GetTaskResult|cancelled`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than GetTaskResultCancelled's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class GetTaskResultCompleted(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|completed``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -368,6 +394,15 @@ class GetTaskResultCompleted(AliasedModel):
         )
     )
     result: dict[str, Any]
+
+
+class GetTaskResultCompletedAssumedComplete(GetTaskResultCompleted):
+    """MCP 2026-07-28/tasks ``GetTaskResult|completed`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than GetTaskResultCompleted's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
 
 
 class GetTaskResultFailed(AliasedModel):
@@ -407,6 +442,15 @@ class GetTaskResultFailed(AliasedModel):
     error: Error
 
 
+class GetTaskResultFailedAssumedComplete(GetTaskResultFailed):
+    """MCP 2026-07-28/tasks ``GetTaskResult|failed`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than GetTaskResultFailed's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
 class GetTaskResultInputRequired(AliasedModel):
     """MCP 2026-07-28/tasks inline object at ``GetTaskResult|input_required``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
@@ -443,6 +487,15 @@ class GetTaskResultInputRequired(AliasedModel):
     )
     input_requests: InputRequests = Field(
         validation_alias=AliasChoices("inputRequests"), serialization_alias="inputRequests"
+    )
+
+
+class GetTaskResultInputRequiredAssumedComplete(GetTaskResultInputRequired):
+    """MCP 2026-07-28/tasks ``GetTaskResult|input_required`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than GetTaskResultInputRequired's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 
@@ -491,6 +544,26 @@ GetTaskResult: TypeAlias = Annotated[
     Field(discriminator="status"),
 ]
 """MCP 2026-07-28/tasks definition ``GetTaskResult``: https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+
+class GetTaskResultWorkingAssumedComplete(GetTaskResultWorking):
+    """MCP 2026-07-28/tasks ``GetTaskResult|working`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than GetTaskResultWorking's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
+GetTaskResultAssumedComplete: TypeAlias = Annotated[
+    GetTaskResultWorkingAssumedComplete
+    | GetTaskResultInputRequiredAssumedComplete
+    | GetTaskResultCompletedAssumedComplete
+    | GetTaskResultFailedAssumedComplete
+    | GetTaskResultCancelledAssumedComplete,
+    Field(discriminator="status"),
+]
+"""MCP 2026-07-28/tasks ``GetTaskResult`` with ``resultType`` optional in every arm (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
 
 
 class InputRequiredTask(AliasedModel):
@@ -833,6 +906,15 @@ class UpdateTaskResult(AliasedModel):
     )
     result_type: Literal["complete"] = Preset(
         "complete", validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
+    )
+
+
+class UpdateTaskResultAssumedComplete(UpdateTaskResult):
+    """MCP 2026-07-28/tasks ``UpdateTaskResult`` with ``resultType`` optional (``assume_complete``): https://github.com/modelcontextprotocol/ext-tasks/blob/05dde3b86b211e062b0d1c8e6de23f2d2d4c7df1/schema/2026-07-28/schema.json"""
+
+    # Deliberately wider than UpdateTaskResult's: it may be absent.
+    result_type: Omittable[Literal["complete"]] = Field(  # type: ignore[assignment]
+        default=None, validation_alias=AliasChoices("resultType"), serialization_alias="resultType"
     )
 
 

@@ -323,6 +323,10 @@ CancelTaskResult: Final = objects(
     {"resultType": consts("complete")}, {"_meta": ResultMetaObject}, unknown=UNKNOWN_MEMBERS
 )
 
+CancelTaskResultAssumedComplete: Final = objects(
+    {}, {"_meta": ResultMetaObject, "resultType": consts("complete")}, unknown=UNKNOWN_MEMBERS
+)
+
 CancelledTask: Final = objects(
     {
         "taskId": strings(),
@@ -400,6 +404,23 @@ GetTaskResultCancelled: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+GetTaskResultCancelledAssumedComplete: Final = objects(
+    {
+        "taskId": strings(),
+        "status": consts("cancelled"),
+        "createdAt": strings(),
+        "lastUpdatedAt": strings(),
+        "ttlMs": one_of(integers(ge=-9007199254740991, le=9007199254740991), nulls()),
+    },
+    {
+        "_meta": ResultMetaObject,
+        "resultType": consts("complete"),
+        "statusMessage": strings(),
+        "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
 GetTaskResultCompleted: Final = objects(
     {
         "resultType": consts("complete"),
@@ -412,6 +433,24 @@ GetTaskResultCompleted: Final = objects(
     },
     {
         "_meta": ResultMetaObject,
+        "statusMessage": strings(),
+        "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
+GetTaskResultCompletedAssumedComplete: Final = objects(
+    {
+        "taskId": strings(),
+        "status": consts("completed"),
+        "createdAt": strings(),
+        "lastUpdatedAt": strings(),
+        "ttlMs": one_of(integers(ge=-9007199254740991, le=9007199254740991), nulls()),
+        "result": maps(any_json()),
+    },
+    {
+        "_meta": ResultMetaObject,
+        "resultType": consts("complete"),
         "statusMessage": strings(),
         "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
     },
@@ -436,6 +475,24 @@ GetTaskResultFailed: Final = objects(
     unknown=UNKNOWN_MEMBERS,
 )
 
+GetTaskResultFailedAssumedComplete: Final = objects(
+    {
+        "taskId": strings(),
+        "status": consts("failed"),
+        "createdAt": strings(),
+        "lastUpdatedAt": strings(),
+        "ttlMs": one_of(integers(ge=-9007199254740991, le=9007199254740991), nulls()),
+        "error": Error,
+    },
+    {
+        "_meta": ResultMetaObject,
+        "resultType": consts("complete"),
+        "statusMessage": strings(),
+        "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
 GetTaskResultInputRequired: Final = objects(
     {
         "resultType": consts("complete"),
@@ -448,6 +505,24 @@ GetTaskResultInputRequired: Final = objects(
     },
     {
         "_meta": ResultMetaObject,
+        "statusMessage": strings(),
+        "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
+GetTaskResultInputRequiredAssumedComplete: Final = objects(
+    {
+        "taskId": strings(),
+        "status": consts("input_required"),
+        "createdAt": strings(),
+        "lastUpdatedAt": strings(),
+        "ttlMs": one_of(integers(ge=-9007199254740991, le=9007199254740991), nulls()),
+        "inputRequests": InputRequests,
+    },
+    {
+        "_meta": ResultMetaObject,
+        "resultType": consts("complete"),
         "statusMessage": strings(),
         "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
     },
@@ -477,6 +552,31 @@ GetTaskResult: Final = one_of(
     GetTaskResultCompleted,
     GetTaskResultFailed,
     GetTaskResultCancelled,
+)
+
+GetTaskResultWorkingAssumedComplete: Final = objects(
+    {
+        "taskId": strings(),
+        "status": consts("working"),
+        "createdAt": strings(),
+        "lastUpdatedAt": strings(),
+        "ttlMs": one_of(integers(ge=-9007199254740991, le=9007199254740991), nulls()),
+    },
+    {
+        "_meta": ResultMetaObject,
+        "resultType": consts("complete"),
+        "statusMessage": strings(),
+        "pollIntervalMs": integers(ge=-9007199254740991, le=9007199254740991),
+    },
+    unknown=UNKNOWN_MEMBERS,
+)
+
+GetTaskResultAssumedComplete: Final = one_of(
+    GetTaskResultWorkingAssumedComplete,
+    GetTaskResultInputRequiredAssumedComplete,
+    GetTaskResultCompletedAssumedComplete,
+    GetTaskResultFailedAssumedComplete,
+    GetTaskResultCancelledAssumedComplete,
 )
 
 InputRequiredTask: Final = objects(
@@ -659,6 +759,10 @@ UpdateTaskResult: Final = objects(
     {"resultType": consts("complete")}, {"_meta": ResultMetaObject}, unknown=UNKNOWN_MEMBERS
 )
 
+UpdateTaskResultAssumedComplete: Final = objects(
+    {}, {"_meta": ResultMetaObject, "resultType": consts("complete")}, unknown=UNKNOWN_MEMBERS
+)
+
 WorkingTask: Final = objects(
     {
         "taskId": strings(),
@@ -704,6 +808,7 @@ DEFINITIONS: Final[Mapping[str, SearchStrategy[Json]]] = MappingProxyType(
         "FailedTask": FailedTask,
         "GetTaskRequest": GetTaskRequest,
         "GetTaskResult": GetTaskResult,
+        "GetTaskResultAssumedComplete": GetTaskResultAssumedComplete,
         "Icon": Icon,
         "ImageContent": ImageContent,
         "Implementation": Implementation,
@@ -765,6 +870,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.CancelTaskRequest: CancelTaskRequest,
         m.CancelTaskRequestParams: CancelTaskRequestParams,
         m.CancelTaskResult: CancelTaskResult,
+        m.CancelTaskResultAssumedComplete: CancelTaskResultAssumedComplete,
         m.CancelledTask: CancelledTask,
         m.CompletedTask: CompletedTask,
         m.CreateTaskResult: CreateTaskResult,
@@ -772,10 +878,15 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.GetTaskRequest: GetTaskRequest,
         m.GetTaskRequestParams: GetTaskRequestParams,
         m.GetTaskResultCancelled: GetTaskResultCancelled,
+        m.GetTaskResultCancelledAssumedComplete: GetTaskResultCancelledAssumedComplete,
         m.GetTaskResultCompleted: GetTaskResultCompleted,
+        m.GetTaskResultCompletedAssumedComplete: GetTaskResultCompletedAssumedComplete,
         m.GetTaskResultFailed: GetTaskResultFailed,
+        m.GetTaskResultFailedAssumedComplete: GetTaskResultFailedAssumedComplete,
         m.GetTaskResultInputRequired: GetTaskResultInputRequired,
+        m.GetTaskResultInputRequiredAssumedComplete: GetTaskResultInputRequiredAssumedComplete,
         m.GetTaskResultWorking: GetTaskResultWorking,
+        m.GetTaskResultWorkingAssumedComplete: GetTaskResultWorkingAssumedComplete,
         m.InputRequiredTask: InputRequiredTask,
         m.Task: Task,
         m.TaskStatusNotification: TaskStatusNotification,
@@ -790,6 +901,7 @@ BY_MODEL: Final[Mapping[type[McpModel], SearchStrategy[Json]]] = MappingProxyTyp
         m.UpdateTaskRequest: UpdateTaskRequest,
         m.UpdateTaskRequestParams: UpdateTaskRequestParams,
         m.UpdateTaskResult: UpdateTaskResult,
+        m.UpdateTaskResultAssumedComplete: UpdateTaskResultAssumedComplete,
         m.WorkingTask: WorkingTask,
     }
 )
