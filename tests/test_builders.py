@@ -10,15 +10,16 @@ from typing import Any
 import pytest
 
 from mcp_schema import builders
-from mcp_schema._codec.dispatch import tables, version_tables
+from mcp_schema._codec.catalog import catalog
 from mcp_schema.codec import Correlator, ResultResponse, decode, encode
+from mcp_schema.compiled import VersionTables
 from mcp_schema.context import check_input_responses, input_required, retry_with_input
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
     UnsupportedProtocolVersionError,
 )
-from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
+from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS, protocol
 
 NOTIFICATIONS: list[tuple[str, Any, dict[str, Any] | None]] = [
     (
@@ -58,7 +59,7 @@ NOTIFICATIONS: list[tuple[str, Any, dict[str, Any] | None]] = [
 def test_notification_is_the_versions_model(
     version: str, method: str, build: Any, params: dict[str, Any] | None
 ) -> None:
-    entry = tables(version, frozenset())[1].get(method)
+    entry = catalog(version, ()).notifications.get(method)
     if entry is None:
         with pytest.raises(ValueError, match="has no notification"):
             build(version)
@@ -118,7 +119,7 @@ def test_server_requests_get_fresh_ids_and_typed_answers() -> None:
     for (rid, raw), (method, params, _, _) in zip(sent, ANSWERS, strict=True):
         wire = json.loads(raw)
         assert (wire["id"], wire["method"], wire.get("params")) == (rid, method, params)
-    entries = tables(SESSION, frozenset())[0]
+    entries = catalog(SESSION, ()).requests
     for (rid, _), (method, _, result, _) in zip(reversed(sent), reversed(ANSWERS), strict=True):
         answer = session.decode(
             json.dumps({"jsonrpc": "2.0", "id": rid, "result": result}).encode(), sender="client"
@@ -186,7 +187,7 @@ def _asked(state: str | None = "s-1") -> Any:
 
 def test_input_required_result_is_the_versions_arm() -> None:
     result = _asked()
-    assert type(result) is version_tables(STATELESS).result_arms["input_required"]
+    assert type(result) is _tables(STATELESS).result_arms["input_required"]
     assert json.loads(encode(result)) == {
         "resultType": "input_required",
         "requestState": "s-1",
@@ -246,3 +247,9 @@ def test_check_input_responses_takes_models_only() -> None:
         check_input_responses(decode(CALL), not_a_result)
     with pytest.raises(TypeError, match="decoded request model"):
         check_input_responses(json.loads(CALL), _asked())
+
+
+def _tables(version: str) -> VersionTables:
+    compiled = protocol(version)
+    assert compiled is not None
+    return compiled.load()

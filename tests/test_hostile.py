@@ -21,6 +21,7 @@ import pytest
 from mcp_schema import codec, context, errors, http_headers
 from mcp_schema.cli import main as cli_main
 from mcp_schema.errors import HeaderMismatchError, InvalidParamsError, McpError
+from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -436,7 +437,7 @@ def test_numbers_that_cannot_be_kept_are_refused(number: bytes) -> None:
 
 
 def test_numbers_that_can_be_kept_round_trip() -> None:
-    for number in (b"1e300", b"123456789012345678901234567890", b"-0.0", b"2.5e-300"):
+    for number in (b"1e15", b"123456789012345678901234567890", b"-0.0", b"2.5e-300"):
         body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": %s}}' % number
         assert json.loads(codec.encode(codec.decode(body))) == json.loads(body)
 
@@ -455,14 +456,18 @@ def test_mass_non_finite_values_cost_one_short_error() -> None:
     assert err.code == -32700 and len(json.dumps(err.to_response(1))) < 1000
 
 
-@pytest.mark.parametrize("number", [b"1e308", b"-1e300", b"9007199254740994.0"])
+@pytest.mark.parametrize(
+    "number", [b"1e308", b"-1e300", b"9007199254740994.0", b"9007199254740993.0", b"1e16"]
+)
 def test_integral_floats_never_grow_on_re_encode(number: bytes) -> None:
+    # A float of 2**53 or more no longer holds every integer: the parse
+    # refuses it (9007199254740993.0 would read as 9007199254740992).
     for body in (
         b'{"jsonrpc": "2.0", "id": %s, "method": "ping"}' % number,
         b'{"jsonrpc": "2.0", "id": %s, "result": {}}' % number,
     ):
-        assert decode_error(body, method="ping").code == -32600
-    # An integer member: refused rather than written back as hundreds of digits.
+        assert decode_error(body, method="ping").code == -32700
+    # An integer member too, wherever it is.
     sampled = raw(
         {
             "jsonrpc": "2.0",
@@ -471,7 +476,7 @@ def test_integral_floats_never_grow_on_re_encode(number: bytes) -> None:
             "params": {"messages": [], "maxTokens": 0},
         }
     ).replace(b'"maxTokens": 0', b'"maxTokens": ' + number)
-    assert decode_error(sampled, version="2025-11-25").code == -32602
+    assert decode_error(sampled, version="2025-11-25").code == -32700
 
 
 def test_small_integral_floats_are_one_id_rule_for_requests_and_responses() -> None:
@@ -532,9 +537,37 @@ def test_repeated_envelope_members_are_invalid_requests(body: bytes) -> None:
         assert "more than once" in info.value.message
 
 
-def test_repeated_members_below_the_envelope_are_kept_as_json_allows() -> None:
-    body = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"_meta": {"a": 1, "a": 2}}}'
-    assert json.loads(codec.encode(codec.decode(body)))["params"]["_meta"] == {"a": 2}
+@pytest.mark.parametrize(
+    "params",
+    [
+        b'{"name": "evil", "name": "safe"}',
+        b'{"name": "evil", "n\\u0061me": "safe"}',
+        b'{"name": "t", "arguments": {"x": 1}, "arguments": {"x": 2}}',
+        b'{"name": "t", "_meta": {"%s": "2025-11-25", "%s": "2026-07-28"}}'
+        % (PROTOCOL_VERSION_KEY.encode(), PROTOCOL_VERSION_KEY.encode()),
+        b'{"name": "t", "arguments": {"deep": [{"a": {"b": 1, "b": 2}}]}}',
+    ],
+)
+def test_repeated_members_at_any_depth_are_refused(params: bytes) -> None:
+    # Parsers differ on which of two members wins: a proxy that checked
+    # "safe" while its backend calls "evil" is message smuggling.
+    body = b'{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": %s}' % params
+    for decoder in (
+        codec.decode,
+        codec.decode_dict,
+        codec.Correlator().decode,
+        codec.Correlator().decode_dict,
+    ):
+        with pytest.raises(errors.InvalidRequestError) as info:
+            decoder(body)
+        assert "more than once" in info.value.message
+        assert info.value.request_id == 1 and info.value.answerable  # answered by its id
+
+
+def test_a_repeated_error_code_is_refused_in_a_response() -> None:
+    body = b'{"jsonrpc": "2.0", "id": 1, "error": {"code": -32600, "code": 1, "message": "x"}}'
+    err = decode_error(body, method="ping")
+    assert err.code == -32600 and not err.answerable
 
 
 @pytest.mark.parametrize(
@@ -736,15 +769,14 @@ def test_the_pending_table_is_bounded() -> None:
 
 def test_only_validated_requests_and_initialize_results_change_the_session_version() -> None:
     session = codec.Correlator(version="2025-11-25")
-    session.decode(
-        j(
-            {
-                "jsonrpc": "2.0",
-                "method": "notifications/whatever",
-                "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
-            }
-        )
+    other = j(
+        {
+            "jsonrpc": "2.0",
+            "method": "notifications/whatever",
+            "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}},
+        }
     )
+    assert decode_error_of(session, other) == -32022  # this session speaks 2025-11-25
     assert session.version == "2025-11-25"
     handshake = codec.Correlator()
     handshake.decode(
@@ -831,27 +863,23 @@ def test_a_long_version_negotiated_by_initialize_is_cut_in_the_error() -> None:
     assert len(json.dumps(err.to_response(0))) < 1000
 
 
-def test_method_names_a_peer_makes_up_build_no_validator_each(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_method_names_a_peer_makes_up_build_no_validator_each() -> None:
     """With allow_unknown_methods, a peer may name a new method in every request;
     the responses are all read as the generic result, by one validator."""
-    from pydantic import TypeAdapter
+    from mcp_schema._codec import catalog, schemas, views
 
-    from mcp_schema._codec import dict_view, dispatch, fast_path
+    def cached() -> int:
+        return sum(
+            map(len, (views.model_of, views._model_validator, catalog._catalog, schemas._validators))
+        )
 
-    builds: list[object] = []
-
-    def counted(tp: Any, *args: Any, **kwargs: Any) -> TypeAdapter[Any]:
-        builds.append(tp)
-        return TypeAdapter(tp, *args, **kwargs)
-
-    for module in (dispatch, fast_path, dict_view):
-        monkeypatch.setattr(module, "TypeAdapter", counted)
     correlator = codec.Correlator(version="2025-11-25", allow_unknown_methods=True)
     for i in range(40):
         view = correlator.decode if i % 2 else correlator.decode_dict
         view(b'{"jsonrpc":"2.0","id":%d,"method":"made/up/%d"}' % (i, i), sender="client")
         decoded = view(b'{"jsonrpc":"2.0","id":%d,"result":{"k":%d}}' % (i, i), sender="server")
         assert codec.encode(decoded) == b'{"jsonrpc":"2.0","id":%d,"result":{"k":%d}}' % (i, i)
-    assert len(builds) <= 4, builds  # the generic result's, once per view and path
+        if i == 1:
+            first = cached()
+    assert cached() == first
+    assert not any(m.startswith("made/") for m in catalog.catalog("2025-11-25", ())._results)

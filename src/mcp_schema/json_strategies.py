@@ -59,7 +59,9 @@ MAX_EXTRA_ITEMS = 2
 MAX_MAP_ITEMS = 2
 MAX_UNKNOWN_MEMBERS = 2
 MAX_JSON_DEPTH = 3
-SAFE_INTEGRAL_FLOAT = 2**53  # beyond it a float no longer holds every integer
+FLOAT_LIMIT = 2**53
+"""Floats stay below this magnitude: from it on a double skips integers, and
+decoding refuses such a float rather than read a rounded number."""
 
 
 def booleans() -> Strategy:
@@ -106,16 +108,30 @@ def _int_range(ge: float | None, le: float | None) -> tuple[int | None, int | No
 def integers(ge: float | None = None, le: float | None = None) -> Strategy:
     low, high = _int_range(ge, le)
     ints = st.integers(low, high)
-    safe_low = max(-SAFE_INTEGRAL_FLOAT, low) if low is not None else -SAFE_INTEGRAL_FLOAT
-    safe_high = min(SAFE_INTEGRAL_FLOAT, high) if high is not None else SAFE_INTEGRAL_FLOAT
+    safe_low = max(1 - FLOAT_LIMIT, low) if low is not None else 1 - FLOAT_LIMIT
+    safe_high = min(FLOAT_LIMIT - 1, high) if high is not None else FLOAT_LIMIT - 1
     if safe_low > safe_high:
         return ints
     return ints | st.integers(safe_low, safe_high).map(float)
 
 
+def _floats(ge: float | None = None, le: float | None = None) -> Strategy:
+    """Finite floats within the bounds and below `FLOAT_LIMIT` in magnitude."""
+    low = -FLOAT_LIMIT if ge is None else max(ge, -FLOAT_LIMIT)
+    high = FLOAT_LIMIT if le is None else min(le, FLOAT_LIMIT)
+    return st.floats(
+        low,
+        high,
+        allow_nan=False,
+        allow_infinity=False,
+        exclude_min=low == -FLOAT_LIMIT,
+        exclude_max=high == FLOAT_LIMIT,
+    )
+
+
 def numbers(ge: float | None = None, le: float | None = None) -> Strategy:
     low, high = _int_range(ge, le)
-    floats = st.floats(ge, le, allow_nan=False, allow_infinity=False)
+    floats = _floats(ge, le)
     if low is not None and high is not None and low > high:
         return floats
     return st.integers(low, high) | floats
@@ -159,7 +175,7 @@ _SCALARS: Strategy = (
     st.none()
     | st.booleans()
     | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
+    | _floats()
     | st.text(max_size=12)
 )
 _ANY_JSON = recursive(_SCALARS, _containers)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import threading
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from typing_extensions import ParamSpec
 
@@ -22,20 +22,29 @@ R = TypeVar("R")
 _LOCK = threading.RLock()
 
 
-def built_once(build: Callable[P, R]) -> Callable[P, R]:
-    """``build`` cached by its (positional, hashable) arguments, built under the codec's lock."""
-    results: dict[Any, R] = {}
+class Built(Generic[P, R]):
+    """``build`` cached by its (positional, hashable) arguments, built under
+    the codec's lock; ``len()`` counts what was built."""
 
-    @functools.wraps(build)
-    def cached(*args: P.args, **kwargs: P.kwargs) -> R:
+    def __init__(self, build: Callable[P, R]) -> None:
+        self._build = build
+        self._results: dict[Any, R] = {}
+        functools.update_wrapper(self, build)
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         assert not kwargs, "built_once caches by positional arguments only"
         try:
-            return results[args]
+            return self._results[args]
         except KeyError:
             pass
         with _LOCK:
-            if args not in results:
-                results[args] = build(*args)  # type: ignore[call-arg]
-            return results[args]
+            if args not in self._results:
+                self._results[args] = self._build(*args)  # type: ignore[call-arg]
+            return self._results[args]
 
-    return cached
+    def __len__(self) -> int:
+        return len(self._results)
+
+
+def built_once(build: Callable[P, R]) -> Built[P, R]:
+    return Built(build)

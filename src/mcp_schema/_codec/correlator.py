@@ -308,8 +308,9 @@ class Correlator:
         """
         if not isinstance(method, str):
             raise TypeError(f"method must be a str, not {type(method).__name__}")
-        if sender not in _OTHER:
-            raise TypeError(f"sender must be 'client' or 'server', not {sender!r:.40}")
+        if sender is None:
+            raise TypeError("request() needs the sender: 'client' or 'server'")
+        _check_sender(sender)
         if params is not None and not isinstance(params, (BaseModel, Mapping)):
             raise TypeError(f"params must be a model or a mapping, not {type(params).__name__}")
         version = self.version or DEFAULT_VERSION
@@ -346,4 +347,5 @@ def _key(rid: RequestIdValue) -> _Key:
 
 def _check_sender(sender: object) -> None:
     if sender is not None and sender not in _OTHER:
-        raise TypeError(f"sender must be 'client', 'server' or None, not {sender!r:.40}")
+        wrong = ValueError if isinstance(sender, str) else TypeError
+        raise wrong(f"sender must be 'client', 'server' or None, not {sender!r:.40}")

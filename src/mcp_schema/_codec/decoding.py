@@ -165,14 +165,14 @@ def checked(
     view: View,
 ) -> tuple[Route, Any]:
     """Route and validate a parsed message; with headers, check they agree."""
-    found = route(value, known, headers)
-    message = view.message(found, value, size)
-    if headers is not None:
-        try:
+    try:
+        found = route(value, known, headers)
+        message = view.message(found, value, size)
+        if headers is not None:
             check_headers(headers, found, value)
-        except McpError as err:
-            address(err, value)
-            raise
+    except McpError as err:
+        address(err, value)
+        raise
     return found, message
 
 

@@ -31,8 +31,8 @@ _TYPES = {
     "integer": "a JSON integer",
     "number": "a finite JSON number",
     "boolean": "a valid boolean",
-    "object": "a valid object",
-    "array": "a valid list",
+    "object": "an object",
+    "array": "a valid array",
     "null": "null",
 }
 

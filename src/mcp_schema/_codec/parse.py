@@ -68,12 +68,35 @@ def parse(data: bytes) -> dict[str, Any]:
     try:
         value = jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False)
     except ValueError as exc:
-        raise _refusal(str(exc)) from None
+        refusal = _refusal(str(exc))
+    else:
+        refusal = None
+    if refusal is not None:
+        if isinstance(refusal, InvalidRequestError):
+            _address_repeated(refusal, data)
+        raise refusal
     if not _numbers_at_a_glance(data):
         _check_numbers(data)
     if type(value) is not dict:
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object")
     return value
+
+
+def _address_repeated(err: InvalidRequestError, data: bytes) -> None:
+    """A message refused for a repeated member is still a request, a
+    notification or a response: read as most parsers would (the last member
+    wins), it says whether to answer and with which id. A repeated ``id``
+    names none."""
+    from mcp_schema._codec.route import address  # the route reads envelopes
+
+    try:
+        lenient = jiter.from_json(data, allow_inf_nan=False)
+    except ValueError:
+        return
+    if type(lenient) is dict:
+        address(err, lenient)
+        if err.data == {"member": "id"}:
+            err.request_id = None
 
 
 _BATCH = re.compile(rb"[ \t\r\n]*\[")

@@ -6,7 +6,7 @@ against (`Route.target`). Both views validate that same definition.
 It checks the JSON-RPC envelope on the way (-32600), and refuses a version
 it has no models for (-32022) and, unless asked not to, a method the version
 does not have (-32601). Every error it raises says which request it answers
-(`address`).
+(`address`, which its callers apply).
 """
 
 from __future__ import annotations
@@ -59,14 +59,6 @@ class Route(NamedTuple):
 
 
 def route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> Route:
-    try:
-        return _route(value, known, headers)
-    except McpError as err:
-        address(err, value)
-        raise
-
-
-def _route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> Route:
     kind = kind_of(value)
     if value.get("jsonrpc") != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
