@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sized
 from pathlib import Path
 from typing import Any
 
@@ -869,9 +870,13 @@ def test_method_names_a_peer_makes_up_build_no_validator_each() -> None:
     from mcp_schema._codec import catalog, schemas, views
 
     def cached() -> int:
-        return sum(
-            map(len, (views.model_of, views._model_validator, catalog._catalog, schemas._validators))
+        builders: tuple[Sized, ...] = (
+            views.model_of,
+            views._build_model_validator,
+            catalog._catalog,
+            schemas._validators,
         )
+        return sum(map(len, builders))
 
     correlator = codec.Correlator(version="2025-11-25", allow_unknown_methods=True)
     for i in range(40):

@@ -171,13 +171,7 @@ def _containers(inner: Strategy) -> Strategy:
     )
 
 
-_SCALARS: Strategy = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | _floats()
-    | st.text(max_size=12)
-)
+_SCALARS: Strategy = st.none() | st.booleans() | st.integers() | _floats() | st.text(max_size=12)
 _ANY_JSON = recursive(_SCALARS, _containers)
 _SHALLOW_JSON = _containers(_SCALARS)
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 
 from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.schemas import Target, definition
-from mcp_schema.compiled import VersionTables
 from mcp_schema.method_table import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
     STATELESS_VERSIONS,
@@ -47,6 +46,9 @@ class Catalog:
     stateless: bool
     requests: Mapping[str, RequestMethod]
     notifications: Mapping[str, NotificationMethod]
+    request_targets: Mapping[str, Target]
+    """The whole message of each request method."""
+    notification_targets: Mapping[str, Target]
     request: Target
     """A request of a method the version does not know (``JSONRPCRequest``)."""
     notification: Target
@@ -92,8 +94,18 @@ def _telling(complete: Target, arms: Mapping[str, Target]) -> tuple[tuple[str, T
     return tuple((member, target) for member, target in arms.items() if member not in declared)
 
 
+BY_VERSION: dict[str, Catalog] = {}
+"""The catalog of each version without extensions: what most traffic needs,
+one dict lookup away."""
+
+
 def catalog(version: str, extensions: Collection[str]) -> Catalog:
     """The catalog of a supported ``version`` with the compiled ones among ``extensions``."""
+    if not extensions:
+        found = BY_VERSION.get(version)
+        if found is None:
+            found = BY_VERSION[version] = _catalog(version, frozenset())
+        return found
     known = extensions_of(version)
     return _catalog(version, frozenset(e for e in extensions if e in known))
 
@@ -114,23 +126,24 @@ def _catalog(version: str, extensions: frozenset[str]) -> Catalog:
             (tag, Target(tables.package, name), True)
             for tag, name in tables.result_arm_names.items()
         ]
+    here = core.package
     return Catalog(
         version=version,
         stateless=version in STATELESS,
         requests=requests,
         notifications=notifications,
-        request=_target(core, core.request_name),
-        notification=_target(core, core.notification_name),
-        result=_target(core, core.result_name),
-        error=_target(core, core.error_name),
+        request_targets={m: Target(e.package, e.request_name) for m, e in requests.items()},
+        notification_targets={
+            m: Target(n.package, n.notification_name) for m, n in notifications.items()
+        },
+        request=Target(here, core.request_name),
+        notification=Target(here, core.notification_name),
+        result=Target(here, core.result_name),
+        error=Target(here, core.error_name),
         error_models={
-            code: _target(core, name)
+            code: Target(here, name)
             for code, name in core.error_model_names.items()
             if name != core.error_name
         },
         _arms=tuple(arms),
     )
-
-
-def _target(tables: VersionTables, name: str) -> Target:
-    return Target(tables.package, name)

@@ -203,14 +203,14 @@ class Correlator:
         view: View,
     ) -> Any:
         rid = request_id(value.get("id"))
-        space = None if rid is None else self._requester_of(_key(rid), sender)
+        answered = None if rid is None else self._answered(_key(rid), sender)
         method = request_version = None
-        if space is not None:
-            method, request_version = self._pending[space][_key(rid)]
+        if answered is not None:
+            method, request_version = self._pending[answered[0]][answered[1]]
         known = self._known(None, request_version or self.version, method)
         found, message = read_value(value, size, known, headers, view, self.lenient_newer)
-        if space is not None:
-            self._pending[space].pop(_key(rid), None)  # answered by a valid response
+        if answered is not None:
+            self._pending[answered[0]].pop(answered[1], None)  # answered by a valid response
         if method == "initialize" and found.kind == "result":
             self._negotiate(value["result"].get("protocolVersion"))
         return message
@@ -226,6 +226,11 @@ class Correlator:
         self._fixed = True
 
     # -- the pending table --------------------------------------------------------------
+
+    def _answered(self, key: _Key, responder: Sender | None) -> tuple[str, _Key] | None:
+        """The id space and key of the request a response with this id answers, if any."""
+        space = self._requester_of(key, responder)
+        return None if space is None else (space, key)
 
     def _requester_of(self, key: _Key, responder: Sender | None) -> str | None:
         """The id space of the request a response with this id answers, if any."""

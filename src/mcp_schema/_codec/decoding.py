@@ -2,8 +2,8 @@
 view's validation) behind one signature, and the checks that follow them
 (headers, ``lenient_newer``).
 
-The two functions differ in the view only; `read` is the one path both
-take, and the `Correlator` takes it too with what its session knows.
+The two functions differ in the view only; `read_value` is the one path
+both take, and the `Correlator` takes it too with what its session knows.
 """
 
 from __future__ import annotations
@@ -81,16 +81,14 @@ def decode(
     arguments of the wrong type). A raised error holds no reference to the
     input: keeping it keeps a few hundred bytes.
     """
-    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
-    received = None if headers is None else received_headers(headers)
-    _flag(lenient_newer, "lenient_newer")
-    try:
-        message: Message = read(as_bytes(raw), known, received, MODELS, lenient_newer)
-        return message
-    except McpError as err:
-        failure = detached(err)
-    del raw, headers  # the frame of this raise stays with the error
-    raise failure
+    message: Message = _decode(
+        raw,
+        MODELS,
+        known_of(version, method, extensions, allow_unknown_methods, assume_complete),
+        headers,
+        lenient_newer,
+    )
+    return message
 
 
 def decode_dict(
@@ -115,27 +113,33 @@ def decode_dict(
     Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
     arguments of the wrong type, as `decode`).
     """
-    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
+    message: DictMessage = _decode(
+        raw,
+        DICTS,
+        known_of(version, method, extensions, allow_unknown_methods, assume_complete),
+        headers,
+        lenient_newer,
+    )
+    return message
+
+
+def _decode(
+    raw: bytes | bytearray | memoryview | str,
+    view: View,
+    known: Known,
+    headers: Headers | None,
+    lenient_newer: bool,
+) -> Any:
     received = None if headers is None else received_headers(headers)
+    data = raw if type(raw) is bytes else as_bytes(raw)
     _flag(lenient_newer, "lenient_newer")
     try:
-        message: DictMessage = read(as_bytes(raw), known, received, DICTS, lenient_newer)
-        return message
+        value = parse(data)
+        return read_value(value, len(data), known, received, view, lenient_newer)[1]
     except McpError as err:
         failure = detached(err)
-    del raw, headers
+    del raw, data  # the frame of this raise stays with the error
     raise failure
-
-
-def read(
-    data: bytes,
-    known: Known,
-    headers: Mapping[str, str] | None,
-    view: View,
-    lenient_newer: bool = False,
-) -> Any:
-    """The one decode path: parse, route, validate in ``view``, check headers."""
-    return read_value(parse(data), len(data), known, headers, view, lenient_newer)[1]
 
 
 def read_value(
@@ -146,34 +150,22 @@ def read_value(
     view: View,
     lenient_newer: bool = False,
 ) -> tuple[Route, Any]:
-    """A parsed message (of ``size`` bytes) routed and validated: its route and the message."""
-    try:
-        return checked(value, size, known, headers, view)
-    except (MethodNotFoundError, InvalidParamsError) as err:
-        failure: McpError = err
-    newer = _read_as_newer(value, size, known, headers, view) if lenient_newer else None
-    if newer is None:
-        raise failure
-    return newer
-
-
-def checked(
-    value: dict[str, Any],
-    size: int,
-    known: Known,
-    headers: Mapping[str, str] | None,
-    view: View,
-) -> tuple[Route, Any]:
-    """Route and validate a parsed message; with headers, check they agree."""
+    """A parsed message (of ``size`` bytes) routed and validated in ``view``,
+    its headers checked: its route and the message."""
     try:
         found = route(value, known, headers)
         message = view.message(found, value, size)
         if headers is not None:
             check_headers(headers, found, value)
+        return found, message
     except McpError as err:
-        address(err, value)
-        raise
-    return found, message
+        failure = err
+    if lenient_newer and isinstance(failure, (MethodNotFoundError, InvalidParamsError)):
+        newer = _read_as_newer(value, size, known, headers, view)
+        if newer is not None:
+            return newer
+    address(failure, value)
+    raise failure
 
 
 def _read_as_newer(
@@ -186,12 +178,9 @@ def _read_as_newer(
     """``lenient_newer``: an older session's message in the newest handshake-era version."""
     try:
         resolved = resolved_version(value, known, headers)
-    except McpError:
-        return None
-    if resolved not in HANDSHAKE_VERSIONS or resolved == DEFAULT_VERSION:
-        return None
-    try:
-        return checked(value, size, known._replace(version=DEFAULT_VERSION), headers, view)
+        if resolved not in HANDSHAKE_VERSIONS or resolved == DEFAULT_VERSION:
+            return None
+        return read_value(value, size, known._replace(version=DEFAULT_VERSION), headers, view)
     except McpError:
         return None
 
@@ -219,17 +208,34 @@ def known_of(
     assume_complete: object,
 ) -> Known:
     """What `decode`'s keyword arguments say about a message, checked."""
+    plain = type(extensions) is tuple and not extensions
+    key = (version, method, allow_unknown_methods, assume_complete)
+    if plain:
+        found = _KNOWN.get(key)
+        if found is not None:
+            return found
     if version is not None and not isinstance(version, str):
         raise TypeError(f"version must be a str or None, not {type(version).__name__}")
     if method is not None and not isinstance(method, str):
         raise TypeError(f"method must be a str or None, not {type(method).__name__}")
-    return Known(
+    known = Known(
         version=version,
         method=method,
         extensions=extension_set(extensions),
         allow_unknown_methods=_flag(allow_unknown_methods, "allow_unknown_methods"),
         assume_complete=_flag(assume_complete, "assume_complete"),
     )
+    if plain:
+        if len(_KNOWN) >= _KNOWN_SIZE:
+            _KNOWN.clear()  # the method of a response may be any name a peer chose
+        _KNOWN[key] = known
+    return known
+
+
+_KNOWN: dict[tuple[object, ...], Known] = {}
+"""`known_of` for calls without extensions, by their arguments: most calls
+repeat a few (a version, the method of a pending request)."""
+_KNOWN_SIZE = 4096
 
 
 def extension_set(extensions: Collection[str]) -> frozenset[str]:

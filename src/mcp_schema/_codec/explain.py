@@ -258,7 +258,7 @@ def _tag_of(target: Target, arms: list[Any]) -> str | None:
     common = set.intersection(*(set(s.get("required", ())) for s in shapes)) if shapes else set()
     for name in sorted(common):
         if all("const" in s.get("properties", {}).get(name, {}) for s in shapes):
-            return name
+            return str(name)
     return None
 
 

@@ -65,12 +65,7 @@ def parse(data: bytes) -> dict[str, Any]:
     """The message's JSON value: an object, as parsed; `McpError` when it is none."""
     if data[:1] != b"{" and _BATCH.match(data):
         raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
-    try:
-        value = jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False)
-    except ValueError as exc:
-        refusal = _refusal(str(exc))
-    else:
-        refusal = None
+    value, refusal = _parsed(data)
     if refusal is not None:
         if isinstance(refusal, InvalidRequestError):
             _address_repeated(refusal, data)
@@ -80,6 +75,15 @@ def parse(data: bytes) -> dict[str, Any]:
     if type(value) is not dict:
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object")
     return value
+
+
+def _parsed(data: bytes) -> tuple[Any, InvalidRequestError | ParseError | None]:
+    """The parsed value, or the refusal to raise (raised by the caller, so that
+    it does not carry the parser's exception along)."""
+    try:
+        return jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False), None
+    except ValueError as exc:
+        return None, _refusal(str(exc))
 
 
 def _address_repeated(err: InvalidRequestError, data: bytes) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from mcp_schema._codec.catalog import SUPPORTED, Catalog, catalog
+from mcp_schema._codec.catalog import BY_VERSION, SUPPORTED, Catalog, catalog
 from mcp_schema._codec.messages import Kind, RequestIdValue
 from mcp_schema._codec.schemas import Target
 from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError, quote
@@ -59,17 +59,39 @@ class Route(NamedTuple):
 
 
 def route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> Route:
-    kind = kind_of(value)
+    if "method" not in value or "result" in value or "error" in value:
+        return _response_route(value, kind_of(value), known, headers)
+    method = value["method"]
+    kind: Kind = "request" if "id" in value else "notification"
+    if value.get("jsonrpc") != "2.0":
+        raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
+    if type(method) is not str:
+        raise InvalidRequestError('Invalid Request: "method" must be a string')
+    rid = None
+    if kind == "request":
+        rid = value["id"]
+        if type(rid) is not int and (type(rid) is not str or len(rid) > MAX_ID_LENGTH):
+            rid = _checked_id(value, kind)
+    version = known.version
+    if version is None or version not in SUPPORTED:
+        version = _version(known, named_version(value), headers)
+    found = BY_VERSION.get(version) if not known.extensions else None
+    if found is None:
+        found = catalog(version, known.extensions)
+    if kind == "notification":
+        return Route(
+            kind, version, method, None, found.notification_targets.get(method, found.notification)
+        )
+    target = found.request_targets.get(method) or _unknown_request(found, method, known)
+    return Route(kind, version, method, rid, target)
+
+
+def _response_route(
+    value: dict[str, Any], kind: Kind, known: Known, headers: Mapping[str, str] | None
+) -> Route:
     if value.get("jsonrpc") != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
     rid = _checked_id(value, kind)
-    if kind == "request" or kind == "notification":
-        method = value["method"]
-        if type(method) is not str:
-            raise InvalidRequestError('Invalid Request: "method" must be a string')
-        version = _version(known, named_version(value), headers)
-        found = catalog(version, known.extensions)
-        return Route(kind, version, method, rid, _message_target(found, kind, method, known))
     version = _version(known, None, headers)
     found = catalog(version, known.extensions)
     if kind == "error":
@@ -119,17 +141,15 @@ def request_id(value: Any) -> RequestIdValue | None:
     large for that to be exact)."""
     kind = type(value)
     if kind is int:
-        return value  # type: ignore[no-any-return]
+        return int(value)
     if kind is str:
-        return value if len(value) <= MAX_ID_LENGTH else None  # type: ignore[no-any-return]
+        return str(value) if len(value) <= MAX_ID_LENGTH else None
     if kind is float and value.is_integer() and abs(value) < MAX_EXACT_INTEGRAL_FLOAT:
         return int(value)
     return None
 
 
 def _checked_id(value: Mapping[str, Any], kind: Kind) -> RequestIdValue | None:
-    if kind == "notification":
-        return None
     raw = value.get("id")
     rid = request_id(raw)
     if rid is not None or (kind == "error" and raw is None):
@@ -179,13 +199,7 @@ def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> 
     return requested
 
 
-def _message_target(found: Catalog, kind: Kind, method: str, known: Known) -> Target:
-    if kind == "notification":
-        note = found.notifications.get(method)
-        return found.notification if note is None else Target(note.package, note.notification_name)
-    entry = found.requests.get(method)
-    if entry is not None:
-        return Target(entry.package, entry.request_name)
+def _unknown_request(found: Catalog, method: str, known: Known) -> Target:
     if known.allow_unknown_methods:
         return found.request
     raise MethodNotFoundError(

@@ -75,11 +75,20 @@ def _validators(package: str) -> jsonschema_rs.ValidatorMap:
     )
 
 
+_COMPILED: dict[tuple[Target, str], jsonschema_rs.Validator] = {}
+"""Each definition's validator (and each subschema `explain` asked for), one
+dict lookup away; keyed by generated definitions only."""
+
+
 def validator(target: Target, pointer: str = "") -> jsonschema_rs.Validator:
     """The compiled validator of a definition, or of a subschema of it
     (``pointer`` is a JSON pointer below the definition, such as ``/properties/params``)."""
-    found = home(target)
-    compiled = _validators(found.package).get(f"#/$defs/{found.name}{pointer}")
-    if compiled is None:
-        raise KeyError(f"no subschema {found.name}{pointer} in {found.package}")
-    return compiled
+    key = (target, pointer)
+    found = _COMPILED.get(key)
+    if found is None:
+        where = home(target)
+        found = _validators(where.package).get(f"#/$defs/{where.name}{pointer}")
+        if found is None:
+            raise KeyError(f"no subschema {where.name}{pointer} in {where.package}")
+        _COMPILED[key] = found
+    return found

@@ -54,22 +54,30 @@ def _payload(route: Route, value: dict[str, Any]) -> tuple[Any, str, str]:
     return value, "$", "params"
 
 
-def _refused(route: Route, instance: Any, path: str, what: str) -> Exception:
+def _refused(route: Route, value: dict[str, Any]) -> Exception:
     # An error response is told against the generic error object: what the
     # code's own model wants beyond it is not required of a peer.
+    instance, path, what = _payload(route, value)
     return invalid(route.fallback or route.target, instance, path, what)
+
+
+def _schema_accepts(route: Route, instance: Any) -> bool:
+    if validator(route.target).is_valid(instance):
+        return True
+    return route.fallback is not None and validator(route.fallback).is_valid(instance)
 
 
 # -- the dict view -----------------------------------------------------------------
 
 
 def _dict_message(route: Route, value: dict[str, Any], size: int) -> dict[str, Any]:
-    instance, path, what = _payload(route, value)
+    kind = route.kind
+    instance = value if kind == "request" or kind == "notification" else value[kind]
     if validator(route.target).is_valid(instance):
         return value
     if route.fallback is not None and validator(route.fallback).is_valid(instance):
         return value
-    raise _refused(route, instance, path, what)
+    raise _refused(route, value)
 
 
 DICTS = View("dicts", _dict_message)
@@ -84,11 +92,21 @@ def model_of(target: Target) -> Any:
     return getattr(importlib.import_module(f"{target.package}.models"), target.name)
 
 
-@built_once
+_MODEL_VALIDATORS: dict[Target, Callable[[Any], Any]] = {}
+
+
 def _model_validator(target: Target) -> Callable[[Any], Any]:
+    found = _MODEL_VALIDATORS.get(target)
+    if found is None:
+        found = _MODEL_VALIDATORS[target] = _build_model_validator(target)
+    return found
+
+
+@built_once
+def _build_model_validator(target: Target) -> Callable[[Any], Any]:
     found = model_of(target)
     if isinstance(found, type) and issubclass(found, BaseModel):
-        return found.__pydantic_validator__.validate_python  # type: ignore[no-any-return]
+        return found.__pydantic_validator__.validate_python
     return TypeAdapter(found).validator.validate_python  # a union alias: no class is made
 
 
@@ -102,25 +120,27 @@ def _validated(target: Target, instance: Any) -> Any:
 
 
 def _model_message(route: Route, value: dict[str, Any], size: int) -> Any:
-    instance, path, what = _payload(route, value)
-    if size > GATE and not (
-        validator(route.target).is_valid(instance)
-        or (route.fallback is not None and validator(route.fallback).is_valid(instance))
-    ):
-        raise _refused(route, instance, path, what)
-    checked = _validated(route.target, instance)
+    kind = route.kind
+    whole = kind == "request" or kind == "notification"
+    instance = value if whole else value[kind]
+    if size > GATE and not _schema_accepts(route, instance):
+        raise _refused(route, value)
+    try:
+        checked = _model_validator(route.target)(instance)
+    except ValidationError:  # dropped here: it may hold the whole input
+        checked = None
     if checked is None and route.fallback is not None:
         checked = _validated(route.fallback, instance)
     if checked is None:
-        raise _refused(route, instance, path, what)
-    if route.kind == "request" or route.kind == "notification":
+        raise _refused(route, value)
+    if whole:
         return checked
-    cls = ResultResponse if route.kind == "result" else ErrorResponse
-    envelope = _ENVELOPE[route.kind]
+    envelope = _ENVELOPE[kind]
     extra = {key: item for key, item in value.items() if key not in envelope}
     # An error response may leave its id out (the default null): it stays out.
     given = envelope.intersection(value)
-    return _built(cls, {"jsonrpc": "2.0", "id": route.id, route.kind: checked}, given, extra)
+    cls = ResultResponse if kind == "result" else ErrorResponse
+    return _built(cls, {"jsonrpc": "2.0", "id": route.id, kind: checked}, given, extra)
 
 
 def _built(
