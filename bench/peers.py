@@ -293,6 +293,15 @@ def _validator(version: str, ref: str) -> Any:
     return jsonschema_rs.validator_for(root)
 
 
+def _message(name: str, envelope: str, defs: dict[str, Any]) -> dict[str, Any]:
+    """The upstream schema of a whole message the tables name: a draft-07
+    ``JSONRPC<Name>`` is ``<Name>`` together with its envelope."""
+    if name in defs:
+        return {"$ref": f"#/$defs/{name}"}
+    own = name.removeprefix("JSONRPC")
+    return {"allOf": [{"$ref": f"#/$defs/{envelope}"}, {"$ref": f"#/$defs/{own}"}]}
+
+
 def _definition_of(msg: Msg) -> dict[str, Any]:
     defs = _schema(msg.version)["$defs"]
     if msg.definition and msg.definition in defs:
@@ -301,17 +310,18 @@ def _definition_of(msg: Msg) -> dict[str, Any]:
     method = msg.method or ""
     if msg.kind == "request":
         entry = entry_tables.requests.get(method)
-        return {"$ref": f"#/$defs/{entry.request.__name__ if entry else 'JSONRPCRequest'}"}
+        return _message(entry.request_name if entry else "JSONRPCRequest", "JSONRPCRequest", defs)
     if msg.kind == "notification":
         note = entry_tables.notifications.get(method)
-        return {"$ref": f"#/$defs/{note.notification.__name__ if note else 'JSONRPCNotification'}"}
+        name = note.notification_name if note else "JSONRPCNotification"
+        return _message(name, "JSONRPCNotification", defs)
     if msg.kind == "error":
         return {"$ref": "#/$defs/JSONRPCErrorResponse"}
     entry = entry_tables.requests.get(method)
     if entry is None:
         return {"$ref": "#/$defs/JSONRPCResultResponse"}
-    arms = [entry.result, *entry.alternatives]
-    result = {"anyOf": [{"$ref": f"#/$defs/{cls.__name__}"} for cls in arms]}
+    arms = [entry.result_name, *entry.alternative_names]
+    result = {"anyOf": [{"$ref": f"#/$defs/{name}"} for name in arms]}
     return {
         "allOf": [{"$ref": "#/$defs/JSONRPCResultResponse"}, {"properties": {"result": result}}]
     }

@@ -85,7 +85,7 @@ def _sender_direction(version: str, method: str, kind: Kind) -> Direction:
 
 def _result_methods(version: str) -> dict[str, str]:
     """``CallToolResult`` -> ``tools/call``: the method answered by each result class."""
-    return {entry.result.__name__: method for method, entry in tables(version).requests.items()}
+    return {entry.result_name: method for method, entry in tables(version).requests.items()}
 
 
 def examples(version: str = LATEST) -> Iterator[Workload]:

@@ -182,5 +182,14 @@ class Module:
         return tuple(d for d in self.definitions if isinstance(d, Alias))
 
     @property
+    def schema_names(self) -> tuple[str, ...]:
+        """The schema's own definitions: neither inline objects nor derived ones."""
+        return tuple(
+            d.name
+            for d in self.definitions
+            if (d.origin == d.name if isinstance(d, ModelClass) else d.origin is None)
+        )
+
+    @property
     def def_count(self) -> int:
-        return len([c for c in self.classes if c.origin == c.name]) + len(self.aliases)
+        return len(self.schema_names)

@@ -225,7 +225,7 @@ def member_lines(
             lines.append(f"# Deliberately wider than {c.extends}'s: it may be absent.")
             lines.append(field_line(f, annotate, WIDER))
         elif f != parent:
-            lines.append(f"# Deliberately narrower than {c.extends}'s.")
+            lines.append(f"# Deliberately narrower than {c.extends}'s: it accepts less.")
             lines.append(field_line(f, annotate, NARROWER))
     return lines
 
@@ -244,13 +244,12 @@ def class_bases(c: ir.ModelClass, classes: Mapping[str, ir.ModelClass]) -> str:
     needed = model_base(c)
     if c.extends is None:
         return needed
-    inherited = model_base(classes[c.extends])
-    if needed in ("McpModel", inherited):
-        return c.extends
-    if needed == "AliasedModel" and inherited == "McpModel":
+    parent = classes[c.extends]
+    if c.closed != parent.closed:  # no pass derives one; its config would need care
+        raise BuildError(f"{c.name}: closed otherwise than {c.extends}, which it extends")
+    if needed == "AliasedModel" and model_base(parent) == "McpModel":
         return f"{c.extends}, AliasedModel"
-    # pydantic merges configs parent last: a closed child of an open parent stays open.
-    raise BuildError(f"{c.name}: cannot derive a {needed} from {c.extends} ({inherited})")
+    return c.extends
 
 
 def docstring(d: ir.Definition, version: str) -> str:

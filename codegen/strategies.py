@@ -201,9 +201,6 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
 
     classes = {c.name: c for c in (*(base.classes if base else ()), *module.classes)}
     tables = module.methods
-    own_definitions = sorted(n for c in module.classes if (n := c.name) == c.origin) + sorted(
-        a.name for a in module.aliases
-    )
     return env.get_template("strategies.py.j2").render(
         header={"version": module.key, "source": module.source, "sha256": module.sha256},
         module=module,
@@ -211,7 +208,7 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
         reused=sorted(module.imported),
         member_names=member_names(module, base),
         definitions=strategy_views(module),
-        schema_definitions=sorted([*own_definitions, *module.imported]),
+        schema_definitions=sorted([*module.schema_names, *module.imported]),
         models=sorted(c.name for c in module.classes),
         requests=[(r.method, qualified(r.request)) for r in tables.requests],
         notifications=[(n.method, qualified(n.notification)) for n in tables.notifications],

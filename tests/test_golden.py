@@ -162,3 +162,67 @@ def test_overlay_expectation_ignores_descriptions_only() -> None:
     changed = {"$defs": {"A": {"type": "number", "minimum": 0}}}
     with pytest.raises(spec.SpecError, match="'a-nullable' no longer applies to 'golden'"):
         spec.apply_overlay(changed, overlay, "golden")  # upstream changed otherwise
+
+
+def _messages(**defs: Any) -> dict[str, Any]:
+    """A draft-07-like schema with its envelopes and one request ``a``, with ``defs`` over it."""
+    request_id = {"type": ["string", "integer"]}
+    envelope = _obj(id=request_id, jsonrpc={"const": "2.0"}, method={"type": "string"})
+    error = _obj(id=request_id, error=_obj(code={"type": "integer"}))
+    base = {
+        "JSONRPCRequest": {**envelope, "required": ["id", "jsonrpc", "method"]},
+        "JSONRPCError": error,
+        "ARequest": {**_obj(method={"const": "a"}), "required": ["method"]},
+        "AResult": {**_obj(resultType={"type": "string"}), "required": ["resultType"]},
+        "ClientRequest": {"anyOf": [{"$ref": "#/$defs/ARequest"}]},
+    }
+    return {"$defs": {**base, **defs}, "x-results": {"a": "AResult"}}
+
+
+DERIVATIONS_REFUSED: list[tuple[str, dict[str, Any], str]] = [
+    (
+        "a closed message cannot take its envelope's members",
+        _messages(ARequest={**_obj(method={"const": "a"}), "additionalProperties": False}),
+        "cannot merge JSONRPCRequest into a closed object",
+    ),
+    (
+        "a member the envelope types otherwise",
+        _messages(ARequest=_obj(method={"const": "a"}, id={"type": "boolean"})),
+        "cannot type a member as both",
+    ),
+    (
+        "the whole message's name is taken",
+        _messages(JSONRPCARequest=_obj(x={"type": "string"})),
+        "class name 'JSONRPCARequest' is taken already",
+    ),
+    (
+        "the variant's name is taken",
+        _messages(AResultAssumedComplete=_obj(x={"type": "string"})),
+        "'AResultAssumedComplete' is taken already",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("schema", "message"),
+    [(s, m) for _, s, m in DERIVATIONS_REFUSED],
+    ids=[r[0] for r in DERIVATIONS_REFUSED],
+)
+def test_derivations_refused(schema: dict[str, Any], message: str) -> None:
+    with pytest.raises(BuildError) as raised:
+        compile_schema("refused", schema)
+    assert message in str(raised.value)
+
+
+def test_a_derived_class_may_not_go_ahead_of_its_base_in_a_cycle() -> None:
+    # A cycle through classes puts the one with the fewest names left first,
+    # quoting them; a base class cannot be quoted.
+    def member(name: str) -> ir.Field:
+        return ir.Field(name.lower(), name.lower(), ir.Ref(name), False, False)
+
+    parent = ir.ModelClass("A", "A", "-", (member("B"), member("C")), False)
+    child = ir.ModelClass("B", "-", "-", (), False, extends="A")
+    other = ir.ModelClass("C", "C", "-", (member("A"),), False)
+    module = ir.Module("k", "k", "k", "-", "-", (parent, child, other))
+    with pytest.raises(BuildError, match="its base class A is part of a reference cycle"):
+        passes.ordered(module)

@@ -12,6 +12,7 @@ import pytest
 from pydantic import BaseModel
 
 import mcp_schema
+from mcp_schema import v2024_11_05
 from mcp_schema.codec import Correlator, decode, encode
 from mcp_schema.diff import diff
 from mcp_schema.projection import ProjectionError, Session, project
@@ -251,3 +252,34 @@ def test_json_rpc_members_stay_in_draft_07_versions(version: str) -> None:
     for message in (raw, request):
         projected = project(decode(json.dumps(message), version="2025-11-25"), version)
         assert _json(projected.message) == message and projected.removed == ()
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "whole"),
+    [
+        ("2025-06-18", "2025-11-25", "CallToolRequest"),
+        ("2025-06-18", "2024-11-05", "JSONRPCCallToolRequest"),
+        ("2025-11-25", "2025-03-26", "JSONRPCCallToolRequest"),
+    ],
+)
+def test_a_request_projects_by_its_definition_into_the_targets_whole_message(
+    source: str, target: str, whole: str
+) -> None:
+    # A draft-07 request decodes as its JSONRPC<Name>; it projects as the
+    # definition it extends, into what the target decodes the method as.
+    raw = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "t"}}
+    projected = project(decode(json.dumps(raw), version=source), target)
+    assert type(projected.message).__name__ == whole
+    assert type(projected.message).__module__.startswith(f"mcp_schema.v{target.replace('-', '_')}")
+    assert _json(projected.message) == raw and projected.removed == ()
+
+
+def test_members_a_whole_draft_07_message_has_and_the_target_lacks_are_removed() -> None:
+    # Implementation.title is 2025-06-18's, not 2024-11-05's: found through
+    # the whole message's params, which are walked like their definition's.
+    info = {"name": "c", "version": "1", "title": "C"}
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": info}
+    raw = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}
+    down = project(decode(json.dumps(raw), version="2025-06-18"), "2024-11-05")
+    assert type(down.message) is v2024_11_05.JSONRPCInitializeRequest
+    assert down.removed == ("$.params.clientInfo.title",)

@@ -33,6 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 # The two source roots that the wheel merges into one mcp_schema package.
 PACKAGE_ROOTS = (REPO / "src" / "mcp_schema", REPO / "generated" / "mcp_schema")
 VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
+DEFAULT_PACKAGE = next(c.package for c in COMPILED if c.key == DEFAULT_VERSION)
 RUNTIME_MODULES = (
     "mcp_schema.base",
     "mcp_schema.method_table",
@@ -156,6 +157,14 @@ def test_installed_package_imports_and_decodes(fresh_python: Path, tmp_path: Pat
         for name in {VERSION_PACKAGES + RUNTIME_MODULES!r}:
             module = importlib.import_module(name)
             assert getattr(module, "__all__", None) or name.endswith("method_table"), name
+        from importlib.resources import files
+        import jsonschema_rs
+        documents = {{
+            name: json.loads(files(name).joinpath("validation.json").read_text())
+            for name in {VERSION_PACKAGES!r}
+        }}
+        views = jsonschema_rs.validator_map_for(documents[{DEFAULT_PACKAGE!r}])
+        assert views.get("#/$defs/Implementation").is_valid({{"name": "n", "version": "1"}})
         from mcp_schema.codec import decode, encode
         raw = b'{{"jsonrpc":"2.0","id":1,"method":"ping"}}'
         assert json.loads(encode(decode(raw, version={DEFAULT_VERSION!r}))) == json.loads(raw)

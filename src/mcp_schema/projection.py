@@ -110,7 +110,7 @@ class _Walk:
         path: str,
         envelope: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
-        name = type(model).__name__
+        name = _definition_name(type(model))
         if name not in self.known:
             return data  # target decides (e.g. a 2026 ``_meta`` object is a plain object before)
         target = self.known[name].members or {}
@@ -202,11 +202,30 @@ def _session_in(request: dict[str, Any], session: Session | None, version: str) 
         meta[LOG_LEVEL_KEY] = session.log_level
 
 
+def _definition_name(cls: type[BaseModel]) -> str:
+    """The definition a generated class stands for in every version: its own,
+    or for a class the generator derived from another of its module (a
+    draft-07 ``JSONRPC<Name>``, a ``<Name>AssumedComplete``), that one's."""
+    while cls.__bases__[0].__module__ == cls.__module__:
+        cls = cls.__bases__[0]
+    return cls.__name__
+
+
 def _target_class(name: str, version: CompiledVersion) -> type[BaseModel]:
     cls = getattr(importlib.import_module(f"{version.package}.models"), name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
         raise ProjectionError(f"{name} has no equivalent in {version.version}")
     return cls
+
+
+def _whole_message(cls: type[BaseModel], method: Any, version: CompiledVersion) -> type[BaseModel]:
+    """What ``version`` decodes a ``method`` message of definition ``cls`` as:
+    a draft-07 version, the ``JSONRPC<Name>`` of its tables."""
+    tables = version.load()
+    request = tables.requests.get(method) if isinstance(method, str) else None
+    note = tables.notifications.get(method) if isinstance(method, str) else None
+    whole = request.request if request else note.notification if note else cls
+    return whole if issubclass(whole, cls) else cls
 
 
 def project(
@@ -242,7 +261,7 @@ def project(
     data = json.loads(
         type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
     )
-    name = type(body).__name__
+    name = _definition_name(type(body))
     stateless_out = source.era == "stateless" and target.era == "handshake"
     stateless_in = source.era == "handshake" and target.era == "stateless"
     if envelope is ResultResponse and stateless_out:
@@ -255,6 +274,8 @@ def project(
         cls = tables.error_models.get(code, tables.error) if isinstance(code, int) else tables.error
     else:
         cls = _target_class(name, target)
+        if envelope is None:
+            cls = _whole_message(cls, data.get("method"), target)
     walk = _Walk(diff(source.version, to_version), to_version)
     moved: Session | None = None
     if envelope is None:

@@ -148,20 +148,6 @@ def _stamped(version: str, value: Json) -> Json:
     return value
 
 
-_REQUEST_IDS = st.one_of(st.integers(-(2**53), 2**53), st.text(max_size=8))
-
-
-def _request(request_id: Json, value: Json) -> Json:
-    # The draft-07 schemas (2024-11-05 to 2025-06-18) define a request by its
-    # method and params; JSONRPCRequest adds the envelope. Later schemas
-    # define it whole, and their drawn members win.
-    return {"jsonrpc": "2.0", "id": request_id, **value}
-
-
-def _notification(value: Json) -> Json:
-    return {"jsonrpc": "2.0", **value}
-
-
 def _with(member: str, value: Json, whole: Json) -> Json:
     return {**whole, member: value}
 
@@ -210,12 +196,11 @@ def messages(
     arms: list[st.SearchStrategy[WireMessage]] = []
     wanted = [m for m in sorted({*requests, *notifications}) if method in (None, m)]
     for name in wanted:
+        # The strategies draw whole messages (a draft-07 one as its JSONRPC<Name>).
         if kind in (None, "request") and name in requests:
-            request = st.builds(_request, _REQUEST_IDS, requests[name])
-            arms.append(request.map(wire("request", name)))
+            arms.append(requests[name].map(wire("request", name)))
         if kind in (None, "notification") and name in notifications:
-            note = notifications[name].map(_notification)
-            arms.append(note.map(wire("notification", name)))
+            arms.append(notifications[name].map(wire("notification", name)))
         if kind in (None, "result") and name in results:
             envelope = core.RESULT_RESPONSE
             answer = results[name].results(more_tagged)

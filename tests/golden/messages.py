@@ -105,7 +105,7 @@ class JSONRPCDoneNotificationParams(DoneNotificationParams, AliasedModel):
 class JSONRPCDoneNotification(DoneNotification):
     """MCP messages ``DoneNotification`` with the members of ``JSONRPCNotification``: https://example.invalid/messages#donenotification"""
 
-    # Deliberately narrower than DoneNotification's.
+    # Deliberately narrower than DoneNotification's: it accepts less.
     params: Omittable[JSONRPCDoneNotificationParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -203,7 +203,7 @@ RequestId: TypeAlias = StrictStr | JsonInt
 class JSONRPCEchoRequest(EchoRequest):
     """MCP messages ``EchoRequest`` with the members of ``JSONRPCRequest``: https://example.invalid/messages#echorequest"""
 
-    # Deliberately narrower than EchoRequest's.
+    # Deliberately narrower than EchoRequest's: it accepts less.
     params: JSONRPCEchoRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")

@@ -3,9 +3,10 @@
 # sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 """MCP 2024-11-05 wire models.
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 
 ``decode_request`` and ``decode_response`` decode this version's messages

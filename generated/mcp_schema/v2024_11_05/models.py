@@ -422,7 +422,7 @@ class LoggingMessageNotification(McpModel):
 class JSONRPCLoggingMessageNotification(LoggingMessageNotification):
     """MCP 2024-11-05 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#loggingmessagenotification"""
 
-    # Deliberately narrower than LoggingMessageNotification's.
+    # Deliberately narrower than LoggingMessageNotification's: it accepts less.
     params: JSONRPCLoggingMessageNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -649,7 +649,7 @@ class ProgressNotification(McpModel):
 class JSONRPCProgressNotification(ProgressNotification):
     """MCP 2024-11-05 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#progressnotification"""
 
-    # Deliberately narrower than ProgressNotification's.
+    # Deliberately narrower than ProgressNotification's: it accepts less.
     params: JSONRPCProgressNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -756,7 +756,7 @@ class CancelledNotification(McpModel):
 class JSONRPCCallToolRequest(CallToolRequest):
     """MCP 2024-11-05 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#calltoolrequest"""
 
-    # Deliberately narrower than CallToolRequest's.
+    # Deliberately narrower than CallToolRequest's: it accepts less.
     params: JSONRPCCallToolRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -773,7 +773,7 @@ class JSONRPCCancelledNotificationParams(CancelledNotificationParams, AliasedMod
 class JSONRPCCancelledNotification(CancelledNotification):
     """MCP 2024-11-05 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#cancellednotification"""
 
-    # Deliberately narrower than CancelledNotification's.
+    # Deliberately narrower than CancelledNotification's: it accepts less.
     params: JSONRPCCancelledNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -789,7 +789,7 @@ class JSONRPCError(McpModel):
 class JSONRPCGetPromptRequest(GetPromptRequest):
     """MCP 2024-11-05 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#getpromptrequest"""
 
-    # Deliberately narrower than GetPromptRequest's.
+    # Deliberately narrower than GetPromptRequest's: it accepts less.
     params: JSONRPCGetPromptRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -798,7 +798,7 @@ class JSONRPCGetPromptRequest(GetPromptRequest):
 class JSONRPCInitializeRequest(InitializeRequest):
     """MCP 2024-11-05 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#initializerequest"""
 
-    # Deliberately narrower than InitializeRequest's.
+    # Deliberately narrower than InitializeRequest's: it accepts less.
     params: JSONRPCInitializeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -807,7 +807,7 @@ class JSONRPCInitializeRequest(InitializeRequest):
 class JSONRPCListPromptsRequest(ListPromptsRequest):
     """MCP 2024-11-05 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listpromptsrequest"""
 
-    # Deliberately narrower than ListPromptsRequest's.
+    # Deliberately narrower than ListPromptsRequest's: it accepts less.
     params: Omittable[JSONRPCListPromptsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -816,7 +816,7 @@ class JSONRPCListPromptsRequest(ListPromptsRequest):
 class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
     """MCP 2024-11-05 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcetemplatesrequest"""
 
-    # Deliberately narrower than ListResourceTemplatesRequest's.
+    # Deliberately narrower than ListResourceTemplatesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourceTemplatesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -825,7 +825,7 @@ class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
 class JSONRPCListResourcesRequest(ListResourcesRequest):
     """MCP 2024-11-05 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listresourcesrequest"""
 
-    # Deliberately narrower than ListResourcesRequest's.
+    # Deliberately narrower than ListResourcesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourcesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -841,7 +841,7 @@ class JSONRPCListRootsRequest(ListRootsRequest):
 class JSONRPCListToolsRequest(ListToolsRequest):
     """MCP 2024-11-05 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#listtoolsrequest"""
 
-    # Deliberately narrower than ListToolsRequest's.
+    # Deliberately narrower than ListToolsRequest's: it accepts less.
     params: Omittable[JSONRPCListToolsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -857,7 +857,7 @@ class JSONRPCPingRequest(PingRequest):
 class JSONRPCReadResourceRequest(ReadResourceRequest):
     """MCP 2024-11-05 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#readresourcerequest"""
 
-    # Deliberately narrower than ReadResourceRequest's.
+    # Deliberately narrower than ReadResourceRequest's: it accepts less.
     params: JSONRPCReadResourceRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -961,7 +961,7 @@ class JSONRPCCompleteRequestParams(CompleteRequestParams, AliasedModel):
 class JSONRPCCompleteRequest(CompleteRequest):
     """MCP 2024-11-05 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#completerequest"""
 
-    # Deliberately narrower than CompleteRequest's.
+    # Deliberately narrower than CompleteRequest's: it accepts less.
     params: JSONRPCCompleteRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -991,7 +991,7 @@ class ResourceUpdatedNotification(McpModel):
 class JSONRPCResourceUpdatedNotification(ResourceUpdatedNotification):
     """MCP 2024-11-05 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2024-11-05/schema#resourceupdatednotification"""
 
-    # Deliberately narrower than ResourceUpdatedNotification's.
+    # Deliberately narrower than ResourceUpdatedNotification's: it accepts less.
     params: JSONRPCResourceUpdatedNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -1259,7 +1259,7 @@ class SetLevelRequest(McpModel):
 class JSONRPCSetLevelRequest(SetLevelRequest):
     """MCP 2024-11-05 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#setlevelrequest"""
 
-    # Deliberately narrower than SetLevelRequest's.
+    # Deliberately narrower than SetLevelRequest's: it accepts less.
     params: JSONRPCSetLevelRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1289,7 +1289,7 @@ class SubscribeRequest(McpModel):
 class JSONRPCSubscribeRequest(SubscribeRequest):
     """MCP 2024-11-05 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#subscriberequest"""
 
-    # Deliberately narrower than SubscribeRequest's.
+    # Deliberately narrower than SubscribeRequest's: it accepts less.
     params: JSONRPCSubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1384,7 +1384,7 @@ class JSONRPCCreateMessageRequestParams(CreateMessageRequestParams):
 class JSONRPCCreateMessageRequest(CreateMessageRequest):
     """MCP 2024-11-05 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#createmessagerequest"""
 
-    # Deliberately narrower than CreateMessageRequest's.
+    # Deliberately narrower than CreateMessageRequest's: it accepts less.
     params: JSONRPCCreateMessageRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1584,7 +1584,7 @@ ClientRequest: TypeAlias = typing.Annotated[
 class JSONRPCUnsubscribeRequest(UnsubscribeRequest):
     """MCP 2024-11-05 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2024-11-05/schema#unsubscriberequest"""
 
-    # Deliberately narrower than UnsubscribeRequest's.
+    # Deliberately narrower than UnsubscribeRequest's: it accepts less.
     params: JSONRPCUnsubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")

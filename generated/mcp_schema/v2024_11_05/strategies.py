@@ -3,8 +3,8 @@
 # sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 """Hypothesis strategies for MCP 2024-11-05 wire values: one per schema definition.
 
-Each name draws the JSON values that the definition (or inline object) of the
-same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
+Each name draws the JSON values that the definition (inline object, derived
+class) of the same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
 name to its strategy, ``BY_MODEL`` every model class of ``models`` to its own.
 Use them through `mcp_schema.testing` (the ``testing`` extra brings Hypothesis).
 """

@@ -3,9 +3,10 @@
 # sha256: e720669548c8100a4282c49e580efd6ddf7f28899ea786fc8db251dbdb356131
 """MCP 2025-03-26 wire models.
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 
 ``decode_request`` and ``decode_response`` decode this version's messages

@@ -419,7 +419,7 @@ class LoggingMessageNotification(McpModel):
 class JSONRPCLoggingMessageNotification(LoggingMessageNotification):
     """MCP 2025-03-26 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#loggingmessagenotification"""
 
-    # Deliberately narrower than LoggingMessageNotification's.
+    # Deliberately narrower than LoggingMessageNotification's: it accepts less.
     params: JSONRPCLoggingMessageNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -647,7 +647,7 @@ class ProgressNotification(McpModel):
 class JSONRPCProgressNotification(ProgressNotification):
     """MCP 2025-03-26 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#progressnotification"""
 
-    # Deliberately narrower than ProgressNotification's.
+    # Deliberately narrower than ProgressNotification's: it accepts less.
     params: JSONRPCProgressNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -754,7 +754,7 @@ class CancelledNotification(McpModel):
 class JSONRPCCallToolRequest(CallToolRequest):
     """MCP 2025-03-26 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#calltoolrequest"""
 
-    # Deliberately narrower than CallToolRequest's.
+    # Deliberately narrower than CallToolRequest's: it accepts less.
     params: JSONRPCCallToolRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -771,7 +771,7 @@ class JSONRPCCancelledNotificationParams(CancelledNotificationParams, AliasedMod
 class JSONRPCCancelledNotification(CancelledNotification):
     """MCP 2025-03-26 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#cancellednotification"""
 
-    # Deliberately narrower than CancelledNotification's.
+    # Deliberately narrower than CancelledNotification's: it accepts less.
     params: JSONRPCCancelledNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -787,7 +787,7 @@ class JSONRPCError(McpModel):
 class JSONRPCGetPromptRequest(GetPromptRequest):
     """MCP 2025-03-26 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#getpromptrequest"""
 
-    # Deliberately narrower than GetPromptRequest's.
+    # Deliberately narrower than GetPromptRequest's: it accepts less.
     params: JSONRPCGetPromptRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -796,7 +796,7 @@ class JSONRPCGetPromptRequest(GetPromptRequest):
 class JSONRPCInitializeRequest(InitializeRequest):
     """MCP 2025-03-26 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#initializerequest"""
 
-    # Deliberately narrower than InitializeRequest's.
+    # Deliberately narrower than InitializeRequest's: it accepts less.
     params: JSONRPCInitializeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -805,7 +805,7 @@ class JSONRPCInitializeRequest(InitializeRequest):
 class JSONRPCListPromptsRequest(ListPromptsRequest):
     """MCP 2025-03-26 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listpromptsrequest"""
 
-    # Deliberately narrower than ListPromptsRequest's.
+    # Deliberately narrower than ListPromptsRequest's: it accepts less.
     params: Omittable[JSONRPCListPromptsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -814,7 +814,7 @@ class JSONRPCListPromptsRequest(ListPromptsRequest):
 class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
     """MCP 2025-03-26 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcetemplatesrequest"""
 
-    # Deliberately narrower than ListResourceTemplatesRequest's.
+    # Deliberately narrower than ListResourceTemplatesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourceTemplatesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -823,7 +823,7 @@ class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
 class JSONRPCListResourcesRequest(ListResourcesRequest):
     """MCP 2025-03-26 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listresourcesrequest"""
 
-    # Deliberately narrower than ListResourcesRequest's.
+    # Deliberately narrower than ListResourcesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourcesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -839,7 +839,7 @@ class JSONRPCListRootsRequest(ListRootsRequest):
 class JSONRPCListToolsRequest(ListToolsRequest):
     """MCP 2025-03-26 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#listtoolsrequest"""
 
-    # Deliberately narrower than ListToolsRequest's.
+    # Deliberately narrower than ListToolsRequest's: it accepts less.
     params: Omittable[JSONRPCListToolsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -855,7 +855,7 @@ class JSONRPCPingRequest(PingRequest):
 class JSONRPCReadResourceRequest(ReadResourceRequest):
     """MCP 2025-03-26 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#readresourcerequest"""
 
-    # Deliberately narrower than ReadResourceRequest's.
+    # Deliberately narrower than ReadResourceRequest's: it accepts less.
     params: JSONRPCReadResourceRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -963,7 +963,7 @@ class JSONRPCCompleteRequestParams(CompleteRequestParams, AliasedModel):
 class JSONRPCCompleteRequest(CompleteRequest):
     """MCP 2025-03-26 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#completerequest"""
 
-    # Deliberately narrower than CompleteRequest's.
+    # Deliberately narrower than CompleteRequest's: it accepts less.
     params: JSONRPCCompleteRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -993,7 +993,7 @@ class ResourceUpdatedNotification(McpModel):
 class JSONRPCResourceUpdatedNotification(ResourceUpdatedNotification):
     """MCP 2025-03-26 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-03-26/schema#resourceupdatednotification"""
 
-    # Deliberately narrower than ResourceUpdatedNotification's.
+    # Deliberately narrower than ResourceUpdatedNotification's: it accepts less.
     params: JSONRPCResourceUpdatedNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -1252,7 +1252,7 @@ class SetLevelRequest(McpModel):
 class JSONRPCSetLevelRequest(SetLevelRequest):
     """MCP 2025-03-26 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#setlevelrequest"""
 
-    # Deliberately narrower than SetLevelRequest's.
+    # Deliberately narrower than SetLevelRequest's: it accepts less.
     params: JSONRPCSetLevelRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1282,7 +1282,7 @@ class SubscribeRequest(McpModel):
 class JSONRPCSubscribeRequest(SubscribeRequest):
     """MCP 2025-03-26 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#subscriberequest"""
 
-    # Deliberately narrower than SubscribeRequest's.
+    # Deliberately narrower than SubscribeRequest's: it accepts less.
     params: JSONRPCSubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1370,7 +1370,7 @@ class JSONRPCCreateMessageRequestParams(CreateMessageRequestParams):
 class JSONRPCCreateMessageRequest(CreateMessageRequest):
     """MCP 2025-03-26 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#createmessagerequest"""
 
-    # Deliberately narrower than CreateMessageRequest's.
+    # Deliberately narrower than CreateMessageRequest's: it accepts less.
     params: JSONRPCCreateMessageRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1598,7 +1598,7 @@ ClientRequest: TypeAlias = Annotated[
 class JSONRPCUnsubscribeRequest(UnsubscribeRequest):
     """MCP 2025-03-26 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-03-26/schema#unsubscriberequest"""
 
-    # Deliberately narrower than UnsubscribeRequest's.
+    # Deliberately narrower than UnsubscribeRequest's: it accepts less.
     params: JSONRPCUnsubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")

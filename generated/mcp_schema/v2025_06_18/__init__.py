@@ -3,9 +3,10 @@
 # sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 """MCP 2025-06-18 wire models.
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 
 ``decode_request`` and ``decode_response`` decode this version's messages

@@ -482,7 +482,7 @@ class LoggingMessageNotification(McpModel):
 class JSONRPCLoggingMessageNotification(LoggingMessageNotification):
     """MCP 2025-06-18 ``LoggingMessageNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#loggingmessagenotification"""
 
-    # Deliberately narrower than LoggingMessageNotification's.
+    # Deliberately narrower than LoggingMessageNotification's: it accepts less.
     params: JSONRPCLoggingMessageNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -720,7 +720,7 @@ class ProgressNotification(McpModel):
 class JSONRPCProgressNotification(ProgressNotification):
     """MCP 2025-06-18 ``ProgressNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#progressnotification"""
 
-    # Deliberately narrower than ProgressNotification's.
+    # Deliberately narrower than ProgressNotification's: it accepts less.
     params: JSONRPCProgressNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -833,7 +833,7 @@ class CancelledNotification(McpModel):
 class JSONRPCCallToolRequest(CallToolRequest):
     """MCP 2025-06-18 ``CallToolRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#calltoolrequest"""
 
-    # Deliberately narrower than CallToolRequest's.
+    # Deliberately narrower than CallToolRequest's: it accepts less.
     params: JSONRPCCallToolRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -850,7 +850,7 @@ class JSONRPCCancelledNotificationParams(CancelledNotificationParams, AliasedMod
 class JSONRPCCancelledNotification(CancelledNotification):
     """MCP 2025-06-18 ``CancelledNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#cancellednotification"""
 
-    # Deliberately narrower than CancelledNotification's.
+    # Deliberately narrower than CancelledNotification's: it accepts less.
     params: JSONRPCCancelledNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -866,7 +866,7 @@ class JSONRPCError(McpModel):
 class JSONRPCGetPromptRequest(GetPromptRequest):
     """MCP 2025-06-18 ``GetPromptRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#getpromptrequest"""
 
-    # Deliberately narrower than GetPromptRequest's.
+    # Deliberately narrower than GetPromptRequest's: it accepts less.
     params: JSONRPCGetPromptRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -875,7 +875,7 @@ class JSONRPCGetPromptRequest(GetPromptRequest):
 class JSONRPCInitializeRequest(InitializeRequest):
     """MCP 2025-06-18 ``InitializeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#initializerequest"""
 
-    # Deliberately narrower than InitializeRequest's.
+    # Deliberately narrower than InitializeRequest's: it accepts less.
     params: JSONRPCInitializeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -884,7 +884,7 @@ class JSONRPCInitializeRequest(InitializeRequest):
 class JSONRPCListPromptsRequest(ListPromptsRequest):
     """MCP 2025-06-18 ``ListPromptsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listpromptsrequest"""
 
-    # Deliberately narrower than ListPromptsRequest's.
+    # Deliberately narrower than ListPromptsRequest's: it accepts less.
     params: Omittable[JSONRPCListPromptsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -893,7 +893,7 @@ class JSONRPCListPromptsRequest(ListPromptsRequest):
 class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
     """MCP 2025-06-18 ``ListResourceTemplatesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcetemplatesrequest"""
 
-    # Deliberately narrower than ListResourceTemplatesRequest's.
+    # Deliberately narrower than ListResourceTemplatesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourceTemplatesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -902,7 +902,7 @@ class JSONRPCListResourceTemplatesRequest(ListResourceTemplatesRequest):
 class JSONRPCListResourcesRequest(ListResourcesRequest):
     """MCP 2025-06-18 ``ListResourcesRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listresourcesrequest"""
 
-    # Deliberately narrower than ListResourcesRequest's.
+    # Deliberately narrower than ListResourcesRequest's: it accepts less.
     params: Omittable[JSONRPCListResourcesRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -918,7 +918,7 @@ class JSONRPCListRootsRequest(ListRootsRequest):
 class JSONRPCListToolsRequest(ListToolsRequest):
     """MCP 2025-06-18 ``ListToolsRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#listtoolsrequest"""
 
-    # Deliberately narrower than ListToolsRequest's.
+    # Deliberately narrower than ListToolsRequest's: it accepts less.
     params: Omittable[JSONRPCListToolsRequestParams] = None  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -934,7 +934,7 @@ class JSONRPCPingRequest(PingRequest):
 class JSONRPCReadResourceRequest(ReadResourceRequest):
     """MCP 2025-06-18 ``ReadResourceRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#readresourcerequest"""
 
-    # Deliberately narrower than ReadResourceRequest's.
+    # Deliberately narrower than ReadResourceRequest's: it accepts less.
     params: JSONRPCReadResourceRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1042,7 +1042,7 @@ class JSONRPCCompleteRequestParams(CompleteRequestParams, AliasedModel):
 class JSONRPCCompleteRequest(CompleteRequest):
     """MCP 2025-06-18 ``CompleteRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#completerequest"""
 
-    # Deliberately narrower than CompleteRequest's.
+    # Deliberately narrower than CompleteRequest's: it accepts less.
     params: JSONRPCCompleteRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1072,7 +1072,7 @@ class ResourceUpdatedNotification(McpModel):
 class JSONRPCResourceUpdatedNotification(ResourceUpdatedNotification):
     """MCP 2025-06-18 ``ResourceUpdatedNotification`` with the members of ``JSONRPCNotification``: https://modelcontextprotocol.io/specification/2025-06-18/schema#resourceupdatednotification"""
 
-    # Deliberately narrower than ResourceUpdatedNotification's.
+    # Deliberately narrower than ResourceUpdatedNotification's: it accepts less.
     params: JSONRPCResourceUpdatedNotificationParams  # pyright: ignore[reportIncompatibleVariableOverride]
     jsonrpc: Literal["2.0"] = Preset("2.0")
 
@@ -1358,7 +1358,7 @@ class SetLevelRequest(McpModel):
 class JSONRPCSetLevelRequest(SetLevelRequest):
     """MCP 2025-06-18 ``SetLevelRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#setlevelrequest"""
 
-    # Deliberately narrower than SetLevelRequest's.
+    # Deliberately narrower than SetLevelRequest's: it accepts less.
     params: JSONRPCSetLevelRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1418,7 +1418,7 @@ class JSONRPCElicitRequestParams(ElicitRequestParams, AliasedModel):
 class JSONRPCElicitRequest(ElicitRequest):
     """MCP 2025-06-18 ``ElicitRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#elicitrequest"""
 
-    # Deliberately narrower than ElicitRequest's.
+    # Deliberately narrower than ElicitRequest's: it accepts less.
     params: JSONRPCElicitRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1448,7 +1448,7 @@ class SubscribeRequest(McpModel):
 class JSONRPCSubscribeRequest(SubscribeRequest):
     """MCP 2025-06-18 ``SubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#subscriberequest"""
 
-    # Deliberately narrower than SubscribeRequest's.
+    # Deliberately narrower than SubscribeRequest's: it accepts less.
     params: JSONRPCSubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1539,7 +1539,7 @@ class JSONRPCCreateMessageRequestParams(CreateMessageRequestParams):
 class JSONRPCCreateMessageRequest(CreateMessageRequest):
     """MCP 2025-06-18 ``CreateMessageRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#createmessagerequest"""
 
-    # Deliberately narrower than CreateMessageRequest's.
+    # Deliberately narrower than CreateMessageRequest's: it accepts less.
     params: JSONRPCCreateMessageRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")
@@ -1796,7 +1796,7 @@ ClientRequest: TypeAlias = Annotated[
 class JSONRPCUnsubscribeRequest(UnsubscribeRequest):
     """MCP 2025-06-18 ``UnsubscribeRequest`` with the members of ``JSONRPCRequest``: https://modelcontextprotocol.io/specification/2025-06-18/schema#unsubscriberequest"""
 
-    # Deliberately narrower than UnsubscribeRequest's.
+    # Deliberately narrower than UnsubscribeRequest's: it accepts less.
     params: JSONRPCUnsubscribeRequestParams  # pyright: ignore[reportIncompatibleVariableOverride]
     id: RequestId
     jsonrpc: Literal["2.0"] = Preset("2.0")

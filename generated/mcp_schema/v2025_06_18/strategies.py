@@ -3,8 +3,8 @@
 # sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 """Hypothesis strategies for MCP 2025-06-18 wire values: one per schema definition.
 
-Each name draws the JSON values that the definition (or inline object) of the
-same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
+Each name draws the JSON values that the definition (inline object, derived
+class) of the same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
 name to its strategy, ``BY_MODEL`` every model class of ``models`` to its own.
 Use them through `mcp_schema.testing` (the ``testing`` extra brings Hypothesis).
 """

@@ -3,9 +3,10 @@
 # sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 """MCP 2025-11-25 wire models.
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 
 ``decode_request`` and ``decode_response`` decode this version's messages

@@ -3,8 +3,8 @@
 # sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 """Hypothesis strategies for MCP 2025-11-25 wire values: one per schema definition.
 
-Each name draws the JSON values that the definition (or inline object) of the
-same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
+Each name draws the JSON values that the definition (inline object, derived
+class) of the same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
 name to its strategy, ``BY_MODEL`` every model class of ``models`` to its own.
 Use them through `mcp_schema.testing` (the ``testing`` extra brings Hypothesis).
 """

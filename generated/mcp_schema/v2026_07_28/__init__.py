@@ -3,9 +3,10 @@
 # sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 """MCP 2026-07-28 wire models.
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 
 ``decode_request`` and ``decode_response`` decode this version's messages

@@ -3,8 +3,8 @@
 # sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 """Hypothesis strategies for MCP 2026-07-28 wire values: one per schema definition.
 
-Each name draws the JSON values that the definition (or inline object) of the
-same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
+Each name draws the JSON values that the definition (inline object, derived
+class) of the same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
 name to its strategy, ``BY_MODEL`` every model class of ``models`` to its own.
 Use them through `mcp_schema.testing` (the ``testing`` extra brings Hypothesis).
 """

@@ -3,9 +3,10 @@
 # sha256: bf30afb7ac251e3e22c037b7a685f60ef6603031b5484c0d08b1fa0bbe86d460
 """MCP 2026-07-28/tasks wire models (the tasks extension).
 
-Every schema definition is importable from here under its schema name;
+Every schema definition is importable from here under its schema name, as
+are the classes derived from them (``JSONRPC<Name>``, ``<Name>AssumedComplete``);
 ``REQUESTS``, ``NOTIFICATIONS`` and ``INPUT_REQUESTS`` map method names to
-their classes, ``ERROR_MODELS`` maps error codes to error models
+their definitions, ``ERROR_MODELS`` maps error codes to error models
 (``ERROR_MODEL`` for any other code).
 """
 

@@ -3,8 +3,8 @@
 # sha256: bf30afb7ac251e3e22c037b7a685f60ef6603031b5484c0d08b1fa0bbe86d460
 """Hypothesis strategies for MCP 2026-07-28/tasks wire values: one per schema definition.
 
-Each name draws the JSON values that the definition (or inline object) of the
-same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
+Each name draws the JSON values that the definition (inline object, derived
+class) of the same name in ``models`` accepts. ``DEFINITIONS`` maps every schema definition
 name to its strategy, ``BY_MODEL`` every model class of ``models`` to its own.
 Use them through `mcp_schema.testing` (the ``testing`` extra brings Hypothesis).
 """
@@ -808,7 +808,6 @@ DEFINITIONS: Final[Mapping[str, SearchStrategy[Json]]] = MappingProxyType(
         "FailedTask": FailedTask,
         "GetTaskRequest": GetTaskRequest,
         "GetTaskResult": GetTaskResult,
-        "GetTaskResultAssumedComplete": GetTaskResultAssumedComplete,
         "Icon": Icon,
         "ImageContent": ImageContent,
         "Implementation": Implementation,
