@@ -118,8 +118,12 @@ class Correlator:
         headers: Headers | None = None,
     ) -> Message:
         """Decode one message of the connection and account for it (see the class)."""
-        message: Message = self._read(raw, sender, headers, MODELS)
-        return message
+        message = self._read(raw, sender, headers, MODELS)
+        if isinstance(message, McpError):
+            del raw, headers  # this frame stays with the error: it must not hold the input
+            raise message
+        decoded: Message = message
+        return decoded
 
     def decode_dict(
         self,
@@ -129,8 +133,12 @@ class Correlator:
         headers: Headers | None = None,
     ) -> DictMessage:
         """`decode` in the plain-dict view (see `mcp_schema.codec.decode_dict`)."""
-        message: DictMessage = self._read(raw, sender, headers, DICTS)
-        return message
+        message = self._read(raw, sender, headers, DICTS)
+        if isinstance(message, McpError):
+            del raw, headers  # this frame stays with the error: it must not hold the input
+            raise message
+        decoded: DictMessage = message
+        return decoded
 
     def _read(
         self,
@@ -150,9 +158,7 @@ class Correlator:
                 address(err, value)
                 raise
         except McpError as err:
-            failure = detached(err)
-        del raw, data
-        raise failure
+            return detached(err)  # the caller raises it
 
     def _known(self, version: str | None, default: str | None, method: str | None) -> Known:
         return Known(

@@ -81,14 +81,13 @@ def decode(
     arguments of the wrong type). A raised error holds no reference to the
     input: keeping it keeps a few hundred bytes.
     """
-    message: Message = _decode(
-        raw,
-        MODELS,
-        known_of(version, method, extensions, allow_unknown_methods, assume_complete),
-        headers,
-        lenient_newer,
-    )
-    return message
+    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
+    message = _decode(raw, MODELS, known, headers, lenient_newer)
+    if isinstance(message, McpError):
+        del raw, headers  # this frame stays with the error: it must not hold the input
+        raise message
+    decoded: Message = message
+    return decoded
 
 
 def decode_dict(
@@ -113,14 +112,13 @@ def decode_dict(
     Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
     arguments of the wrong type, as `decode`).
     """
-    message: DictMessage = _decode(
-        raw,
-        DICTS,
-        known_of(version, method, extensions, allow_unknown_methods, assume_complete),
-        headers,
-        lenient_newer,
-    )
-    return message
+    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
+    message = _decode(raw, DICTS, known, headers, lenient_newer)
+    if isinstance(message, McpError):
+        del raw, headers  # this frame stays with the error: it must not hold the input
+        raise message
+    decoded: DictMessage = message
+    return decoded
 
 
 def _decode(
@@ -130,6 +128,8 @@ def _decode(
     headers: Headers | None,
     lenient_newer: bool,
 ) -> Any:
+    """The message, or the `McpError` to raise, detached (the caller raises
+    it from a frame that no longer holds the input)."""
     received = None if headers is None else received_headers(headers)
     data = raw if type(raw) is bytes else as_bytes(raw)
     _flag(lenient_newer, "lenient_newer")
@@ -137,9 +137,7 @@ def _decode(
         value = parse(data)
         return read_value(value, len(data), known, received, view, lenient_newer)[1]
     except McpError as err:
-        failure = detached(err)
-    del raw, data  # the frame of this raise stays with the error
-    raise failure
+        return detached(err)
 
 
 def read_value(
@@ -256,7 +254,8 @@ def _flag(value: object, name: str) -> bool:
 
 def detached(err: McpError) -> McpError:
     """``err`` without what would keep the input alive: the frames that read
-    it (its traceback) and the exceptions it was raised while handling."""
+    it (its traceback) and the exceptions it was raised while handling. Raise
+    it from a frame that holds no reference to the input either."""
     err.__traceback__ = None
     err.__context__ = None
     err.__cause__ = None
