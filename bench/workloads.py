@@ -268,8 +268,16 @@ def deep_call_tool_result(depth: int = 50) -> Workload:
     return Workload(f"CallToolResult (structuredContent {depth} deep)", "synthetic", LATEST, (msg,))
 
 
+def ping_result() -> Workload:
+    """The smallest response there is: an empty result answering ``ping``."""
+    message = {"jsonrpc": "2.0", "id": 1, "result": {}}
+    msg = Msg(dumps(message), "result", "s2c", "ping", HANDSHAKE, "EmptyResult")
+    return Workload("ping result (2025-11-25)", "synthetic", HANDSHAKE, (msg,))
+
+
 def synthetic() -> list[Workload]:
     return [
+        ping_result(),
         tools_call_request(),
         tools_list_result(),
         resources_read_result(),

@@ -23,7 +23,14 @@ from mcp_schema._codec.decoding import (
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
-from mcp_schema._codec.route import Known, address, kind_of, named_version, request_id
+from mcp_schema._codec.route import (
+    NULL_VERSION,
+    Known,
+    address,
+    kind_of,
+    named_version,
+    request_id,
+)
 from mcp_schema._codec.views import DICTS, MODELS, View
 from mcp_schema.errors import InvalidRequestError, McpError, quote
 from mcp_schema.http_headers import Headers, received_headers
@@ -184,7 +191,8 @@ class Correlator:
         method = value.get("method")
         named = named_version(value)
         if self._fixed and named is not None and named != self.version:
-            raise unsupported(named, f" (this session speaks {self.version})")
+            shown = None if named is NULL_VERSION else named
+            raise unsupported(shown, f" (this session speaks {self.version})")
         if method == "initialize":
             known = self._known(DEFAULT_VERSION, None, None)  # it predates any session version
         else:

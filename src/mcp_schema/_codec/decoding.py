@@ -132,7 +132,8 @@ def _decode(
     it from a frame that no longer holds the input)."""
     received = None if headers is None else received_headers(headers)
     data = raw if type(raw) is bytes else as_bytes(raw)
-    _flag(lenient_newer, "lenient_newer")
+    if lenient_newer is not False and lenient_newer is not True:
+        _flag(lenient_newer, "lenient_newer")
     try:
         value = parse(data)
         return read_value(value, len(data), known, received, view, lenient_newer)[1]

@@ -142,7 +142,8 @@ _LONG_DIGITS = b"0" * 16
 
 def _numbers_at_a_glance(data: bytes) -> bool:
     shapes = data.translate(_NUMBER_SHAPES)
-    return b"0e" not in shapes and _LONG_DIGITS not in shapes
+    # find() rather than "in": the operator costs a buffer lookup more per call.
+    return shapes.find(b"0e") < 0 and shapes.find(_LONG_DIGITS) < 0
 
 
 def _check_numbers(data: bytes) -> None:

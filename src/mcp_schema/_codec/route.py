@@ -174,10 +174,10 @@ def named_version(value: Mapping[str, Any]) -> object:
     if type(meta) is not dict or PROTOCOL_VERSION_KEY not in meta:
         return None
     named = meta[PROTOCOL_VERSION_KEY]
-    return _NULL if named is None else named
+    return NULL_VERSION if named is None else named
 
 
-_NULL = object()
+NULL_VERSION = object()
 """A version member present but null."""
 
 
@@ -195,7 +195,7 @@ def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> 
     if requested is None:
         return DEFAULT_VERSION
     if type(requested) is not str or requested not in SUPPORTED:
-        raise unsupported(None if requested is _NULL else requested)
+        raise unsupported(None if requested is NULL_VERSION else requested)
     return requested
 
 
