@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import typing
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, TypeVar, Union
 
 from pydantic import (
@@ -39,10 +40,14 @@ from pydantic import (
     Discriminator,
     Field,
     GetCoreSchemaHandler,
+    PlainSerializer,
     Tag,
 )
 from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
+from typing_extensions import Self
+
+from mcp_schema._exact import is_json
 
 __all__ = [
     "CLOSED_DICT",
@@ -64,6 +69,23 @@ __all__ = [
 _T = TypeVar("_T")
 
 
+def _checked_json(value: Any) -> Any:
+    if is_json(value):
+        return value
+    # encode finds the path; model_dump_json users get pydantic's error.
+    raise ValueError("not a JSON value (NaN, an infinity, a set, bytes, a non-string key...)")
+
+
+_JSON_CHECKED = PlainSerializer(_checked_json, when_used="json")
+
+
+def _untyped(annotation: Any) -> bool:
+    """Whether a member's type leaves its values unchecked somewhere (``Any`` in it)."""
+    if annotation is Any or isinstance(annotation, TypeVar):
+        return True
+    return any(_untyped(arg) for arg in typing.get_args(annotation) if arg is not Ellipsis)
+
+
 class McpModel(BaseModel):
     """Base of every generated object model: open to unknown members."""
 
@@ -76,6 +98,9 @@ class McpModel(BaseModel):
         # Wire data never needs revalidation; models built in Python are
         # validated once by __init__.
         revalidate_instances="never",
+        # A member assigned later is validated as construction validates it,
+        # so a model holds what `encode` can write exactly (see __setattr__).
+        validate_assignment=True,
     )
 
     def __init__(self, /, **data: Any) -> None:
@@ -98,6 +123,42 @@ class McpModel(BaseModel):
     # which would let wire keys match attribute names; this marker keeps
     # decoding on pydantic's own path, so only construction reads names.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # An Omittable member set to None is left out, as construction leaves it out.
+        if value is None and name in type(self).__mcp_omittable__:
+            self.__dict__[name] = None
+            self.__pydantic_fields_set__.discard(name)
+            return
+        super().__setattr__(name, value)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; each member of ``update`` is assigned to it, so validated as an
+        assignment is (pydantic's own ``model_copy`` validates none of them)."""
+        copied = super().model_copy(deep=deep)
+        for name, value in (update or {}).items():
+            setattr(copied, name, value)
+        return copied
+
+    # What `mcp_schema.codec.encode` relies on. Typed members are written by
+    # pydantic-core, which flags a value of the wrong type; untyped ones (``Any``,
+    # ``dict[str, Any]``, unknown members) are checked for JSON when written as
+    # JSON, since pydantic would write a set as an array and NaN as null.
+    __mcp_exact__: ClassVar[bool] = True
+    __mcp_omittable__: ClassVar[frozenset[str]] = frozenset()
+    """The `Omittable` members: one holding ``None`` is not written."""
+    __pydantic_extra__: dict[str, Annotated[Any, _JSON_CHECKED]] = Field(init=False)
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        omittable: list[str] = []
+        for name, info in cls.model_fields.items():
+            if any(isinstance(marker, _NotNull) for marker in info.metadata):
+                omittable.append(name)
+            if _JSON_CHECKED not in info.metadata and _untyped(info.annotation):
+                info.metadata.append(_JSON_CHECKED)
+        cls.__mcp_omittable__ = frozenset(omittable)
 
 
 class AliasedModel(McpModel):
