@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -65,13 +66,11 @@ def test_cli_offers_the_compiled_versions() -> None:
 # -- issue 19: every I/O failure is exit status 2 and one line ---------------------------
 
 
-def _cli(args: list[str], **streams: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcp_schema", *args],
-        text=True,
-        timeout=120,
-        **streams,  # type: ignore[call-overload]
+def _cli(args: list[str], **streams: Any) -> subprocess.CompletedProcess[str]:
+    result: subprocess.CompletedProcess[str] = subprocess.run(
+        [sys.executable, "-m", "mcp_schema", *args], text=True, timeout=120, **streams
     )
+    return result
 
 
 def _one_line(stderr: str) -> str:
