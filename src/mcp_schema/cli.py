@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, NamedTuple, NoReturn
 
+from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
@@ -44,6 +45,13 @@ def read_lines(
     stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[bytes | OverlongLine]:
     """The lines of ``stream``; one longer than ``max_bytes`` is skipped in bounded chunks."""
+    if not callable(getattr(stream, "readline", None)):
+        raise TypeError(f"stream must be a binary stream, not {type(stream).__name__}")
+    check(max_bytes, int, "max_bytes")
+    return _lines(stream, max_bytes)
+
+
+def _lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | OverlongLine]:
     while line := stream.readline(max_bytes + 1):
         if len(line) <= max_bytes or line.endswith(b"\n"):
             yield line
@@ -67,6 +75,11 @@ def validate_lines(
     max_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[int, int]:
     """Validate each non-blank line; returns (valid, invalid)."""
+    writable(out, "out")
+    check(version, str, "version", none=True)
+    extensions = strings(extensions, "extensions") or ()
+    writable(progress, "progress", none=True)
+    check(max_bytes, int, "max_bytes")
     correlator = Correlator(version=version, extensions=extensions)
     valid = invalid = 0
     for number, line in enumerate(lines, start=1):
@@ -138,6 +151,10 @@ def main(
     """Run the command line; the exit status. Every usage or I/O problem
     (a closed or full stdout, a closed pipe, an unreadable file) is exit
     status 2 with one line on stderr, never a traceback."""
+    if argv is not None:
+        argv = strings(argv, "argv")
+    writable(stdout, "stdout", none=True)
+    writable(stderr, "stderr", none=True)
     out: IO[str] | None = stdout if stdout is not None else sys.stdout
     err: IO[str] | None = stderr if stderr is not None else sys.stderr
     parser = _Parser(prog="python -m mcp_schema")

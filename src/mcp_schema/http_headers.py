@@ -480,6 +480,8 @@ def check_request_headers(
     With ``required=False`` (handshake-era traffic, which need not mirror the body) a
     missing header is accepted, but one that is present must still agree.
     """
+    if not isinstance(required, bool):
+        raise TypeError(f"required must be a bool, not {type(required).__name__}")
     received = received_headers(headers)
 
     for exp in _expected_headers(request, tool):

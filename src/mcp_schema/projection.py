@@ -20,6 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_schema._args import check
 from mcp_schema.codec import ErrorResponse, ResultResponse
 from mcp_schema.compiled import CompiledVersion
 from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
@@ -249,6 +250,9 @@ def project(
     every path instead). Members neither version defines are kept. A request
     projected into the stateless era takes ``session``.
     """
+    check(to_version, str, "to_version")
+    check(strict, bool, "strict")
+    check(session, Session, "session", none=True)
     target = protocol(to_version)
     if target is None:
         raise ValueError(f"no models for protocol version {to_version!r}")
