@@ -8,6 +8,7 @@ import datetime
 import decimal
 import json
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,6 +23,18 @@ from mcp_schema.negotiation import discover_result
 
 NAN, INF = float("nan"), float("inf")
 HUGE = 10**4300  # 4,301 digits: decode refuses it, so encode does too
+
+
+def refused_when_built(build: Callable[[], Any], path: str) -> None:
+    """Refused when built (an unknown member given from Python) or when encoded."""
+    try:
+        message = build()
+    except ValueError as err:
+        assert path in str(err), err
+        return
+    with pytest.raises(ValueError) as caught:
+        encode(message)
+    assert path in str(caught.value), caught.value
 
 
 def refused(message: Any, path: str) -> str:
@@ -62,8 +75,8 @@ def test_reply_with_a_non_finite_number_is_refused() -> None:
 def test_builders_with_a_non_finite_number_are_refused() -> None:
     refused(log_message("2025-11-25", "info", {"x": NAN}), "$.params.data.x")
     info = {"name": "s", "version": "1", "load": INF}
-    refused(
-        discover_result({}, server_info=info),
+    refused_when_built(
+        lambda: discover_result({}, server_info=info),
         '$._meta["io.modelcontextprotocol/serverInfo"].load',
     )
 
@@ -117,8 +130,22 @@ def test_a_non_json_value_is_refused_in_a_model(value: Any) -> None:
     refused(call({"x": value}), "$.params.arguments.x")
     result = old.CallToolResult(content=[], structured_content={"k": [value]})
     refused(reply(3, result), "$.result.structuredContent.k[0]")
-    # Unknown members are checked too.
-    refused(old.PingRequest(id=1, params={"extra": value}), "$.params.extra")
+    # Unknown members given from Python are checked when given (pydantic keeps
+    # them as they are), by construction, validation and assignment alike.
+    refused_when_built(lambda: old.PingRequest(id=1, params={"extra": value}), "$.params.extra")
+    refused_when_built(
+        lambda: old.PingRequest.model_validate(
+            {"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"extra": value}}
+        ),
+        "$.params.extra",
+    )
+    ping = old.PingRequest(id=1, params={})
+
+    def assign() -> old.PingRequest:
+        ping.params.extra = value  # type: ignore[union-attr]
+        return ping
+
+    refused_when_built(assign, "extra")
 
 
 @pytest.mark.parametrize("value", NOT_JSON)

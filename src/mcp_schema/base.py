@@ -47,7 +47,7 @@ from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import Self
 
-from mcp_schema._exact import is_json
+from mcp_schema._exact import find_problem, is_json, member
 
 __all__ = [
     "CLOSED_DICT",
@@ -67,6 +67,31 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+
+def _check_unknown_members(model: BaseModel, path: str = "$") -> None:
+    """``ValueError`` naming the first unknown member (of ``model`` or a model in
+    it) that is not a JSON value. Typed members are validated by pydantic;
+    unknown ones are kept as given, and only construction from Python can give
+    a non-JSON one."""
+    extra = model.__pydantic_extra__
+    if extra:
+        for name, value in extra.items():
+            if not is_json(value):
+                problem = find_problem(value, member(path, name))
+                raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
+    values = model.__dict__
+    fields = type(model).model_fields
+    for name in model.__pydantic_fields_set__:
+        value = values.get(name)
+        if isinstance(value, (BaseModel, list)) and name in fields:
+            here = member(path, fields[name].serialization_alias or name)
+            if isinstance(value, BaseModel):
+                _check_unknown_members(value, here)
+            else:
+                for index, item in enumerate(value):
+                    if isinstance(item, BaseModel):
+                        _check_unknown_members(item, f"{here}[{index}]")
 
 
 def _checked_json(value: Any) -> Any:
@@ -118,6 +143,7 @@ class McpModel(BaseModel):
         self.__pydantic_validator__.validate_python(
             data, self_instance=self, by_name=True, by_alias=True
         )
+        _check_unknown_members(self)
 
     # Pydantic hands raw input to a custom __init__ during model_validate,
     # which would let wire keys match attribute names; this marker keeps
@@ -127,10 +153,23 @@ class McpModel(BaseModel):
     def __setattr__(self, name: str, value: Any) -> None:
         # An Omittable member set to None is left out, as construction leaves it out.
         if value is None and name in type(self).__mcp_omittable__:
-            self.__dict__[name] = None
+            object.__setattr__(self, name, None)
             self.__pydantic_fields_set__.discard(name)
             return
+        if name not in type(self).model_fields and not name.startswith("_") and not is_json(value):
+            # An unknown member: pydantic would keep anything (and write a set
+            # as an array, NaN as null).
+            problem = find_problem(value, member("$", name))
+            raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
         super().__setattr__(name, value)
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """pydantic's ``model_validate``; unknown members given from Python (in
+        the model or any model in it) must be JSON values, as decoded ones are."""
+        model = super().model_validate(obj, *args, **kwargs)
+        _check_unknown_members(model)
+        return model
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
         """A copy; each member of ``update`` is assigned to it, so validated as an
@@ -147,7 +186,6 @@ class McpModel(BaseModel):
     __mcp_exact__: ClassVar[bool] = True
     __mcp_omittable__: ClassVar[frozenset[str]] = frozenset()
     """The `Omittable` members: one holding ``None`` is not written."""
-    __pydantic_extra__: dict[str, Annotated[Any, _JSON_CHECKED]] = Field(init=False)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:

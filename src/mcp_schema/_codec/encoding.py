@@ -27,9 +27,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-import jiter
 from pydantic import BaseModel
-from pydantic_core import PydanticSerializationError, to_json
+from pydantic_core import PydanticSerializationError, from_json, to_json
 
 from mcp_schema._exact import MAX_DIGITS, NotJson, find_problem, is_json, written_members
 
@@ -276,7 +275,7 @@ def _rank_of(wire: str) -> int:
 def _reread(out: bytes) -> bytes:
     """``out`` read and written again in the conventional order (exact: every
     number and string reads back as what was written)."""
-    document = jiter.from_json(out)
+    document = from_json(out)
     if not isinstance(document, dict):
         return out
     ordered = _in_order(document)

@@ -31,7 +31,7 @@ def reply(to: Addressee, answer: R) -> ResultResponse[R]: ...
 @overload
 def reply(to: Addressee, answer: Mapping[str, Any]) -> ResultResponse[dict[str, Any]]: ...
 def reply(
-    to: Addressee, answer: R | McpError | Mapping[str, Any]
+    to: Addressee, answer: BaseModel | McpError | Mapping[str, Any]
 ) -> ResultResponse[Any] | ErrorResponse[dict[str, Any]]:
     """The response to ``to``: a result response typed by its result, or an
     error response carrying the error object of an `McpError`.
@@ -56,17 +56,13 @@ def reply(
 
 
 def _id_of(to: object) -> str | int | None:
-    if to is None or _is_id(to):
-        return to  # type: ignore[return-value]
+    if to is None or (isinstance(to, (str, int)) and not isinstance(to, bool)):
+        return to
     if isinstance(to, (bool, float, bytes, bytearray)) or not hasattr(to, "id"):
         raise TypeError(
             f"reply answers a request, a string or integer id, or None; not {type(to).__name__}"
         )
-    rid = to.id
-    if not _is_id(rid):
+    rid: object = getattr(to, "id", None)
+    if not isinstance(rid, (str, int)) or isinstance(rid, bool):
         raise TypeError(f"{type(to).__name__}.id is {type(rid).__name__}, not a string or integer")
-    return rid  # type: ignore[no-any-return]
-
-
-def _is_id(value: object) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
+    return rid
