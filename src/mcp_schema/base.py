@@ -47,7 +47,8 @@ from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
 from typing_extensions import Self
 
-from mcp_schema._exact import find_problem, is_json, member
+from mcp_schema._exact import find_problem, is_json
+from mcp_schema._exact import member as json_member
 
 __all__ = [
     "CLOSED_DICT",
@@ -78,14 +79,14 @@ def _check_unknown_members(model: BaseModel, path: str = "$") -> None:
     if extra:
         for name, value in extra.items():
             if not is_json(value):
-                problem = find_problem(value, member(path, name))
+                problem = find_problem(value, json_member(path, name))
                 raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
     values = model.__dict__
     fields = type(model).model_fields
     for name in model.__pydantic_fields_set__:
         value = values.get(name)
         if isinstance(value, (BaseModel, list)) and name in fields:
-            here = member(path, fields[name].serialization_alias or name)
+            here = json_member(path, fields[name].serialization_alias or name)
             if isinstance(value, BaseModel):
                 _check_unknown_members(value, here)
             else:
@@ -159,7 +160,7 @@ class McpModel(BaseModel):
         if name not in type(self).model_fields and not name.startswith("_") and not is_json(value):
             # An unknown member: pydantic would keep anything (and write a set
             # as an array, NaN as null).
-            problem = find_problem(value, member("$", name))
+            problem = find_problem(value, json_member("$", name))
             raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
         super().__setattr__(name, value)
 
