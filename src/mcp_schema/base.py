@@ -96,6 +96,9 @@ def _check_unknown_members(model: BaseModel, path: str = "$") -> None:
 
 
 def _checked_json(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None or (kind is dict and not value):
+        return value  # the most common untyped values, without a call
     if is_json(value):
         return value
     # encode finds the path; model_dump_json users get pydantic's error.
@@ -180,10 +183,11 @@ class McpModel(BaseModel):
             setattr(copied, name, value)
         return copied
 
-    # What `mcp_schema.codec.encode` relies on. Typed members are written by
-    # pydantic-core, which flags a value of the wrong type; untyped ones (``Any``,
-    # ``dict[str, Any]``, unknown members) are checked for JSON when written as
-    # JSON, since pydantic would write a set as an array and NaN as null.
+    # What `mcp_schema.codec.encode` relies on. Typed members are validated at
+    # construction and assignment; unknown members given from Python are
+    # checked when given; untyped members (``Any``, ``dict[str, Any]``) are
+    # checked for JSON when written as JSON (pydantic would write a set as an
+    # array and NaN as null): the check is attached to them here.
     __mcp_exact__: ClassVar[bool] = True
     __mcp_omittable__: ClassVar[frozenset[str]] = frozenset()
     """The `Omittable` members: one holding ``None`` is not written."""
