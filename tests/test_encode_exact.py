@@ -353,3 +353,11 @@ def test_nan_never_reads_back_as_null() -> None:
         with pytest.raises(ValueError):
             encode(message)
     assert not math.isnan(json.loads(encode(call({"x": 1.5})))["params"]["arguments"]["x"])
+
+
+@pytest.mark.parametrize(
+    "data", [{"text": "lone \ud800"}, {1: "int key"}, {"x": NAN}, {"s": {1, 2}}]
+)
+def test_an_error_response_is_always_writable(data: Any) -> None:
+    response = InvalidParamsError("m", data).to_response(1)
+    assert json.loads(encode(response))["error"]["data"] == {"truncated": True}

@@ -197,11 +197,17 @@ class McpError(Exception):
 def _fits(data: Any) -> bool:
     # The envelope, code and a MAX_MESSAGE-character message (4 bytes per
     # character at worst, escapes included) take well under 8 KB.
+    # Exact JSON only, as `mcp_schema.codec.encode` writes it (no int keys, no
+    # sets, no lone surrogates): the response must always be writable.
+    from mcp_schema._exact import is_json  # pydantic: not loaded by `import mcp_schema`
+
     try:
+        if not is_json(data, 0, False):
+            return False
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
+        return len(text.encode("utf-8")) <= MAX_RESPONSE_BYTES - 8192
+    except (TypeError, ValueError, RecursionError):  # a lone surrogate is a ValueError
         return False
-    return len(text.encode("utf-8", "surrogatepass")) <= MAX_RESPONSE_BYTES - 8192
 
 
 class ParseError(McpError):
