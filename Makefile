@@ -74,10 +74,14 @@ test-matrix:  ## the fast suite on each installed Python of MATRIX (3.10 to 3.13
 	    && .venv-$$v/bin/python -m pytest -m "not slow" || status=1; \
 	done; exit $$status
 
-# With INSTALLER=uv, .venv (which holds uv) must exist first.
-.venv-%/.installed: pyproject.toml
+# With INSTALLER=uv, uv comes from .venv.
+ifeq ($(INSTALLER),uv)
+MATRIX_NEEDS := | $(STAMP)
+endif
+.venv-%/.installed: pyproject.toml $(MATRIX_NEEDS)
 	rm -rf .venv-$*
 ifeq ($(INSTALLER),uv)
+	test -x $(UV) || $(PY) $(PIP_INSTALL) '$(UV_PIN)'
 	$(UV) venv --quiet --seed --python $(MATRIX_PYTHON) .venv-$*
 	$(UV) pip install --quiet --python .venv-$*/bin/python -e . --group test
 else
