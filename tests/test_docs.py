@@ -19,7 +19,7 @@ from types import ModuleType
 import pytest
 from pydantic import BaseModel
 
-pytest.importorskip("pdoc", reason="pdoc is in the 'docs' extra: pip install -e '.[docs]'")
+pytest.importorskip("pdoc", reason="pdoc is in the 'docs' group: pip install --group docs")
 
 pytestmark = pytest.mark.slow
 

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import BaseModel, ConfigDict, Field
 
-from mcp_schema.errors import HeaderMismatchError
+from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.http_headers import (
     InvalidToolHeaderError,
     check_request_headers,
@@ -135,7 +135,8 @@ def test_decode_rejects_invalid_values(wire: str) -> None:
     with pytest.raises(HeaderMismatchError) as info:
         decode_header_value(wire)
     assert info.value.code == -32020
-    assert info.value.data == {"reason": "invalid", "received": wire}
+    # The raw value, escaped onto one line and cut (it is a peer's text).
+    assert info.value.data == {"reason": "invalid", "received": clip(wire)}
 
 
 def test_encode_rejects_lone_surrogate() -> None:
@@ -456,7 +457,7 @@ REJECTED: list[tuple[str, dict[str, str], dict[str, Any], dict[str, Any]]] = [
         "raw control char",
         {**EXPECTED_HEADERS, "Mcp-Name": "deploy\r\n"},
         ARGS,
-        data("Mcp-Name", "invalid", "deploy", "deploy\r\n"),
+        data("Mcp-Name", "invalid", "deploy", "deploy\\r\\n"),  # escaped onto one line
     ),
     (
         "malformed base64",
@@ -756,3 +757,52 @@ def test_invalid_tool_annotations(tool: dict[str, Any], pointer: str, reason: st
     assert reason in error.reason
     assert str(error).startswith(f"invalid x-mcp-header at inputSchema{pointer}: ")
     assert isinstance(error, ValueError)
+
+
+# -- issue 19: hostile header text -----------------------------------------------------------
+
+HUGE_EXPONENT = "1e9999999999999999999"
+
+
+@pytest.mark.parametrize("sent", [HUGE_EXPONENT, encode_header_value(HUGE_EXPONENT) + ""])
+def test_an_integer_header_beyond_decimal_is_a_mismatch(sent: str) -> None:
+    tool = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "integer", "x-mcp-header": "N"}},
+        },
+    }
+    body = {"method": "tools/call", "params": {"name": "t", "arguments": {"n": 5}}}
+    headers = {"Mcp-Method": "tools/call", "Mcp-Name": "t", "Mcp-Param-N": sent}
+    with pytest.raises(HeaderMismatchError) as caught:
+        check_request_headers(headers, body, tool)
+    assert caught.value.data["reason"] == "mismatch"
+    based = {**headers, "Mcp-Param-N": "=?base64?MWU5OTk5OTk5OTk5OTk5OTk5OTk5OQ==?="}
+    with pytest.raises(HeaderMismatchError):
+        check_request_headers(based, body, tool)
+
+
+@pytest.mark.parametrize("name", ["lone \ud800 surrogate", "line\nbreak", "x" * 1_000_000])
+def test_header_text_in_the_error_is_escaped_and_cut(name: str) -> None:
+    from mcp_schema.codec import encode
+    from mcp_schema.errors import MAX_QUOTED
+
+    body = {"method": "tools/call", "params": {"name": name}}
+    headers = {"Mcp-Method": "tools/call", "Mcp-Name": name + "?"}
+    with pytest.raises(HeaderMismatchError) as caught:
+        check_request_headers(headers, body)
+    data = caught.value.data
+    for key in ("expected", "received"):
+        assert len(data[key]) <= MAX_QUOTED
+        assert data[key].isprintable()
+    assert b'"code":-32020' in encode(caught.value.to_response(1))
+
+
+def test_a_lone_surrogate_in_a_decoded_header_value_can_be_answered() -> None:
+    from mcp_schema.codec import encode
+
+    with pytest.raises(HeaderMismatchError) as caught:
+        decode_header_value("bad \udc00")
+    assert caught.value.data["received"] == "bad \\udc00"
+    encode(caught.value.to_response(None))

@@ -283,3 +283,55 @@ def test_members_a_whole_draft_07_message_has_and_the_target_lacks_are_removed()
     down = project(decode(json.dumps(raw), version="2025-06-18"), "2024-11-05")
     assert type(down.message) is v2024_11_05.JSONRPCInitializeRequest
     assert down.removed == ("$.params.clientInfo.title",)
+
+
+# -- issue 19 --------------------------------------------------------------------------------
+
+META_2026 = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.mark.parametrize("target", ["2025-06-18", "2025-03-26", "2024-11-05"])
+@pytest.mark.parametrize("source", ["2025-11-25", "2026-07-28"])
+def test_request_params_meta_survives_into_every_version(source: str, target: str) -> None:
+    meta: dict[str, Any] = {"progressToken": "tok", "vendor.example/trace": {"id": 7}}
+    if source == "2026-07-28":
+        meta |= META_2026
+    raw = json.dumps(
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "_meta": meta}}
+    )
+    projected = project(decode(raw, version=source), target, strict=True)
+    assert projected.removed == ()
+    params = _json(projected.message)["params"]
+    assert params["_meta"] == {"progressToken": "tok", "vendor.example/trace": {"id": 7}}
+    # and it reads back in the target version as it was written
+    assert _json(decode(encode(projected.message), version=target)) == _json(projected.message)
+
+
+@pytest.mark.parametrize("target", ["2025-06-18", "2024-11-05"])
+def test_notification_params_meta_survives(target: str) -> None:
+    raw = (
+        b'{"jsonrpc": "2.0", "method": "notifications/progress", "params": '
+        b'{"progressToken": 1, "progress": 0.5, "_meta": {"vendor/x": 1}}}'
+    )
+    projected = project(decode(raw, version="2025-11-25"), target, strict=True)
+    assert _json(projected.message)["params"]["_meta"] == {"vendor/x": 1}
+
+
+def test_projection_error_quotes_peer_text_cut() -> None:
+    long_kind = "x" * 1_500_000
+    raw = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"resultType": long_kind}})
+    message = decode(raw, version="2026-07-28", method="ping")
+    with pytest.raises(ProjectionError) as caught:
+        project(message, "2025-11-25")
+    assert len(str(caught.value)) <= 1000
+    assert "\n" not in str(caught.value)
+
+
+def test_projection_error_lists_a_bounded_number_of_paths() -> None:
+    paths = tuple(f'$.params["{"k" * 300}{i}"]' for i in range(1000))
+    error = ProjectionError("cannot carry these members", paths)
+    assert error.paths == paths
+    assert len(str(error)) <= 1000

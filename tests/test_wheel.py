@@ -45,18 +45,18 @@ RUNTIME_MODULES = (
     "mcp_schema.http_headers",
 )
 # Everything a fresh `pip install mcp-schema` may bring along (names normalised).
+RUNTIME_DEPENDENCIES = ["jiter", "jsonschema-rs", "pydantic", "typing-extensions"]
 ALLOWED_DISTRIBUTIONS = {
     "mcp-schema",
-    "jiter",
-    "jsonschema-rs",
-    "pydantic",
+    *RUNTIME_DEPENDENCIES,
     "pydantic-core",
-    "typing-extensions",
     "annotated-types",
     "typing-inspection",
     "pip",
     "setuptools",
 }
+PUBLISHED_EXTRAS = ["testing"]
+"""The only extra a user sees: development tools are dependency groups (PEP 735)."""
 TIMEOUT = 600
 
 
@@ -133,8 +133,27 @@ def test_wheel_metadata(wheel: Path) -> None:
         for line in metadata.splitlines()
         if line.startswith("Requires-Dist:") and "extra ==" not in line
     )
-    assert requires == ["jiter", "jsonschema-rs", "pydantic", "typing-extensions"]
+    assert requires == RUNTIME_DEPENDENCIES
     assert "Requires-Python: >=3.10" in metadata
+    extras = sorted(
+        line.split(":", 1)[1].strip()
+        for line in metadata.splitlines()
+        if line.startswith("Provides-Extra:")
+    )
+    assert extras == PUBLISHED_EXTRAS
+    by_extra = sorted(
+        line.split("extra ==", 1)[1].strip().strip("'\"")
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "extra ==" in line
+    )
+    assert set(by_extra) == set(PUBLISHED_EXTRAS), by_extra
+    # No exact pins reach users: the one extra takes a range.
+    pinned = [
+        line
+        for line in metadata.splitlines()
+        if line.startswith("Requires-Dist:") and "==" in line.split(";")[0]
+    ]
+    assert not pinned
 
 
 def test_fresh_venv_has_only_runtime_dependencies(fresh_python: Path) -> None:

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import typing
+from collections.abc import Mapping
 from typing import Annotated, Any, ClassVar, TypeVar, Union
 
 from pydantic import (
@@ -39,10 +40,15 @@ from pydantic import (
     Discriminator,
     Field,
     GetCoreSchemaHandler,
+    PlainSerializer,
     Tag,
 )
 from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
+from typing_extensions import Self
+
+from mcp_schema._exact import find_problem, is_json
+from mcp_schema._exact import member as json_member
 
 __all__ = [
     "CLOSED_DICT",
@@ -64,6 +70,51 @@ __all__ = [
 _T = TypeVar("_T")
 
 
+def _check_unknown_members(model: BaseModel, path: str = "$") -> None:
+    """``ValueError`` naming the first unknown member (of ``model`` or a model in
+    it) that is not a JSON value. Typed members are validated by pydantic;
+    unknown ones are kept as given, and only construction from Python can give
+    a non-JSON one."""
+    extra = model.__pydantic_extra__
+    if extra:
+        for name, value in extra.items():
+            if not is_json(value):
+                problem = find_problem(value, json_member(path, name))
+                raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
+    values = model.__dict__
+    fields = type(model).model_fields
+    for name in model.__pydantic_fields_set__:
+        value = values.get(name)
+        if isinstance(value, (BaseModel, list)) and name in fields:
+            here = json_member(path, fields[name].serialization_alias or name)
+            if isinstance(value, BaseModel):
+                _check_unknown_members(value, here)
+            else:
+                for index, item in enumerate(value):
+                    if isinstance(item, BaseModel):
+                        _check_unknown_members(item, f"{here}[{index}]")
+
+
+def _checked_json(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is bool or value is None or (kind is dict and not value):
+        return value  # the most common untyped values, without a call
+    if is_json(value):
+        return value
+    # encode finds the path; model_dump_json users get pydantic's error.
+    raise ValueError("not a JSON value (NaN, an infinity, a set, bytes, a non-string key...)")
+
+
+_JSON_CHECKED = PlainSerializer(_checked_json, when_used="json")
+
+
+def _untyped(annotation: Any) -> bool:
+    """Whether a member's type leaves its values unchecked somewhere (``Any`` in it)."""
+    if annotation is Any or isinstance(annotation, TypeVar):
+        return True
+    return any(_untyped(arg) for arg in typing.get_args(annotation) if arg is not Ellipsis)
+
+
 class McpModel(BaseModel):
     """Base of every generated object model: open to unknown members."""
 
@@ -76,6 +127,9 @@ class McpModel(BaseModel):
         # Wire data never needs revalidation; models built in Python are
         # validated once by __init__.
         revalidate_instances="never",
+        # A member assigned later is validated as construction validates it,
+        # so a model holds what `encode` can write exactly (see __setattr__).
+        validate_assignment=True,
     )
 
     def __init__(self, /, **data: Any) -> None:
@@ -93,11 +147,61 @@ class McpModel(BaseModel):
         self.__pydantic_validator__.validate_python(
             data, self_instance=self, by_name=True, by_alias=True
         )
+        _check_unknown_members(self)
 
     # Pydantic hands raw input to a custom __init__ during model_validate,
     # which would let wire keys match attribute names; this marker keeps
     # decoding on pydantic's own path, so only construction reads names.
     __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # An Omittable member set to None is left out, as construction leaves it out.
+        if value is None and name in type(self).__mcp_omittable__:
+            object.__setattr__(self, name, None)
+            self.__pydantic_fields_set__.discard(name)
+            return
+        if name not in type(self).model_fields and not name.startswith("_") and not is_json(value):
+            # An unknown member: pydantic would keep anything (and write a set
+            # as an array, NaN as null).
+            problem = find_problem(value, json_member("$", name))
+            raise ValueError(f"unknown member {name!r} is not a JSON value: {problem}")
+        super().__setattr__(name, value)
+
+    @classmethod
+    def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Self:
+        """pydantic's ``model_validate``; unknown members given from Python (in
+        the model or any model in it) must be JSON values, as decoded ones are."""
+        model = super().model_validate(obj, *args, **kwargs)
+        _check_unknown_members(model)
+        return model
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None, deep: bool = False) -> Self:
+        """A copy; each member of ``update`` is assigned to it, so validated as an
+        assignment is (pydantic's own ``model_copy`` validates none of them)."""
+        copied = super().model_copy(deep=deep)
+        for name, value in (update or {}).items():
+            setattr(copied, name, value)
+        return copied
+
+    # What `mcp_schema.codec.encode` relies on. Typed members are validated at
+    # construction and assignment; unknown members given from Python are
+    # checked when given; untyped members (``Any``, ``dict[str, Any]``) are
+    # checked for JSON when written as JSON (pydantic would write a set as an
+    # array and NaN as null): the check is attached to them here.
+    __mcp_exact__: ClassVar[bool] = True
+    __mcp_omittable__: ClassVar[frozenset[str]] = frozenset()
+    """The `Omittable` members: one holding ``None`` is not written."""
+
+    @classmethod
+    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
+        super().__pydantic_init_subclass__(**kwargs)
+        omittable: list[str] = []
+        for name, info in cls.model_fields.items():
+            if any(isinstance(marker, _NotNull) for marker in info.metadata):
+                omittable.append(name)
+            if _JSON_CHECKED not in info.metadata and _untyped(info.annotation):
+                info.metadata.append(_JSON_CHECKED)
+        cls.__mcp_omittable__ = frozenset(omittable)
 
 
 class AliasedModel(McpModel):

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
+from mcp_schema._args import check
 from mcp_schema._codec.catalog import catalog
 from mcp_schema.base import McpModel
 from mcp_schema.errors import quote
@@ -35,6 +36,7 @@ Listed = Literal["tools", "resources", "prompts"]
 
 
 def _notifications(version: str) -> Mapping[str, NotificationMethod]:
+    check(version, str, "version")
     if protocol(version) is None:
         raise unsupported(version)
     return catalog(version, ()).notifications  # the classes `decode` gives
@@ -43,6 +45,8 @@ def _notifications(version: str) -> Mapping[str, NotificationMethod]:
 def notification(version: str, method: str, params: Mapping[str, Any] | None = None) -> McpModel:
     """The ``method`` notification of ``version`` with ``params`` (wire names;
     members given ``None`` are left out)."""
+    check(method, str, "method")
+    check(params, Mapping, "params", none=True)
     entry = _notifications(version).get(method)
     if entry is None:
         raise ValueError(f"{version} has no notification {quote(method)}")
@@ -64,27 +68,37 @@ def progress(
     message: str | None = None,
 ) -> McpModel:
     """``notifications/progress`` for the request that gave ``token``."""
+    check(token, (str, int), "token")
+    check(done, float, "done")
+    check(total, float, "total", none=True)
+    check(message, str, "message", none=True)
     params = {"progressToken": token, "progress": done, "total": total, "message": message}
     return notification(version, "notifications/progress", params)
 
 
 def log_message(version: str, level: str, data: Any, *, logger: str | None = None) -> McpModel:
     """``notifications/message``: a log entry at ``level`` (``"info"``, ``"error"``...)."""
+    check(level, str, "level")
+    check(logger, str, "logger", none=True)
     params = {"level": level, "data": data, "logger": logger}
     return notification(version, "notifications/message", params)
 
 
 def list_changed(version: str, listed: Listed) -> McpModel:
     """``notifications/tools/list_changed`` (or resources, prompts)."""
+    check(listed, str, "listed")
     return notification(version, f"notifications/{listed}/list_changed")
 
 
 def cancelled(version: str, request_id: str | int, *, reason: str | None = None) -> McpModel:
     """``notifications/cancelled`` for the request ``request_id``."""
+    check(request_id, (str, int), "request_id")
+    check(reason, str, "reason", none=True)
     params = {"requestId": request_id, "reason": reason}
     return notification(version, "notifications/cancelled", params)
 
 
 def resource_updated(version: str, uri: str) -> McpModel:
     """``notifications/resources/updated`` for a subscribed resource."""
+    check(uri, str, "uri")
     return notification(version, "notifications/resources/updated", {"uri": uri})

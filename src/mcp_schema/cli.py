@@ -22,6 +22,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import IO, NamedTuple, NoReturn
 
+from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
@@ -44,6 +45,13 @@ def read_lines(
     stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES
 ) -> Iterator[bytes | OverlongLine]:
     """The lines of ``stream``; one longer than ``max_bytes`` is skipped in bounded chunks."""
+    if not callable(getattr(stream, "readline", None)):
+        raise TypeError(f"stream must be a binary stream, not {type(stream).__name__}")
+    check(max_bytes, int, "max_bytes")
+    return _lines(stream, max_bytes)
+
+
+def _lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | OverlongLine]:
     while line := stream.readline(max_bytes + 1):
         if len(line) <= max_bytes or line.endswith(b"\n"):
             yield line
@@ -67,6 +75,11 @@ def validate_lines(
     max_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[int, int]:
     """Validate each non-blank line; returns (valid, invalid)."""
+    writable(out, "out")
+    check(version, str, "version", none=True)
+    extensions = strings(extensions, "extensions") or ()
+    writable(progress, "progress", none=True)
+    check(max_bytes, int, "max_bytes")
     correlator = Correlator(version=version, extensions=extensions)
     valid = invalid = 0
     for number, line in enumerate(lines, start=1):
@@ -135,8 +148,15 @@ def main(
     stdout: IO[str] | None = None,
     stderr: IO[str] | None = None,
 ) -> int:
-    out = stdout if stdout is not None else sys.stdout
-    err = stderr if stderr is not None else sys.stderr
+    """Run the command line; the exit status. Every usage or I/O problem
+    (a closed or full stdout, a closed pipe, an unreadable file) is exit
+    status 2 with one line on stderr, never a traceback."""
+    if argv is not None:
+        argv = strings(argv, "argv")
+    writable(stdout, "stdout", none=True)
+    writable(stderr, "stderr", none=True)
+    out: IO[str] | None = stdout if stdout is not None else sys.stdout
+    err: IO[str] | None = stderr if stderr is not None else sys.stderr
     parser = _Parser(prog="python -m mcp_schema")
     commands = parser.add_subparsers(dest="command", required=True)
     check = commands.add_parser("validate", help="validate a JSON Lines file of JSON-RPC messages")
@@ -160,39 +180,66 @@ def main(
     compare.add_argument("new", choices=SUPPORTED_VERSIONS, metavar="B")
     compare.add_argument("--json", action="store_true", help="one JSON object instead of text")
     args = parser.parse_args(argv)
-    if args.command == "diff":
-        from mcp_schema.diff import diff
-
-        changes = diff(args.old, args.new)
-        if args.json:
-            out.write(json.dumps(changes.to_json(), indent=2) + "\n")
-        else:
-            out.write(changes.to_text())
-        return 0
     try:
-        if args.max_line_bytes < 1:
-            raise _Failed("--max-line-bytes must be positive")
-        _printable(out)
-        try:
-            with _open(args.file) as stream:
-                valid, invalid = validate_lines(
-                    read_lines(stream, args.max_line_bytes),
-                    out,
-                    version=args.version,
-                    progress=err if err.isatty() else None,
-                    extensions=(TASKS_EXTENSION,) if args.tasks else (),
-                    max_bytes=args.max_line_bytes,
-                )
-            out.write(f"{valid} valid, {invalid} invalid\n")
-            out.flush()
-        except OSError as exc:
-            raise _Failed(f"I/O error: {exc.strerror or exc}") from None
+        if out is None:
+            raise _Failed("standard output is closed")
+        if args.command == "diff":
+            status = _diff(args.old, args.new, args.json, out)
+        else:
+            status = _validate(args, out, err)
+        out.flush()
     except _Failed as problem:
-        if out is sys.stdout:
-            _discard_stdout()
-        print(f"error: {problem}", file=err)
-        return 2
+        return _failed(str(problem), out, err)
+    except OSError as exc:  # a full disk, a closed pipe, an unreadable file...
+        return _failed(f"I/O error: {exc.strerror or exc}", out, err)
+    return status
+
+
+def _diff(old: str, new: str, as_json: bool, out: IO[str]) -> int:
+    from mcp_schema.diff import diff
+
+    changes = diff(old, new)
+    out.write(json.dumps(changes.to_json(), indent=2) + "\n" if as_json else changes.to_text())
+    return 0
+
+
+def _validate(args: argparse.Namespace, out: IO[str], err: IO[str] | None) -> int:
+    if args.max_line_bytes < 1:
+        raise _Failed("--max-line-bytes must be positive")
+    # No line is longer than the address space: a larger limit is no limit.
+    max_bytes = min(args.max_line_bytes, sys.maxsize - 1)
+    _printable(out)
+    with _open(args.file) as stream:
+        valid, invalid = validate_lines(
+            read_lines(stream, max_bytes),
+            out,
+            version=args.version,
+            progress=err if err is not None and _isatty(err) else None,
+            extensions=(TASKS_EXTENSION,) if args.tasks else (),
+            max_bytes=max_bytes,
+        )
+    out.write(f"{valid} valid, {invalid} invalid\n")
     return 1 if invalid else 0
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def _failed(problem: str, out: IO[str] | None, err: IO[str] | None) -> int:
+    """Exit status 2, with ``problem`` as one line on stderr (when there is one)."""
+    if out is not None and out is sys.stdout:
+        _discard_stdout()
+    if err is not None:
+        try:
+            err.write(f"error: {clip(problem)}\n")
+            err.flush()
+        except (OSError, ValueError):
+            pass
+    return 2
 
 
 def _printable(out: IO[str]) -> None:

@@ -16,6 +16,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_schema._args import check
 from mcp_schema.base import McpModel
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
@@ -192,6 +193,7 @@ class RequestContext:
         (None: never set). Either argument not a decoded request of a
         handshake-era version is a ``TypeError``.
         """
+        check(log_level, str, "log_level", none=True)
         message, opened = _request(request), _request(initialize)
         method, request_id = message.get("method"), message.get("id")
         if not isinstance(method, str) or not isinstance(request_id, (str, int)):
@@ -237,6 +239,12 @@ def missing_capabilities(
     declared: Mapping[str, Any], required: Mapping[str, Any]
 ) -> dict[str, Any]:
     """The part of ``required`` that ``declared`` lacks (nested objects compared member by member)."""
+    check(declared, Mapping, "declared")
+    check(required, Mapping, "required")
+    return _missing(declared, required)
+
+
+def _missing(declared: Mapping[str, Any], required: Mapping[str, Any]) -> dict[str, Any]:
     missing: dict[str, Any] = {}
     for key, need in required.items():
         have = declared.get(key)
@@ -245,7 +253,7 @@ def missing_capabilities(
         elif isinstance(need, Mapping) and need:
             if not isinstance(have, Mapping):
                 missing[key] = need
-            elif sub := missing_capabilities(have, need):
+            elif sub := _missing(have, need):
                 missing[key] = sub
     return missing
 
@@ -283,6 +291,7 @@ def retry_with_input(
         raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
     if not isinstance(responses, Mapping):
         raise TypeError(f"responses must be a mapping, not {type(responses).__name__}")
+    check(request_id, (str, int), "request_id", none=True)
     asked = set(result.input_requests or {})
     answered = set(responses)
     if asked != answered:
@@ -324,6 +333,9 @@ def input_required(
 
     A version without input-required results, or a request it refuses, is a ``ValueError``.
     """
+    check(version, str, "version")
+    check(requests, Mapping, "requests")
+    check(state, str, "state", none=True)
     compiled = protocol(version)
     if compiled is None:
         raise unsupported(version)

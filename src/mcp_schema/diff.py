@@ -20,6 +20,7 @@ from typing import Any, Union
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check
 from mcp_schema.versions import protocol
 
 __all__ = ["Definition", "DefinitionChange", "Member", "VersionDiff", "definitions", "diff"]
@@ -68,6 +69,7 @@ class VersionDiff:
 
     def removed_members(self, name: str) -> frozenset[str]:
         """Wire names ``name`` has in the old version and not in the new one."""
+        check(name, str, "name")
         return self._removed_members.get(name, frozenset())
 
     def to_json(self) -> dict[str, Any]:

@@ -134,6 +134,10 @@ class McpError(Exception):
     def __init__(
         self, message: str | None = None, data: Any = None, *, code: int | None = None
     ) -> None:
+        if message is not None and not isinstance(message, str):
+            raise TypeError(f"message must be a string or None, not {type(message).__name__}")
+        if code is not None and (not isinstance(code, int) or isinstance(code, bool)):
+            raise TypeError(f"code must be an integer or None, not {type(code).__name__}")
         # The message is often built from peer text: one line, bounded, always.
         self.message = clip(message if message is not None else self.default_message, MAX_MESSAGE)
         self.data = data
@@ -162,12 +166,17 @@ class McpError(Exception):
         Without ``id``, the ``request_id`` that ``decode`` found. The response
         is a dict, which `mcp_schema.codec.encode` also takes.
         """
+        if id is not _Decoded.ID and id is not None:
+            if not isinstance(id, (str, int)) or isinstance(id, bool):
+                raise TypeError(f"id must be a string, an integer or None, not {type(id).__name__}")
         answered = self.request_id if id is _Decoded.ID else id
         return {"jsonrpc": "2.0", "id": answered, "error": self.to_error_object()}
 
     @staticmethod
     def from_error_object(error: Mapping[str, Any]) -> McpError:
         """The typed exception for a received ``error`` member (any code)."""
+        if not isinstance(error, Mapping):
+            raise TypeError(f"error must be a mapping, not {type(error).__name__}")
         code = error.get("code")
         message = error.get("message")
         cls = ERROR_CLASSES.get(code) if isinstance(code, int) else None
@@ -188,11 +197,17 @@ class McpError(Exception):
 def _fits(data: Any) -> bool:
     # The envelope, code and a MAX_MESSAGE-character message (4 bytes per
     # character at worst, escapes included) take well under 8 KB.
+    # Exact JSON only, as `mcp_schema.codec.encode` writes it (no int keys, no
+    # sets, no lone surrogates): the response must always be writable.
+    from mcp_schema._exact import is_json  # pydantic: not loaded by `import mcp_schema`
+
     try:
+        if not is_json(data, 0, False):
+            return False
         text = json.dumps(data, ensure_ascii=False, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
+        return len(text.encode("utf-8")) <= MAX_RESPONSE_BYTES - 8192
+    except (TypeError, ValueError, RecursionError):  # a lone surrogate is a ValueError
         return False
-    return len(text.encode("utf-8", "surrogatepass")) <= MAX_RESPONSE_BYTES - 8192
 
 
 class ParseError(McpError):

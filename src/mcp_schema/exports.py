@@ -14,6 +14,8 @@ import importlib.util
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from mcp_schema._args import check, strings
+
 
 def lazy_exports(
     package: str, namespace: dict[str, Any], homes: Mapping[str, str], exported: Iterable[str]
@@ -21,7 +23,10 @@ def lazy_exports(
     """``__getattr__`` and ``__dir__`` for ``package``: a name in ``homes`` is read
     from the module it maps to, any other public name may be a module of the
     package; what is found is kept in ``namespace`` (the package's globals)."""
-    listed = frozenset(exported)
+    check(package, str, "package")
+    check(namespace, dict, "namespace")
+    check(homes, Mapping, "homes")
+    listed = frozenset(strings(exported, "exported") or ())
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)

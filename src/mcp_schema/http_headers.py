@@ -17,7 +17,8 @@ the same rule is applied to every header above so one decoder serves all of them
 
 A client builds the headers with `request_headers`; a server checks them with
 `check_request_headers`, which raises `mcp_schema.errors.HeaderMismatchError`
-(-32020) whose ``data`` is always::
+(-32020) whose ``data`` is always (header text escaped onto one line and cut to
+`mcp_schema.errors.MAX_QUOTED` characters, as `mcp_schema.errors.clip` does)::
 
     {"header": "Mcp-Name",      # canonical name of the offending header
      "reason": "mismatch",      # "missing" | "unexpected" | "invalid" | "mismatch"
@@ -146,12 +147,13 @@ def decode_header_value(value: str) -> str:
             return base64.b64decode(payload, validate=True).decode("utf-8")
         except ValueError as exc:  # binascii.Error and UnicodeDecodeError are ValueErrors
             raise HeaderMismatchError(
-                f"malformed base64 header value: {exc}", {"reason": "invalid", "received": value}
+                f"malformed base64 header value: {exc}",
+                {"reason": "invalid", "received": clip(value)},
             ) from None
     if not _is_plain(value):
         raise HeaderMismatchError(
             "header value has characters that must be base64-encoded",
-            {"reason": "invalid", "received": value},
+            {"reason": "invalid", "received": clip(value)},
         )
     return value
 
@@ -398,7 +400,14 @@ def request_headers(
 def _matches(exp: _Expected, text: str) -> bool:
     value = exp.value
     if exp.integer and isinstance(value, (int, float)) and not isinstance(value, bool):
-        return _JSON_NUMBER.fullmatch(text) is not None and Decimal(text) == Decimal(value)
+        if _JSON_NUMBER.fullmatch(text) is None:
+            return False
+        try:
+            return Decimal(text) == Decimal(value)
+        except (ArithmeticError, ValueError):
+            # An exponent beyond what Decimal can hold (1e9999999999999999999):
+            # no argument of a JSON body is that number.
+            return False
     return text == _header_text(value)
 
 
@@ -414,7 +423,14 @@ def _error(
     header: str, reason: str, expected: str | None, received: str | None, detail: str = ""
 ) -> HeaderMismatchError:
     message = f"{header} header {_MESSAGES[reason]}{detail}"
-    data = {"header": header, "reason": reason, "expected": expected, "received": received}
+    # Both values may be a peer's text: escaped onto one line and cut, like any
+    # quoted text, so the error can always be written back (and read).
+    data = {
+        "header": header,
+        "reason": reason,
+        "expected": None if expected is None else clip(expected),
+        "received": None if received is None else clip(received),
+    }
     return HeaderMismatchError(message, data)
 
 
@@ -464,6 +480,8 @@ def check_request_headers(
     With ``required=False`` (handshake-era traffic, which need not mirror the body) a
     missing header is accepted, but one that is present must still agree.
     """
+    if not isinstance(required, bool):
+        raise TypeError(f"required must be a bool, not {type(required).__name__}")
     received = received_headers(headers)
 
     for exp in _expected_headers(request, tool):

@@ -29,6 +29,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from mcp_schema._args import check
+
 __all__ = [
     "Answers",
     "Json",
@@ -91,6 +93,9 @@ _SHAPED: dict[str, Strategy] = {
 def strings(
     min_size: int | None = None, max_size: int | None = None, *, format: str | None = None
 ) -> Strategy:
+    check(min_size, int, "min_size", none=True)
+    check(max_size, int, "max_size", none=True)
+    check(format, str, "format", none=True)
     plain = st.text(min_size=min_size or 0, max_size=max_size)
     shaped = _SHAPED.get(format or "")
     if shaped is None or min_size is not None or max_size is not None:
@@ -138,12 +143,16 @@ def numbers(ge: float | None = None, le: float | None = None) -> Strategy:
 
 
 def arrays(item: Strategy, min_size: int | None = None, max_size: int | None = None) -> Strategy:
+    check(item, st.SearchStrategy, "item")
+    check(min_size, int, "min_size", none=True)
+    check(max_size, int, "max_size", none=True)
     low = min_size or 0
     high = low + MAX_EXTRA_ITEMS if max_size is None else min(max_size, low + MAX_EXTRA_ITEMS)
     return st.lists(item, min_size=low, max_size=high)
 
 
 def maps(value: Strategy) -> Strategy:
+    check(value, st.SearchStrategy, "value")
     return st.dictionaries(st.text(max_size=12), value, max_size=MAX_MAP_ITEMS)
 
 
@@ -157,6 +166,9 @@ def recursive(leaves: Strategy, extend: Callable[[Strategy], Strategy]) -> Strat
     Unrolled rather than ``st.recursive``: a fixed depth is the bound a
     handler test wants, and it draws several times faster.
     """
+    check(leaves, st.SearchStrategy, "leaves")
+    if not callable(extend):
+        raise TypeError(f"extend must be callable, not {type(extend).__name__}")
     nested = leaves
     for _ in range(MAX_JSON_DEPTH):
         nested = extend(nested)
@@ -183,6 +195,8 @@ def any_json() -> Strategy:
 
 def unknown_members(taken: frozenset[str], values: Strategy | None = None) -> Strategy:
     """Sometimes a few members no schema of the version declares."""
+    check(taken, (frozenset, set), "taken")
+    check(values, st.SearchStrategy, "values", none=True)
     keys = st.text(max_size=12).filter(lambda key: key not in taken)
     return st.dictionaries(
         keys, _SHALLOW_JSON if values is None else values, max_size=MAX_UNKNOWN_MEMBERS
@@ -201,6 +215,9 @@ def objects(
 ) -> Strategy:
     """An object with every required member, some optional ones and, when
     ``unknown`` is given (the object is open), sometimes members from it."""
+    check(required, Mapping, "required")
+    check(optional, Mapping, "optional")
+    check(unknown, st.SearchStrategy, "unknown", none=True)
     known = st.fixed_dictionaries(dict(required), optional=dict(optional))
     if unknown is None:
         return known
@@ -213,6 +230,8 @@ def result_types(complete: Strategy, alternatives: Mapping[str, Strategy]) -> St
     The complete result's ``resultType`` is an open string: a value that tags
     an alternative would make it that alternative, so it is never drawn.
     """
+    check(complete, st.SearchStrategy, "complete")
+    check(alternatives, Mapping, "alternatives")
     tags = frozenset(alternatives)
     own = complete.filter(lambda value: value.get("resultType") not in tags)
     return st.one_of(own, *alternatives.values())

@@ -14,6 +14,7 @@ import importlib
 from collections.abc import Iterable
 from typing import Any, Literal
 
+from mcp_schema._args import check, strings
 from mcp_schema.base import McpModel
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, protocol
 
@@ -53,11 +54,15 @@ def discover_result(
     ``capabilities`` and ``server_info`` are models or wire-shaped mappings.
     The defaults ask nobody to cache: ``ttl_ms=0``, ``cache_scope="private"``.
     """
+    check(instructions, str, "instructions", none=True)
+    check(ttl_ms, int, "ttl_ms")
+    check(cache_scope, str, "cache_scope")
+    named = strings(versions, "versions", none=True)
     newest = protocol(STATELESS_VERSIONS[-1])
     assert newest is not None
     # Imported when used: the models of a version cost ~100 ms to import.
     result: type[McpModel] = importlib.import_module(newest.package).DiscoverResult
-    announced = list(reversed(STATELESS_VERSIONS)) if versions is None else list(versions)
+    announced = list(reversed(STATELESS_VERSIONS)) if named is None else list(named)
     unknown = [v for v in announced if v not in STATELESS_VERSIONS]
     if unknown:
         raise ValueError(f"not a supported stateless-era version: {', '.join(unknown)}")

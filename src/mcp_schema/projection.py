@@ -13,17 +13,19 @@ from __future__ import annotations
 import importlib
 import json
 import re
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from mcp_schema._args import check
 from mcp_schema.codec import ErrorResponse, ResultResponse
 from mcp_schema.compiled import CompiledVersion
 from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
 from mcp_schema.diff import VersionDiff, definitions, diff
-from mcp_schema.errors import quote
+from mcp_schema.errors import MAX_ERRORS, MAX_MESSAGE, clip, quote
 from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol, version_of
 
 __all__ = ["Projection", "ProjectionError", "Session", "project"]
@@ -64,7 +66,12 @@ class ProjectionError(ValueError):
     would lose members; ``paths`` names every one."""
 
     def __init__(self, reason: str, paths: tuple[str, ...] = ()) -> None:
-        super().__init__(f"{reason}: {', '.join(paths)}" if paths else reason)
+        # The reason and the paths may quote a peer's text: the message stays
+        # bounded (each quote is cut, and at most MAX_ERRORS paths are listed).
+        shown = ", ".join(clip(path) for path in paths[:MAX_ERRORS])
+        if len(paths) > MAX_ERRORS:
+            shown += f" and {len(paths) - MAX_ERRORS} more"
+        super().__init__(clip(f"{reason}: {shown}" if paths else reason, MAX_MESSAGE))
         self.paths = paths
 
 
@@ -82,10 +89,15 @@ def _path(base: str, key: str | int) -> str:
 
 
 class _Walk:
-    def __init__(self, changes: VersionDiff, target: str) -> None:
+    def __init__(
+        self, changes: VersionDiff, target: str, kept: Mapping[str, frozenset[str]] | None = None
+    ) -> None:
         self.changes = changes
         self.known = definitions(target)
         self.removed: list[str] = []
+        self.kept = kept or {}
+        """Members the target defines at a path whatever the definition there
+        lists: ``_meta`` of every request's and notification's ``params``."""
 
     def value(self, model: Any, data: Any, path: str) -> Any:
         if isinstance(model, BaseModel) and isinstance(data, dict):
@@ -119,7 +131,7 @@ class _Walk:
         # version names.
         schema = "$schema" in target or "$schema" in _wire_names(type(model))
         lacking = frozenset() if schema else self.changes.removed_members(name)
-        lacking -= envelope
+        lacking -= envelope | self.kept.get(path, frozenset())
         attrs = {
             (f.serialization_alias or f.alias or attr): attr
             for attr, f in type(model).model_fields.items()
@@ -152,7 +164,7 @@ def _result_type_out(result: dict[str, Any]) -> None:
     """2026 → handshake era: ``resultType: complete`` is what every older result is."""
     kind = result.pop("resultType", COMPLETE)
     if kind != COMPLETE:
-        raise ProjectionError(f"a {kind!r} result has no handshake-era equivalent")
+        raise ProjectionError(f"a {quote(kind)} result has no handshake-era equivalent")
     # The defaults say what an older answer always meant; other values are
     # lost and reported like any member the target lacks.
     for key, default in NEW_RESULT_DEFAULTS.items():
@@ -166,6 +178,21 @@ def _result_type_in(result: dict[str, Any], target: type[BaseModel]) -> None:
     for key, default in NEW_RESULT_DEFAULTS.items():
         if key in _wire_names(target):
             result.setdefault(key, default)
+
+
+def _params_members(generic: type[BaseModel]) -> frozenset[str]:
+    """The wire names of the ``params`` members a version's generic Request (or
+    Notification) defines: what every request's (notification's) params may carry."""
+    info = generic.model_fields.get("params")
+    if info is None:
+        return frozenset()
+    pending: list[Any] = [info.annotation]
+    while pending:
+        kind = pending.pop()
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            return frozenset(_wire_names(kind))
+        pending.extend(typing.get_args(kind))
+    return frozenset()
 
 
 def _wire_names(cls: type[BaseModel]) -> set[str]:
@@ -242,6 +269,9 @@ def project(
     every path instead). Members neither version defines are kept. A request
     projected into the stateless era takes ``session``.
     """
+    check(to_version, str, "to_version")
+    check(strict, bool, "strict")
+    check(session, Session, "session", none=True)
     target = protocol(to_version)
     if target is None:
         raise ValueError(f"no models for protocol version {to_version!r}")
@@ -276,13 +306,18 @@ def project(
         cls = _target_class(name, target)
         if envelope is None:
             cls = _whole_message(cls, data.get("method"), target)
-    walk = _Walk(diff(source.version, to_version), to_version)
     moved: Session | None = None
     if envelope is None:
         # A draft-07 version declares the JSON-RPC members (``jsonrpc``, ``id``)
-        # on its envelopes, not on each request and notification.
+        # on its envelopes, not on each request and notification, and the
+        # members every request's (notification's) params may have (``_meta``)
+        # on the generic Request (Notification), not on each one's params.
         tables = target.load()
+        generic = tables.request if "id" in data else tables.notification
         envelope_members = frozenset(_wire_names(tables.request) | _wire_names(tables.notification))
+        walk = _Walk(
+            diff(source.version, to_version), to_version, {"$.params": _params_members(generic)}
+        )
         data = walk.model(body, data, "$", envelope_members)
         if "id" in data and "method" in data:
             if stateless_out:
@@ -290,6 +325,7 @@ def project(
             elif stateless_in:
                 _session_in(data, session, to_version)
     else:
+        walk = _Walk(diff(source.version, to_version), to_version)
         key = "result" if envelope is ResultResponse else "error"
         inner = walk.model(body, data[key], f"$.{key}")
         if key == "result" and stateless_in:

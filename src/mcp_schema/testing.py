@@ -28,6 +28,7 @@ from typing import TypeVar
 
 from hypothesis import strategies as st
 
+from mcp_schema._args import check, strings
 from mcp_schema._codec.messages import Kind
 from mcp_schema.base import McpModel
 from mcp_schema.compiled import CompiledVersion
@@ -85,6 +86,7 @@ def models(model: type[M]) -> st.SearchStrategy[M]:
 
 
 def _version(version: str) -> CompiledVersion:
+    check(version, str, "version")
     compiled = protocol(version)
     if compiled is None:
         raise ValueError(f"unsupported MCP version {version!r}; known: {SUPPORTED_VERSIONS}")
@@ -92,6 +94,7 @@ def _version(version: str) -> CompiledVersion:
 
 
 def _extensions(version: str, extensions: Collection[str]) -> list[CompiledVersion]:
+    extensions = strings(extensions, "extensions") or ()
     known = extensions_of(version)
     unknown = sorted(set(extensions) - set(known))
     if unknown:
@@ -111,6 +114,7 @@ def definitions(
     version: str, extension: str | None = None
 ) -> Mapping[str, st.SearchStrategy[Json]]:
     """Every schema definition of ``version`` (or of its ``extension``), by name."""
+    check(extension, str, "extension", none=True)
     if extension is None:
         return _version_module(version).DEFINITIONS  # type: ignore[no-any-return]
     (module,) = _extension_modules(version, [extension])
@@ -172,7 +176,10 @@ def messages(
     Each `WireMessage` decodes with
     ``decode(m.raw, version=m.version, method=m.method, extensions=m.extensions)``.
     """
+    check(method, str, "method", none=True)
+    check(kind, str, "kind", none=True)
     core = _version_module(version)
+    extensions = strings(extensions, "extensions") or ()
     extra = _extension_modules(version, extensions)
     requests = dict(core.REQUESTS)
     notifications = dict(core.NOTIFICATIONS)

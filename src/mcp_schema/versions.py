@@ -4,6 +4,7 @@ for messages that name none, and the extensions of each."""
 
 from __future__ import annotations
 
+from mcp_schema._args import check
 from mcp_schema.compiled import CompiledVersion
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip, quote
 from mcp_schema.registry import COMPILED
@@ -51,11 +52,13 @@ and the newest handshake-era version reads the others' messages."""
 
 def protocol(version: str) -> CompiledVersion | None:
     """The compiled version, or None when this release has no models for it."""
+    check(version, str, "version")
     return _CORE.get(version)
 
 
 def extensions_of(version: str) -> dict[str, CompiledVersion]:
     """The compiled extensions of ``version``, by extension id."""
+    check(version, str, "version")
     return _EXTENSIONS.get(version, {})
 
 
@@ -64,6 +67,7 @@ _PACKAGES: dict[str, CompiledVersion] = {c.package: c for c in COMPILED}
 
 def version_of(model: type) -> CompiledVersion | None:
     """The compiled version (or extension) whose models module defines ``model``."""
+    check(model, type, "model")
     return _PACKAGES.get(model.__module__.rpartition(".")[0])
 
 
@@ -73,6 +77,7 @@ def unsupported(requested: object, why: str = "") -> UnsupportedProtocolVersionE
     ``requested`` may be peer text of any size: message and data carry it
     escaped and cut (a string as itself, anything else as JSON).
     """
+    check(why, str, "why")
     shown = clip(requested) if isinstance(requested, str) else quote(requested)
     return UnsupportedProtocolVersionError(
         f"Unsupported protocol version: {shown}{why}", requested=shown, supported=SUPPORTED_VERSIONS
