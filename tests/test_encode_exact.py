@@ -99,9 +99,6 @@ def test_correlator_request_with_a_non_finite_number_is_refused() -> None:
         session.request("tools/call", {"name": "t", "arguments": {"x": NAN}}, sender="client")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="pipeline rewrite: Correlator.request records the id before encode refuses"
-)
 def test_a_refused_correlator_request_leaves_nothing_pending() -> None:
     session = Correlator(version="2025-11-25")
     with pytest.raises(ValueError):

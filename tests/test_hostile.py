@@ -708,7 +708,7 @@ def test_explicit_senders_keep_both_directions_apart() -> None:
     session.decode(j({"jsonrpc": "2.0", "id": 7, "result": {}}), sender="server")
     session.decode(j({"jsonrpc": "2.0", "id": 7, "result": {}}), sender="client")
     assert session.pending == 0
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):
         session.decode(ping, sender="proxy")  # type: ignore[arg-type]
 
 

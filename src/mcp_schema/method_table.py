@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from mcp_schema._args import check
+
 if TYPE_CHECKING:  # naming a version (the registry) imports no pydantic
     from mcp_schema.base import McpModel
 
@@ -27,6 +29,8 @@ K = TypeVar("K")
 
 def definition(package: str, name: str) -> Any:
     """The class or type alias ``name`` of ``<package>.models``."""
+    check(package, str, "package")
+    check(name, str, "name")
     return getattr(importlib.import_module(f"{package}.models"), name)
 
 
@@ -59,6 +63,8 @@ def lazy_definitions(module: str, names: Mapping[str, str]) -> Callable[[str], A
     """``__getattr__`` (PEP 562) for ``module`` of a version package: each of
     ``names`` (attribute -> definition name) is read from the package's
     ``models`` on first use."""
+    check(module, str, "module")
+    check(names, Mapping, "names")
     package = module.rpartition(".")[0]
 
     def __getattr__(attribute: str) -> Any:

@@ -366,5 +366,5 @@ def _key(rid: RequestIdValue) -> _Key:
 
 def _check_sender(sender: object) -> None:
     if sender is not None and sender not in _OTHER:
-        wrong = ValueError if isinstance(sender, str) else TypeError
-        raise wrong(f"sender must be 'client', 'server' or None, not {sender!r:.40}")
+        # A Sender is one of two literals: any other value is of the wrong type.
+        raise TypeError(f"sender must be 'client', 'server' or None, not {sender!r:.40}")

@@ -77,6 +77,8 @@ Message = McpModel
 
 
 def message_kind(message: BaseModel) -> Kind:
+    if not isinstance(message, BaseModel):
+        raise TypeError(f"message must be a decoded message model, not {type(message).__name__}")
     if isinstance(message, ErrorResponse):
         return "error"
     if isinstance(message, ResultResponse):
