@@ -158,3 +158,29 @@ def test_the_proxy_reports_what_it_cannot_decode_and_passes_it_on() -> None:
         f"proxy client->server: {reason}",
         f"proxy server->client: {reason}",
     ]
+
+
+PEER_SERVER = Path(__file__).resolve().parent / "peers" / "py_server.py"
+
+
+@pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+def test_the_example_client_drives_an_official_sdk_server(mode: str, version: str) -> None:
+    command = [sys.executable, str(EXAMPLES / "client.py"), mode, "--"]
+    done = subprocess.run(
+        [*command, sys.executable, str(PEER_SERVER)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    tools = "add_tool,connect_account,divide,echo,get_weather,rate_forecast,show_roots,slow_count,summarize,wait_forever"
+    assert done.stdout.splitlines() == [
+        f"version {version}",
+        f"tools {tools}",
+        "echo hi",
+        "divide 0.25",
+        "count counted to 3",
+        "elicit Oslo: confidence=0.9 note='ok'",  # a form: an elicitation answered
+        "sample model stub said: sunny",  # sampling answered
+        "roots file:///tmp",  # roots answered
+        'read {"theme": "dark", "retries": 3}',
+        "prompt Please review this python code:",
+        "progress 3",
+    ]
