@@ -136,10 +136,10 @@ class ServerSession(Peer):
     def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         method, version = route.method, route.version
         assert method is not None and route.id is not None
+        if method == "initialize":  # read in any version: it chooses the session's
+            return self._initialized(route, message, events)
         if version not in self.versions:
             raise session_unsupported(version, self.versions)
-        if method == "initialize":
-            return self._initialized(route, message, events)
         if method == "ping" and method not in self.take:
             return self._queue(self.result_value(route, {}, version))
         stateless = version in STATELESS
