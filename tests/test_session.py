@@ -620,3 +620,42 @@ def test_any_frames_leave_the_session_consistent(frames: list[bytes], choices: l
         if fixed is not None:
             assert session.version == fixed  # a negotiated version never changes
         fixed = session.version
+
+
+# -- a property test aimed at a server's own tools (mcp_schema.testing.messages) ---------------
+
+ARGUMENTS = st.fixed_dictionaries(
+    {}, optional={"text": st.text(max_size=5), "a": st.integers(), "b": st.integers(-2, 2)}
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    message=st.sampled_from(SUPPORTED_VERSIONS).flatmap(
+        lambda v: messages(v, method="tools/call", kind="request", tools=["echo", "divide"], arguments=ARGUMENTS)
+    )
+)
+def test_messages_aim_at_a_servers_own_tools(message: Any) -> None:
+    value = message.value
+    assert value["method"] == "tools/call" and value["params"]["name"] in ("echo", "divide")
+    assert set(value["params"]["arguments"]) <= {"text", "a", "b"}
+    decoded = codec.decode(message.raw, version=message.version)
+    assert codec.is_request(decoded) and decoded.method == "tools/call"
+    session = server(handler_version=NEW)
+    if message.version in HANDSHAKE_VERSIONS:
+        feed(session, initialize(message.version))
+    events, frames = feed(session, message.raw)
+    if "requestState" in value["params"]:  # a round this session never started
+        assert [f["error"]["code"] for f in frames] == [-32602]
+        return
+    request = only_request(events)
+    assert isinstance(request.message, v2026_07_28.CallToolRequest)
+    assert request.message.params.name == value["params"]["name"]
+    session.respond(request, {"content": [{"type": "text", "text": "ok"}]})
+    assert len(session.data_to_send()) == 1
+
+
+def test_messages_refuses_what_cannot_be_drawn() -> None:
+    with pytest.raises(ValueError):
+        messages(NEW, tools="echo")
+    assert messages(NEW, method=["ping", "tools/list"], kind="request") is not None

@@ -12,12 +12,13 @@ version does not define are kept, as decoding keeps them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from pydantic import ValidationError
 
 from mcp_schema._codec.catalog import catalog
 from mcp_schema.base import McpModel
+from mcp_schema.context import LoggingLevel
 from mcp_schema.errors import quote
 from mcp_schema.method_table import NotificationMethod
 from mcp_schema.versions import protocol, unsupported
@@ -32,6 +33,63 @@ __all__ = [
 ]
 
 Listed = Literal["tools", "resources", "prompts"]
+
+TYPED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+"""The versions the return types below name (a test keeps it equal to the supported ones)."""
+
+if TYPE_CHECKING:
+    from mcp_schema import v2024_11_05 as _a
+    from mcp_schema import v2025_03_26 as _b
+    from mcp_schema import v2025_06_18 as _c
+    from mcp_schema import v2025_11_25 as _d
+    from mcp_schema import v2026_07_28 as _e
+
+    # What each builder returns: the notification class of one of the versions.
+    ProgressNotification = Union[
+        _a.JSONRPCProgressNotification,
+        _b.JSONRPCProgressNotification,
+        _c.JSONRPCProgressNotification,
+        _d.ProgressNotification,
+        _e.ProgressNotification,
+    ]
+    LoggingMessageNotification = Union[
+        _a.JSONRPCLoggingMessageNotification,
+        _b.JSONRPCLoggingMessageNotification,
+        _c.JSONRPCLoggingMessageNotification,
+        _d.LoggingMessageNotification,
+        _e.LoggingMessageNotification,
+    ]
+    CancelledNotification = Union[
+        _a.JSONRPCCancelledNotification,
+        _b.JSONRPCCancelledNotification,
+        _c.JSONRPCCancelledNotification,
+        _d.CancelledNotification,
+        _e.CancelledNotification,
+    ]
+    ResourceUpdatedNotification = Union[
+        _a.JSONRPCResourceUpdatedNotification,
+        _b.JSONRPCResourceUpdatedNotification,
+        _c.JSONRPCResourceUpdatedNotification,
+        _d.ResourceUpdatedNotification,
+        _e.ResourceUpdatedNotification,
+    ]
+    ListChangedNotification = Union[
+        _a.JSONRPCToolListChangedNotification,
+        _b.JSONRPCToolListChangedNotification,
+        _c.JSONRPCToolListChangedNotification,
+        _d.ToolListChangedNotification,
+        _e.ToolListChangedNotification,
+        _a.JSONRPCResourceListChangedNotification,
+        _b.JSONRPCResourceListChangedNotification,
+        _c.JSONRPCResourceListChangedNotification,
+        _d.ResourceListChangedNotification,
+        _e.ResourceListChangedNotification,
+        _a.JSONRPCPromptListChangedNotification,
+        _b.JSONRPCPromptListChangedNotification,
+        _c.JSONRPCPromptListChangedNotification,
+        _d.PromptListChangedNotification,
+        _e.PromptListChangedNotification,
+    ]
 
 
 def _notifications(version: str) -> Mapping[str, NotificationMethod]:
@@ -62,29 +120,33 @@ def progress(
     *,
     total: float | None = None,
     message: str | None = None,
-) -> McpModel:
+) -> ProgressNotification:
     """``notifications/progress`` for the request that gave ``token``."""
     params = {"progressToken": token, "progress": done, "total": total, "message": message}
-    return notification(version, "notifications/progress", params)
+    return notification(version, "notifications/progress", params)  # type: ignore[return-value]
 
 
-def log_message(version: str, level: str, data: Any, *, logger: str | None = None) -> McpModel:
+def log_message(
+    version: str, level: LoggingLevel, data: Any, *, logger: str | None = None
+) -> LoggingMessageNotification:
     """``notifications/message``: a log entry at ``level`` (``"info"``, ``"error"``...)."""
     params = {"level": level, "data": data, "logger": logger}
-    return notification(version, "notifications/message", params)
+    return notification(version, "notifications/message", params)  # type: ignore[return-value]
 
 
-def list_changed(version: str, listed: Listed) -> McpModel:
+def list_changed(version: str, listed: Listed) -> ListChangedNotification:
     """``notifications/tools/list_changed`` (or resources, prompts)."""
-    return notification(version, f"notifications/{listed}/list_changed")
+    return notification(version, f"notifications/{listed}/list_changed")  # type: ignore[return-value]
 
 
-def cancelled(version: str, request_id: str | int, *, reason: str | None = None) -> McpModel:
+def cancelled(
+    version: str, request_id: str | int, *, reason: str | None = None
+) -> CancelledNotification:
     """``notifications/cancelled`` for the request ``request_id``."""
     params = {"requestId": request_id, "reason": reason}
-    return notification(version, "notifications/cancelled", params)
+    return notification(version, "notifications/cancelled", params)  # type: ignore[return-value]
 
 
-def resource_updated(version: str, uri: str) -> McpModel:
+def resource_updated(version: str, uri: str) -> ResourceUpdatedNotification:
     """``notifications/resources/updated`` for a subscribed resource."""
-    return notification(version, "notifications/resources/updated", {"uri": uri})
+    return notification(version, "notifications/resources/updated", {"uri": uri})  # type: ignore[return-value]
