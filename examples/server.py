@@ -40,10 +40,9 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
     args, name = call.params.arguments or {}, call.params.name
     if name == "echo":
         return text(str(args.get("text")), structuredContent={"text": str(args.get("text"))})
-    if name == "divide":
-        if not args.get("b"):
-            return text("division by zero", isError=True)
-        return text(str(args.get("a", 0) / args["b"]))
+    if name == "divide":  # a failed call is a result with isError, not a protocol error
+        b = args.get("b")
+        return text(str(args.get("a", 0) / b)) if b else text("division by zero", isError=True)
     if name == "count":
         for step in (1, 2, 3):
             session.progress(event, step, total=3)  # sent only if the call asked for progress
@@ -74,8 +73,10 @@ def answer(session: ServerSession, event: RequestReceived) -> Any:
 
 
 def said(event: InputReceived) -> dict[str, Any]:
-    reply = getattr(event.responses["word"], "content", None)  # a form, a message, or an error
-    word = reply.get("text") if isinstance(reply, dict) else getattr(reply, "text", None)
+    reply = event.responses["word"]  # a result, or the client's error
+    word = getattr(getattr(reply, "content", None), "text", None)  # the model's message
+    if isinstance(reply, mcp.ElicitResult):  # the form
+        word = (reply.content or {}).get("text")
     return text(f"you said {word}" if word else "nothing was said")
 
 

@@ -12,7 +12,7 @@ import pytest
 from mcp_schema import codec
 from mcp_schema.errors import McpError
 
-INIT = {
+INIT: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 0,
     "method": "initialize",
@@ -22,7 +22,7 @@ INIT = {
         "clientInfo": {"name": "c", "version": "1"},
     },
 }
-NAMING_2026 = {
+NAMING_2026: dict[str, Any] = {
     "jsonrpc": "2.0",
     "id": 5,
     "method": "tools/list",

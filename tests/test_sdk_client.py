@@ -47,12 +47,13 @@ async def sample(context: Any, params: Any) -> types.CreateMessageResult:
 @contextmanager
 def offering(version: str | None) -> Iterator[None]:
     """The SDK's legacy mode offers its newest handshake version; make it offer ``version``."""
-    newest = sdk_session.LATEST_HANDSHAKE_VERSION
-    sdk_session.LATEST_HANDSHAKE_VERSION = version or newest  # type: ignore[misc]
+    module = vars(sdk_session)  # what initialize() reads when it is called
+    newest = module["LATEST_HANDSHAKE_VERSION"]
+    module["LATEST_HANDSHAKE_VERSION"] = version or newest
     try:
         yield
     finally:
-        sdk_session.LATEST_HANDSHAKE_VERSION = newest  # type: ignore[misc]
+        module["LATEST_HANDSHAKE_VERSION"] = newest
 
 
 async def session(mode: str, callbacks: bool, args: list[str], errlog: Any) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from mcp_schema.testing import invalid_messages, messages
 from mcp_schema.versions import HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS
 
 INFO = {"name": "s", "version": "1"}
-CAPS = {"tools": {}, "logging": {}}
+CAPS: dict[str, Any] = {"tools": {}, "logging": {}}
 NEW = "2026-07-28"
 ELICIT = {
     "method": "elicitation/create",
@@ -442,6 +442,9 @@ def test_a_handler_version_reads_and_answers_in_its_own_models() -> None:
     session.respond(request, result)
     (frame,) = [json.loads(f) for f in session.data_to_send()]
     assert frame == {"jsonrpc": "2.0", "id": 1, "result": {"content": []}}
+    listed = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    session.respond(only_request(feed(session, listed)[0]), {"tools": []})  # 2026-07-28 shaped
+    assert json.loads(session.data_to_send()[0])["result"] == {"tools": []}  # nothing of 2026
     assert isinstance(
         codec.decode(json.dumps(frame), version="2024-11-05", method="tools/call"),
         codec.ResultResponse,
@@ -632,7 +635,9 @@ ARGUMENTS = st.fixed_dictionaries(
 @settings(max_examples=40, deadline=None)
 @given(
     message=st.sampled_from(SUPPORTED_VERSIONS).flatmap(
-        lambda v: messages(v, method="tools/call", kind="request", tools=["echo", "divide"], arguments=ARGUMENTS)
+        lambda v: messages(
+            v, method="tools/call", kind="request", tools=["echo", "divide"], arguments=ARGUMENTS
+        )
     )
 )
 def test_messages_aim_at_a_servers_own_tools(message: Any) -> None:

@@ -237,7 +237,10 @@ def messages(
                 for code, strategy in sorted(core.ERRORS.items())
             ]
         )
-        arms.append(st.builds(_with, st.just("error"), errors, envelope).map(wire("error", method)))
+        answering = method if isinstance(method, str) else None
+        arms.append(
+            st.builds(_with, st.just("error"), errors, envelope).map(wire("error", answering))
+        )
     if not arms:
         raise ValueError(f"MCP {version} has no {kind or 'message'} for method {method!r}")
     return st.one_of(arms)

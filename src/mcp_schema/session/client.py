@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -39,7 +39,7 @@ from mcp_schema.session.negotiation import (
     offered_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, key, wire_or_type_error
+from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, key, wire_or_type_error
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
 
 __all__ = ["ClientSession"]
@@ -61,7 +61,7 @@ class ClientSession(Peer):
     Not thread-safe: one thread at a time; nothing in it blocks.
     """
 
-    role: Literal["client"] = "client"
+    role: Role = "client"
 
     def __init__(
         self,

@@ -47,7 +47,7 @@ from mcp_schema.session.negotiation import (
     chosen_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Key, Outgoing, Peer, key, wire_or_type_error
+from mcp_schema.session.peer import MAX_PENDING, Key, Outgoing, Peer, Role, key, wire_or_type_error
 from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
 
 __all__ = ["ServerSession"]
@@ -82,7 +82,7 @@ class ServerSession(Peer):
     lock if several share it); nothing in it blocks.
     """
 
-    role: Literal["server"] = "server"
+    role: Role = "server"
 
     def __init__(
         self,
@@ -285,12 +285,15 @@ class ServerSession(Peer):
         self.check_answer(value, request.method, version)
         return value
 
-    def completed(self, wire: dict[str, Any], method: str, version: str) -> dict[str, Any]:
-        """A stateless-era result with what the era asks of every one."""
+    def completed(
+        self, wire: dict[str, Any], method: str, version: str, *, sent: bool = True
+    ) -> dict[str, Any]:
+        """A stateless-era result with what the era asks of every one (the
+        server's info only in what is ``sent`` as it is, not projected)."""
         wire = dict(wire)
         wire.setdefault("resultType", "complete")
-        meta = wire.setdefault("_meta", {})
-        if isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
+        meta = wire.get("_meta", {})
+        if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
             wire["_meta"] = {**meta, SERVER_INFO_KEY: self.info}
         entry = catalog(version, ()).requests.get(method)
         cls = None if entry is None else entry.result
@@ -327,7 +330,7 @@ class ServerSession(Peer):
     ) -> McpModel:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
-            value["result"] = self.completed(wire, request.method, version)
+            value["result"] = self.completed(wire, request.method, version, sent=False)
         return self.check_answer(value, request.method, version)
 
     # -- what the server sends ------------------------------------------------------------
