@@ -21,6 +21,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SERVER = [str(EXAMPLES / "server.py")]
@@ -96,6 +97,10 @@ async def session(mode: str, callbacks: bool, args: list[str], errlog: Any) -> d
             answer = await c.call_tool(tool, {})
             seen[tool] = (text(answer.content[0]), answer.is_error)
         seen["read"] = text((await c.read_resource("config://app")).contents[0])
+        try:
+            await c.read_resource("memo://x")
+        except MCPError as err:  # not config://app: no such resource
+            seen["unknown resource"] = err.error.code
         seen["prompt"] = text((await c.get_prompt("review", {"code": "x"})).messages[0].content)
     return seen
 
@@ -113,6 +118,7 @@ def expected(mode: str, version: str, callbacks: bool) -> dict[str, Any]:
         "ask": ("you said yes", False) if callbacks and version in ELICITING else cannot,
         "think": ("you said maybe", False) if callbacks else cannot,
         "read": '{"debug": false}',
+        "unknown resource": -32602,
         "prompt": "Hi",
     }
 
