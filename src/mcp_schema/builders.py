@@ -14,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal, Union
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mcp_schema._codec.catalog import catalog
+from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import LoggingLevel
 from mcp_schema.errors import quote
@@ -98,13 +99,19 @@ def _notifications(version: str) -> Mapping[str, NotificationMethod]:
     return catalog(version, ()).notifications  # the classes `decode` gives
 
 
-def notification(version: str, method: str, params: Mapping[str, Any] | None = None) -> McpModel:
-    """The ``method`` notification of ``version`` with ``params`` (wire names;
-    members given ``None`` are left out)."""
+def notification(
+    version: str, method: str, params: BaseModel | Mapping[str, Any] | None = None
+) -> McpModel:
+    """The ``method`` notification of ``version`` with ``params``: a model of
+    any version, or a wire mapping (members given ``None`` are left out)."""
     entry = _notifications(version).get(method)
     if entry is None:
         raise ValueError(f"{version} has no notification {quote(method)}")
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if isinstance(params, BaseModel):
+        params = to_wire(params)
+    elif params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a model or a mapping, not {type(params).__name__}")
     if params is not None:
         message["params"] = {key: value for key, value in params.items() if value is not None}
     try:

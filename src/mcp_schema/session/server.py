@@ -109,7 +109,10 @@ class ServerSession(Peer):
         self.take = frozenset(take)
         if not self.take <= set(ANSWERED_BY_SESSION):
             raise ValueError(f"take names some of {ANSWERED_BY_SESSION}")
-        self.cache_hints: dict[str, Any] = {"cacheScope": cache_scope, "ttlMs": ttl_ms}
+        if cache_scope not in ("private", "public") or not isinstance(ttl_ms, int) or ttl_ms < 0:
+            raise ValueError("cache_scope is 'private' or 'public', ttl_ms a non-negative int")
+        self.cache_scope: Literal["private", "public"] = cache_scope
+        self.ttl_ms = ttl_ms
         self._initialize: McpModel | None = None
         self._log_level: LoggingLevel | None = None
         self._rounds: OrderedDict[str, Round] = OrderedDict()
@@ -229,7 +232,8 @@ class ServerSession(Peer):
                 server_info=self.info,
                 instructions=self.instructions,
                 versions=list(reversed(self.versions)),
-                **_snake(self.cache_hints),
+                cache_scope=self.cache_scope,
+                ttl_ms=self.ttl_ms,
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
@@ -303,7 +307,7 @@ class ServerSession(Peer):
             and issubclass(cls, BaseModel)
         ):
             names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
-            for name, hint in self.cache_hints.items():
+            for name, hint in (("cacheScope", self.cache_scope), ("ttlMs", self.ttl_ms)):
                 if name in names:
                     wire.setdefault(name, hint)
         return wire
@@ -483,10 +487,6 @@ def _declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
             return False
         found = found[step]
     return True
-
-
-def _snake(hints: Mapping[str, Any]) -> dict[str, Any]:
-    return {"cache_scope": hints["cacheScope"], "ttl_ms": hints["ttlMs"]}
 
 
 def protocol_of(model: BaseModel) -> str | None:
