@@ -191,6 +191,8 @@ def test_unknown_and_undeclared_methods_get_32601() -> None:
     assert frames[0]["error"]["code"] == -32601 and frames[0]["id"] == 1
     _, frames = feed(session, {"jsonrpc": "2.0", "id": 2, "method": "prompts/list"})
     assert frames[0]["error"]["code"] == -32601  # prompts were not declared
+    _, frames = feed(session, {"jsonrpc": "2.0", "id": 4, "method": "roots/list"})
+    assert frames[0]["error"]["code"] == -32601  # the server's to send, not the client's
     no_logging = server(capabilities={"tools": {}})
     feed(no_logging, initialize("2025-11-25"))
     level = {"jsonrpc": "2.0", "id": 3, "method": "logging/setLevel", "params": {"level": "info"}}
@@ -664,3 +666,54 @@ def test_messages_refuses_what_cannot_be_drawn() -> None:
     with pytest.raises(ValueError):
         messages(NEW, tools="echo")
     assert messages(NEW, method=["ping", "tools/list"], kind="request") is not None
+
+
+def opened_client(version: str) -> ClientSession:
+    client = ClientSession(
+        info={"name": "c", "version": "1"}, capabilities={"elicitation": {}, "roots": {}}
+    )
+    if version in HANDSHAKE_VERSIONS:
+        client.initialize(version)
+        answer = {"protocolVersion": version, "capabilities": {}, "serverInfo": INFO}
+        client.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "result": answer}))
+    else:
+        client.discover(version)
+        answer = {
+            "supportedVersions": [version],
+            "capabilities": {},
+            "resultType": "complete",
+            "cacheScope": "private",
+            "ttlMs": 0,
+        }
+        client.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "result": answer}))
+    client.data_to_send()
+    return client
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    version=st.sampled_from(SUPPORTED_VERSIONS),
+    frames=st.lists(
+        st.one_of(
+            st.sampled_from(SUPPORTED_VERSIONS).flatmap(lambda v: messages(v)).map(lambda m: m.raw),
+            st.binary(max_size=30),
+        ),
+        max_size=8,
+    ),
+)
+def test_any_frames_leave_a_client_session_consistent(version: str, frames: list[bytes]) -> None:
+    client = opened_client(version)
+    assert client.version == version
+    client.request("tools/list")
+    for raw in frames:
+        for event in client.receive(raw):  # never raises
+            if isinstance(event, InputRequested):
+                try:
+                    client.provide_input(event, {k: {"roots": []} for k in event.requests})
+                except InvalidOutgoingError:
+                    pass
+            elif isinstance(event, RequestReceived):
+                client.respond(event, {})
+        for frame in client.data_to_send():
+            codec.decode(frame, version=version, allow_unknown_methods=True)
+        assert client.version == version and client.in_flight <= 1000

@@ -29,6 +29,7 @@ from mcp_schema.base import McpModel
 from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
+    MethodNotFoundError,
     UnsupportedProtocolVersionError,
     quote,
 )
@@ -44,6 +45,7 @@ from mcp_schema.session.events import (
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
+_PEER: dict[str, str] = {"client": "server", "server": "client"}
 Key = tuple[type, Any]
 
 MAX_PENDING = 1000
@@ -139,10 +141,12 @@ class Peer:
         `ProtocolError` event, with its error frame queued when JSON-RPC
         answers it. A ``frame`` of another type is a ``TypeError``.
         """
-        data = as_bytes(frame) if type(frame) is not bytes else frame
+        if not isinstance(frame, (bytes, bytearray, memoryview, str)):
+            raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
         events: list[Event] = []
         value: dict[str, Any] | None = None
         try:
+            data = frame if type(frame) is bytes else as_bytes(frame)  # a str may not encode
             value = parse(data)
             kind = kind_of(value)
             if kind == "result" or kind == "error":
@@ -179,6 +183,12 @@ class Peer:
                 self.on_notification(route, message, events)
             return
         assert route.id is not None and route.method is not None
+        entry = catalog(route.version, ()).requests.get(route.method)
+        if entry is not None and entry.sender not in (_PEER[self.role], "both"):
+            raise MethodNotFoundError(
+                f"Method not found: a {_PEER[self.role]} does not send {route.method}",
+                {"method": route.method},
+            )
         rid = key(route.id)
         if rid in self._theirs:
             raise InvalidRequestError(
@@ -263,6 +273,8 @@ class Peer:
         )
 
     def check_in_flight(self, request: RequestReceived) -> bool:
+        if not isinstance(request, RequestReceived):
+            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
         rid = key(request.id)
         if self._theirs.get(rid) is request:
             return True
