@@ -678,7 +678,7 @@ def opened_client(version: str) -> ClientSession:
         client.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "result": answer}))
     else:
         client.discover(version)
-        answer = {
+        answer: dict[str, Any] = {
             "supportedVersions": [version],
             "capabilities": {},
             "resultType": "complete",
