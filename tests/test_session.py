@@ -672,13 +672,14 @@ def opened_client(version: str) -> ClientSession:
     client = ClientSession(
         info={"name": "c", "version": "1"}, capabilities={"elicitation": {}, "roots": {}}
     )
+    answer: dict[str, Any]
     if version in HANDSHAKE_VERSIONS:
         client.initialize(version)
         answer = {"protocolVersion": version, "capabilities": {}, "serverInfo": INFO}
         client.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "result": answer}))
     else:
         client.discover(version)
-        answer: dict[str, Any] = {
+        answer = {
             "supportedVersions": [version],
             "capabilities": {},
             "resultType": "complete",
