@@ -38,6 +38,7 @@ VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
 # Hand-written runtime modules: every public top-level module of the package
 # (base, method_table, errors, codec, http_headers, and whatever is added later).
 EXCLUDED = frozenset({"__main__"})
+RUNTIME_PACKAGES = frozenset({"session"})  # hand-written packages: one page each
 
 
 def runtime_modules() -> list[str]:
@@ -46,7 +47,9 @@ def runtime_modules() -> list[str]:
     return sorted(
         f"mcp_schema.{info.name}"
         for info in pkgutil.iter_modules(mcp_schema.__path__)
-        if not info.ispkg and not info.name.startswith("_") and info.name not in EXCLUDED
+        if not info.name.startswith("_")
+        and info.name not in EXCLUDED
+        and (not info.ispkg or info.name in RUNTIME_PACKAGES)
     )
 
 

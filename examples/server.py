@@ -1,25 +1,20 @@
-"""An MCP server over stdio on mcp-schema alone, for the ``initialize`` era
-(2025-11-25) and stateless 2026-07-28 alike: ``python examples/server.py``.
+"""An MCP server over stdio on mcp-schema's session: ``python examples/server.py``.
 
-Tools with structured output, an error result, progress and logging, a tool
-that asks the user (elicitation, or in 2026-07-28 an input-required result), a
-resource and a prompt. Cancellation needs no code: each request is answered
-before the next line is read."""
-
-from __future__ import annotations
+Every handshake-era version (``initialize``) and 2026-07-28 (``server/discover``,
+per-request ``_meta``) at once. The handlers are written against the 2026-07-28
+models; the session reads each request into them and projects each answer back
+into the version the client speaks. Tools with structured output, an error
+result, progress and logging, tools that ask the user or the client's model
+(elicitation or sampling requests, in 2026-07-28 an input-required result;
+only of a client that can answer them), a resource and a prompt."""
 
 import sys
 from typing import Any
 
-from pydantic import BaseModel
+from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.errors import InvalidParamsError, McpError
+from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
 
-from mcp_schema import v2025_11_25 as old
-from mcp_schema import v2026_07_28 as new
-from mcp_schema.codec import Correlator, encode, message_kind, reply
-from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError
-
-INFO = old.Implementation(name="example-server", version="1.0.0")
-MODERN = tuple(entry.request for entry in new.REQUESTS.values())
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 NUMBERS = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
 TOOLS: list[dict[str, Any]] = [
@@ -27,122 +22,84 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "divide", "description": "a / b", "inputSchema": NUMBERS},
     {"name": "count", "description": "Count to 3 with progress", "inputSchema": {"type": "object"}},
     {"name": "ask", "description": "Ask the user for a word", "inputSchema": {"type": "object"}},
+    {"name": "think", "description": "Ask the client's model", "inputSchema": {"type": "object"}},
 ]
-RESOURCE = {"uri": "config://app", "name": "config", "mimeType": "application/json"}
-PROMPT = {"name": "review", "arguments": [{"name": "code", "required": True}]}
-ASK = {"message": "Say a word", "requestedSchema": TEXT}
-LISTED: dict[str, Any] = {"cache_scope": "private", "ttl_ms": 0}
-WIRE_LISTED = {"cacheScope": "private", "ttlMs": 0}
-
-session = Correlator()
-waiting: dict[
-    str | int | None, old.CallToolRequest
-] = {}  # elicitation id -> the tools/call it serves
-
-
-def send(message: BaseModel | dict[str, Any]) -> None:
-    line = encode(message)
-    if isinstance(message, old.ElicitRequest):
-        session.decode(line)  # the Correlator sees both directions, so the answer comes back typed
-    sys.stdout.buffer.write(line + b"\n")
-    sys.stdout.buffer.flush()
-
-
-def text_result(modern: bool, text: str, **extra: Any) -> BaseModel:
-    result = {"content": [{"type": "text", "text": text}], **extra}
-    if modern:
-        return new.CallToolResult.model_validate({**result, "resultType": "complete"})
-    return old.CallToolResult.model_validate(result)
-
-
-def call_tool(request: old.CallToolRequest | new.CallToolRequest) -> BaseModel | None:
-    modern, pkg = (True, new) if isinstance(request, new.CallToolRequest) else (False, old)
-    args, name = request.params.arguments or {}, request.params.name
-    if name == "echo":
-        text = str(args.get("text"))
-        return text_result(modern, text, structuredContent={"text": text})
-    if name == "divide":
-        if not args.get("b"):
-            return text_result(modern, "division by zero", isError=True)
-        return text_result(modern, str(args.get("a", 0) / args["b"]))
-    if name == "count":
-        token = request.params.meta.progress_token if request.params.meta else None
-        for step in (1, 2, 3) if token is not None else ():
-            progress = pkg.ProgressNotificationParams(progress_token=token, progress=step, total=3)
-            send(pkg.ProgressNotification(params=progress))
-        logged = pkg.LoggingMessageNotificationParams(level="info", data="counted to 3")
-        send(pkg.LoggingMessageNotification(params=logged))
-        return text_result(modern, "1 2 3")
-    if name != "ask":
-        raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
-    if isinstance(request, new.CallToolRequest):  # 2026-07-28: ask in the result, read the retry
-        said = (request.params.input_responses or {}).get("word")
-        if isinstance(said, new.ElicitResult) and request.params.request_state == "asked":
-            return text_result(True, f"you said {(said.content or {}).get('text')}")
-        elicit = new.ElicitRequest(params=new.ElicitRequestFormParams.model_validate(ASK))
-        return new.InputRequiredResult(input_requests={"word": elicit}, request_state="asked")
-    params = old.ElicitRequestFormParams.model_validate(ASK)  # handshake era: ask the client
-    elicitation = old.ElicitRequest(id=f"ask-{request.id}", params=params)
-    waiting[elicitation.id] = request
-    send(elicitation)
-    return None  # answered when the elicitation result arrives
-
-
-CAPABILITIES: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}}
-CATALOGUE: dict[str, dict[str, Any]] = {
-    "tools/list": {"tools": TOOLS},
-    "resources/list": {"resources": [RESOURCE]},
-    "prompts/list": {"prompts": [PROMPT]},
-    "resources/read": {"contents": [{"uri": "config://app", "text": '{"debug": false}'}]},
-    "prompts/get": {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}]},
+SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "A word?"}}]}
+ELICIT = {"message": "A word?", "requestedSchema": TEXT}
+ASKS: dict[str, Any] = {
+    "ask": {"method": "elicitation/create", "params": ELICIT},
+    "think": {"method": "sampling/createMessage", "params": {**SAMPLE, "maxTokens": 9}},
 }
 
 
-def answer(request: Any) -> BaseModel | None:
-    modern, method = isinstance(request, MODERN), request.method
-    if method == "initialize":
-        caps = old.ServerCapabilities.model_validate({**CAPABILITIES, "logging": {}})
-        return old.InitializeResult(
-            protocol_version=old.VERSION, capabilities=caps, server_info=INFO
-        )
-    if method == "server/discover":
-        versions = [new.VERSION, old.VERSION]
-        capabilities = new.ServerCapabilities.model_validate(CAPABILITIES)
-        return new.DiscoverResult(capabilities=capabilities, supported_versions=versions, **LISTED)
-    if method in ("ping", "logging/setLevel"):
-        return new.Result() if modern else old.Result()
-    if method == "tools/call":
-        return call_tool(request)
-    if method not in CATALOGUE:
-        raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
-    result = CATALOGUE[method]
-    if modern:  # 2026-07-28 results say they are complete, and lists how long they keep
-        result = {**result, "resultType": "complete", **(WIRE_LISTED if "list" in method else {})}
-    return (new if modern else old).REQUESTS[method].result.model_validate(result)  # type: ignore[no-any-return]
+def text(words: str, **extra: Any) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": words}], **extra}
+
+
+def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallToolRequest) -> Any:
+    args, name = call.params.arguments or {}, call.params.name
+    if name == "echo":
+        return text(str(args.get("text")), structuredContent={"text": str(args.get("text"))})
+    if name == "divide":  # a failed call is a result with isError, not a protocol error
+        b = args.get("b")
+        return text(str(args.get("a", 0) / b)) if b else text("division by zero", isError=True)
+    if name == "count":
+        for step in (1, 2, 3):
+            session.progress(event, step, total=3)  # sent only if the call asked for progress
+        session.log("info", "counted to 3", request=event)  # only if the client asked for logs
+        return text("1 2 3")
+    if name not in ASKS:
+        raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+    if not event.can_ask(ASKS[name]["method"]):  # declared by the client, and in its version
+        return text("this client cannot be asked", isError=True)
+    return session.ask(event, {"word": ASKS[name]})  # None: the answer comes as InputReceived
+
+
+def answer(session: ServerSession, event: RequestReceived) -> Any:
+    request = event.message
+    if isinstance(request, mcp.CallToolRequest):
+        return call_tool(session, event, request)
+    if isinstance(request, mcp.ListToolsRequest):
+        return {"tools": TOOLS}
+    if isinstance(request, mcp.ListResourcesRequest):
+        return {"resources": [{"uri": "config://app", "name": "config"}]}
+    if isinstance(request, mcp.ReadResourceRequest) and request.params.uri == "config://app":
+        return {"contents": [{"uri": "config://app", "text": '{"debug": false}'}]}
+    if isinstance(request, mcp.ListPromptsRequest):
+        return {"prompts": [{"name": "review", "arguments": [{"name": "code", "required": True}]}]}
+    if isinstance(request, mcp.GetPromptRequest) and request.params.name == "review":
+        return {"messages": [{"role": "user", "content": {"type": "text", "text": "Hi"}}]}
+    raise InvalidParamsError(f"Not found: {event.method}")
+
+
+def said(event: InputReceived) -> dict[str, Any]:
+    reply = event.responses["word"]  # a result, or the client's error
+    word = getattr(getattr(reply, "content", None), "text", None)  # the model's message
+    if isinstance(reply, mcp.ElicitResult):  # the form
+        word = (reply.content or {}).get("text")
+    return text(f"you said {word}" if word else "nothing was said")
+
+
+def serve(session: ServerSession, event: Event) -> None:
+    if isinstance(event, InputReceived):
+        session.respond(event.request, said(event))
+    elif isinstance(event, RequestReceived):
+        try:
+            if (result := answer(session, event)) is not None:  # None: the client is asked first
+                session.respond(event, result)
+        except McpError as err:
+            session.fail(event, err)
 
 
 def main() -> None:
+    capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
+    info = {"name": "example-server", "version": "1.0.0"}
+    session = ServerSession(info=info, capabilities=capabilities, handler_version=mcp.VERSION)
     for line in sys.stdin.buffer:
-        try:
-            message = session.decode(line)
-        except McpError as err:
-            if err.answerable:  # never answer a notification or a response
-                send(err.to_response())
-            continue
-        kind, rid = message_kind(message), message.__dict__.get("id")
-        if kind in ("result", "error"):  # the answer to an elicitation
-            call, said = waiting.pop(rid, None), getattr(message, "result", None)
-            if call is not None and isinstance(said, old.ElicitResult):
-                word = (said.content or {}).get("text")
-                send(reply(call, text_result(False, f"you said {word}")))
-        elif kind == "request":  # notifications (initialized, cancelled) need nothing
-            try:
-                result = answer(message)
-            except McpError as err:
-                send(reply(rid, err))
-                continue
-            if result is not None:
-                send(reply(rid, result))
+        for event in session.receive(line):
+            serve(session, event)
+        sys.stdout.buffer.writelines(frame + b"\n" for frame in session.data_to_send())
+        sys.stdout.buffer.flush()
 
 
 if __name__ == "__main__":

@@ -253,3 +253,24 @@ def _tables(version: str) -> VersionTables:
     compiled = protocol(version)
     assert compiled is not None
     return compiled.load()
+
+
+def test_the_builders_return_types_name_every_supported_version() -> None:
+    import inspect
+
+    from mcp_schema import builders
+    from mcp_schema.versions import SUPPORTED_VERSIONS
+
+    assert builders.TYPED_VERSIONS == SUPPORTED_VERSIONS  # a new version: add its classes
+    source = inspect.getsource(builders)
+    aliases = dict(zip(SUPPORTED_VERSIONS, ("_a", "_b", "_c", "_d", "_e"), strict=True))
+    for version in SUPPORTED_VERSIONS:
+        built = [
+            builders.progress(version, "t", 1),
+            builders.log_message(version, "info", "x"),
+            builders.cancelled(version, 1),
+            builders.resource_updated(version, "file:///x"),
+            builders.list_changed(version, "tools"),
+        ]
+        for model in built:
+            assert f"{aliases[version]}.{type(model).__name__}," in source

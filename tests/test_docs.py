@@ -102,7 +102,12 @@ def test_every_public_class_is_documented(site: Path, pin: str) -> None:
 
 
 def test_runtime_pages_document_their_api(site: Path) -> None:
-    for module in ("mcp_schema.codec", "mcp_schema.errors", "mcp_schema.http_headers"):
+    for module in (
+        "mcp_schema.codec",
+        "mcp_schema.errors",
+        "mcp_schema.http_headers",
+        "mcp_schema.session",
+    ):
         page = _page(site, module)
         for name in importlib.import_module(module).__all__:
             assert re.search(rf'id="{re.escape(name)}"', page), f"{module}.{name} undocumented"

@@ -347,7 +347,7 @@ def test_initialize_version(requested: object, answer: str) -> None:
     assert negotiation.initialize_version(requested) == answer
 
 
-def test_discover_result_announces_the_stateless_versions() -> None:
+def test_discover_result_announces_every_supported_version() -> None:
     result = negotiation.discover_result(
         {"tools": {"listChanged": True}},
         server_info={"name": "s", "version": "1"},
@@ -356,7 +356,7 @@ def test_discover_result_announces_the_stateless_versions() -> None:
     wire = json.loads(codec.encode(result))
     assert wire == {
         "resultType": "complete",
-        "supportedVersions": list(reversed(STATELESS_VERSIONS)),
+        "supportedVersions": list(reversed(SUPPORTED_VERSIONS)),
         "capabilities": {"tools": {"listChanged": True}},
         "instructions": "Be brief.",
         "ttlMs": 0,
@@ -369,5 +369,30 @@ def test_discover_result_announces_the_stateless_versions() -> None:
         method="server/discover",
     )
     assert answer.result == result
-    with pytest.raises(ValueError, match="2025-11-25"):
-        negotiation.discover_result({}, versions=["2025-11-25"])
+    with pytest.raises(ValueError, match="1999-01-01"):
+        negotiation.discover_result({}, versions=["1999-01-01"])
+    assert json.loads(codec.encode(negotiation.discover_result({}, versions=["2025-11-25"])))[
+        "supportedVersions"
+    ] == ["2025-11-25"]
+
+
+def test_discover_result_takes_models_of_any_version_and_raises_no_foreign_error() -> None:
+    from mcp_schema import v2025_11_25
+
+    result = negotiation.discover_result(
+        v2025_11_25.ServerCapabilities.model_validate({"tools": {}, "logging": {}}),
+        server_info=v2025_11_25.Implementation(name="s", version="1", title="S"),
+    )
+    wire = json.loads(codec.encode(result))
+    assert wire["capabilities"] == {"tools": {}, "logging": {}}
+    assert wire["_meta"]["io.modelcontextprotocol/serverInfo"] == {
+        "name": "s",
+        "version": "1",
+        "title": "S",
+    }
+    with pytest.raises(ValueError) as refused:
+        negotiation.discover_result({}, server_info={"name": 7})
+    assert type(refused.value) is ValueError  # not pydantic's ValidationError
+    assert "version" in str(refused.value)
+    with pytest.raises(TypeError):
+        negotiation.discover_result(["not", "capabilities"])  # type: ignore[arg-type]

@@ -26,3 +26,8 @@ def test_readme_python_blocks_run(monkeypatch: pytest.MonkeyPatch) -> None:
     for line, source in _blocks():
         code = compile(source, f"{README.name}:{line}", "exec")
         exec(code, module.__dict__)  # failures name the README line of the block
+
+
+def test_the_server_section_is_examples_server_py() -> None:
+    example = (README.parent / "examples" / "server.py").read_text(encoding="utf-8")
+    assert f"```py\n{example}```\n" in README.read_text(encoding="utf-8")

@@ -43,6 +43,7 @@ RUNTIME_MODULES = (
     "mcp_schema.errors",
     "mcp_schema.codec",
     "mcp_schema.http_headers",
+    "mcp_schema.session",
 )
 # Everything a fresh `pip install mcp-schema` may bring along (names normalised).
 RUNTIME_DEPENDENCIES = ["jiter", "jsonschema-rs", "pydantic", "typing-extensions"]

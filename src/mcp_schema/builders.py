@@ -12,13 +12,15 @@ version does not define are kept, as decoding keeps them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Union
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import catalog
+from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
+from mcp_schema.context import LoggingLevel
 from mcp_schema.errors import quote
 from mcp_schema.method_table import NotificationMethod
 from mcp_schema.versions import protocol, unsupported
@@ -34,6 +36,63 @@ __all__ = [
 
 Listed = Literal["tools", "resources", "prompts"]
 
+TYPED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
+"""The versions the return types below name (a test keeps it equal to the supported ones)."""
+
+if TYPE_CHECKING:
+    from mcp_schema import v2024_11_05 as _a
+    from mcp_schema import v2025_03_26 as _b
+    from mcp_schema import v2025_06_18 as _c
+    from mcp_schema import v2025_11_25 as _d
+    from mcp_schema import v2026_07_28 as _e
+
+    # What each builder returns: the notification class of one of the versions.
+    ProgressNotification = Union[
+        _a.JSONRPCProgressNotification,
+        _b.JSONRPCProgressNotification,
+        _c.JSONRPCProgressNotification,
+        _d.ProgressNotification,
+        _e.ProgressNotification,
+    ]
+    LoggingMessageNotification = Union[
+        _a.JSONRPCLoggingMessageNotification,
+        _b.JSONRPCLoggingMessageNotification,
+        _c.JSONRPCLoggingMessageNotification,
+        _d.LoggingMessageNotification,
+        _e.LoggingMessageNotification,
+    ]
+    CancelledNotification = Union[
+        _a.JSONRPCCancelledNotification,
+        _b.JSONRPCCancelledNotification,
+        _c.JSONRPCCancelledNotification,
+        _d.CancelledNotification,
+        _e.CancelledNotification,
+    ]
+    ResourceUpdatedNotification = Union[
+        _a.JSONRPCResourceUpdatedNotification,
+        _b.JSONRPCResourceUpdatedNotification,
+        _c.JSONRPCResourceUpdatedNotification,
+        _d.ResourceUpdatedNotification,
+        _e.ResourceUpdatedNotification,
+    ]
+    ListChangedNotification = Union[
+        _a.JSONRPCToolListChangedNotification,
+        _b.JSONRPCToolListChangedNotification,
+        _c.JSONRPCToolListChangedNotification,
+        _d.ToolListChangedNotification,
+        _e.ToolListChangedNotification,
+        _a.JSONRPCResourceListChangedNotification,
+        _b.JSONRPCResourceListChangedNotification,
+        _c.JSONRPCResourceListChangedNotification,
+        _d.ResourceListChangedNotification,
+        _e.ResourceListChangedNotification,
+        _a.JSONRPCPromptListChangedNotification,
+        _b.JSONRPCPromptListChangedNotification,
+        _c.JSONRPCPromptListChangedNotification,
+        _d.PromptListChangedNotification,
+        _e.PromptListChangedNotification,
+    ]
+
 
 def _notifications(version: str) -> Mapping[str, NotificationMethod]:
     check(version, str, "version")
@@ -42,15 +101,21 @@ def _notifications(version: str) -> Mapping[str, NotificationMethod]:
     return catalog(version, ()).notifications  # the classes `decode` gives
 
 
-def notification(version: str, method: str, params: Mapping[str, Any] | None = None) -> McpModel:
-    """The ``method`` notification of ``version`` with ``params`` (wire names;
-    members given ``None`` are left out)."""
+def notification(
+    version: str, method: str, params: BaseModel | Mapping[str, Any] | None = None
+) -> McpModel:
+    """The ``method`` notification of ``version`` with ``params``: a model of
+    any version, or a wire mapping (members given ``None`` are left out)."""
     check(method, str, "method")
-    check(params, Mapping, "params", none=True)
+    check(params, (BaseModel, Mapping), "params", none=True)
     entry = _notifications(version).get(method)
     if entry is None:
         raise ValueError(f"{version} has no notification {quote(method)}")
     message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+    if isinstance(params, BaseModel):
+        params = to_wire(params)
+    elif params is not None and not isinstance(params, Mapping):
+        raise TypeError(f"params must be a model or a mapping, not {type(params).__name__}")
     if params is not None:
         message["params"] = {key: value for key, value in params.items() if value is not None}
     try:
@@ -66,39 +131,43 @@ def progress(
     *,
     total: float | None = None,
     message: str | None = None,
-) -> McpModel:
+) -> ProgressNotification:
     """``notifications/progress`` for the request that gave ``token``."""
     check(token, (str, int), "token")
     check(done, float, "done")
     check(total, float, "total", none=True)
     check(message, str, "message", none=True)
     params = {"progressToken": token, "progress": done, "total": total, "message": message}
-    return notification(version, "notifications/progress", params)
+    return notification(version, "notifications/progress", params)  # type: ignore[return-value]
 
 
-def log_message(version: str, level: str, data: Any, *, logger: str | None = None) -> McpModel:
+def log_message(
+    version: str, level: LoggingLevel, data: Any, *, logger: str | None = None
+) -> LoggingMessageNotification:
     """``notifications/message``: a log entry at ``level`` (``"info"``, ``"error"``...)."""
     check(level, str, "level")
     check(logger, str, "logger", none=True)
     params = {"level": level, "data": data, "logger": logger}
-    return notification(version, "notifications/message", params)
+    return notification(version, "notifications/message", params)  # type: ignore[return-value]
 
 
-def list_changed(version: str, listed: Listed) -> McpModel:
+def list_changed(version: str, listed: Listed) -> ListChangedNotification:
     """``notifications/tools/list_changed`` (or resources, prompts)."""
     check(listed, str, "listed")
-    return notification(version, f"notifications/{listed}/list_changed")
+    return notification(version, f"notifications/{listed}/list_changed")  # type: ignore[return-value]
 
 
-def cancelled(version: str, request_id: str | int, *, reason: str | None = None) -> McpModel:
+def cancelled(
+    version: str, request_id: str | int, *, reason: str | None = None
+) -> CancelledNotification:
     """``notifications/cancelled`` for the request ``request_id``."""
     check(request_id, (str, int), "request_id")
     check(reason, str, "reason", none=True)
     params = {"requestId": request_id, "reason": reason}
-    return notification(version, "notifications/cancelled", params)
+    return notification(version, "notifications/cancelled", params)  # type: ignore[return-value]
 
 
-def resource_updated(version: str, uri: str) -> McpModel:
+def resource_updated(version: str, uri: str) -> ResourceUpdatedNotification:
     """``notifications/resources/updated`` for a subscribed resource."""
     check(uri, str, "uri")
-    return notification(version, "notifications/resources/updated", {"uri": uri})
+    return notification(version, "notifications/resources/updated", {"uri": uri})  # type: ignore[return-value]

@@ -14,7 +14,9 @@ Every reader takes one path, one module per stage in ``mcp_schema._codec``:
 Every failure is an `mcp_schema.errors.McpError` with the JSON-RPC code a
 server should answer with. ``encode`` writes a message back by alias, leaving
 absent members absent, so ``encode(decode(raw))`` is the JSON value of
-``raw``. The ``Correlator`` feeds what a connection knows (its version, the
+``raw``; ``to_wire`` gives that JSON value of a model. ``is_request``,
+``is_notification`` and ``is_response`` narrow a decoded message for a type
+checker. The ``Correlator`` feeds what a connection knows (its version, the
 requests in flight) into the same path; ``reply`` builds answers.
 """
 
@@ -27,12 +29,18 @@ from mcp_schema._codec.messages import (
     ErrorResponse,
     ErrorResponseDict,
     Message,
+    NotificationMessage,
+    RequestMessage,
     ResultResponse,
     ResultResponseDict,
+    is_notification,
+    is_request,
+    is_response,
     message_kind,
 )
 from mcp_schema._codec.parse import MAX_DEPTH
 from mcp_schema._codec.replies import reply
+from mcp_schema._codec.wire import to_wire
 from mcp_schema.versions import DEFAULT_VERSION as HANDSHAKE_VERSION
 from mcp_schema.versions import TASKS_EXTENSION
 
@@ -46,12 +54,18 @@ __all__ = [
     "ErrorResponse",
     "ErrorResponseDict",
     "Message",
+    "NotificationMessage",
+    "RequestMessage",
     "ResultResponse",
     "ResultResponseDict",
     "Sender",
     "decode",
     "decode_dict",
     "encode",
+    "is_notification",
+    "is_request",
+    "is_response",
     "message_kind",
     "reply",
+    "to_wire",
 ]

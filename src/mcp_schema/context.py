@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -33,6 +33,8 @@ from mcp_schema.versions import (
 )
 
 __all__ = [
+    "LOGGING_LEVELS",
+    "LoggingLevel",
     "RequestContext",
     "check_input_responses",
     "input_required",
@@ -42,6 +44,14 @@ __all__ = [
 ]
 
 RequestT = TypeVar("RequestT", bound=BaseModel)
+
+LoggingLevel = Literal[
+    "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
+]
+"""A log level (the same eight in every version)."""
+
+LOGGING_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
+"""The levels, least severe first: a client that asked for one gets it and every later one."""
 
 
 _VERSION_KEY = PROTOCOL_VERSION_KEY
@@ -136,7 +146,7 @@ class RequestContext:
     protocol_version: str
     client_capabilities: McpModel
     client_info: McpModel | None
-    log_level: str | None
+    log_level: LoggingLevel | None
     progress_token: str | int | None
 
     @classmethod
@@ -164,8 +174,8 @@ class RequestContext:
         except ValidationError as exc:
             raise _from_validation(INFO_KEY, exc) from None
         log_level = meta.get(LOG_LEVEL_KEY)
-        if log_level is not None and not isinstance(log_level, str):
-            raise _invalid(LOG_LEVEL_KEY, "must be a string")
+        if log_level is not None and log_level not in LOGGING_LEVELS:
+            raise _invalid(LOG_LEVEL_KEY, "must be a logging level")
         if isinstance(request_id, bool):
             raise TypeError(f"{type(request).__name__} is not a request (its id is a bool)")
         progress_token = meta.get("progressToken")
@@ -183,7 +193,7 @@ class RequestContext:
 
     @classmethod
     def from_session(
-        cls, request: BaseModel, initialize: BaseModel, *, log_level: str | None = None
+        cls, request: BaseModel, initialize: BaseModel, *, log_level: LoggingLevel | None = None
     ) -> RequestContext:
         """Read a handshake-era ``request``'s context from its session's ``initialize`` request.
 

@@ -11,12 +11,23 @@ server accepts (`discover_result`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check, strings
-from mcp_schema.base import McpModel
-from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, protocol
+from mcp_schema._codec.wire import to_wire
+from mcp_schema.versions import (
+    HANDSHAKE_VERSIONS,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+    protocol,
+)
+
+if TYPE_CHECKING:
+    # The newest stateless-era version's: the one discover_result builds.
+    from mcp_schema.v2026_07_28 import DiscoverResult
 
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
@@ -37,22 +48,25 @@ def initialize_version(requested: object) -> str:
 
 
 def discover_result(
-    capabilities: Any,
+    capabilities: BaseModel | Mapping[str, Any],
     *,
-    server_info: Any = None,
+    server_info: BaseModel | Mapping[str, Any] | None = None,
     instructions: str | None = None,
     ttl_ms: int = 0,
     cache_scope: Literal["private", "public"] = "private",
     versions: Iterable[str] | None = None,
-) -> McpModel:
+) -> DiscoverResult:
     """The ``DiscoverResult`` (of the newest stateless-era version) announcing
-    what this package supports.
+    the versions this server speaks.
 
-    ``versions`` defaults to every supported stateless-era version, newest
-    first (a handshake-era client never sends ``server/discover``); naming
-    one this package has no models for raises ``ValueError``.
-    ``capabilities`` and ``server_info`` are models or wire-shaped mappings.
-    The defaults ask nobody to cache: ``ttl_ms=0``, ``cache_scope="private"``.
+    ``versions`` defaults to every supported version, newest first: those of
+    both eras, as a server serving both lists them (a client picks a
+    stateless-era one from the list, or falls back to ``initialize``);
+    naming one this package has no models for is a ``ValueError``.
+    ``capabilities`` and ``server_info`` are models of any version or
+    wire-shaped mappings; what the result refuses is a ``ValueError`` naming
+    the member (never pydantic's own exception). The defaults ask nobody to
+    cache: ``ttl_ms=0``, ``cache_scope="private"``.
     """
     check(instructions, str, "instructions", none=True)
     check(ttl_ms, int, "ttl_ms")
@@ -61,20 +75,32 @@ def discover_result(
     newest = protocol(STATELESS_VERSIONS[-1])
     assert newest is not None
     # Imported when used: the models of a version cost ~100 ms to import.
-    result: type[McpModel] = importlib.import_module(newest.package).DiscoverResult
-    announced = list(reversed(STATELESS_VERSIONS)) if named is None else list(named)
-    unknown = [v for v in announced if v not in STATELESS_VERSIONS]
+    result: type[DiscoverResult] = importlib.import_module(newest.package).DiscoverResult
+    announced = list(reversed(SUPPORTED_VERSIONS)) if named is None else list(named)
+    unknown = [v for v in announced if v not in SUPPORTED_VERSIONS]
     if unknown:
-        raise ValueError(f"not a supported stateless-era version: {', '.join(unknown)}")
-    fields: dict[str, Any] = {
-        "result_type": "complete",
-        "supported_versions": announced,
-        "capabilities": capabilities,
-        "ttl_ms": ttl_ms,
-        "cache_scope": cache_scope,
+        raise ValueError(f"not a supported protocol version: {', '.join(map(str, unknown))}")
+    wire: dict[str, Any] = {
+        "resultType": "complete",
+        "supportedVersions": announced,
+        "capabilities": _wire(capabilities, "capabilities"),
+        "ttlMs": ttl_ms,
+        "cacheScope": cache_scope,
     }
     if instructions is not None:
-        fields["instructions"] = instructions
+        wire["instructions"] = instructions
     if server_info is not None:
-        fields["meta"] = {SERVER_INFO_KEY: server_info}
-    return result(**fields)
+        wire["_meta"] = {SERVER_INFO_KEY: _wire(server_info, "server_info")}
+    try:
+        return result.model_validate(wire)
+    except ValidationError as exc:
+        where = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
+        )
+        raise ValueError(f"not a valid DiscoverResult: {where}") from None
+
+
+def _wire(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, (BaseModel, Mapping)):
+        raise TypeError(f"{what} must be a model or a mapping, not {type(value).__name__}")
+    return to_wire(value)

@@ -16,11 +16,12 @@ import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
+from mcp_schema.base import McpModel
 from mcp_schema.codec import ErrorResponse, ResultResponse
 from mcp_schema.compiled import CompiledVersion
 from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
@@ -50,10 +51,14 @@ class Session:
     log_level: str | None = None
 
 
+M = TypeVar("M", bound=McpModel)
+
+
 @dataclass(frozen=True)
-class Projection:
-    message: BaseModel
-    """The message as a model of the target version."""
+class Projection(Generic[M]):
+    message: M
+    """The message as a model of the target version (an instance of the class
+    asked for, when `project` was given one)."""
     removed: tuple[str, ...]
     """JSON paths of the members the target version cannot carry, removed."""
     session: Session | None
@@ -255,23 +260,62 @@ def _whole_message(cls: type[BaseModel], method: Any, version: CompiledVersion) 
     return whole if issubclass(whole, cls) else cls
 
 
+@overload
 def project(
     message: BaseModel,
     to_version: str,
     *,
     strict: bool = False,
     session: Session | None = None,
-) -> Projection:
+) -> Projection[McpModel]: ...
+@overload
+def project(
+    message: BaseModel,
+    to_version: type[M],
+    *,
+    strict: bool = False,
+    session: Session | None = None,
+) -> Projection[M]: ...
+def project(
+    message: BaseModel,
+    to_version: str | type[M],
+    *,
+    strict: bool = False,
+    session: Session | None = None,
+) -> Projection[Any]:
     """``message`` (a decoded message) as a model of ``to_version``.
+
+    ``to_version`` is a version, or a request or notification class of one
+    (``v2026_07_28.CallToolRequest``): the message projected into that class's
+    version must then be an instance of it (`ProjectionError` otherwise), and
+    a type checker knows the result's class.
 
     Members the message's version defines and ``to_version`` does not are
     removed and listed in the result (``strict=True``: `ProjectionError` naming
     every path instead). Members neither version defines are kept. A request
     projected into the stateless era takes ``session``.
     """
-    check(to_version, str, "to_version")
     check(strict, bool, "strict")
     check(session, Session, "session", none=True)
+    if isinstance(to_version, type):
+        compiled = version_of(to_version) if issubclass(to_version, BaseModel) else None
+        if compiled is None or compiled.extension is not None:
+            raise TypeError(f"{to_version!r} is not a model class of a protocol version")
+        found = _project(message, compiled.version, strict, session)
+        if not isinstance(found.message, to_version):
+            raise ProjectionError(
+                f"{type(message).__name__} projects to {type(found.message).__name__}, "
+                f"not {to_version.__name__}"
+            )
+        return found
+    if not isinstance(to_version, str):
+        raise TypeError(f"to_version must be a version or a model class, not {to_version!r:.40}")
+    return _project(message, to_version, strict, session)
+
+
+def _project(
+    message: BaseModel, to_version: str, strict: bool, session: Session | None
+) -> Projection[Any]:
     target = protocol(to_version)
     if target is None:
         raise ValueError(f"no models for protocol version {to_version!r}")

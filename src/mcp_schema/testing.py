@@ -160,24 +160,40 @@ def _error_with_code(code: int, error: Json) -> Json:
     return {**error, "code": code}
 
 
+def _tool_call(value: Json, name: str | None, arguments: Json | None) -> Json:
+    params = dict(value.get("params") or {})
+    if name is not None:
+        params["name"] = name
+    if arguments is not None:
+        params["arguments"] = arguments
+    return {**value, "params": params}
+
+
 def messages(
     version: str,
     *,
-    method: str | None = None,
+    method: str | Collection[str] | None = None,
     kind: Kind | None = None,
     extensions: Collection[str] = (),
+    tools: Collection[str] | None = None,
+    arguments: st.SearchStrategy[Mapping[str, Json]] | None = None,
 ) -> st.SearchStrategy[WireMessage]:
     """Whole JSON-RPC messages of MCP ``version``.
 
     Requests and notifications of every method (those of the negotiated
     ``extensions`` too), results typed by the method they answer (every
     alternative result included), and error responses with each of the
-    version's error codes. ``method`` and ``kind`` narrow the choice.
+    version's error codes. ``method`` (one method or several) and ``kind``
+    narrow the choice. ``tools`` and ``arguments`` aim ``tools/call``
+    requests at a server's own tools: the tool names drawn from, and a
+    strategy of the ``arguments`` objects to send them.
     Each `WireMessage` decodes with
     ``decode(m.raw, version=m.version, method=m.method, extensions=m.extensions)``.
     """
-    check(method, str, "method", none=True)
     check(kind, str, "kind", none=True)
+    methods = None if method is None else {method} if isinstance(method, str) else set(method)
+    if tools is not None and (isinstance(tools, str) or not tools):
+        raise ValueError("tools must be a non-empty collection of tool names")
     core = _version_module(version)
     extensions = strings(extensions, "extensions") or ()
     extra = _extension_modules(version, extensions)
@@ -201,11 +217,16 @@ def messages(
         return lambda value: WireMessage(kind, method, _stamped(version, value), version, exts)
 
     arms: list[st.SearchStrategy[WireMessage]] = []
-    wanted = [m for m in sorted({*requests, *notifications}) if method in (None, m)]
+    wanted = [m for m in sorted({*requests, *notifications}) if methods is None or m in methods]
+    named = st.none() if tools is None else st.sampled_from(sorted(tools))
+    given = st.none() if arguments is None else arguments.map(dict)
     for name in wanted:
         # The strategies draw whole messages (a draft-07 one as its JSONRPC<Name>).
         if kind in (None, "request") and name in requests:
-            arms.append(requests[name].map(wire("request", name)))
+            drawn = requests[name]
+            if name == "tools/call" and (tools is not None or arguments is not None):
+                drawn = st.builds(_tool_call, drawn, named, given)
+            arms.append(drawn.map(wire("request", name)))
         if kind in (None, "notification") and name in notifications:
             arms.append(notifications[name].map(wire("notification", name)))
         if kind in (None, "result") and name in results:
@@ -214,7 +235,7 @@ def messages(
             arms.append(
                 st.builds(_with, st.just("result"), answer, envelope).map(wire("result", name))
             )
-    if kind in (None, "error") and (method is None or wanted):
+    if kind in (None, "error") and (methods is None or wanted):
         envelope = core.ERROR_RESPONSE
         errors = st.one_of(
             [
@@ -222,7 +243,10 @@ def messages(
                 for code, strategy in sorted(core.ERRORS.items())
             ]
         )
-        arms.append(st.builds(_with, st.just("error"), errors, envelope).map(wire("error", method)))
+        answering = method if isinstance(method, str) else None
+        arms.append(
+            st.builds(_with, st.just("error"), errors, envelope).map(wire("error", answering))
+        )
     if not arms:
         raise ValueError(f"MCP {version} has no {kind or 'message'} for method {method!r}")
     return st.one_of(arms)

@@ -8,6 +8,7 @@ for a response the method and version of the request it answers.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
@@ -24,7 +25,6 @@ from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
 from mcp_schema._codec.route import (
-    NULL_VERSION,
     Known,
     address,
     kind_of,
@@ -72,16 +72,18 @@ class Correlator:
     evicting one.
 
     Versions: a message read in the session version is one that names none.
-    In the stateless era every request names its own, and the latest valid
-    one sets the session version. In the handshake era the validated
-    ``initialize`` result fixes it (or ``version`` given up front does): from
-    then on a message naming another version is refused (-32022) and the
-    session is unchanged, and so is a second ``initialize`` result naming
-    another. Headers, when given, must agree with the version a message is
-    read in (-32020).
+    The version is fixed by ``version`` given up front, by `fix` (a server
+    that answered ``initialize`` itself), by a validated ``initialize``
+    result, or in the stateless era by the first valid request naming a
+    version (``server/discover`` excepted: it only asks). From then on a
+    message naming another version is refused (-32022) and the session is
+    unchanged, and so is a second ``initialize`` result naming another.
+    Headers, when given, must agree with the version a message is read in
+    (-32020).
 
-    One Correlator serves one connection, fed from one thread at a time (as
-    its frames arrive, in order); it holds no lock.
+    One Correlator serves one connection. Its frames are fed in order; it
+    may be shared by threads (each call holds its lock), but the order of
+    frames fed from several threads at once is theirs to keep.
     """
 
     def __init__(
@@ -113,7 +115,8 @@ class Correlator:
         self.assume_complete = assume_complete
         self.max_pending = max_pending
         self.lenient_newer = lenient_newer
-        self._fixed = version in HANDSHAKE_VERSIONS
+        self._fixed = version is not None
+        self._lock = threading.Lock()
         self._pending: dict[str, dict[_Key, tuple[str, str]]] = {space: {} for space in _SPACES}
         self._next_id = {"client": 1, "server": 1}
 
@@ -160,7 +163,8 @@ class Correlator:
         try:
             value = parse(data)
             try:
-                return self._account(value, len(data), sender, received, view)
+                with self._lock:
+                    return self._account(value, len(data), sender, received, view)
             except McpError as err:
                 address(err, value)
                 raise
@@ -175,7 +179,22 @@ class Correlator:
             self.extensions,
             self.allow_unknown_methods,
             self.assume_complete,
+            fixed=self._fixed and version is None,
         )
+
+    def fix(self, version: str) -> None:
+        """Fix the session version: what a server does once it has answered
+        ``initialize`` (the client's answer never passes through its reader).
+        Fixing another version than the fixed one is -32022."""
+        if not isinstance(version, str):
+            raise TypeError(f"version must be a str, not {type(version).__name__}")
+        with self._lock:
+            if version not in SUPPORTED:
+                raise unsupported(version)
+            if self._fixed and version != self.version:
+                raise unsupported(version, f" (this session speaks {self.version})")
+            self.version = version
+            self._fixed = True
 
     def _account(
         self,
@@ -190,18 +209,16 @@ class Correlator:
             return self._response(value, size, sender, headers, view)
         method = value.get("method")
         named = named_version(value)
-        if self._fixed and named is not None and named != self.version:
-            shown = None if named is NULL_VERSION else named
-            raise unsupported(shown, f" (this session speaks {self.version})")
-        if method == "initialize":
+        if method == "initialize" and not self._fixed:
             known = self._known(DEFAULT_VERSION, None, None)  # it predates any session version
         else:
             known = self._known(None, self.version, None)
         found, message = read_value(value, size, known, headers, view, self.lenient_newer)
         if kind == "request":
             self._remember(found.id, str(method), sender, found.version)
-            if isinstance(named, str):
+            if isinstance(named, str) and not self._fixed and method != "server/discover":
                 self.version = named
+                self._fixed = True
         elif method == _CANCELLED:
             params = value.get("params")
             if type(params) is dict:
@@ -306,9 +323,10 @@ class Correlator:
             raise TypeError(f"a request id is a str or an int, not {type(id).__name__}")
         _check_sender(sender)
         key = _key(id)
-        found = self._holding(key, sender)
-        for space in found:
-            self._pending[space].pop(key, None)
+        with self._lock:
+            found = self._holding(key, sender)
+            for space in found:
+                self._pending[space].pop(key, None)
         return bool(found)
 
     def request(
@@ -332,6 +350,12 @@ class Correlator:
         _check_sender(sender)
         if params is not None and not isinstance(params, (BaseModel, Mapping)):
             raise TypeError(f"params must be a model or a mapping, not {type(params).__name__}")
+        with self._lock:
+            return self._request(method, params, sender)
+
+    def _request(
+        self, method: str, params: BaseModel | Mapping[str, Any] | None, sender: Sender
+    ) -> tuple[int, bytes]:
         version = self.version or DEFAULT_VERSION
         entry = catalog(version, self.extensions).requests.get(method)
         if entry is None:

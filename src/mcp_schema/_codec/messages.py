@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Generic, Literal, TypeVar, Union
+from typing import Any, Generic, Literal, Protocol, TypeVar, Union
 
 from pydantic import BaseModel, SerializeAsAny, StrictStr, with_config
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import NotRequired, TypedDict, TypeIs
 
 from mcp_schema.base import OPEN_DICT, JsonInt, McpModel, Preset
 from mcp_schema.errors import McpError
@@ -85,3 +85,36 @@ def message_kind(message: BaseModel) -> Kind:
         return "result"
     # The dunder behind model_fields_set: the public accessor costs more.
     return "request" if "id" in message.__pydantic_fields_set__ else "notification"
+
+
+class RequestMessage(Protocol):
+    """What every decoded request has, whatever its method and version."""
+
+    @property
+    def id(self) -> str | int: ...
+
+    @property
+    def method(self) -> str: ...
+
+
+class NotificationMessage(Protocol):
+    """What every decoded notification has."""
+
+    @property
+    def method(self) -> str: ...
+
+
+def is_request(message: object) -> TypeIs[RequestMessage]:
+    """Whether a decoded message is a request: narrows it to one with an ``id``
+    and a ``method``, so ``reply(message, ...)`` type-checks as it is."""
+    return isinstance(message, BaseModel) and message_kind(message) == "request"
+
+
+def is_notification(message: object) -> TypeIs[NotificationMessage]:
+    """Whether a decoded message is a notification (a ``method``, no ``id``)."""
+    return isinstance(message, BaseModel) and message_kind(message) == "notification"
+
+
+def is_response(message: object) -> TypeIs[ResultResponse[Any] | ErrorResponse[Any]]:
+    """Whether a decoded message is a response (a result or an error)."""
+    return isinstance(message, (ResultResponse, ErrorResponse))

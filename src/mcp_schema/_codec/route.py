@@ -41,6 +41,9 @@ class Known(NamedTuple):
     extensions: frozenset[str] = frozenset()
     allow_unknown_methods: bool = False
     assume_complete: bool = False
+    fixed: bool = False
+    """``default`` is a negotiated version: a message naming another is
+    refused (-32022), and nothing about the session changes."""
 
 
 class Route(NamedTuple):
@@ -182,10 +185,14 @@ NULL_VERSION = object()
 
 
 def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> str:
-    """The caller's version, else the one the message names in ``_meta``,
-    else the session's, else the ``MCP-Protocol-Version`` header's, else the
-    default; -32022 when that is not a version with models."""
+    """The caller's version, else the one the message names in ``_meta``
+    (naming another than a fixed session's is -32022), else the session's,
+    else the ``MCP-Protocol-Version`` header's, else the default; -32022
+    when that is not a version with models."""
     requested: object = known.version
+    if known.fixed and named is not None and named != known.default:
+        shown = None if named is _NULL else named
+        raise unsupported(shown, f" (this session speaks {known.default})")
     if requested is None:
         requested = named
     if requested is None:

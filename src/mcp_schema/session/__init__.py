@@ -1,0 +1,70 @@
+"""A sans-IO MCP session for both roles, in the spirit of h11: bytes in,
+typed events out, bytes out. No threads, no event loop, no transport.
+
+One session object per connection: `ServerSession` or `ClientSession`.
+
+* ``session.receive(frame)`` reads one frame (one JSON-RPC message, as
+  bytes or str) and returns the events it makes (`RequestReceived`,
+  `NotificationReceived`, `CancelRequested`, `InputReceived`,
+  `InputRequested`, `ResponseReceived`, `Negotiated`, `ProtocolError`). It
+  never raises for what the peer sent: a refused frame is a `ProtocolError`
+  event and, where JSON-RPC answers, an error frame queued to send.
+* Everything the author sends (``respond``, ``fail``, ``ask``, ``log``,
+  ``progress``, ``notify``, ``request``) is queued; ``session.data_to_send()``
+  returns the queued frames, in order, and empties the queue. Write each as
+  the transport frames it (a line on stdio, a body or an event on HTTP).
+* The author's mistakes (answering twice, a result its method refuses, asking a
+  client for what it did not declare) raise a `SessionError` at once.
+
+Threading: a session holds no lock and starts no thread; call it from one
+thread at a time (or behind one lock).
+"""
+
+from __future__ import annotations
+
+from mcp_schema.context import LOGGING_LEVELS, LoggingLevel, RequestContext
+from mcp_schema.session.client import ClientSession
+from mcp_schema.session.events import (
+    CancelRequested,
+    CapabilityError,
+    Event,
+    InputReceived,
+    InputRequested,
+    InvalidOutgoingError,
+    Negotiated,
+    NotificationReceived,
+    ProtocolError,
+    RequestReceived,
+    ResponseReceived,
+    SessionError,
+    SessionStateError,
+    UnknownRequestError,
+)
+from mcp_schema.session.input import MAX_OPEN_ROUNDS
+from mcp_schema.session.peer import MAX_CANCELLED, MAX_PENDING
+from mcp_schema.session.server import ServerSession
+
+__all__ = [
+    "LOGGING_LEVELS",
+    "MAX_CANCELLED",
+    "MAX_OPEN_ROUNDS",
+    "MAX_PENDING",
+    "CancelRequested",
+    "CapabilityError",
+    "ClientSession",
+    "Event",
+    "InputReceived",
+    "InputRequested",
+    "InvalidOutgoingError",
+    "LoggingLevel",
+    "Negotiated",
+    "NotificationReceived",
+    "ProtocolError",
+    "RequestContext",
+    "RequestReceived",
+    "ResponseReceived",
+    "ServerSession",
+    "SessionError",
+    "SessionStateError",
+    "UnknownRequestError",
+]

@@ -1,0 +1,272 @@
+"""`ClientSession`: the client's side of one connection, both eras."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_schema._codec.catalog import STATELESS
+from mcp_schema._codec.route import Route
+from mcp_schema._codec.wire import to_wire
+from mcp_schema.base import McpModel
+from mcp_schema.context import (
+    CAPABILITIES_KEY,
+    INFO_KEY,
+    LOG_LEVEL_KEY,
+    LOGGING_LEVELS,
+    LoggingLevel,
+    RequestContext,
+    retry_with_input,
+)
+from mcp_schema.errors import McpError, MethodNotFoundError
+from mcp_schema.negotiation import SERVER_INFO_KEY
+from mcp_schema.session.events import (
+    ASKED_CAPABILITY,
+    Event,
+    InputRequested,
+    InvalidOutgoingError,
+    Negotiated,
+    NotificationReceived,
+    ProtocolError,
+    RequestReceived,
+    ResponseReceived,
+    SessionStateError,
+)
+from mcp_schema.session.negotiation import (
+    newest_stateless,
+    offered_handshake_version,
+    session_unsupported,
+)
+from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, key, wire_or_type_error
+from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
+
+__all__ = ["ClientSession"]
+
+
+class ClientSession(Peer):
+    """The client side of one MCP connection, for both eras; sans-IO like
+    `ServerSession` (`receive`, events, `data_to_send`).
+
+    Negotiate first: `initialize` (handshake era: offers a version and checks
+    the answer, then sends ``notifications/initialized``) or `discover`
+    (stateless era: picks the newest version both sides speak); either ends
+    in a `Negotiated` event, or a `ResponseReceived` carrying the server's
+    error (try the other). Then `request` sends calls (in the stateless era
+    with the ``_meta`` every request carries); answers come as
+    `ResponseReceived`, and a server asking for input, in either era, as
+    `InputRequested`, answered with `provide_input`.
+
+    Not thread-safe: one thread at a time; nothing in it blocks.
+    """
+
+    role: Role = "client"
+
+    def __init__(
+        self,
+        *,
+        info: BaseModel | Mapping[str, Any],
+        capabilities: BaseModel | Mapping[str, Any] | None = None,
+        versions: Collection[str] | None = None,
+        log_level: LoggingLevel | None = None,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
+        super().__init__(versions=versions, max_pending=max_pending)
+        self.info = wire_or_type_error(info, "info")
+        self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
+        if log_level is not None and log_level not in LOGGING_LEVELS:
+            raise ValueError(f"not a logging level: {log_level!r}")
+        self.log_level = log_level
+        """Stateless era: the level every request asks log messages at (None: none)."""
+        self.server_info: dict[str, Any] | None = None
+        self.server_capabilities: dict[str, Any] | None = None
+
+    # -- negotiation ----------------------------------------------------------------------
+
+    def initialize(self, version: str | None = None) -> int:
+        """Offer ``version`` (default: the newest handshake-era one this client
+        speaks) in ``initialize``; its id."""
+        offer = version or offered_handshake_version(self.versions)
+        if offer not in HANDSHAKE_VERSIONS or offer not in self.versions:
+            raise ValueError(f"{offer!r} is not a handshake-era version this client speaks")
+        self._unnegotiated()
+        params = {
+            "protocolVersion": offer,
+            "capabilities": self.capabilities,
+            "clientInfo": self.info,
+        }
+        return self.send("initialize", params, self._initialized, offer).id
+
+    def discover(self, version: str | None = None) -> int:
+        """Ask ``server/discover`` in ``version`` (default: the newest
+        stateless-era one this client speaks); its id."""
+        stateless = [v for v in self.versions if v in STATELESS]
+        probe = version or (stateless[-1] if stateless else None)
+        if probe is None or probe not in stateless:
+            raise ValueError(f"{probe!r} is not a stateless-era version this client speaks")
+        self._unnegotiated()
+        return self.send("server/discover", None, self._discovered, probe).id
+
+    def _unnegotiated(self) -> None:
+        if self._version is not None:
+            raise SessionStateError(f"the session speaks {self._version} already")
+
+    def _initialized(
+        self, sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        if result is None:
+            events.append(ResponseReceived(sent.id, sent.method, None, error))
+            return
+        wire = to_wire(result)
+        answered = wire.get("protocolVersion")
+        if answered not in self.versions or answered not in HANDSHAKE_VERSIONS:
+            refusal = session_unsupported(answered, self.versions)
+            events.append(ProtocolError(refusal, False))  # the connection cannot go on
+            return
+        self._version = answered
+        self.server_info, self.server_capabilities = (
+            wire.get("serverInfo"),
+            wire.get("capabilities"),
+        )
+        self.notify("notifications/initialized")
+        events.append(
+            Negotiated(answered, _member(result, "server_info"), _member(result, "capabilities"))
+        )
+
+    def _discovered(
+        self, sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        if result is None:
+            events.append(ResponseReceived(sent.id, sent.method, None, error))
+            return
+        wire = to_wire(result)
+        chosen = newest_stateless(wire.get("supportedVersions"), self.versions)
+        if chosen is None:
+            refusal = session_unsupported(wire.get("supportedVersions"), self.versions)
+            events.append(ResponseReceived(sent.id, sent.method, None, refusal))
+            return
+        self._version = chosen
+        meta = wire.get("_meta")
+        self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
+        self.server_capabilities = wire.get("capabilities")
+        info = getattr(getattr(result, "meta", None), "server_info", None)
+        events.append(Negotiated(chosen, info, _member(result, "capabilities")))
+
+    # -- calls ----------------------------------------------------------------------------
+
+    def stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        if version not in STATELESS:
+            return value
+        params = dict(value.get("params") or {})
+        meta = dict(params.get("_meta") or {})
+        meta.setdefault(PROTOCOL_VERSION_KEY, version)
+        meta.setdefault(CAPABILITIES_KEY, self.capabilities)
+        meta.setdefault(INFO_KEY, self.info)
+        if self.log_level is not None:
+            meta.setdefault(LOG_LEVEL_KEY, self.log_level)
+        params["_meta"] = meta
+        return {**value, "params": params}
+
+    def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
+        """Send a request in the negotiated version; its id. The answer is a
+        `ResponseReceived` with this id (after any `InputRequested` rounds)."""
+        sent = self.send(method, params, _answering(self, None))
+        return sent.id
+
+    def provide_input(
+        self, event: InputRequested, responses: Mapping[str, BaseModel | Mapping[str, Any]]
+    ) -> None:
+        """Answer what the server asked, keyed as ``event.requests``.
+
+        Stateless era: the call is retried with the answers (the final answer
+        still arrives as a `ResponseReceived` with the call's first id).
+        Handshake era: the server's request is answered.
+        """
+        if not isinstance(event, InputRequested):
+            raise TypeError(f"expected an InputRequested event, not {type(event).__name__}")
+        token = event._token
+        if isinstance(token, RequestReceived):
+            (answer,) = (responses.get(k) for k in event.requests)
+            if answer is None:
+                raise InvalidOutgoingError(f"no answer to {', '.join(event.requests)}")
+            self.respond(token, answer)
+            return
+        if not isinstance(token, tuple):
+            raise InvalidOutgoingError("this input was provided already")
+        sent, asked, origin = token
+        object.__setattr__(event, "_token", None)
+        try:
+            retry = retry_with_input(sent.message, asked, responses)
+        except ValueError as exc:
+            raise InvalidOutgoingError(str(exc)) from None
+        self.send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
+
+    # -- the server's requests (handshake era) --------------------------------------------
+
+    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        method, version = route.method, route.version
+        assert method is not None and route.id is not None
+        if method == "ping":
+            self._queue({"jsonrpc": "2.0", "id": route.id, "result": {}})
+            return
+        capability = ASKED_CAPABILITY.get(method)
+        if capability is not None and self.capabilities.get(capability) is None:
+            raise MethodNotFoundError(
+                f"Method not found: {method} (this client does not declare {capability})",
+                {"method": method},
+            )
+        tables = protocol(version)
+        assert tables is not None
+        declared = tables.load().client_capabilities
+        assert declared is not None
+        meta = getattr(getattr(message, "params", None), "meta", None)
+        context = RequestContext(
+            method=method,
+            request_id=route.id,
+            protocol_version=version,
+            client_capabilities=declared.model_validate(self.capabilities),
+            client_info=None,
+            log_level=None,
+            progress_token=getattr(meta, "progress_token", None),
+        )
+        event = RequestReceived(route.id, method, message, context, version)
+        self._theirs[key(route.id)] = event
+        if capability is not None:
+            events.append(InputRequested({method: message}, None, event))
+        else:
+            events.append(event)
+
+    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        assert route.method is not None
+        events.append(NotificationReceived(route.method, message, route.version))
+
+    def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
+        """Answer the server's ``request`` with ``result`` (a model or a wire mapping)."""
+        if not self.check_in_flight(request):
+            self.release(request)
+            return
+        value = {"jsonrpc": "2.0", "id": request.id, "result": wire_or_type_error(result, "result")}
+        self.check_answer(value, request.method, request.version)
+        self.release(request)
+        self._queue(value)
+
+
+def _answering(session: ClientSession, origin: int | None) -> Any:
+    def answered(
+        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        first = sent.id if origin is None else origin
+        asks = getattr(result, "input_requests", None)
+        if result is not None and getattr(result, "result_type", None) == "input_required":
+            requests = dict(asks or {})
+            events.append(InputRequested(requests, first, (sent, result, first)))
+            return
+        events.append(ResponseReceived(first, sent.method, result, error))
+
+    return answered
+
+
+def _member(model: McpModel, name: str) -> McpModel | None:
+    found = getattr(model, name, None)
+    return found if isinstance(found, McpModel) else None

@@ -1,0 +1,107 @@
+"""The input round-trip: a handler asks the client for input (elicitation,
+sampling, roots) and gets the answers back tied to the call it serves.
+
+Handshake era: the session sends one server-to-client request per question
+and, when every one is answered, hands the handler an `InputReceived` for
+the original call. Stateless era: the session answers the call with an
+input-required result carrying a ``requestState`` it made, and when the
+client retries the call with that state and the answers, hands the handler an
+`InputReceived` for the retry. The handler writes the same code for both.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_schema._codec.catalog import STATELESS, catalog
+from mcp_schema._codec.messages import ResultResponse
+from mcp_schema.base import McpModel
+from mcp_schema.errors import McpError
+from mcp_schema.projection import ProjectionError, project
+from mcp_schema.session.events import (
+    ASKED_CAPABILITY,
+    CapabilityError,
+    InvalidOutgoingError,
+    RequestReceived,
+)
+from mcp_schema.session.peer import wire_or_type_error
+from mcp_schema.versions import protocol
+
+MAX_OPEN_ROUNDS = 1000
+"""Stateless-era rounds awaiting their retry; past this the oldest is forgotten
+(its retry is then refused with -32602, as any unknown ``requestState``)."""
+
+
+@dataclass
+class Round:
+    """One ``ask``: the call it serves, the questions, the answers so far."""
+
+    request: RequestReceived
+    questions: dict[str, tuple[str, dict[str, Any]]]
+    """key -> (method, params as wire JSON)."""
+    state: object
+    result: McpModel | None = None
+    """Stateless era: the input-required result that asked."""
+    answers: dict[str, McpModel | McpError] = field(default_factory=dict)
+    outgoing: list[int] = field(default_factory=list)
+    """Handshake era: the ids of the requests still unanswered."""
+
+
+def questions(
+    request: RequestReceived, asks: Mapping[str, BaseModel | Mapping[str, Any]]
+) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The asks as (method, params), each one the client can be asked in
+    ``request``'s version: `CapabilityError` naming what it did not declare
+    otherwise, `InvalidOutgoingError` for what is no input request."""
+    if not isinstance(asks, Mapping) or not asks:
+        raise InvalidOutgoingError("asks must be a non-empty mapping of keys to input requests")
+    found: dict[str, tuple[str, dict[str, Any]]] = {}
+    for name, ask in asks.items():
+        if not isinstance(name, str):
+            raise InvalidOutgoingError(f"an ask's key is a string, not {type(name).__name__}")
+        wire = wire_or_type_error(ask, f"asks[{name!r}]")
+        method, params = wire.get("method"), wire.get("params", {})
+        if (
+            not isinstance(method, str)
+            or method not in ASKED_CAPABILITY
+            or not isinstance(params, dict)
+        ):
+            raise InvalidOutgoingError(
+                f"asks[{name!r}] is no input request (elicitation/create, "
+                "sampling/createMessage or roots/list with params)"
+            )
+        if not request.can_ask(method):
+            raise CapabilityError(
+                f"the client did not declare {ASKED_CAPABILITY[method]!r}, which "
+                f"{method} needs (check request.can_ask({method!r}) first)"
+            )
+        found[name] = (method, params)
+    return found
+
+
+def askable(version: str, method: str) -> bool:
+    """Whether ``version`` has the input request ``method``."""
+    if version in STATELESS:
+        compiled = protocol(version)
+        assert compiled is not None
+        table: Mapping[str, Any] = importlib.import_module(compiled.package).INPUT_REQUESTS
+        return method in table
+    return method in catalog(version, ()).requests
+
+
+def in_version(answer: McpModel, version: str | None) -> McpModel:
+    """A result model as a model of ``version`` (the handler's), when it is
+    not one already; the model as it is when it has no equivalent there."""
+    if version is None:
+        return answer
+    try:
+        projected = project(ResultResponse[Any](id=0, result=answer), version).message
+    except (ProjectionError, TypeError):
+        return answer
+    result = getattr(projected, "result", answer)
+    return result if isinstance(result, McpModel) else answer

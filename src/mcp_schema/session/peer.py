@@ -1,0 +1,388 @@
+"""What both roles share: a frame read through the decode pipeline with what
+the session knows, the two request tables (the peer's requests in flight,
+ours awaiting answers), cancellation, and the queue of frames to send.
+
+Every frame is read by `mcp_schema._codec.decoding.read_value`, fed a
+`Known` built from the session's state: the negotiated version, fixed, so
+the pipeline's resolver refuses a message naming another (-32022); for a
+response, the method and version of the request it answers.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from mcp_schema._codec.catalog import SUPPORTED, catalog
+from mcp_schema._codec.decoding import read_value
+from mcp_schema._codec.encoding import encode
+from mcp_schema._codec.messages import ErrorResponse, ResultResponse
+from mcp_schema._codec.parse import as_bytes, parse
+from mcp_schema._codec.route import Known, Route, address, kind_of, request_id
+from mcp_schema._codec.views import MODELS
+from mcp_schema._codec.wire import to_wire
+from mcp_schema.base import McpModel
+from mcp_schema.errors import (
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    UnsupportedProtocolVersionError,
+    quote,
+)
+from mcp_schema.session.events import (
+    CancelRequested,
+    Event,
+    InvalidOutgoingError,
+    ProtocolError,
+    RequestReceived,
+    SessionStateError,
+    UnknownRequestError,
+)
+from mcp_schema.versions import SUPPORTED_VERSIONS
+
+Role = Literal["client", "server"]
+_PEER: dict[str, str] = {"client": "server", "server": "client"}
+Key = tuple[type, Any]
+
+MAX_PENDING = 1000
+"""Requests in flight each way by default: a peer's request beyond it is
+refused (-32600), the author's own is a `SessionStateError`."""
+MAX_CANCELLED = 1000
+"""Cancelled request ids remembered (so a late answer is dropped, not an error)."""
+
+Answered = Callable[["Outgoing", "McpModel | None", "McpError | None", "list[Event]"], None]
+
+
+@dataclass
+class Outgoing:
+    """A request this side sent, awaiting its answer."""
+
+    id: int
+    method: str
+    version: str
+    message: McpModel
+    on_answer: Answered
+    """Called with the result or the error (what answered the request)."""
+
+
+def key(rid: str | int) -> Key:
+    return (type(rid), rid)
+
+
+def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
+    if not isinstance(value, (BaseModel, Mapping)):
+        raise InvalidOutgoingError(
+            f"{what} must be a model or a mapping, not {type(value).__name__}"
+        )
+    return to_wire(value)
+
+
+class Peer:
+    """The common machinery of `ServerSession` and `ClientSession`."""
+
+    role: Role
+
+    def __init__(self, *, versions: Collection[str] | None, max_pending: int) -> None:
+        chosen = tuple(SUPPORTED_VERSIONS if versions is None else versions)
+        if isinstance(versions, str) or not chosen:
+            raise TypeError("versions must be a non-empty collection of protocol versions")
+        unknown = [v for v in chosen if v not in SUPPORTED]
+        if unknown:
+            raise ValueError(f"no models for protocol version(s) {', '.join(map(repr, unknown))}")
+        if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 1:
+            raise TypeError(f"max_pending must be a positive int, not {max_pending!r:.40}")
+        self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
+        """The versions this side speaks, oldest first."""
+        self.max_pending = max_pending
+        self._version: str | None = None
+        self._out: list[bytes] = []
+        self._theirs: dict[Key, RequestReceived] = {}
+        self._mine: dict[Key, Outgoing] = {}
+        self._cancelled: OrderedDict[Key, None] = OrderedDict()
+        self._next_id = 1
+
+    # -- what the author reads ---------------------------------------------------------
+
+    @property
+    def version(self) -> str | None:
+        """The negotiated version; None before negotiation. Once set it never changes."""
+        return self._version
+
+    def data_to_send(self) -> list[bytes]:
+        """The frames queued since the last call, in order, each one JSON-RPC
+        message (no newline: framing is the transport's). Emptied by the call."""
+        out, self._out = self._out, []
+        return out
+
+    @property
+    def in_flight(self) -> int:
+        """The peer's requests not answered yet."""
+        return len(self._theirs)
+
+    @property
+    def awaiting(self) -> int:
+        """This side's requests the peer has not answered yet."""
+        return len(self._mine)
+
+    def cancelled(self, request: RequestReceived) -> bool:
+        """Whether the peer cancelled ``request`` (its answer will be dropped)."""
+        return key(request.id) in self._cancelled
+
+    # -- reading -----------------------------------------------------------------------
+
+    def receive(self, frame: bytes | bytearray | memoryview | str) -> list[Event]:
+        """Read one frame from the peer: the events it makes, in order.
+
+        Never raises for what the peer sent: a frame refused becomes a
+        `ProtocolError` event, with its error frame queued when JSON-RPC
+        answers it. A ``frame`` of another type is a ``TypeError``.
+        """
+        if not isinstance(frame, (bytes, bytearray, memoryview, str)):
+            raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
+        events: list[Event] = []
+        value: dict[str, Any] | None = None
+        try:
+            data = frame if type(frame) is bytes else as_bytes(frame)  # a str may not encode
+            value = parse(data)
+            kind = kind_of(value)
+            if kind == "result" or kind == "error":
+                self._response(value, len(data), events)
+            else:
+                self._incoming(value, len(data), events)
+        except McpError as err:
+            if value is not None:
+                address(err, value)
+            self.refuse(err, events)
+        return events
+
+    def refuse(self, err: McpError, events: list[Event]) -> None:
+        err.__traceback__ = err.__context__ = err.__cause__ = None
+        if isinstance(err, UnsupportedProtocolVersionError) and isinstance(err.data, dict):
+            # What this session serves, not what the package has models for.
+            served = [self._version] if self._version else list(reversed(self.versions))
+            err.data = {**err.data, "supported": served}
+        if err.answerable:
+            self._out.append(encode(err.to_response()))
+        events.append(ProtocolError(err, err.answerable))
+
+    def known(self, method: str | None = None) -> Known:
+        """What the pipeline is told about a message of this session."""
+        return Known(default=self._version, method=method, fixed=self._version is not None)
+
+    def _incoming(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
+        route, message = read_value(value, size, self.known_for(value), None, MODELS)
+        if route.kind == "notification":
+            assert route.method is not None
+            if route.method == "notifications/cancelled":
+                self._peer_cancelled(value, events)
+            else:
+                self.on_notification(route, message, events)
+            return
+        assert route.id is not None and route.method is not None
+        entry = catalog(route.version, ()).requests.get(route.method)
+        if entry is not None and entry.sender not in (_PEER[self.role], "both"):
+            raise MethodNotFoundError(
+                f"Method not found: a {_PEER[self.role]} does not send {route.method}",
+                {"method": route.method},
+            )
+        rid = key(route.id)
+        if rid in self._theirs:
+            raise InvalidRequestError(
+                f"Invalid Request: id {quote(route.id)} is already in flight; the pending "
+                "request is kept",
+                {"id": route.id},
+            )
+        if len(self._theirs) >= self.max_pending:
+            raise InvalidRequestError(
+                f"Invalid Request: {len(self._theirs):,} requests already in flight "
+                f"(the limit is {self.max_pending:,})",
+                {"id": route.id},
+            )
+        self._cancelled.pop(rid, None)  # an id may be used again once answered
+        self.on_request(route, message, events)
+
+    def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
+        params = value.get("params")
+        rid = request_id(params.get("requestId")) if type(params) is dict else None
+        request = None if rid is None else self._theirs.pop(key(rid), None)
+        if request is None:
+            return  # unknown, answered already, or cancelled twice: nothing to do
+        self._cancelled[key(rid)] = None  # type: ignore[arg-type]
+        while len(self._cancelled) > MAX_CANCELLED:
+            self._cancelled.popitem(last=False)
+        reason = params.get("reason") if type(params) is dict else None
+        self.on_cancel(request)
+        events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
+
+    def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
+        rid = request_id(value.get("id"))
+        pending = None if rid is None else self._mine.get(key(rid))
+        if pending is None:
+            what = "null" if rid is None else quote(rid)
+            raise InvalidRequestError(
+                f"Invalid Request: a response to id {what}, which this session is not awaiting"
+            )
+        known = Known(version=pending.version, method=pending.method)
+        del self._mine[key(pending.id)]
+        try:
+            _, message = read_value(value, size, known, None, MODELS)
+        except McpError as err:
+            # An answer the session cannot read still answers: the waiting side hears the error.
+            pending.on_answer(pending, None, err, events)
+            raise
+        if isinstance(message, ErrorResponse):
+            pending.on_answer(pending, None, message.exception(), events)
+        else:
+            assert isinstance(message, ResultResponse)
+            pending.on_answer(pending, message.result, None, events)
+
+    # -- hooks of the roles -------------------------------------------------------------
+
+    def known_for(self, value: dict[str, Any]) -> Known:
+        return self.known()
+
+    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        raise NotImplementedError
+
+    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        raise NotImplementedError
+
+    def on_cancel(self, request: RequestReceived) -> None:
+        """The peer cancelled ``request``."""
+
+    # -- answering the peer -------------------------------------------------------------
+
+    def release(self, request: RequestReceived) -> bool:
+        """``request`` leaves the in-flight table to be answered: True, or False
+        when the peer cancelled it (the answer is dropped). Neither:
+        `UnknownRequestError`."""
+        if not isinstance(request, RequestReceived):
+            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
+        rid = key(request.id)
+        if self._theirs.get(rid) is request:
+            del self._theirs[rid]
+            return True
+        if rid in self._cancelled:
+            return False
+        raise UnknownRequestError(
+            f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
+        )
+
+    def check_in_flight(self, request: RequestReceived) -> bool:
+        if not isinstance(request, RequestReceived):
+            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
+        rid = key(request.id)
+        if self._theirs.get(rid) is request:
+            return True
+        if rid in self._cancelled:
+            return False
+        raise UnknownRequestError(
+            f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
+        )
+
+    def check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
+        """A response this side sends, read by the pipeline as the peer will
+        read it: its result model, or `InvalidOutgoingError`."""
+        try:
+            _, message = read_value(value, 0, Known(version=version, method=method), None, MODELS)
+        except McpError as err:
+            raise InvalidOutgoingError(
+                f"not a valid {method} result of {version}: {err.message}"
+            ) from None
+        result = getattr(message, "result", None)
+        assert isinstance(result, McpModel)
+        return result
+
+    def _queue(self, value: dict[str, Any]) -> None:
+        try:
+            self._out.append(encode(value))
+        except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
+            raise InvalidOutgoingError(f"not JSON: {exc}") from None
+
+    def fail(self, request: RequestReceived, error: McpError) -> None:
+        """Answer ``request`` with an error (dropped if the peer cancelled it)."""
+        if not isinstance(error, McpError):
+            raise TypeError(f"error must be an McpError, not {type(error).__name__}")
+        if self.release(request):
+            self.on_answered(request)
+            self._out.append(encode(error.to_response(request.id)))
+
+    def on_answered(self, request: RequestReceived) -> None:
+        """``request`` was answered (or will never be)."""
+
+    # -- sending ------------------------------------------------------------------------
+
+    def negotiated(self) -> str:
+        if self._version is None:
+            raise SessionStateError("no protocol version is negotiated yet")
+        return self._version
+
+    def checked(self, value: dict[str, Any], version: str) -> McpModel:
+        """``value`` (a whole request or notification) read as the peer will read it."""
+        try:
+            _, message = read_value(value, 0, Known(version=version), None, MODELS)
+        except McpError as err:
+            raise InvalidOutgoingError(f"{version}: {err.message}") from None
+        return message  # type: ignore[no-any-return]
+
+    def sendable(self, method: str, version: str, kind: Literal["request", "notification"]) -> None:
+        found = catalog(version, ())
+        entry = (found.requests if kind == "request" else found.notifications).get(method)
+        if entry is None:
+            raise InvalidOutgoingError(f"{version} has no {kind} {quote(method)}")
+        if entry.sender not in (self.role, "both"):
+            raise InvalidOutgoingError(f"a {self.role} does not send {quote(method)}")
+
+    def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
+        """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
+        version = self.negotiated()
+        self.sendable(method, version, "notification")
+        value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            value["params"] = wire_or_type_error(params, "params")
+        self.checked(value, version)
+        self._queue(value)
+
+    def send(
+        self,
+        method: str,
+        params: BaseModel | Mapping[str, Any] | None,
+        on_answer: Answered,
+        version: str | None = None,
+    ) -> Outgoing:
+        version = version or self.negotiated()
+        self.sendable(method, version, "request")
+        if len(self._mine) >= self.max_pending:
+            raise SessionStateError(f"{len(self._mine):,} requests already await an answer")
+        rid = self._next_id
+        value: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            value["params"] = wire_or_type_error(params, "params")
+        value = self.stamped(value, version)
+        message = self.checked(value, version)
+        self._queue(value)
+        self._next_id += 1
+        outgoing = Outgoing(rid, method, version, message, on_answer)
+        self._mine[key(rid)] = outgoing
+        return outgoing
+
+    def stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        """A request as this side sends it in ``version`` (the client adds ``_meta``)."""
+        return value
+
+    def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
+        """Stop waiting for this side's request ``request_id`` and tell the peer
+        (``notifications/cancelled``); whether it was awaited."""
+        pending = self._mine.pop(key(request_id), None)
+        if pending is None:
+            return False
+        params: dict[str, Any] = {"requestId": request_id}
+        if reason is not None:
+            params["reason"] = reason
+        frame = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
+        self._out.append(encode(frame))
+        return True

@@ -1,0 +1,494 @@
+"""`ServerSession`: the server's side of one connection, both eras."""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from mcp_schema._codec.catalog import STATELESS, catalog
+from mcp_schema._codec.messages import ResultResponse
+from mcp_schema._codec.route import Known, Route
+from mcp_schema._codec.wire import to_wire
+from mcp_schema.base import McpModel
+from mcp_schema.context import (
+    LOGGING_LEVELS,
+    LoggingLevel,
+    RequestContext,
+    check_input_responses,
+    input_required,
+)
+from mcp_schema.errors import (
+    InvalidParamsError,
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    quote,
+)
+from mcp_schema.negotiation import SERVER_INFO_KEY, discover_result
+from mcp_schema.projection import ProjectionError, Session, project
+from mcp_schema.session.events import (
+    ASKED_CAPABILITY,
+    CapabilityError,
+    Event,
+    InputReceived,
+    InvalidOutgoingError,
+    Negotiated,
+    NotificationReceived,
+    RequestReceived,
+    ResponseReceived,
+)
+from mcp_schema.session.input import MAX_OPEN_ROUNDS, Round, in_version, questions
+from mcp_schema.session.negotiation import (
+    capability_of,
+    chosen_handshake_version,
+    session_unsupported,
+)
+from mcp_schema.session.peer import MAX_PENDING, Key, Outgoing, Peer, Role, key, wire_or_type_error
+from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
+
+__all__ = ["ServerSession"]
+
+ANSWERED_BY_SESSION = ("ping", "logging/setLevel")
+"""Requests the session answers itself unless the author takes them (``take=``)."""
+
+
+class ServerSession(Peer):
+    """The server side of one MCP connection, for both eras. Sans-IO: bytes in
+    (`receive`), events out, bytes out (`data_to_send`); no threads, no
+    event loop, no transport.
+
+    * ``info``: the server's ``Implementation`` (a model of any version, or a
+      mapping with ``name`` and ``version``).
+    * ``capabilities``: the ``ServerCapabilities`` it declares (model or
+      mapping). A request for an undeclared feature is answered -32601.
+    * ``versions``: the versions it serves (default: every supported one).
+    * ``handler_version``: read every request as a model of this version and
+      take results and input answers in it, whatever the client speaks; the
+      session projects both ways (`mcp_schema.project`). A request that has
+      no equivalent in it is answered -32601; members the wire version cannot
+      carry are dropped from results.
+    * ``take``: of ``ping`` and ``logging/setLevel``, those the author answers
+      (the session answers the others itself).
+    * ``cache_scope``, ``ttl_ms``: the cache hints of stateless-era results
+      that need them, unless the result sets its own.
+
+    The session answers ``initialize`` (with the client's version when it
+    serves it, else its newest handshake-era one), ``server/discover``, and
+    every request it refuses. Not thread-safe: one thread at a time (hold a
+    lock if several share it); nothing in it blocks.
+    """
+
+    role: Role = "server"
+
+    def __init__(
+        self,
+        *,
+        info: BaseModel | Mapping[str, Any],
+        capabilities: BaseModel | Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        versions: Collection[str] | None = None,
+        handler_version: str | None = None,
+        take: Collection[str] = (),
+        cache_scope: Literal["private", "public"] = "private",
+        ttl_ms: int = 0,
+        max_pending: int = MAX_PENDING,
+    ) -> None:
+        super().__init__(versions=versions, max_pending=max_pending)
+        self.info = wire_or_type_error(info, "info")
+        self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
+        if instructions is not None and not isinstance(instructions, str):
+            raise TypeError("instructions must be a str")
+        self.instructions = instructions
+        if handler_version is not None and protocol(handler_version) is None:
+            raise ValueError(f"no models for handler version {handler_version!r}")
+        self.handler_version = handler_version
+        self.take = frozenset(take)
+        if not self.take <= set(ANSWERED_BY_SESSION):
+            raise ValueError(f"take names some of {ANSWERED_BY_SESSION}")
+        if cache_scope not in ("private", "public") or not isinstance(ttl_ms, int) or ttl_ms < 0:
+            raise ValueError("cache_scope is 'private' or 'public', ttl_ms a non-negative int")
+        self.cache_scope: Literal["private", "public"] = cache_scope
+        self.ttl_ms = ttl_ms
+        self._initialize: McpModel | None = None
+        self._log_level: LoggingLevel | None = None
+        self._rounds: OrderedDict[str, Round] = OrderedDict()
+        self._asking: dict[Key, Round] = {}
+
+    @property
+    def log_level(self) -> LoggingLevel | None:
+        """The level the client set with ``logging/setLevel`` (handshake era)."""
+        return self._log_level
+
+    # -- reading -------------------------------------------------------------------------
+
+    def known_for(self, value: dict[str, Any]) -> Known:
+        if self._version is None and value.get("method") == "initialize":
+            return Known(version=DEFAULT_VERSION)  # it predates any session version
+        return self.known()
+
+    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        if route.method == "notifications/initialized":
+            return  # the session is ready once initialize is answered
+        assert route.method is not None
+        events.append(NotificationReceived(route.method, message, route.version))
+
+    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        method, version = route.method, route.version
+        assert method is not None and route.id is not None
+        if method == "initialize":  # read in any version: it chooses the session's
+            return self._initialized(route, message, events)
+        if version not in self.versions:
+            raise session_unsupported(version, self.versions)
+        if method == "ping" and method not in self.take:
+            return self._queue(self.result_value(route, {}, version))
+        stateless = version in STATELESS
+        if stateless:
+            context = RequestContext.from_request(message)
+        elif self._initialize is None:
+            raise InvalidRequestError(f"Invalid Request: {method} before initialize")
+        else:
+            context = RequestContext.from_session(
+                message, self._initialize, log_level=self._log_level
+            )
+        if method == "server/discover":
+            return self._discovered(route, message)
+        if stateless and self._version is None:
+            self._version = version
+            events.append(Negotiated(version, context.client_info, context.client_capabilities))
+        needed = capability_of(method)
+        if needed is not None and not _declares(self.capabilities, needed):
+            raise MethodNotFoundError(
+                f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
+                {"method": method},
+            )
+        event = RequestReceived(route.id, method, message, context, version)
+        if method == "logging/setLevel" and method not in self.take:
+            level = to_wire(message).get("params", {}).get("level")
+            self._log_level = level if level in LOGGING_LEVELS else None
+            return self._queue(self.result_value(route, {}, version))
+        resumed = self._resumed(event, message) if stateless else None
+        if self.handler_version is not None and self.handler_version != version:
+            event = RequestReceived(
+                route.id, method, self._projected(message, context), context, version
+            )
+        self._theirs[key(route.id)] = event
+        if resumed is None:
+            events.append(event)
+        else:
+            answers = {k: in_version(v, self.handler_version) for k, v in resumed[1].items()}
+            events.append(InputReceived(event, answers, resumed[0].state))
+        return None
+
+    def _projected(self, message: McpModel, context: RequestContext) -> McpModel:
+        facts = Session(
+            client_capabilities=to_wire(context.client_capabilities),
+            client_info=None if context.client_info is None else to_wire(context.client_info),
+            log_level=context.log_level,
+        )
+        assert self.handler_version is not None
+        try:
+            projected = project(message, self.handler_version, session=facts).message
+        except (ProjectionError, TypeError):
+            method = to_wire(message).get("method")
+            raise MethodNotFoundError(
+                f"Method not found: {quote(method)} (not served in {self.handler_version})",
+                {"method": method},
+            ) from None
+        assert isinstance(projected, McpModel)
+        return projected
+
+    def _initialized(self, route: Route, message: McpModel, events: list[Event]) -> None:
+        if self._version is not None:
+            raise InvalidRequestError("Invalid Request: the session is initialized already")
+        wire = to_wire(message)
+        requested = wire.get("params", {}).get("protocolVersion")
+        version = chosen_handshake_version(requested, self.versions)
+        try:
+            opened = self.checked(
+                wire, version
+            )  # the client's facts, read in the session's version
+        except InvalidOutgoingError:
+            opened = message
+        answer: dict[str, Any] = {
+            "protocolVersion": version,
+            "capabilities": self.capabilities,
+            "serverInfo": self.info,
+        }
+        if self.instructions is not None:
+            answer["instructions"] = self.instructions
+        self._queue(self.result_value(route, answer, version))
+        self._version, self._initialize = version, opened
+        context = RequestContext.from_session(opened, opened)
+        events.append(Negotiated(version, context.client_info, context.client_capabilities))
+
+    def _discovered(self, route: Route, message: McpModel) -> None:
+        try:
+            found = discover_result(
+                self.capabilities,
+                server_info=self.info,
+                instructions=self.instructions,
+                versions=list(reversed(self.versions)),
+                cache_scope=self.cache_scope,
+                ttl_ms=self.ttl_ms,
+            )
+        except ValueError as exc:
+            raise InvalidOutgoingError(f"server/discover: {exc}") from None
+        wire = self.completed(to_wire(found), "server/discover", route.version)
+        self._queue(self.result_value(route, wire, route.version))
+
+    def _resumed(
+        self, event: RequestReceived, message: McpModel
+    ) -> tuple[Round, dict[str, McpModel]] | None:
+        """A stateless-era retry answering an ``ask``: its round and answers."""
+        params = to_wire(message).get("params", {})
+        state = params.get("requestState")
+        if state is None:
+            return None
+        found = self._rounds.get(state) if isinstance(state, str) else None
+        if found is None or found.request.method != event.method or found.result is None:
+            raise InvalidParamsError(
+                "Invalid params: $.params.requestState: unknown or expired",
+                {"errors": [{"path": "$.params.requestState", "reason": "unknown or expired"}]},
+            )
+        answers = check_input_responses(message, found.result)  # type: ignore[arg-type]
+        del self._rounds[state]
+        return found, answers
+
+    # -- answering ------------------------------------------------------------------------
+
+    def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
+        """Answer ``request`` with ``result``: a model of the wire version or of the
+        handler version (projected), or a wire mapping (of the handler version
+        when there is one). Stateless-era results get what that era requires
+        (``resultType``, the server's info in ``_meta``, cache hints).
+
+        Dropped when the peer cancelled ``request``; `UnknownRequestError`
+        when it is not in flight (answered already), `InvalidOutgoingError`
+        when ``result`` is not a valid result of its method.
+        """
+        if not self.check_in_flight(request):
+            self.release(request)
+            return
+        wire = self._result_wire(request, result)
+        value = self.result_value(request, wire, request.version)
+        self.release(request)
+        self.on_answered(request)
+        self._queue(value)
+
+    def result_value(
+        self, request: RequestReceived | Route, wire: dict[str, Any], version: str
+    ) -> dict[str, Any]:
+        assert request.id is not None and request.method is not None
+        if version in STATELESS:
+            wire = self.completed(wire, request.method, version)
+        value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
+        self.check_answer(value, request.method, version)
+        return value
+
+    def completed(
+        self, wire: dict[str, Any], method: str, version: str, *, sent: bool = True
+    ) -> dict[str, Any]:
+        """A stateless-era result with what the era asks of every one (the
+        server's info only in what is ``sent`` as it is, not projected)."""
+        wire = dict(wire)
+        wire.setdefault("resultType", "complete")
+        meta = wire.get("_meta", {})
+        if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
+            wire["_meta"] = {**meta, SERVER_INFO_KEY: self.info}
+        entry = catalog(version, ()).requests.get(method)
+        cls = None if entry is None else entry.result
+        if (
+            wire["resultType"] == "complete"
+            and isinstance(cls, type)
+            and issubclass(cls, BaseModel)
+        ):
+            names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
+            for name, hint in (("cacheScope", self.cache_scope), ("ttlMs", self.ttl_ms)):
+                if name in names:
+                    wire.setdefault(name, hint)
+        return wire
+
+    def _result_wire(
+        self, request: RequestReceived, result: BaseModel | Mapping[str, Any]
+    ) -> dict[str, Any]:
+        target = request.version
+        handler = self.handler_version
+        if isinstance(result, Mapping) and handler is not None and handler != target:
+            result = self._read_result(request, dict(result), handler)
+        if isinstance(result, BaseModel):
+            compiled = protocol_of(result)
+            if compiled is not None and compiled != target:
+                try:
+                    moved = project(ResultResponse[Any](id=request.id, result=result), target)
+                except (ProjectionError, TypeError) as exc:
+                    raise InvalidOutgoingError(f"{request.method} result: {exc}") from None
+                return to_wire(moved.message)["result"]  # type: ignore[no-any-return]
+        return wire_or_type_error(result, "result")
+
+    def _read_result(
+        self, request: RequestReceived, wire: dict[str, Any], version: str
+    ) -> McpModel:
+        value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
+        if version in STATELESS:
+            value["result"] = self.completed(wire, request.method, version, sent=False)
+        return self.check_answer(value, request.method, version)
+
+    # -- what the server sends ------------------------------------------------------------
+
+    def ask(
+        self,
+        request: RequestReceived,
+        asks: Mapping[str, BaseModel | Mapping[str, Any]],
+        *,
+        state: object = None,
+    ) -> None:
+        """Ask the client for input while serving ``request``: ``asks`` maps keys
+        to input requests (``ElicitRequest``, ``CreateMessageRequest``,
+        ``ListRootsRequest`` of any version, or ``{"method", "params"}``
+        mappings). The answers come back as one `InputReceived`, keyed alike,
+        carrying ``state``; answer its ``request`` then.
+
+        Handshake era: server-to-client requests (``request`` stays in
+        flight). Stateless era: ``request`` is answered with an input-required
+        result, and the client's retry brings the answers.
+
+        `CapabilityError` when the client did not declare what an ask needs
+        (`RequestReceived.can_ask` tells beforehand); nothing is sent then.
+        """
+        if not self.check_in_flight(request):
+            return  # cancelled: nobody waits for the answer
+        asked = questions(request, asks)
+        version = request.version
+        round_ = Round(request, asked, state)
+        if version in STATELESS:
+            token = secrets.token_urlsafe(16)
+            wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
+            try:
+                result = input_required(version, wire, state=token)
+            except ValueError as exc:
+                raise InvalidOutgoingError(str(exc)) from None
+            value = self.result_value(request, to_wire(result), version)
+            round_.result = self.check_answer(value, request.method, version)
+            self.release(request)
+            self._queue(value)
+            self._rounds[token] = round_
+            while len(self._rounds) > MAX_OPEN_ROUNDS:
+                self._rounds.popitem(last=False)
+            return
+        for method, params in asked.values():
+            self.sendable(method, version, "request")
+            self.checked({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, version)
+        for name, (method, params) in asked.items():
+            sent = self.send(method, params, _answer_to(round_, name, self.handler_version))
+            round_.outgoing.append(sent.id)
+        self._asking[key(request.id)] = round_
+
+    def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
+        """Send the client a request of its own (``ping``, ``roots/list``,
+        ``sampling/createMessage``...; handshake era); its id. The answer is a
+        `ResponseReceived`. `CapabilityError` when the client did not declare
+        what it needs."""
+        version = self.negotiated()
+        capability = ASKED_CAPABILITY.get(method)
+        if capability is not None and self._initialize is not None:
+            declared = to_wire(self._initialize).get("params", {}).get("capabilities", {})
+            if not isinstance(declared, dict) or declared.get(capability) is None:
+                raise CapabilityError(f"the client did not declare {capability!r}")
+        return self.send(method, params, _response_event, version).id
+
+    def log(
+        self,
+        level: LoggingLevel,
+        data: Any,
+        *,
+        logger: str | None = None,
+        request: RequestReceived | None = None,
+    ) -> bool:
+        """Send a log message if the client asked for it: in the handshake era
+        after ``logging/setLevel``, in the stateless era when ``request``
+        carries a log level; at that level or above. Whether it was sent."""
+        if level not in LOGGING_LEVELS:
+            raise InvalidOutgoingError(f"not a logging level: {level!r}")
+        if request is not None and not self.check_in_flight(request):
+            return False
+        version = request.version if request is not None else self.negotiated()
+        if version in STATELESS:
+            threshold = None if request is None else request.context.log_level
+        else:
+            threshold = self._log_level
+        if threshold is None or LOGGING_LEVELS.index(level) < LOGGING_LEVELS.index(threshold):
+            return False
+        params: dict[str, Any] = {"level": level, "data": data}
+        if logger is not None:
+            params["logger"] = logger
+        self.notify("notifications/message", params)
+        return True
+
+    def progress(
+        self,
+        request: RequestReceived,
+        done: float,
+        *,
+        total: float | None = None,
+        message: str | None = None,
+    ) -> bool:
+        """Report progress on ``request`` if it asked for it (a progress token);
+        whether it was sent."""
+        token = request.context.progress_token
+        if token is None or not self.check_in_flight(request):
+            return False
+        params: dict[str, Any] = {"progressToken": token, "progress": done}
+        if total is not None:
+            params["total"] = total
+        if message is not None:
+            params["message"] = message
+        self.notify("notifications/progress", params)
+        return True
+
+    # -- bookkeeping -----------------------------------------------------------------------
+
+    def on_cancel(self, request: RequestReceived) -> None:
+        self.on_answered(request)
+
+    def on_answered(self, request: RequestReceived) -> None:
+        round_ = self._asking.pop(key(request.id), None)
+        if round_ is not None:
+            for rid in round_.outgoing:
+                self.cancel(rid, reason="the request it served is over")
+
+
+def _answer_to(round_: Round, name: str, handler: str | None) -> Any:
+    def answered(
+        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        round_.answers[name] = error if result is None else in_version(result, handler)  # type: ignore[assignment]
+        if sent.id in round_.outgoing:
+            round_.outgoing.remove(sent.id)
+        if not round_.outgoing and len(round_.answers) == len(round_.questions):
+            events.append(InputReceived(round_.request, dict(round_.answers), round_.state))
+
+    return answered
+
+
+def _response_event(
+    sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+) -> None:
+    events.append(ResponseReceived(sent.id, sent.method, result, error))
+
+
+def _declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
+    found: Any = capabilities
+    for step in path:
+        if not isinstance(found, Mapping) or found.get(step) in (None, False):
+            return False
+        found = found[step]
+    return True
+
+
+def protocol_of(model: BaseModel) -> str | None:
+    compiled = version_of(type(model))
+    return None if compiled is None or compiled.extension is not None else compiled.version
