@@ -192,8 +192,11 @@ def messages(
     """
     check(kind, str, "kind", none=True)
     methods = None if method is None else {method} if isinstance(method, str) else set(method)
-    if tools is not None and (isinstance(tools, str) or not tools):
-        raise ValueError("tools must be a non-empty collection of tool names")
+    if arguments is not None and not isinstance(arguments, st.SearchStrategy):
+        raise TypeError(f"arguments must be a Hypothesis strategy, not {type(arguments).__name__}")
+    named_tools = strings(tools, "tools", none=True)
+    if named_tools is not None and not named_tools:
+        raise ValueError("tools must name at least one tool")
     core = _version_module(version)
     extensions = strings(extensions, "extensions") or ()
     extra = _extension_modules(version, extensions)
@@ -218,7 +221,7 @@ def messages(
 
     arms: list[st.SearchStrategy[WireMessage]] = []
     wanted = [m for m in sorted({*requests, *notifications}) if methods is None or m in methods]
-    named = st.none() if tools is None else st.sampled_from(sorted(tools))
+    named = st.none() if named_tools is None else st.sampled_from(sorted(named_tools))
     given = st.none() if arguments is None else arguments.map(dict)
     for name in wanted:
         # The strategies draw whole messages (a draft-07 one as its JSONRPC<Name>).

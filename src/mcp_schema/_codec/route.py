@@ -191,7 +191,7 @@ def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> 
     when that is not a version with models."""
     requested: object = known.version
     if known.fixed and named is not None and named != known.default:
-        shown = None if named is _NULL else named
+        shown = None if named is NULL_VERSION else named
         raise unsupported(shown, f" (this session speaks {known.default})")
     if requested is None:
         requested = named

@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.route import Route
 from mcp_schema._codec.wire import to_wire
@@ -73,6 +74,9 @@ class ClientSession(Peer):
         max_pending: int = MAX_PENDING,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
+        check(info, (BaseModel, Mapping), "info")
+        check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
+        check(log_level, str, "log_level", none=True)
         self.info = wire_or_type_error(info, "info")
         self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
         if log_level is not None and log_level not in LOGGING_LEVELS:
@@ -87,6 +91,7 @@ class ClientSession(Peer):
     def initialize(self, version: str | None = None) -> int:
         """Offer ``version`` (default: the newest handshake-era one this client
         speaks) in ``initialize``; its id."""
+        check(version, str, "version", none=True)
         offer = version or offered_handshake_version(self.versions)
         if offer not in HANDSHAKE_VERSIONS or offer not in self.versions:
             raise ValueError(f"{offer!r} is not a handshake-era version this client speaks")
@@ -101,6 +106,7 @@ class ClientSession(Peer):
     def discover(self, version: str | None = None) -> int:
         """Ask ``server/discover`` in ``version`` (default: the newest
         stateless-era one this client speaks); its id."""
+        check(version, str, "version", none=True)
         stateless = [v for v in self.versions if v in STATELESS]
         probe = version or (stateless[-1] if stateless else None)
         if probe is None or probe not in stateless:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import SUPPORTED, catalog
 from mcp_schema._codec.decoding import read_value
 from mcp_schema._codec.encoding import encode
@@ -87,14 +88,16 @@ class Peer:
     role: Role
 
     def __init__(self, *, versions: Collection[str] | None, max_pending: int) -> None:
-        chosen = tuple(SUPPORTED_VERSIONS if versions is None else versions)
-        if isinstance(versions, str) or not chosen:
-            raise TypeError("versions must be a non-empty collection of protocol versions")
+        named = strings(versions, "versions", none=True)
+        chosen = SUPPORTED_VERSIONS if named is None else named
+        if not chosen:
+            raise ValueError("versions must name at least one protocol version")
         unknown = [v for v in chosen if v not in SUPPORTED]
         if unknown:
             raise ValueError(f"no models for protocol version(s) {', '.join(map(repr, unknown))}")
-        if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 1:
-            raise TypeError(f"max_pending must be a positive int, not {max_pending!r:.40}")
+        check(max_pending, int, "max_pending")
+        if max_pending < 1:
+            raise ValueError(f"max_pending must be positive, not {max_pending}")
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema._codec.route import Known, Route
@@ -98,18 +99,22 @@ class ServerSession(Peer):
         max_pending: int = MAX_PENDING,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
+        check(info, (BaseModel, Mapping), "info")
+        check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
+        check(instructions, str, "instructions", none=True)
+        check(handler_version, str, "handler_version", none=True)
+        check(cache_scope, str, "cache_scope")
+        check(ttl_ms, int, "ttl_ms")
         self.info = wire_or_type_error(info, "info")
         self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
-        if instructions is not None and not isinstance(instructions, str):
-            raise TypeError("instructions must be a str")
         self.instructions = instructions
         if handler_version is not None and protocol(handler_version) is None:
             raise ValueError(f"no models for handler version {handler_version!r}")
         self.handler_version = handler_version
-        self.take = frozenset(take)
+        self.take = frozenset(strings(take, "take") or ())
         if not self.take <= set(ANSWERED_BY_SESSION):
             raise ValueError(f"take names some of {ANSWERED_BY_SESSION}")
-        if cache_scope not in ("private", "public") or not isinstance(ttl_ms, int) or ttl_ms < 0:
+        if cache_scope not in ("private", "public") or ttl_ms < 0:
             raise ValueError("cache_scope is 'private' or 'public', ttl_ms a non-negative int")
         self.cache_scope: Literal["private", "public"] = cache_scope
         self.ttl_ms = ttl_ms
