@@ -1,10 +1,11 @@
 """The official Python SDK client (``mcp``, the ``peers`` extra) drives
 ``examples/server.py`` in its legacy (``initialize``) and auto (2026-07-28)
-modes, directly and through ``examples/proxy.py``, which must report nothing."""
+modes, directly and through ``python -m mcp_schema proxy``, which must report
+nothing, until a bad line is slipped in."""
 
 from __future__ import annotations
 
-import subprocess
+import json
 import sys
 import tempfile
 from pathlib import Path
@@ -18,7 +19,19 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SERVER = [str(EXAMPLES / "server.py")]
-PROXIED = [str(EXAMPLES / "proxy.py"), "--", sys.executable, *SERVER]
+PROXIED = ["-m", "mcp_schema", "proxy", "--", sys.executable, *SERVER]
+# The server, after one line no client should get (a log level the schema lacks).
+BAD_LINE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":1}}'
+SPOILED = [
+    "-m",
+    "mcp_schema",
+    "proxy",
+    "--",
+    sys.executable,
+    "-c",
+    f"import os, runpy; os.write(1, {BAD_LINE!r} + b'\\n'); "
+    f"runpy.run_path({SERVER[0]!r}, run_name='__main__')",
+]
 
 
 def text(block: object) -> object:
@@ -74,18 +87,13 @@ def test_official_client_drives_the_example_server(mode: str, version: str, rout
     }
 
 
-def test_the_proxy_reports_what_it_cannot_decode_and_passes_it_on() -> None:
-    echo = [sys.executable, "-c", "import sys\nfor line in sys.stdin: print(line, end='')"]
-    frames = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n{"jsonrpc": "2.0", "id": 2}\n'
-    run = subprocess.run(
-        [sys.executable, PROXIED[0], "--", *echo], input=frames, capture_output=True, timeout=30
-    )
-    assert run.stdout == frames
-    reason = (
-        "-32600 Invalid Request: neither a request, a notification nor a response"
-        ' (no "method", "result" or "error")'
-    )
-    assert run.stderr.decode().splitlines() == [
-        f"proxy client->server: {reason}",
-        f"proxy server->client: {reason}",
+def test_the_proxy_reports_a_bad_line_the_server_slips_in() -> None:
+    with tempfile.TemporaryFile("w+") as errlog:
+        seen = anyio.run(session, "legacy", SPOILED, errlog)
+        errlog.seek(0)
+        reports = [json.loads(line) for line in errlog.read().splitlines()]
+    assert seen["echo"] == ("hi", {"text": "hi"})  # forwarded, and the session went on
+    assert [(r["direction"], r["line"], r["code"], r["frame"]) for r in reports] == [
+        ("server->client", 1, -32602, BAD_LINE.decode())
     ]
+    assert reports[0]["message"].startswith("Invalid params: $.params.level: Input should be")

@@ -75,7 +75,7 @@ import time
 from collections import deque
 from collections.abc import Collection, Sequence
 from types import FrameType
-from typing import IO, Any, Literal, TypedDict
+from typing import IO, Any, Literal, TypedDict, cast
 
 from mcp_schema.codec import Correlator, Sender
 from mcp_schema.errors import InternalError, McpError, ParseError, clip, quote
@@ -187,14 +187,10 @@ class Validator:
         extensions: Collection[str] = (),
         max_line_bytes: int = MAX_LINE_BYTES,
     ) -> None:
-        if not isinstance(max_line_bytes, int) or isinstance(max_line_bytes, bool):
-            raise TypeError(f"max_line_bytes must be an int, not {type(max_line_bytes).__name__}")
-        if max_line_bytes < 1:
-            raise ValueError(f"max_line_bytes must be positive, not {max_line_bytes}")
+        self.max_line_bytes = _positive(max_line_bytes, "max_line_bytes")
         self.correlator = Correlator(
             version=version, extensions=extensions, allow_unknown_methods=True
         )
-        self.max_line_bytes = max_line_bytes
         self._streams = {"client": _Stream(), "server": _Stream()}
 
     def check(self, sender: Sender, line: bytes | bytearray | memoryview) -> Report | None:
@@ -202,17 +198,14 @@ class Validator:
         when it is a valid message. A line longer than ``max_line_bytes`` is
         reported without being read."""
         stream = self._stream(sender)
-        if not isinstance(line, (bytes, bytearray, memoryview)):
-            raise TypeError(f"line must be bytes, not {type(line).__name__}")
+        frame = _bytes(line, "line")
         stream.lines += 1
-        return self._check(sender, stream.lines, bytes(line))
+        return self._check(sender, stream.lines, frame)
 
     def feed(self, sender: Sender, data: bytes | bytearray | memoryview) -> list[Report]:
         """The reports of the lines completed by ``data``, the next bytes of ``sender``'s stream."""
         stream = self._stream(sender)
-        if not isinstance(data, (bytes, bytearray, memoryview)):
-            raise TypeError(f"data must be bytes, not {type(data).__name__}")
-        chunk = bytes(data)
+        chunk = _bytes(data, "data")
         reports: list[Report] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
@@ -251,7 +244,9 @@ class Validator:
             f"Parse error: the stream ended inside a line of {size:,} bytes (no newline); "
             "forwarded, not validated"
         )
-        return [self._report(sender, stream.lines, ParseError.code, message, None, None, head, size)]
+        return [
+            self._report(sender, stream.lines, ParseError.code, message, None, None, head, size)
+        ]
 
     def discard(self, sender: Sender) -> None:
         """Forget the unfinished line of ``sender``'s stream (the relay stopped, not the peer)."""
@@ -357,17 +352,19 @@ def _json_size(value: Any) -> int | None:
         return None
 
 
-def _bounded_data(data: Any) -> Any:
+def _bounded_data(data: object) -> object:
     if data is None:
         return None
     size = _json_size(data)
     if size is not None and size <= MAX_DATA_BYTES:
         return data
-    errors = data.get("errors") if isinstance(data, dict) else None
+    found: dict[str, Any] = cast("dict[str, Any]", data) if isinstance(data, dict) else {}
+    errors: object = found.get("errors")
     if not isinstance(errors, list):
         return {"truncated": True}
-    total = data.get("total")
-    kept: list[Any] = []
+    errors = cast("list[object]", errors)
+    total: object = found.get("total")
+    kept: list[object] = []
     used = 64  # the envelope: {"errors":[],"total":N}
     for entry in errors:
         entry_size = _json_size(entry)
@@ -694,17 +691,14 @@ def run(
     while it runs, when it runs in the main thread. Raises `ProxyError`
     when the command cannot be started.
     """
-    if isinstance(command, (str, bytes)) or not isinstance(command, Sequence):
-        raise TypeError(f"command must be a sequence of strings, not {type(command).__name__}")
-    if not command or not all(isinstance(arg, str) for arg in command):
-        raise ValueError("command must be a non-empty sequence of strings")
+    argv = _command(command)
     if report is not None and not callable(getattr(report, "fileno", None)):
         raise TypeError(f"report must be a binary file, not {type(report).__name__}")
     validator = Validator(version=version, extensions=extensions, max_line_bytes=max_line_bytes)
     report_fd = 2 if report is None else report.fileno()
     if report is not None:
         report.flush()
-    return _Session(validator, report_fd).run(command)
+    return _Session(validator, report_fd).run(argv)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -778,6 +772,34 @@ def main(args: argparse.Namespace) -> int:
     except ProxyError as problem:
         _say(f"error: {problem}")
         return 2
+
+
+def _positive(value: object, name: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{name} must be positive, not {value}")
+    return value
+
+
+def _bytes(value: object, name: str) -> bytes:
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)  # the same object when it is bytes
+    if isinstance(value, memoryview):
+        return cast("memoryview[int]", value).tobytes()
+    raise TypeError(f"{name} must be bytes, not {type(value).__name__}")
+
+
+def _command(value: object) -> list[str]:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise TypeError(f"command must be a sequence of strings, not {type(value).__name__}")
+    argv = list(cast("Sequence[object]", value))
+    if not argv:
+        raise ValueError("command must not be empty")
+    for arg in argv:
+        if not isinstance(arg, str):
+            raise TypeError(f"command must hold strings, not {type(arg).__name__}")
+    return cast("list[str]", argv)
 
 
 def _is_open(fd: int) -> bool:
