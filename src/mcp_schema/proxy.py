@@ -410,14 +410,20 @@ class _Queue:
             self._bytes += len(chunk)
             self._ready.notify_all()
 
-    def get(self) -> tuple[str, Sender, bytes]:
+    def get(self) -> list[tuple[str, Sender, bytes]]:
+        """Everything queued (waiting for something); its bytes stay counted until `done`."""
         with self._ready:
             while not self._items:
                 self._ready.wait()
-            item = self._items.popleft()
-            self._bytes -= len(item[2])
+            items = list(self._items)
+            self._items.clear()
+            return items
+
+    def done(self, size: int) -> None:
+        """``size`` bytes taken by `get` have been validated."""
+        with self._ready:
+            self._bytes -= size
             self._ready.notify_all()
-            return item
 
 
 _DATA, _END, _CUT, _STOP = "data", "end", "cut", "stop"
@@ -592,27 +598,33 @@ class _Session:
     def _checker(self) -> None:
         broken = False
         while True:
-            kind, sender, chunk = self.queue.get()
-            if kind == _STOP:
-                return
-            if broken:
-                continue  # keep the queue moving: relaying must not wait for us
-            try:
-                if kind == _DATA:
-                    reports = self.validator.feed(sender, chunk)
-                elif kind == _END:
-                    reports = self.validator.close(sender)
-                else:
-                    self.validator.discard(sender)
-                    reports = []
-                for report in reports:
-                    _write(self.report_fd, report_line(report), raising=True)
-            except OSError as exc:
-                broken = True
-                self._fail_quietly(f"cannot write the report: {exc.strerror or exc}")
-            except BaseException as exc:
-                broken = True
-                self._fail_quietly(f"the validator failed, validation stopped: {exc!r}")
+            items = self.queue.get()
+            for kind, sender, chunk in items:
+                if kind == _STOP:
+                    return
+                if not broken:
+                    broken = self._check(kind, sender, chunk)
+            self.queue.done(sum(len(item[2]) for item in items))
+
+    def _check(self, kind: str, sender: Sender, chunk: bytes) -> bool:
+        """Validate one queued item and write its reports; whether that failed."""
+        try:
+            if kind == _DATA:
+                reports = self.validator.feed(sender, chunk)
+            elif kind == _END:
+                reports = self.validator.close(sender)
+            else:
+                self.validator.discard(sender)
+                reports = []
+            for report in reports:
+                _write(self.report_fd, report_line(report), raising=True)
+        except OSError as exc:
+            self._fail_quietly(f"cannot write the report: {exc.strerror or exc}")
+            return True
+        except BaseException as exc:
+            self._fail_quietly(f"the validator failed, validation stopped: {exc!r}")
+            return True
+        return False
 
     def _fail_quietly(self, problem: str) -> None:
         # The session goes on unvalidated; the exit status says so.
