@@ -466,25 +466,37 @@ class _Session:
             except (OSError, ValueError) as exc:
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 raise ProxyError(f"cannot start {quote(command[0])}: {reason}") from None
-            for signum in self.pending_signals:
-                self._forward(signum)
-            assert self.proc.stdin is not None and self.proc.stdout is not None
-            threads = [
-                threading.Thread(target=self._reap, name="proxy-reaper", daemon=True),
-                threading.Thread(target=self._up, name="proxy-up", daemon=True),
-                threading.Thread(target=self._down, name="proxy-down", daemon=True),
-                threading.Thread(target=self._checker, name="proxy-checker", daemon=True),
-            ]
-            for thread in threads:
-                thread.start()
-            self._supervise()
-            self._drain(threads[2])
-            self.queue.put(_STOP, "client")
-            threads[3].join()
-            return self._status()
+            try:
+                return self._relay()
+            except BaseException:
+                self._kill()  # never leave the child behind, whatever happened
+                raise
         finally:
             for signum, handler in previous.items():
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
+
+    def _relay(self) -> int:
+        for signum in self.pending_signals:
+            self._forward(signum)
+        threads = [
+            threading.Thread(target=self._reap, name="proxy-reaper", daemon=True),
+            threading.Thread(target=self._up, name="proxy-up", daemon=True),
+            threading.Thread(target=self._down, name="proxy-down", daemon=True),
+            threading.Thread(target=self._checker, name="proxy-checker", daemon=True),
+        ]
+        for thread in threads:
+            thread.start()
+        self._supervise()
+        self._drain(threads[2])
+        self.queue.put(_STOP, "client")
+        threads[3].join()
+        return self._status()
+
+    def _kill(self) -> None:
+        assert self.proc is not None
+        if self.proc.returncode is None:
+            self._forward(signal.SIGKILL)
+            self.proc.wait()
 
     def _supervise(self) -> None:
         stopping = False
