@@ -8,7 +8,8 @@ bytes go through unchanged, as they arrive: the proxy never waits for a line
 to end before forwarding it, and never holds a whole session.
 
 Every line of both directions (MCP's stdio framing: one JSON-RPC message per
-line) is also validated, after it has been handed on, by one `Validator`: one
+line) is also validated, off the forwarding path (a thread of its own reads
+copies of the bytes in the order they were read), by one `Validator`: one
 `mcp_schema.codec.Correlator` for the connection (told which peer sent each
 line, so a response is checked against the request it answers and the session
 version is followed; methods it does not know are the peers' business and
@@ -32,8 +33,12 @@ forwarded unchanged:
 
 * a line longer than ``--max-line-bytes`` (`MAX_LINE_BYTES` by default) is
   forwarded as it arrives but never held whole nor validated: the report
-  gives its size and first bytes. Memory stays bounded by that limit, per
-  direction, whatever a peer sends;
+  gives its size and first bytes. Whatever a peer sends, the proxy holds at
+  most that limit per direction, plus 4 MiB relayed but not yet validated:
+  when validation falls that far behind (tens of thousands of messages a
+  second, or many large ones), relaying waits for it rather than skip any.
+  (Validating a line takes a few times its size while it is read: lower the
+  limit to bound that too.)
 * an empty or blank line (both SDKs fail to parse one);
 * a last line without a newline, when a stream ends: no peer reads it as a
   message.
@@ -53,11 +58,17 @@ child is stopped the way MCP's stdio transport says: its standard input is
 closed, then after `GRACE_SECONDS` it is sent SIGTERM, then SIGKILL; in every
 case it is reaped before the proxy exits.
 
+A proxy killed outright (SIGKILL) cannot pass anything on: its child sees
+the end of its input, which is how an MCP server is asked to exit.
+
 The proxy's own failures are exit status 2 with one ``error:`` line on
 standard error: a command that cannot be started, a report file that cannot
 be opened, a closed standard input or output; a report that can no longer be
 written in the middle of a session (the session goes on, unvalidated, and
 the status is 2 when it ends).
+
+Reports on standard error (the default) share it with the child's own lines;
+each report is written with one call, but ``--report FILE`` keeps them apart.
 """
 
 from __future__ import annotations
