@@ -651,7 +651,10 @@ while True:
 """
 
 
-@pytest.mark.parametrize(("mode", "status"), [("polite", 0), ("stubborn", 128 + 15)])
+@pytest.mark.parametrize(
+    ("mode", "status"),
+    [("polite", 0), pytest.param("stubborn", 128 + 15, marks=pytest.mark.slow)],  # waits 2 s
+)
 def test_when_the_reader_goes_away_the_child_is_stopped_and_reaped(
     tmp_path: Path, mode: str, status: int
 ) -> None:
@@ -675,6 +678,7 @@ def test_when_the_reader_goes_away_the_child_is_stopped_and_reaped(
         proxy.wait()
 
 
+@pytest.mark.slow  # waits DRAIN_SECONDS
 def test_output_held_open_by_what_the_child_left_behind_ends_the_drain(tmp_path: Path) -> None:
     # The child leaves a sleeping process holding its standard output, and exits.
     source = (
