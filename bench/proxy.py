@@ -7,7 +7,7 @@ Usage: ``python -m bench.proxy [--rounds N] [--repeat R]``.
 A fake server replays a capture's server side: after the k-th client line it
 reads, it writes the server lines that followed it in the capture. Two
 measures per route, after a first exchange that pays for the processes'
-start-up:
+start-up, and that start-up:
 
 * throughput: after one pass in lockstep, the client side written as fast as
   the pipes take it (the capture ``--repeat`` times) and closed; frames per
@@ -15,7 +15,9 @@ start-up:
 * latency: one client line at a time, the round trip to the last server line
   it gets (only lines answered by exactly one), median and 90th percentile;
   the proxy's added latency per frame is half the difference of the medians
-  with the plain relay (a round trip crosses it twice).
+  with the plain relay (a round trip crosses it twice);
+* start: from starting the route's process to the first answer (the
+  proxy imports the codec; it builds its validators off the forwarding path).
 
 Nothing here asserts. Best of ``--rounds`` for each number.
 """
@@ -191,12 +193,15 @@ def throughput(argv: list[str], capture: Path, repeat: int) -> float:
 
 
 def latency(argv: list[str], capture: Path, repeat: int) -> list[float]:
-    """Round trips in seconds of the client lines answered by exactly one server line."""
+    """The time to the first answer from the start of the route's process, then the
+    round trips in seconds of the client lines answered by exactly one server line."""
     replays = [load(capture, replay) for replay in range(repeat)]
     client, after = replays[0]
+    began = time.perf_counter()
     proc = _start(argv)
-    trips: list[float] = []
-    for count in range(_warm(proc, client, after), len(client) * repeat):
+    done = _warm(proc, client, after)
+    trips: list[float] = [time.perf_counter() - began]  # the start: to the first answer
+    for count in range(done, len(client) * repeat):
         replay, index = divmod(count, len(client))
         answers = len(replays[replay][1][index + 1])
         began = time.perf_counter()
@@ -212,20 +217,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=100, help="times each capture is replayed")
     args = parser.parse_args()
-    rows: list[tuple[str, dict[str, tuple[float, float, float]]]] = []
+    rows: list[tuple[str, dict[str, tuple[float, float, float, float]]]] = []
     with tempfile.TemporaryDirectory() as scratch:
         report = Path(scratch) / "report.jsonl"
         for capture in CAPTURES:
-            row: dict[str, tuple[float, float, float]] = {}
+            row: dict[str, tuple[float, float, float, float]] = {}
             replays = args.repeat + 1
             for route, argv in routes(capture, report, replays).items():
                 fps = max(throughput(argv, capture, args.repeat) for _ in range(args.rounds))
-                trips = min(
-                    (latency(argv, capture, max(1, args.repeat // 4)) for _ in range(args.rounds)),
-                    key=statistics.median,
-                )
+                runs = [
+                    latency(argv, capture, max(1, args.repeat // 4)) for _ in range(args.rounds)
+                ]
+                start = min(run[0] for run in runs)
+                trips = min((run[1:] for run in runs), key=statistics.median)
                 p90 = statistics.quantiles(trips, n=10)[-1]
-                row[route] = (fps, statistics.median(trips), p90)
+                row[route] = (fps, statistics.median(trips), p90, start)
             rows.append((capture.name, row))
             print(_line(capture.name, row), flush=True)
         reported = len(report.read_text().splitlines()) if report.exists() else 0
@@ -236,26 +242,28 @@ def main() -> None:
     )
 
 
-def _line(name: str, row: dict[str, tuple[float, float, float]]) -> str:
+def _line(name: str, row: dict[str, tuple[float, float, float, float]]) -> str:
     cells = "  ".join(
-        f"{route}: {fps:,.0f} frames/s, rtt {med * 1e6:,.0f} µs (p90 {p90 * 1e6:,.0f})"
-        for route, (fps, med, p90) in row.items()
+        f"{route}: {fps:,.0f} frames/s, rtt {med * 1e6:,.0f} µs (p90 {p90 * 1e6:,.0f}), "
+        f"first answer {start * 1e3:,.0f} ms"
+        for route, (fps, med, p90, start) in row.items()
     )
     return f"{name}: {cells}"
 
 
-def _summary(rows: list[tuple[str, dict[str, tuple[float, float, float]]]]) -> str:
+def _summary(rows: list[tuple[str, dict[str, tuple[float, float, float, float]]]]) -> str:
     lines = [
         "| capture | direct frames/s | relay frames/s | proxy frames/s | proxy/relay "
-        "| relay rtt µs | proxy rtt µs | added per frame µs |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| relay rtt µs | proxy rtt µs | added per frame µs | relay start ms | proxy start ms |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for name, row in rows:
         direct, plain, proxy = row["direct"], row["cat-style relay"], row["mcp_schema proxy"]
         lines.append(
             f"| {name} | {direct[0]:,.0f} | {plain[0]:,.0f} | {proxy[0]:,.0f} | "
             f"{proxy[0] / plain[0]:.2f} | {plain[1] * 1e6:,.0f} | {proxy[1] * 1e6:,.0f} | "
-            f"{(proxy[1] - plain[1]) / 2 * 1e6:,.0f} |"
+            f"{(proxy[1] - plain[1]) / 2 * 1e6:,.0f} | {plain[3] * 1e3:,.0f} | "
+            f"{proxy[3] * 1e3:,.0f} |"
         )
     return "\n".join(lines)
 

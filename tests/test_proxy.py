@@ -4,6 +4,7 @@ client drives it in ``tests/test_sdk_client.py``)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
@@ -27,6 +28,7 @@ from mcp_schema.proxy import (
     Report,
     Validator,
     report_line,
+    run,
 )
 
 CAPTURES = Path(__file__).parent / "data" / "captures"
@@ -426,6 +428,14 @@ def test_wrong_arguments_are_refused() -> None:
         Validator(max_line_bytes="5")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_line_bytes"):
         Validator(max_line_bytes=0)
+    with pytest.raises(TypeError, match="report must be a file with a descriptor"):
+        run(["true"], report=io.BytesIO())
+    with pytest.raises(TypeError, match="command must be a sequence of strings"):
+        run("true")
+    with pytest.raises(TypeError, match="command must hold strings"):
+        run(["true", 5])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="command must not be empty"):
+        run([])
 
 
 # -- the command line -----------------------------------------------------------------------

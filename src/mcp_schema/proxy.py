@@ -136,6 +136,7 @@ DRAIN_SECONDS = 1.0
 anything arriving (processes it left behind may hold it open)."""
 
 _CHUNK = 65536
+_SWITCH_SECONDS = 0.0005
 _QUEUE_BYTES = 4 * 1024 * 1024  # relayed bytes waiting to be validated, before relaying waits
 _DIRECTION: dict[str, Direction] = {"client": "client->server", "server": "server->client"}
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -465,6 +466,10 @@ class _Session:
 
     def run(self, command: Sequence[str]) -> int:
         previous = self._handle_signals()
+        interval = sys.getswitchinterval()
+        # A relay thread waiting for the interpreter while the checker works
+        # through a backlog gets it after this long, not the default 5 ms.
+        sys.setswitchinterval(_SWITCH_SECONDS)
         try:
             try:
                 self.proc = subprocess.Popen(
@@ -483,6 +488,7 @@ class _Session:
                 self._kill()  # never leave the child behind, whatever happened
                 raise
         finally:
+            sys.setswitchinterval(interval)
             for signum, handler in previous.items():
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
@@ -727,12 +733,16 @@ def run(
     when the command cannot be started.
     """
     argv = _command(command)
-    if report is not None and not callable(getattr(report, "fileno", None)):
-        raise TypeError(f"report must be a binary file, not {type(report).__name__}")
-    validator = Validator(version=version, extensions=extensions, max_line_bytes=max_line_bytes)
-    report_fd = 2 if report is None else report.fileno()
+    report_fd = 2
     if report is not None:
-        report.flush()
+        try:
+            report.flush()
+            report_fd = report.fileno()
+        except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both
+            raise TypeError(
+                f"report must be a file with a descriptor, not {type(report).__name__}"
+            ) from None
+    validator = Validator(version=version, extensions=extensions, max_line_bytes=max_line_bytes)
     return _Session(validator, report_fd).run(argv)
 
 
