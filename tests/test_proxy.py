@@ -705,6 +705,58 @@ def test_output_held_open_by_what_the_child_left_behind_ends_the_drain(tmp_path:
     assert took < 5  # DRAIN_SECONDS after the child exited, not 30
 
 
+def test_a_report_that_cannot_be_written_is_status_2_and_the_session_goes_on() -> None:
+    sent = b"not json\n" * 3 + LIST + b"\n"
+    run = subprocess.run(
+        [*PROXY, "--report", "/dev/full", "--", *child(ECHO, os.devnull)],
+        input=sent,
+        capture_output=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and run.stdout == sent
+    assert run.stderr.decode().splitlines() == [
+        "child stderr",
+        "error: cannot write the report: No space left on device",
+    ]
+
+
+def _children(pid: int) -> list[int]:
+    return [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+
+
+def test_a_validator_that_dies_is_status_2_and_the_session_goes_on(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    proxy = subprocess.Popen(
+        [*PROXY, "--", *child(WAITER, str(pid_file))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        server = _started(proxy, pid_file)
+        [validator] = [pid for pid in _children(proxy.pid) if pid != server]
+        os.kill(validator, signal.SIGKILL)
+        time.sleep(0.1)
+        out, err = proxy.communicate(b"not json\n" * 1000, timeout=30)
+        assert proxy.returncode == 2 and out == b""  # the child exited 0 at the end of input
+        assert err.decode() == (
+            "error: the validator stopped (status -9); the session was not all validated\n"
+        )
+    finally:
+        proxy.kill()
+        proxy.wait()
+
+
+def test_the_module_runs_the_subcommand() -> None:
+    run = subprocess.run(
+        [sys.executable, "-m", "mcp_schema.proxy", "--", *child("import sys; sys.exit(4)")],
+        input=b"",
+        capture_output=True,
+        timeout=60,
+    )
+    assert (run.returncode, run.stderr) == (4, b"")
+
+
 @pytest.mark.parametrize(
     ("args", "problem"),
     [

@@ -8,8 +8,10 @@ bytes go through unchanged, as they arrive: the proxy never waits for a line
 to end before forwarding it, and never holds a whole session.
 
 Every line of both directions (MCP's stdio framing: one JSON-RPC message per
-line) is also validated, off the forwarding path (a thread of its own reads
-copies of the bytes in the order they were read), by one `Validator`: one
+line) is also validated, off the forwarding path: a validator process of its
+own (``python -m mcp_schema.proxy --validator``) is handed a copy of the bytes
+of both directions, in the order they were read, and feeds them to one
+`Validator`: one
 `mcp_schema.codec.Correlator` for the connection (told which peer sent each
 line, so a response is checked against the request it answers and the session
 version is followed; methods it does not know are the peers' business and
@@ -33,12 +35,12 @@ forwarded unchanged:
 
 * a line longer than ``--max-line-bytes`` (`MAX_LINE_BYTES` by default) is
   forwarded as it arrives but never held whole nor validated: the report
-  gives its size and first bytes. Whatever a peer sends, the proxy holds at
-  most that limit per direction, plus 4 MiB relayed but not yet validated:
-  when validation falls that far behind (tens of thousands of messages a
-  second, or many large ones), relaying waits for it rather than skip any.
-  (Validating a line takes a few times its size while it is read: lower the
-  limit to bound that too.)
+  gives its size and first bytes. Whatever a peer sends, the validator holds
+  at most that limit per direction, and the pipe to it at most 1 MiB relayed
+  but not yet validated: when validation falls that far behind (tens of
+  thousands of messages a second, or many large ones), relaying waits for it
+  rather than skip any. (Validating a line takes a few times its size while
+  it is read: lower the limit to bound that too.)
 * an empty or blank line (both SDKs fail to parse one);
 * a last line without a newline, when a stream ends: no peer reads it as a
   message.
@@ -59,16 +61,18 @@ closed, then after `GRACE_SECONDS` it is sent SIGTERM, then SIGKILL; in every
 case it is reaped before the proxy exits.
 
 A proxy killed outright (SIGKILL) cannot pass anything on: its child sees
-the end of its input, which is how an MCP server is asked to exit.
+the end of its input, which is how an MCP server is asked to exit (and so
+does the validator).
 
 The proxy's own failures are exit status 2 with one ``error:`` line on
 standard error: a command that cannot be started, a report file that cannot
 be opened, a closed standard input or output; a report that can no longer be
-written in the middle of a session (the session goes on, unvalidated, and
-the status is 2 when it ends).
+written in the middle of a session, or a validator that stopped (the session
+goes on, unvalidated, and the status is 2 when it ends).
 
 Reports on standard error (the default) share it with the child's own lines;
 each report is written with one call, but ``--report FILE`` keeps them apart.
+``python -m mcp_schema.proxy ...`` is ``python -m mcp_schema proxy ...``.
 """
 
 from __future__ import annotations
@@ -83,7 +87,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Collection, Sequence
 from types import FrameType
 from typing import IO, Any, Literal, TypedDict, cast
@@ -136,8 +139,6 @@ DRAIN_SECONDS = 1.0
 anything arriving (processes it left behind may hold it open)."""
 
 _CHUNK = 65536
-_SWITCH_SECONDS = 0.0005
-_QUEUE_BYTES = 4 * 1024 * 1024  # relayed bytes waiting to be validated, before relaying waits
 _DIRECTION: dict[str, Direction] = {"client": "client->server", "server": "server->client"}
 _FORWARDED = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -404,54 +405,82 @@ class ProxyError(Exception):
     """The proxy could not start (exit status 2 on the command line)."""
 
 
-class _Queue:
-    """Relayed chunks waiting for the checker, in the order they were read
-    (both directions in one queue), at most ``capacity`` bytes of them."""
-
-    def __init__(self, capacity: int) -> None:
-        self._items: deque[tuple[str, Sender, bytes]] = deque()
-        self._bytes = 0
-        self._capacity = capacity
-        self._ready = threading.Condition()
-
-    def put(self, kind: str, sender: Sender, chunk: bytes = b"") -> None:
-        with self._ready:
-            while self._bytes and self._bytes + len(chunk) > self._capacity:
-                self._ready.wait()
-            self._items.append((kind, sender, chunk))
-            self._bytes += len(chunk)
-            self._ready.notify_all()
-
-    def get(self) -> list[tuple[str, Sender, bytes]]:
-        """Everything queued (waiting for something); its bytes stay counted until `done`."""
-        with self._ready:
-            while not self._items:
-                self._ready.wait()
-            items = list(self._items)
-            self._items.clear()
-            return items
-
-    def done(self, size: int) -> None:
-        """``size`` bytes taken by `get` have been validated."""
-        with self._ready:
-            self._bytes -= size
-            self._ready.notify_all()
+# The relays hand copies of what they forward to the validator process, as
+# records: a kind (one byte) and the length of the bytes that follow (4 bytes).
+_RECORD_DATA = {"client": b"c", "server": b"s"}
+_RECORD_END = {"client": b"C", "server": b"S"}  # the stream ended (a peer closed it)
+_RECORD_CUT = {"client": b"x", "server": b"y"}  # the relay stopped: no partial-line report
+_PIPE_BYTES = 1024 * 1024  # what the validator may lag behind before relaying waits
+_VALIDATOR_FAILED = 2  # the validator's status when it said why itself
 
 
-_DATA, _END, _CUT, _STOP = "data", "end", "cut", "stop"
+class _Validation:
+    """The validator process (``python -m mcp_schema.proxy --validator``) and the
+    pipe to it: validation runs beside the relays, never holding them up but
+    through a full pipe (backpressure, so that nothing grows without bound)."""
+
+    def __init__(self, config: dict[str, Any], report_fd: int) -> None:
+        if not sys.executable:
+            raise ProxyError("cannot start the validator: no Python executable is known")
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "mcp_schema.proxy", "--validator", json.dumps(config)],
+                stdin=subprocess.PIPE,
+                stdout=report_fd,
+                bufsize=0,
+                start_new_session=True,  # a terminal's Ctrl-C is not for it: its input ends
+                env=_importable(),
+            )
+        except OSError as exc:
+            raise ProxyError(f"cannot start the validator: {exc.strerror or exc}") from None
+        assert self.proc.stdin is not None
+        self._pipe = self.proc.stdin
+        self._lock = threading.Lock()
+        self._broken = False
+        try:  # a deeper pipe: bursts need not wait for validation (Linux)
+            import fcntl
+
+            fcntl.fcntl(self._pipe.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
+        except (ImportError, OSError):
+            pass
+
+    def send(self, kind: bytes, chunk: bytes = b"") -> None:
+        """One record, whole, in the order of the calls (which is the caller's to keep)."""
+        with self._lock:
+            if self._broken:
+                return
+            if not _write(self._pipe.fileno(), kind + len(chunk).to_bytes(4, "big") + chunk):
+                self._broken = True  # the validator stopped; its status says why
+
+    def finish(self) -> str | None:
+        """End the validator's input, wait for it: why validation failed, if it did."""
+        with self._lock:
+            self._broken = True
+            self._pipe.close()
+        status = self.proc.wait()
+        if status == 0:
+            return None
+        if status == _VALIDATOR_FAILED:
+            return "validation stopped"  # the validator said why on standard error
+        return f"the validator stopped (status {status}); the session was not all validated"
+
+    def kill(self) -> None:
+        if self.proc.returncode is None:
+            self.proc.kill()
+            self.proc.wait()
 
 
 class _Session:
-    """One run of the proxy: the child, the four threads, the signals."""
+    """One run of the proxy: the child, the validator, the three threads, the signals."""
 
     def __init__(
-        self, validator: Validator, report_fd: int, stdin_fd: int = 0, stdout_fd: int = 1
+        self, config: dict[str, Any], report_fd: int, stdin_fd: int = 0, stdout_fd: int = 1
     ) -> None:
-        self.validator = validator
+        self.config = config
         self.report_fd = report_fd
         self.stdin_fd = stdin_fd
         self.stdout_fd = stdout_fd
-        self.queue = _Queue(_QUEUE_BYTES)
+        self.validation: _Validation | None = None
         self.proc: subprocess.Popen[bytes] | None = None
         self.pending_signals: list[int] = []
         self.exited = threading.Event()
@@ -466,11 +495,8 @@ class _Session:
 
     def run(self, command: Sequence[str]) -> int:
         previous = self._handle_signals()
-        interval = sys.getswitchinterval()
-        # A relay thread waiting for the interpreter while the checker works
-        # through a backlog gets it after this long, not the default 5 ms.
-        sys.setswitchinterval(_SWITCH_SECONDS)
         try:
+            self.validation = _Validation(self.config, self.report_fd)
             try:
                 self.proc = subprocess.Popen(
                     list(command),
@@ -480,6 +506,7 @@ class _Session:
                     start_new_session=True,
                 )
             except (OSError, ValueError) as exc:
+                self.validation.kill()
                 reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
                 raise ProxyError(f"cannot start {quote(command[0])}: {reason}") from None
             try:
@@ -488,32 +515,33 @@ class _Session:
                 self._kill()  # never leave the child behind, whatever happened
                 raise
         finally:
-            sys.setswitchinterval(interval)
             for signum, handler in previous.items():
                 signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def _relay(self) -> int:
+        assert self.validation is not None
         for signum in self.pending_signals:
             self._forward(signum)
         threads = [
             threading.Thread(target=self._reap, name="proxy-reaper", daemon=True),
             threading.Thread(target=self._up, name="proxy-up", daemon=True),
             threading.Thread(target=self._down, name="proxy-down", daemon=True),
-            threading.Thread(target=self._checker, name="proxy-checker", daemon=True),
         ]
         for thread in threads:
             thread.start()
         self._supervise()
         self._drain(threads[2])
-        self.queue.put(_STOP, "client")
-        threads[3].join()
+        problem = self.validation.finish()
+        if problem is not None:
+            self._fail(problem, quiet=problem == "validation stopped")
         return self._status()
 
     def _kill(self) -> None:
-        assert self.proc is not None
+        assert self.proc is not None and self.validation is not None
         if self.proc.returncode is None:
             self._forward(signal.SIGKILL)
             self.proc.wait()
+        self.validation.kill()
 
     def _supervise(self) -> None:
         stopping = False
@@ -571,10 +599,11 @@ class _Session:
             except OSError:
                 pass
 
-    def _fail(self, problem: str) -> None:
+    def _fail(self, problem: str, *, quiet: bool = False) -> None:
         if self.failure is None:
             self.failure = problem
-            _say(f"error: {problem}")
+            if not quiet:
+                _say(f"error: {problem}")
         self.wake.set()
 
     # -- the threads ----------------------------------------------------------------------
@@ -587,21 +616,23 @@ class _Session:
 
     def _up(self) -> None:
         assert self.proc is not None and self.proc.stdin is not None
+        assert self.validation is not None
         try:
             sink = self.proc.stdin.fileno()
             while chunk := _read(self.stdin_fd):
-                self.queue.put(_DATA, "client", chunk)
+                self.validation.send(_RECORD_DATA["client"], chunk)  # before it can be answered
                 if not _write(sink, chunk):
-                    self.queue.put(_CUT, "client")  # the child stopped reading
+                    self.validation.send(_RECORD_CUT["client"])  # the child stopped reading
                     break
             else:
-                self.queue.put(_END, "client")
+                self.validation.send(_RECORD_END["client"])
             self._close_child_stdin(neutralize=False)
         except BaseException as exc:  # a bug: stop the child rather than hang
             self._fail(f"internal error in the client->server relay: {exc!r}")
 
     def _down(self) -> None:
         assert self.proc is not None and self.proc.stdout is not None
+        assert self.validation is not None
         try:
             source = self.proc.stdout.fileno()
             while True:
@@ -609,12 +640,12 @@ class _Session:
                 chunk = _read(source)
                 self.reading_since = None
                 if not chunk:
-                    self.queue.put(_END, "server")
+                    self.validation.send(_RECORD_END["server"])
                     break
-                self.queue.put(_DATA, "server", chunk)
+                self.validation.send(_RECORD_DATA["server"], chunk)
                 if not _write(self.stdout_fd, chunk):
                     # The reader went away: nobody can receive the server's output.
-                    self.queue.put(_CUT, "server")
+                    self.validation.send(_RECORD_CUT["server"])
                     self.client_gone = True
                     self.wake.set()
                     break
@@ -623,43 +654,6 @@ class _Session:
             self._fail(f"internal error in the server->client relay: {exc!r}")
         finally:
             self.reading_since = None
-
-    def _checker(self) -> None:
-        broken = False
-        while True:
-            items = self.queue.get()
-            for kind, sender, chunk in items:
-                if kind == _STOP:
-                    return
-                if not broken:
-                    broken = self._check(kind, sender, chunk)
-            self.queue.done(sum(len(item[2]) for item in items))
-
-    def _check(self, kind: str, sender: Sender, chunk: bytes) -> bool:
-        """Validate one queued item and write its reports; whether that failed."""
-        try:
-            if kind == _DATA:
-                reports = self.validator.feed(sender, chunk)
-            elif kind == _END:
-                reports = self.validator.close(sender)
-            else:
-                self.validator.discard(sender)
-                reports = []
-            for report in reports:
-                _write(self.report_fd, report_line(report), raising=True)
-        except OSError as exc:
-            self._fail_quietly(f"cannot write the report: {exc.strerror or exc}")
-            return True
-        except BaseException as exc:
-            self._fail_quietly(f"the validator failed, validation stopped: {exc!r}")
-            return True
-        return False
-
-    def _fail_quietly(self, problem: str) -> None:
-        # The session goes on unvalidated; the exit status says so.
-        if self.failure is None:
-            self.failure = problem
-            _say(f"error: {problem}")
 
     def _close_child_stdin(self, *, neutralize: bool) -> None:
         assert self.proc is not None and self.proc.stdin is not None
@@ -680,6 +674,43 @@ class _Session:
                     self.proc.stdin.close()
                 except OSError:
                     pass
+
+
+def _importable() -> dict[str, str]:
+    """The environment, with the folders this ``mcp_schema`` was imported from first."""
+    import mcp_schema
+
+    roots = [os.path.dirname(os.path.abspath(path)) for path in mcp_schema.__path__]
+    inherited = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*roots, *filter(None, [inherited])])}
+
+
+def _serve(config: dict[str, Any]) -> int:
+    """The validator process: records on standard input, reports on standard output."""
+    validator = Validator(
+        version=config.get("version"),
+        extensions=config.get("extensions", ()),
+        max_line_bytes=config.get("max_line_bytes", MAX_LINE_BYTES),
+    )
+    source = os.fdopen(0, "rb", buffering=_CHUNK)
+    try:
+        while len(header := source.read(5)) == 5:
+            kind, size = header[:1], int.from_bytes(header[1:], "big")
+            chunk = source.read(size) if size else b""
+            sender: Sender = "client" if kind in (b"c", b"C", b"x") else "server"
+            if kind in (b"c", b"s"):
+                reports = validator.feed(sender, chunk)
+            elif kind in (b"C", b"S"):
+                reports = validator.close(sender)
+            else:
+                validator.discard(sender)
+                reports = []
+            for report in reports:
+                _write(1, report_line(report), raising=True)
+    except OSError as exc:
+        _say(f"error: cannot write the report: {exc.strerror or exc}")
+        return _VALIDATOR_FAILED
+    return 0
 
 
 def _read(fd: int) -> bytes:
@@ -742,8 +773,9 @@ def run(
             raise TypeError(
                 f"report must be a file with a descriptor, not {type(report).__name__}"
             ) from None
-    validator = Validator(version=version, extensions=extensions, max_line_bytes=max_line_bytes)
-    return _Session(validator, report_fd).run(argv)
+    Validator(version=version, extensions=extensions, max_line_bytes=max_line_bytes)  # checked
+    config = {"version": version, "extensions": list(extensions), "max_line_bytes": max_line_bytes}
+    return _Session(config, report_fd).run(argv)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -853,3 +885,11 @@ def _is_open(fd: int) -> bool:
     except OSError:
         return False
     return True
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["--validator"]:  # started by the proxy itself
+        sys.exit(_serve(json.loads(sys.argv[2])))
+    from mcp_schema.cli import main as _main
+
+    sys.exit(_main(["proxy", *sys.argv[1:]]))
