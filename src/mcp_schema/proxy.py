@@ -190,7 +190,7 @@ class Validator:
     valid lines return nothing. Validation never raises for what a peer sent:
     even a failure of the validator itself is a report (-32603).
 
-    Not thread-safe: one thread feeds it (the proxy's checker thread).
+    Not thread-safe: one thread feeds it (in the proxy, its validator process).
     """
 
     def __init__(
@@ -756,12 +756,15 @@ def run(
 ) -> int:
     """Run ``command`` behind the proxy on this process's standard input and
     output until it exits; its exit status (``128 + N`` for a signal N), or
-    2 when reports could not be written (module docstring).
+    2 when reports could not be written or the validator stopped (module
+    docstring). Meant to own the process: when the child exits first, a
+    daemon thread is left reading standard input.
 
-    Reports go to ``report`` (written line by line, unbuffered), or to
-    standard error. Signal handlers for SIGINT, SIGTERM and SIGHUP are in place
-    while it runs, when it runs in the main thread. Raises `ProxyError`
-    when the command cannot be started.
+    Reports go to ``report`` (written line by line, unbuffered, by the
+    validator process), or to standard error. Signal handlers for SIGINT,
+    SIGTERM and SIGHUP are in place while it runs, when it runs in the main
+    thread. Raises `ProxyError` when the command or the validator cannot be
+    started.
     """
     argv = _command(command)
     report_fd = 2
