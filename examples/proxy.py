@@ -1,56 +1,56 @@
-"""A validating stdio proxy: ``python examples/proxy.py -- SERVER_COMMAND...``.
+"""A validating stdio relay of your own, on the library API behind
+``python -m mcp_schema proxy``: ``python examples/proxy.py -- SERVER_COMMAND...``.
 
-Every frame passes through unchanged, in both directions; each is also
-decoded (one `Correlator` for the connection, told which peer sent each
-frame, so responses are typed by the request they answer) and re-encoded, and any frame that could not be decoded,
-or that would not come back as the same JSON value, is reported on stderr.
-Unknown methods are the peers' business: they are decoded generically.
+The command line is the complete tool (validation off the forwarding path,
+signals, exit status, a report file); this is the part to reuse in a gateway
+of your own. One `Validator` sees both directions, fed the bytes in the order
+they travel (here: before they are forwarded, under one lock), so responses
+are checked against the request they answer. It splits lines itself, holds
+none longer than its limit, and returns a `Report` for each line that fails;
+`report_line` writes one as a JSON line.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import subprocess
 import sys
 import threading
-from typing import IO
 
-from mcp_schema.codec import Correlator, Sender, encode
-from mcp_schema.errors import McpError
+from mcp_schema.codec import Sender
+from mcp_schema.proxy import Report, Validator, report_line
 
-session = Correlator(allow_unknown_methods=True)
-lock = threading.Lock()  # one Correlator sees both directions in order
+validator = Validator()
+lock = threading.Lock()
 
 
-def check(sender: Sender, line: bytes) -> None:
-    direction = "client->server" if sender == "client" else "server->client"
+def report(reports: list[Report]) -> None:
+    for found in reports:
+        sys.stderr.buffer.write(report_line(found))
+    sys.stderr.buffer.flush()
+
+
+def pump(sender: Sender, source: int, sink: int) -> None:
+    while chunk := os.read(source, 65536):
+        with lock:
+            found = validator.feed(sender, chunk)
+        os.write(sink, chunk)  # unchanged, valid or not (a pipe takes it whole)
+        report(found)
     with lock:
-        try:
-            same = json.loads(encode(session.decode(line, sender=sender))) == json.loads(line)
-        except McpError as err:
-            print(f"proxy {direction}: {err.code} {err.message}", file=sys.stderr, flush=True)
-            return
-    if not same:
-        print(f"proxy {direction}: would change {line[:200]!r}", file=sys.stderr, flush=True)
-
-
-def pump(sender: Sender, source: IO[bytes], sink: IO[bytes]) -> None:
-    for line in source:
-        if line.strip():
-            check(sender, line)
-        sink.write(line)
-        sink.flush()
-    sink.close()
+        report(validator.close(sender))  # a last line without a newline
 
 
 def main(command: list[str]) -> int:
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert server.stdin is not None and server.stdout is not None
-    to_server = threading.Thread(
-        target=pump, args=("client", sys.stdin.buffer, server.stdin), daemon=True
-    )
-    to_server.start()
-    pump("server", server.stdout, sys.stdout.buffer)
+    stdin = server.stdin
+
+    def to_server() -> None:
+        pump("client", sys.stdin.fileno(), stdin.fileno())
+        stdin.close()  # end of input: the server's signal to exit
+
+    threading.Thread(target=to_server, daemon=True).start()
+    pump("server", server.stdout.fileno(), sys.stdout.fileno())
     return server.wait()
 
 

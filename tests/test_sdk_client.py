@@ -1,12 +1,14 @@
-"""The official Python SDK client (``mcp`` 2.3.0, the ``peers`` extra) drives
+"""The official Python SDK client (``mcp`` 2.3.0, the ``peers`` group) drives
 ``examples/server.py`` over stdio: legacy mode offering each handshake-era
 version, auto mode (2026-07-28), with and without elicitation and sampling
-callbacks; and ``examples/client.py`` drives a server built with the SDK.
-Each row is one client process session running every check; the server must
-write nothing to stderr."""
+callbacks, directly and through ``python -m mcp_schema proxy`` (which must
+report nothing until a bad line is slipped in); and ``examples/client.py``
+drives a server built with the SDK. Each row is one client process session
+running every check; the server must write nothing to stderr."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import tempfile
@@ -25,10 +27,22 @@ from mcp.shared.exceptions import MCPError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 SERVER = [str(EXAMPLES / "server.py")]
-PROXIED = [str(EXAMPLES / "proxy.py"), "--", sys.executable, *SERVER]
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 ELICITING = ("2025-06-18", "2025-11-25", "2026-07-28")
 """The versions that have elicitation."""
+PROXIED = ["-m", "mcp_schema", "proxy", "--", sys.executable, *SERVER]
+# The server, after one line no client should get (a log level the schema lacks).
+BAD_LINE = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"loud","data":1}}'
+SPOILED = [
+    "-m",
+    "mcp_schema",
+    "proxy",
+    "--",
+    sys.executable,
+    "-c",
+    f"import os, runpy; os.write(1, {BAD_LINE!r} + b'\\n'); "
+    f"runpy.run_path({SERVER[0]!r}, run_name='__main__')",
+]
 
 
 def text(block: object) -> object:
@@ -150,23 +164,6 @@ def test_official_client_through_the_proxy(mode: str, version: str) -> None:
     assert run(mode, version, True, PROXIED) == expected(mode, version, True)
 
 
-def test_the_proxy_reports_what_it_cannot_decode_and_passes_it_on() -> None:
-    echo = [sys.executable, "-c", "import sys\nfor line in sys.stdin: print(line, end='')"]
-    frames = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n{"jsonrpc": "2.0", "id": 2}\n'
-    run = subprocess.run(
-        [sys.executable, PROXIED[0], "--", *echo], input=frames, capture_output=True, timeout=30
-    )
-    assert run.stdout == frames
-    reason = (
-        "-32600 Invalid Request: neither a request, a notification nor a response"
-        ' (no "method", "result" or "error")'
-    )
-    assert run.stderr.decode().splitlines() == [
-        f"proxy client->server: {reason}",
-        f"proxy server->client: {reason}",
-    ]
-
-
 PEER_SERVER = Path(__file__).resolve().parent / "peers" / "py_server.py"
 
 
@@ -191,3 +188,15 @@ def test_the_example_client_drives_an_official_sdk_server(mode: str, version: st
         "prompt Please review this python code:",
         "progress 3",
     ]
+
+
+def test_the_proxy_reports_a_bad_line_the_server_slips_in() -> None:
+    with tempfile.TemporaryFile("w+") as errlog:
+        seen = anyio.run(session, "legacy", True, SPOILED, errlog)
+        errlog.seek(0)
+        reports = [json.loads(line) for line in errlog.read().splitlines()]
+    assert seen["echo"] == ("hi", {"text": "hi"})  # forwarded, and the session went on
+    assert [(r["direction"], r["line"], r["code"], r["frame"]) for r in reports] == [
+        ("server->client", 1, -32602, BAD_LINE.decode())
+    ]
+    assert reports[0]["message"].startswith("Invalid params: $.params.level: Input should be")

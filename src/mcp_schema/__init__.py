@@ -6,7 +6,7 @@ them (``SUPPORTED_VERSIONS``, the eras, the default version).
 
 Hand-written runtime modules (``src/mcp_schema``): ``base`` (model base and JSON scalar types),
 ``method_table``, ``compiled``, ``versions``, ``errors``, ``codec``, ``http_headers``,
-``context``, ``cli``, ``diff``, ``projection``.
+``context``, ``cli``, ``diff``, ``projection``, ``proxy``.
 """
 
 from __future__ import annotations

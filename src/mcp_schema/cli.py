@@ -1,5 +1,5 @@
-"""``python -m mcp_schema validate FILE [--version V]`` and ``diff A B [--json]``
-(hand-written runtime module).
+"""``python -m mcp_schema validate FILE [--version V]``, ``diff A B [--json]`` and
+``proxy [--report FILE] -- CMD ...`` (`mcp_schema.proxy`) (hand-written runtime module).
 
 FILE holds JSON Lines, one JSON-RPC message per line (``-`` reads stdin).
 Responses are paired with their requests by id, the version is detected per
@@ -25,6 +25,7 @@ from typing import IO, NamedTuple, NoReturn
 from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
+from mcp_schema.proxy import add_arguments as add_proxy_arguments
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000
@@ -179,7 +180,14 @@ def main(
     compare.add_argument("old", choices=SUPPORTED_VERSIONS, metavar="A")
     compare.add_argument("new", choices=SUPPORTED_VERSIONS, metavar="B")
     compare.add_argument("--json", action="store_true", help="one JSON object instead of text")
+    add_proxy_arguments(
+        commands.add_parser("proxy", help="run a stdio server, validating its traffic both ways")
+    )
     args = parser.parse_args(argv)
+    if args.command == "proxy":
+        from mcp_schema.proxy import main as proxy
+
+        return proxy(args)
     try:
         if out is None:
             raise _Failed("standard output is closed")
