@@ -87,7 +87,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from types import FrameType
 from typing import IO, Any, Literal, TypedDict, cast
 
@@ -336,6 +336,8 @@ class Validator:
 
 def report_line(report: Report) -> bytes:
     """``report`` as one line of JSON (ASCII, ending in a newline)."""
+    if not isinstance(report, Mapping):
+        raise TypeError(f"report must be a Report mapping, not {type(report).__name__}")
     text = json.dumps(report, ensure_ascii=True, separators=(",", ":"), allow_nan=False)
     return text.encode("ascii") + b"\n"
 
