@@ -117,6 +117,31 @@ def render_tables(
     )
 
 
+def notification_unions(modules: dict[str, ir.Module]) -> list[tuple[str, list[str]]]:
+    """Each notification of the core versions, by its definition's name, as
+    the classes ``decode`` gives for it in every version that has it (the
+    type of a helper that builds it for any version)."""
+    by_name: dict[str, list[str]] = {}
+    for module in modules.values():
+        if "." in module.package:
+            continue  # an extension's: not built by version
+        extended = {c.name: c.extends for c in module.classes if c.extends is not None}
+        for entry in module.methods.notifications:
+            name = extended.get(entry.notification) or entry.notification
+            by_name.setdefault(name, []).append(f"{module.package}.{entry.notification}")
+    return sorted(by_name.items())
+
+
+def newest_stateless(modules: dict[str, ir.Module], pins: dict[str, Pin]) -> str | None:
+    """The package of the newest stateless-era version, if one is compiled."""
+    stateless = [
+        m.package
+        for key, m in modules.items()
+        if pins[key].base is None and era_of(pins[key], pins) == "stateless"
+    ]
+    return stateless[-1] if stateless else None
+
+
 def render_registry(
     modules: dict[str, ir.Module], pins: dict[str, Pin], env: jinja2.Environment
 ) -> str:
@@ -136,4 +161,11 @@ def render_registry(
             }
         )
     pins_sha256 = hashlib.sha256((SCHEMA_DIR / "pins.json").read_bytes()).hexdigest()
-    return env.get_template("registry.py.j2").render(entries=entries, pins_sha256=pins_sha256)
+    core = [m.package for key, m in modules.items() if pins[key].base is None]
+    return env.get_template("registry.py.j2").render(
+        entries=entries,
+        pins_sha256=pins_sha256,
+        core=core,
+        notifications=notification_unions(modules),
+        newest_stateless=newest_stateless(modules, pins),
+    )

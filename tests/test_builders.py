@@ -5,6 +5,7 @@ input-required results."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -256,21 +257,26 @@ def _tables(version: str) -> VersionTables:
 
 
 def test_the_builders_return_types_name_every_supported_version() -> None:
-    import inspect
+    # The registry's unions are generated from the method tables: every
+    # version that has the notification, under its decoded class.
+    import ast
 
-    from mcp_schema import builders
-    from mcp_schema.versions import SUPPORTED_VERSIONS
+    from mcp_schema import registry
 
-    assert builders.TYPED_VERSIONS == SUPPORTED_VERSIONS  # a new version: add its classes
-    source = inspect.getsource(builders)
-    aliases = dict(zip(SUPPORTED_VERSIONS, ("_a", "_b", "_c", "_d", "_e"), strict=True))
-    for version in SUPPORTED_VERSIONS:
-        built = [
-            builders.progress(version, "t", 1),
-            builders.log_message(version, "info", "x"),
-            builders.cancelled(version, 1),
-            builders.resource_updated(version, "file:///x"),
-            builders.list_changed(version, "tools"),
-        ]
-        for model in built:
-            assert f"{aliases[version]}.{type(model).__name__}," in source
+    tree = ast.parse(Path(registry.__file__).read_text())
+    aliases = {
+        node.target.id: ast.unparse(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(node.target, ast.Name)
+        and node.value is not None
+    }
+    for method, name in (
+        ("notifications/progress", "ProgressNotification"),
+        ("notifications/message", "LoggingMessageNotification"),
+        ("notifications/cancelled", "CancelledNotification"),
+    ):
+        for version in SUPPORTED_VERSIONS:
+            cls = catalog(version, ()).notifications[method].notification
+            package = cls.__module__.removesuffix(".models").removeprefix("mcp_schema.")
+            assert f"{package}.{cls.__name__}" in aliases[name], (version, name)

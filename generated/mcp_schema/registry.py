@@ -10,9 +10,95 @@ about the versions; `mcp_schema.compiled` describes an entry.
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final, TypeAlias, Union
 
 from mcp_schema.compiled import CompiledVersion, VersionTables
+
+if TYPE_CHECKING:
+    # Types across versions: each notification as the class `decode` gives for
+    # it in every version that has it (what a builder for any version returns).
+    from mcp_schema import v2024_11_05, v2025_03_26, v2025_06_18, v2025_11_25, v2026_07_28
+
+    CancelledNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCCancelledNotification,
+        v2025_03_26.JSONRPCCancelledNotification,
+        v2025_06_18.JSONRPCCancelledNotification,
+        v2025_11_25.CancelledNotification,
+        v2026_07_28.CancelledNotification,
+    ]
+
+    ElicitationCompleteNotification: TypeAlias = v2025_11_25.ElicitationCompleteNotification
+
+    InitializedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCInitializedNotification,
+        v2025_03_26.JSONRPCInitializedNotification,
+        v2025_06_18.JSONRPCInitializedNotification,
+        v2025_11_25.InitializedNotification,
+    ]
+
+    LoggingMessageNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCLoggingMessageNotification,
+        v2025_03_26.JSONRPCLoggingMessageNotification,
+        v2025_06_18.JSONRPCLoggingMessageNotification,
+        v2025_11_25.LoggingMessageNotification,
+        v2026_07_28.LoggingMessageNotification,
+    ]
+
+    ProgressNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCProgressNotification,
+        v2025_03_26.JSONRPCProgressNotification,
+        v2025_06_18.JSONRPCProgressNotification,
+        v2025_11_25.ProgressNotification,
+        v2026_07_28.ProgressNotification,
+    ]
+
+    PromptListChangedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCPromptListChangedNotification,
+        v2025_03_26.JSONRPCPromptListChangedNotification,
+        v2025_06_18.JSONRPCPromptListChangedNotification,
+        v2025_11_25.PromptListChangedNotification,
+        v2026_07_28.PromptListChangedNotification,
+    ]
+
+    ResourceListChangedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCResourceListChangedNotification,
+        v2025_03_26.JSONRPCResourceListChangedNotification,
+        v2025_06_18.JSONRPCResourceListChangedNotification,
+        v2025_11_25.ResourceListChangedNotification,
+        v2026_07_28.ResourceListChangedNotification,
+    ]
+
+    ResourceUpdatedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCResourceUpdatedNotification,
+        v2025_03_26.JSONRPCResourceUpdatedNotification,
+        v2025_06_18.JSONRPCResourceUpdatedNotification,
+        v2025_11_25.ResourceUpdatedNotification,
+        v2026_07_28.ResourceUpdatedNotification,
+    ]
+
+    RootsListChangedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCRootsListChangedNotification,
+        v2025_03_26.JSONRPCRootsListChangedNotification,
+        v2025_06_18.JSONRPCRootsListChangedNotification,
+        v2025_11_25.RootsListChangedNotification,
+    ]
+
+    SubscriptionsAcknowledgedNotification: TypeAlias = (
+        v2026_07_28.SubscriptionsAcknowledgedNotification
+    )
+
+    TaskStatusNotification: TypeAlias = v2025_11_25.TaskStatusNotification
+
+    ToolListChangedNotification: TypeAlias = Union[
+        v2024_11_05.JSONRPCToolListChangedNotification,
+        v2025_03_26.JSONRPCToolListChangedNotification,
+        v2025_06_18.JSONRPCToolListChangedNotification,
+        v2025_11_25.ToolListChangedNotification,
+        v2026_07_28.ToolListChangedNotification,
+    ]
+
+    DiscoverResult: TypeAlias = v2026_07_28.DiscoverResult
+    """The ``DiscoverResult`` of the newest stateless-era version."""
 
 __all__ = ["COMPILED"]
 

@@ -36,61 +36,20 @@ __all__ = [
 
 Listed = Literal["tools", "resources", "prompts"]
 
-TYPED_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28")
-"""The versions the return types below name (a test keeps it equal to the supported ones)."""
-
 if TYPE_CHECKING:
-    from mcp_schema import v2024_11_05 as _a
-    from mcp_schema import v2025_03_26 as _b
-    from mcp_schema import v2025_06_18 as _c
-    from mcp_schema import v2025_11_25 as _d
-    from mcp_schema import v2026_07_28 as _e
+    # Generated for every compiled version: what each builder returns.
+    from mcp_schema.registry import (
+        CancelledNotification,
+        LoggingMessageNotification,
+        ProgressNotification,
+        PromptListChangedNotification,
+        ResourceListChangedNotification,
+        ResourceUpdatedNotification,
+        ToolListChangedNotification,
+    )
 
-    # What each builder returns: the notification class of one of the versions.
-    ProgressNotification = Union[
-        _a.JSONRPCProgressNotification,
-        _b.JSONRPCProgressNotification,
-        _c.JSONRPCProgressNotification,
-        _d.ProgressNotification,
-        _e.ProgressNotification,
-    ]
-    LoggingMessageNotification = Union[
-        _a.JSONRPCLoggingMessageNotification,
-        _b.JSONRPCLoggingMessageNotification,
-        _c.JSONRPCLoggingMessageNotification,
-        _d.LoggingMessageNotification,
-        _e.LoggingMessageNotification,
-    ]
-    CancelledNotification = Union[
-        _a.JSONRPCCancelledNotification,
-        _b.JSONRPCCancelledNotification,
-        _c.JSONRPCCancelledNotification,
-        _d.CancelledNotification,
-        _e.CancelledNotification,
-    ]
-    ResourceUpdatedNotification = Union[
-        _a.JSONRPCResourceUpdatedNotification,
-        _b.JSONRPCResourceUpdatedNotification,
-        _c.JSONRPCResourceUpdatedNotification,
-        _d.ResourceUpdatedNotification,
-        _e.ResourceUpdatedNotification,
-    ]
     ListChangedNotification = Union[
-        _a.JSONRPCToolListChangedNotification,
-        _b.JSONRPCToolListChangedNotification,
-        _c.JSONRPCToolListChangedNotification,
-        _d.ToolListChangedNotification,
-        _e.ToolListChangedNotification,
-        _a.JSONRPCResourceListChangedNotification,
-        _b.JSONRPCResourceListChangedNotification,
-        _c.JSONRPCResourceListChangedNotification,
-        _d.ResourceListChangedNotification,
-        _e.ResourceListChangedNotification,
-        _a.JSONRPCPromptListChangedNotification,
-        _b.JSONRPCPromptListChangedNotification,
-        _c.JSONRPCPromptListChangedNotification,
-        _d.PromptListChangedNotification,
-        _e.PromptListChangedNotification,
+        ToolListChangedNotification, ResourceListChangedNotification, PromptListChangedNotification
     ]
 
 

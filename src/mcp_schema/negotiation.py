@@ -27,7 +27,7 @@ from mcp_schema.versions import (
 
 if TYPE_CHECKING:
     # The newest stateless-era version's: the one discover_result builds.
-    from mcp_schema.v2026_07_28 import DiscoverResult
+    from mcp_schema.registry import DiscoverResult
 
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
 
