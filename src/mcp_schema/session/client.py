@@ -101,7 +101,7 @@ class ClientSession(Peer):
             "capabilities": self.capabilities,
             "clientInfo": self.info,
         }
-        return self.send("initialize", params, self._initialized, offer).id
+        return self._send("initialize", params, self._initialized, offer).id
 
     def discover(self, version: str | None = None) -> int:
         """Ask ``server/discover`` in ``version`` (default: the newest
@@ -112,7 +112,7 @@ class ClientSession(Peer):
         if probe is None or probe not in stateless:
             raise ValueError(f"{probe!r} is not a stateless-era version this client speaks")
         self._unnegotiated()
-        return self.send("server/discover", None, self._discovered, probe).id
+        return self._send("server/discover", None, self._discovered, probe).id
 
     def _unnegotiated(self) -> None:
         if self._version is not None:
@@ -161,7 +161,7 @@ class ClientSession(Peer):
 
     # -- calls ----------------------------------------------------------------------------
 
-    def stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+    def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
         if version not in STATELESS:
             return value
         params = dict(value.get("params") or {})
@@ -177,7 +177,7 @@ class ClientSession(Peer):
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send a request in the negotiated version; its id. The answer is a
         `ResponseReceived` with this id (after any `InputRequested` rounds)."""
-        sent = self.send(method, params, _answering(self, None))
+        sent = self._send(method, params, _answering(self, None))
         return sent.id
 
     def provide_input(
@@ -206,11 +206,11 @@ class ClientSession(Peer):
             retry = retry_with_input(sent.message, asked, responses)
         except ValueError as exc:
             raise InvalidOutgoingError(str(exc)) from None
-        self.send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
+        self._send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
 
     # -- the server's requests (handshake era) --------------------------------------------
 
-    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         method, version = route.method, route.version
         assert method is not None and route.id is not None
         if method == "ping":
@@ -243,18 +243,18 @@ class ClientSession(Peer):
         else:
             events.append(event)
 
-    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         assert route.method is not None
         events.append(NotificationReceived(route.method, message, route.version))
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer the server's ``request`` with ``result`` (a model or a wire mapping)."""
-        if not self.check_in_flight(request):
-            self.release(request)
+        if not self._check_in_flight(request):
+            self._release(request)
             return
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire_or_type_error(result, "result")}
-        self.check_answer(value, request.method, request.version)
-        self.release(request)
+        self._check_answer(value, request.method, request.version)
+        self._release(request)
         self._queue(value)
 
 

@@ -159,10 +159,10 @@ class Peer:
         except McpError as err:
             if value is not None:
                 address(err, value)
-            self.refuse(err, events)
+            self._refuse(err, events)
         return events
 
-    def refuse(self, err: McpError, events: list[Event]) -> None:
+    def _refuse(self, err: McpError, events: list[Event]) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
         if isinstance(err, UnsupportedProtocolVersionError) and isinstance(err.data, dict):
             # What this session serves, not what the package has models for.
@@ -172,18 +172,18 @@ class Peer:
             self._out.append(encode(err.to_response()))
         events.append(ProtocolError(err, err.answerable))
 
-    def known(self, method: str | None = None) -> Known:
+    def _known(self, method: str | None = None) -> Known:
         """What the pipeline is told about a message of this session."""
         return Known(default=self._version, method=method, fixed=self._version is not None)
 
     def _incoming(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
-        route, message = read_value(value, size, self.known_for(value), None, MODELS)
+        route, message = read_value(value, size, self._known_for(value), None, MODELS)
         if route.kind == "notification":
             assert route.method is not None
             if route.method == "notifications/cancelled":
                 self._peer_cancelled(value, events)
             else:
-                self.on_notification(route, message, events)
+                self._on_notification(route, message, events)
             return
         assert route.id is not None and route.method is not None
         entry = catalog(route.version, ()).requests.get(route.method)
@@ -206,7 +206,7 @@ class Peer:
                 {"id": route.id},
             )
         self._cancelled.pop(rid, None)  # an id may be used again once answered
-        self.on_request(route, message, events)
+        self._on_request(route, message, events)
 
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
         params = value.get("params")
@@ -218,7 +218,7 @@ class Peer:
         while len(self._cancelled) > MAX_CANCELLED:
             self._cancelled.popitem(last=False)
         reason = params.get("reason") if type(params) is dict else None
-        self.on_cancel(request)
+        self._on_cancel(request)
         events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
 
     def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
@@ -245,21 +245,21 @@ class Peer:
 
     # -- hooks of the roles -------------------------------------------------------------
 
-    def known_for(self, value: dict[str, Any]) -> Known:
-        return self.known()
+    def _known_for(self, value: dict[str, Any]) -> Known:
+        return self._known()
 
-    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         raise NotImplementedError
 
-    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         raise NotImplementedError
 
-    def on_cancel(self, request: RequestReceived) -> None:
+    def _on_cancel(self, request: RequestReceived) -> None:
         """The peer cancelled ``request``."""
 
     # -- answering the peer -------------------------------------------------------------
 
-    def release(self, request: RequestReceived) -> bool:
+    def _release(self, request: RequestReceived) -> bool:
         """``request`` leaves the in-flight table to be answered: True, or False
         when the peer cancelled it (the answer is dropped). Neither:
         `UnknownRequestError`."""
@@ -275,7 +275,7 @@ class Peer:
             f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
         )
 
-    def check_in_flight(self, request: RequestReceived) -> bool:
+    def _check_in_flight(self, request: RequestReceived) -> bool:
         if not isinstance(request, RequestReceived):
             raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
         rid = key(request.id)
@@ -287,7 +287,7 @@ class Peer:
             f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
         )
 
-    def check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
+    def _check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
         """A response this side sends, read by the pipeline as the peer will
         read it: its result model, or `InvalidOutgoingError`."""
         try:
@@ -310,21 +310,21 @@ class Peer:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
         if not isinstance(error, McpError):
             raise TypeError(f"error must be an McpError, not {type(error).__name__}")
-        if self.release(request):
-            self.on_answered(request)
+        if self._release(request):
+            self._on_answered(request)
             self._out.append(encode(error.to_response(request.id)))
 
-    def on_answered(self, request: RequestReceived) -> None:
+    def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
 
     # -- sending ------------------------------------------------------------------------
 
-    def negotiated(self) -> str:
+    def _negotiated(self) -> str:
         if self._version is None:
             raise SessionStateError("no protocol version is negotiated yet")
         return self._version
 
-    def checked(self, value: dict[str, Any], version: str) -> McpModel:
+    def _checked(self, value: dict[str, Any], version: str) -> McpModel:
         """``value`` (a whole request or notification) read as the peer will read it."""
         try:
             _, message = read_value(value, 0, Known(version=version), None, MODELS)
@@ -332,7 +332,9 @@ class Peer:
             raise InvalidOutgoingError(f"{version}: {err.message}") from None
         return message  # type: ignore[no-any-return]
 
-    def sendable(self, method: str, version: str, kind: Literal["request", "notification"]) -> None:
+    def _sendable(
+        self, method: str, version: str, kind: Literal["request", "notification"]
+    ) -> None:
         found = catalog(version, ())
         entry = (found.requests if kind == "request" else found.notifications).get(method)
         if entry is None:
@@ -342,38 +344,38 @@ class Peer:
 
     def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
         """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
-        version = self.negotiated()
-        self.sendable(method, version, "notification")
+        version = self._negotiated()
+        self._sendable(method, version, "notification")
         value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             value["params"] = wire_or_type_error(params, "params")
-        self.checked(value, version)
+        self._checked(value, version)
         self._queue(value)
 
-    def send(
+    def _send(
         self,
         method: str,
         params: BaseModel | Mapping[str, Any] | None,
         on_answer: Answered,
         version: str | None = None,
     ) -> Outgoing:
-        version = version or self.negotiated()
-        self.sendable(method, version, "request")
+        version = version or self._negotiated()
+        self._sendable(method, version, "request")
         if len(self._mine) >= self.max_pending:
             raise SessionStateError(f"{len(self._mine):,} requests already await an answer")
         rid = self._next_id
         value: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             value["params"] = wire_or_type_error(params, "params")
-        value = self.stamped(value, version)
-        message = self.checked(value, version)
+        value = self._stamped(value, version)
+        message = self._checked(value, version)
         self._queue(value)
         self._next_id += 1
         outgoing = Outgoing(rid, method, version, message, on_answer)
         self._mine[key(rid)] = outgoing
         return outgoing
 
-    def stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+    def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
         """A request as this side sends it in ``version`` (the client adds ``_meta``)."""
         return value
 

@@ -130,18 +130,18 @@ class ServerSession(Peer):
 
     # -- reading -------------------------------------------------------------------------
 
-    def known_for(self, value: dict[str, Any]) -> Known:
+    def _known_for(self, value: dict[str, Any]) -> Known:
         if self._version is None and value.get("method") == "initialize":
             return Known(version=DEFAULT_VERSION)  # it predates any session version
-        return self.known()
+        return self._known()
 
-    def on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         if route.method == "notifications/initialized":
             return  # the session is ready once initialize is answered
         assert route.method is not None
         events.append(NotificationReceived(route.method, message, route.version))
 
-    def on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
+    def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         method, version = route.method, route.version
         assert method is not None and route.id is not None
         if method == "initialize":  # read in any version: it chooses the session's
@@ -149,7 +149,7 @@ class ServerSession(Peer):
         if version not in self.versions:
             raise session_unsupported(version, self.versions)
         if method == "ping" and method not in self.take:
-            return self._queue(self.result_value(route, {}, version))
+            return self._queue(self._result_value(route, {}, version))
         stateless = version in STATELESS
         if stateless:
             context = RequestContext.from_request(message)
@@ -174,7 +174,7 @@ class ServerSession(Peer):
         if method == "logging/setLevel" and method not in self.take:
             level = to_wire(message).get("params", {}).get("level")
             self._log_level = level if level in LOGGING_LEVELS else None
-            return self._queue(self.result_value(route, {}, version))
+            return self._queue(self._result_value(route, {}, version))
         resumed = self._resumed(event, message) if stateless else None
         if self.handler_version is not None and self.handler_version != version:
             event = RequestReceived(
@@ -213,7 +213,7 @@ class ServerSession(Peer):
         requested = wire.get("params", {}).get("protocolVersion")
         version = chosen_handshake_version(requested, self.versions)
         try:
-            opened = self.checked(
+            opened = self._checked(
                 wire, version
             )  # the client's facts, read in the session's version
         except InvalidOutgoingError:
@@ -225,7 +225,7 @@ class ServerSession(Peer):
         }
         if self.instructions is not None:
             answer["instructions"] = self.instructions
-        self._queue(self.result_value(route, answer, version))
+        self._queue(self._result_value(route, answer, version))
         self._version, self._initialize = version, opened
         context = RequestContext.from_session(opened, opened)
         events.append(Negotiated(version, context.client_info, context.client_capabilities))
@@ -242,8 +242,8 @@ class ServerSession(Peer):
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
-        wire = self.completed(to_wire(found), "server/discover", route.version)
-        self._queue(self.result_value(route, wire, route.version))
+        wire = self._completed(to_wire(found), "server/discover", route.version)
+        self._queue(self._result_value(route, wire, route.version))
 
     def _resumed(
         self, event: RequestReceived, message: McpModel
@@ -275,26 +275,26 @@ class ServerSession(Peer):
         when it is not in flight (answered already), `InvalidOutgoingError`
         when ``result`` is not a valid result of its method.
         """
-        if not self.check_in_flight(request):
-            self.release(request)
+        if not self._check_in_flight(request):
+            self._release(request)
             return
         wire = self._result_wire(request, result)
-        value = self.result_value(request, wire, request.version)
-        self.release(request)
-        self.on_answered(request)
+        value = self._result_value(request, wire, request.version)
+        self._release(request)
+        self._on_answered(request)
         self._queue(value)
 
-    def result_value(
+    def _result_value(
         self, request: RequestReceived | Route, wire: dict[str, Any], version: str
     ) -> dict[str, Any]:
         assert request.id is not None and request.method is not None
         if version in STATELESS:
-            wire = self.completed(wire, request.method, version)
+            wire = self._completed(wire, request.method, version)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
-        self.check_answer(value, request.method, version)
+        self._check_answer(value, request.method, version)
         return value
 
-    def completed(
+    def _completed(
         self, wire: dict[str, Any], method: str, version: str, *, sent: bool = True
     ) -> dict[str, Any]:
         """A stateless-era result with what the era asks of every one (the
@@ -339,8 +339,8 @@ class ServerSession(Peer):
     ) -> McpModel:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
-            value["result"] = self.completed(wire, request.method, version, sent=False)
-        return self.check_answer(value, request.method, version)
+            value["result"] = self._completed(wire, request.method, version, sent=False)
+        return self._check_answer(value, request.method, version)
 
     # -- what the server sends ------------------------------------------------------------
 
@@ -364,7 +364,7 @@ class ServerSession(Peer):
         `CapabilityError` when the client did not declare what an ask needs
         (`RequestReceived.can_ask` tells beforehand); nothing is sent then.
         """
-        if not self.check_in_flight(request):
+        if not self._check_in_flight(request):
             return  # cancelled: nobody waits for the answer
         asked = questions(request, asks)
         version = request.version
@@ -376,19 +376,19 @@ class ServerSession(Peer):
                 result = input_required(version, wire, state=token)
             except ValueError as exc:
                 raise InvalidOutgoingError(str(exc)) from None
-            value = self.result_value(request, to_wire(result), version)
-            round_.result = self.check_answer(value, request.method, version)
-            self.release(request)
+            value = self._result_value(request, to_wire(result), version)
+            round_.result = self._check_answer(value, request.method, version)
+            self._release(request)
             self._queue(value)
             self._rounds[token] = round_
             while len(self._rounds) > MAX_OPEN_ROUNDS:
                 self._rounds.popitem(last=False)
             return
         for method, params in asked.values():
-            self.sendable(method, version, "request")
-            self.checked({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, version)
+            self._sendable(method, version, "request")
+            self._checked({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, version)
         for name, (method, params) in asked.items():
-            sent = self.send(method, params, _answer_to(round_, name, self.handler_version))
+            sent = self._send(method, params, _answer_to(round_, name, self.handler_version))
             round_.outgoing.append(sent.id)
         self._asking[key(request.id)] = round_
 
@@ -397,13 +397,13 @@ class ServerSession(Peer):
         ``sampling/createMessage``...; handshake era); its id. The answer is a
         `ResponseReceived`. `CapabilityError` when the client did not declare
         what it needs."""
-        version = self.negotiated()
+        version = self._negotiated()
         capability = ASKED_CAPABILITY.get(method)
         if capability is not None and self._initialize is not None:
             declared = to_wire(self._initialize).get("params", {}).get("capabilities", {})
             if not isinstance(declared, dict) or declared.get(capability) is None:
                 raise CapabilityError(f"the client did not declare {capability!r}")
-        return self.send(method, params, _response_event, version).id
+        return self._send(method, params, _response_event, version).id
 
     def log(
         self,
@@ -418,9 +418,9 @@ class ServerSession(Peer):
         carries a log level; at that level or above. Whether it was sent."""
         if level not in LOGGING_LEVELS:
             raise InvalidOutgoingError(f"not a logging level: {level!r}")
-        if request is not None and not self.check_in_flight(request):
+        if request is not None and not self._check_in_flight(request):
             return False
-        version = request.version if request is not None else self.negotiated()
+        version = request.version if request is not None else self._negotiated()
         if version in STATELESS:
             threshold = None if request is None else request.context.log_level
         else:
@@ -444,7 +444,7 @@ class ServerSession(Peer):
         """Report progress on ``request`` if it asked for it (a progress token);
         whether it was sent."""
         token = request.context.progress_token
-        if token is None or not self.check_in_flight(request):
+        if token is None or not self._check_in_flight(request):
             return False
         params: dict[str, Any] = {"progressToken": token, "progress": done}
         if total is not None:
@@ -456,10 +456,10 @@ class ServerSession(Peer):
 
     # -- bookkeeping -----------------------------------------------------------------------
 
-    def on_cancel(self, request: RequestReceived) -> None:
-        self.on_answered(request)
+    def _on_cancel(self, request: RequestReceived) -> None:
+        self._on_answered(request)
 
-    def on_answered(self, request: RequestReceived) -> None:
+    def _on_answered(self, request: RequestReceived) -> None:
         round_ = self._asking.pop(key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:
