@@ -20,6 +20,7 @@ from mcp_schema._codec.decoding import (
     detached,
     extension_set,
     read_value,
+    returned,
 )
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
@@ -128,11 +129,9 @@ class Correlator:
         headers: Headers | None = None,
     ) -> Message:
         """Decode one message of the connection and account for it (see the class)."""
-        message = self._read(raw, sender, headers, MODELS)
-        if isinstance(message, McpError):
-            del raw, headers  # this frame stays with the error: it must not hold the input
-            raise message
-        decoded: Message = message
+        outcome = self._read(raw, sender, headers, MODELS)
+        del raw, headers  # an error raised below keeps this frame: not the input
+        decoded: Message = returned(outcome)
         return decoded
 
     def decode_dict(
@@ -143,11 +142,9 @@ class Correlator:
         headers: Headers | None = None,
     ) -> DictMessage:
         """`decode` in the plain-dict view (see `mcp_schema.codec.decode_dict`)."""
-        message = self._read(raw, sender, headers, DICTS)
-        if isinstance(message, McpError):
-            del raw, headers  # this frame stays with the error: it must not hold the input
-            raise message
-        decoded: DictMessage = message
+        outcome = self._read(raw, sender, headers, DICTS)
+        del raw, headers  # an error raised below keeps this frame: not the input
+        decoded: DictMessage = returned(outcome)
         return decoded
 
     def _read(

@@ -82,11 +82,9 @@ def decode(
     input: keeping it keeps a few hundred bytes.
     """
     known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
-    message = _decode(raw, MODELS, known, headers, lenient_newer)
-    if isinstance(message, McpError):
-        del raw, headers  # this frame stays with the error: it must not hold the input
-        raise message
-    decoded: Message = message
+    outcome = _decode(raw, MODELS, known, headers, lenient_newer)
+    del raw, headers  # an error raised below keeps this frame: not the input
+    decoded: Message = returned(outcome)
     return decoded
 
 
@@ -113,11 +111,9 @@ def decode_dict(
     arguments of the wrong type, as `decode`).
     """
     known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
-    message = _decode(raw, DICTS, known, headers, lenient_newer)
-    if isinstance(message, McpError):
-        del raw, headers  # this frame stays with the error: it must not hold the input
-        raise message
-    decoded: DictMessage = message
+    outcome = _decode(raw, DICTS, known, headers, lenient_newer)
+    del raw, headers  # an error raised below keeps this frame: not the input
+    decoded: DictMessage = returned(outcome)
     return decoded
 
 
@@ -251,6 +247,14 @@ def _flag(value: object, name: str) -> bool:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
     return value
+
+
+def returned(outcome: Any) -> Any:
+    """The message, or the detached `McpError` raised: call it from a frame
+    that no longer holds the input (the error's traceback keeps the frame)."""
+    if isinstance(outcome, McpError):
+        raise outcome
+    return outcome
 
 
 def detached(err: McpError) -> McpError:
