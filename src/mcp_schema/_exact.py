@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_schema.errors import clip
+from mcp_schema._text import clip
 
 MAX_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
 """Longest integer, in decimal digits, that is written (and that ``decode`` reads)."""

@@ -895,6 +895,6 @@ def _is_open(fd: int) -> bool:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--validator"]:  # started by the proxy itself
         sys.exit(_serve(json.loads(sys.argv[2])))
-    from mcp_schema.cli import main as _main
-
-    sys.exit(_main(["proxy", *sys.argv[1:]]))
+    _parser = argparse.ArgumentParser(prog="python -m mcp_schema.proxy")
+    add_arguments(_parser)
+    sys.exit(main(_parser.parse_args()))

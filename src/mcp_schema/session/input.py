@@ -11,14 +11,12 @@ client retries the call with that state and the answers, hands the handler an
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
 from mcp_schema.errors import McpError
@@ -30,7 +28,6 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.peer import wire_or_type_error
-from mcp_schema.versions import protocol
 
 MAX_OPEN_ROUNDS = 1000
 """Stateless-era rounds awaiting their retry; past this the oldest is forgotten
@@ -82,16 +79,6 @@ def questions(
             )
         found[name] = (method, params)
     return found
-
-
-def askable(version: str, method: str) -> bool:
-    """Whether ``version`` has the input request ``method``."""
-    if version in STATELESS:
-        compiled = protocol(version)
-        assert compiled is not None
-        table: Mapping[str, Any] = importlib.import_module(compiled.package).INPUT_REQUESTS
-        return method in table
-    return method in catalog(version, ()).requests
 
 
 def in_version(answer: McpModel, version: str | None) -> McpModel:
