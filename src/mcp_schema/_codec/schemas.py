@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import importlib.resources
 import json
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import jsonschema_rs
+if TYPE_CHECKING:  # imported where first used: the model view's valid path needs none
+    import jsonschema_rs
 
 from mcp_schema._codec.builds import built_once
 from mcp_schema.registry import COMPILED
@@ -66,6 +67,8 @@ def definition(target: Target) -> dict[str, Any]:
 def _validators(package: str) -> jsonschema_rs.ValidatorMap:
     """Every subschema of the package's document, compiled once (formats are
     annotations in MCP, as for the upstream oracle)."""
+    import jsonschema_rs
+
     base = _BASE.get(package)
     registry = (
         None if base is None else jsonschema_rs.Registry([(document(base)["$id"], document(base))])
