@@ -46,6 +46,7 @@ _EITHER = "either"  # a request whose sender was neither given nor told by its m
 _SPACES = ("client", "server", _EITHER)
 _OTHER: dict[str, str] = {"client": "server", "server": "client"}
 _CANCELLED = "notifications/cancelled"
+_KNOWN_CACHE = 256
 
 _Key = tuple[type, Any]
 
@@ -120,6 +121,9 @@ class Correlator:
         self._lock = threading.Lock()
         self._pending: dict[str, dict[_Key, tuple[str, str]]] = {space: {} for space in _SPACES}
         self._next_id = {"client": 1, "server": 1}
+        self._knowns: dict[tuple[str | None, str | None, str | None, bool], Known] = {}
+        """What the resolver is told, by (version, default, method, fixed): a
+        few combinations serve a whole session."""
 
     def decode(
         self,
@@ -169,15 +173,22 @@ class Correlator:
             return detached(err)  # the caller raises it
 
     def _known(self, version: str | None, default: str | None, method: str | None) -> Known:
-        return Known(
-            version,
-            default,
-            method,
-            self.extensions,
-            self.allow_unknown_methods,
-            self.assume_complete,
-            fixed=self._fixed and version is None,
-        )
+        fixed = self._fixed and version is None
+        key = (version, default, method, fixed)
+        known = self._knowns.get(key)
+        if known is None:
+            if len(self._knowns) >= _KNOWN_CACHE:
+                self._knowns.clear()  # methods come from the peer: a bounded memo
+            known = self._knowns[key] = Known(
+                version,
+                default,
+                method,
+                self.extensions,
+                self.allow_unknown_methods,
+                self.assume_complete,
+                fixed=fixed,
+            )
+        return known
 
     def fix(self, version: str) -> None:
         """Fix the session version: what a server does once it has answered
