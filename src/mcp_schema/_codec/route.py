@@ -94,9 +94,15 @@ def _response_route(
 ) -> Route:
     if value.get("jsonrpc") != "2.0":
         raise InvalidRequestError('Invalid Request: "jsonrpc" must be "2.0"')
-    rid = _checked_id(value, kind)
-    version = _version(known, None, headers)
-    found = catalog(version, known.extensions)
+    rid = value.get("id")
+    if type(rid) is not int and (type(rid) is not str or len(rid) > MAX_ID_LENGTH):
+        rid = _checked_id(value, kind)
+    version = known.version or known.default
+    if version is None or version not in SUPPORTED:
+        version = _version(known, None, headers)
+    found = BY_VERSION.get(version) if not known.extensions else None
+    if found is None:
+        found = catalog(version, known.extensions)
     if kind == "error":
         error = value["error"]
         code = error.get("code") if type(error) is dict else None
