@@ -180,7 +180,7 @@ def test_nesting_beyond_the_decode_limit_is_refused() -> None:
     deep: Any = "leaf"
     for _ in range(300):
         deep = [deep]
-    assert "nested deeper than 200 levels" in refused({"result": {"x": deep}}, "$.result.x[0]")
+    assert "nested deeper than 201 levels" in refused({"result": {"x": deep}}, "$.result.x[0]")
 
 
 def test_a_cycle_is_refused() -> None:

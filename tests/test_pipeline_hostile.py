@@ -140,3 +140,25 @@ def test_invalid_input_costs_no_more_memory_than_valid_input_of_its_size(view: s
     assert abs(len(invalid) - len(valid)) < len(valid) // 10
     decode = getattr(codec, view)
     assert _peak(decode, invalid) <= 2 * _peak(decode, valid)
+
+
+@pytest.mark.parametrize("opening", [b"[", b'{"a":'])
+def test_the_deepest_message_decode_reads_is_written_back(opening: bytes) -> None:
+    closing = b"]" if opening == b"[" else b"}"
+    deepest = None
+    for depth in range(190, 210):
+        raw = (
+            b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"deep": '
+            + opening * depth
+            + b"1"
+            + closing * depth
+            + b"}}"
+        )
+        try:
+            codec.decode_dict(raw)
+        except errors.ParseError:
+            break
+        deepest = raw
+    assert deepest is not None
+    for view in (codec.decode, codec.decode_dict):
+        assert json.loads(codec.encode(view(deepest))) == json.loads(deepest)

@@ -25,8 +25,10 @@ from mcp_schema._text import clip
 MAX_DIGITS = getattr(sys.int_info, "default_max_str_digits", 4300) or 4300
 """Longest integer, in decimal digits, that is written (and that ``decode`` reads)."""
 
-MAX_NESTING = 200
-"""Deepest nesting of arrays and objects written (``decode``'s own limit)."""
+MAX_NESTING = 201
+"""Deepest nesting of arrays and objects written, counting the outermost
+value: the deepest the parser reads (201 arrays; objects stop at 200), so
+whatever ``decode`` reads ``encode`` writes."""
 
 _INT_LIMIT = 10**MAX_DIGITS
 _FINITE_LIMIT = sys.float_info.max
