@@ -1,0 +1,53 @@
+"""Every ```python block of README.md and of the docs pages runs, in order, one namespace per file.
+
+The examples are the documentation's promise; this keeps them true against
+the current code (``tests/snippets.py`` says how a block is found and how
+one that must not run says why). ``make typecheck`` checks the same blocks.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from tests import snippets
+
+FILES = snippets.files()
+
+
+def test_every_page_with_code_is_seen() -> None:
+    assert snippets.README in FILES
+    assert len(FILES) >= 10
+    assert sum(len(snippets.blocks(path)) for path in FILES) >= 40
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(snippets.ROOT)))
+def test_python_blocks_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A real module: pydantic looks generic models' parametrisations up in sys.modules.
+    module = types.ModuleType(f"__snippets_{snippets.module_name(path)}__")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    for block in snippets.blocks(path):
+        if block.run:
+            code = compile(block.source, block.where, "exec")
+            exec(code, module.__dict__)  # a failure names the file and line of the block
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(snippets.ROOT)))
+def test_no_python_block_escapes_the_extractor(path: Path) -> None:
+    """Python is fenced as ```python at the start of a line, nothing else."""
+    text = path.read_text(encoding="utf-8")
+    other = re.findall(r"^[ \t]*```[ \t]*(py|pycon|python3|pyi|ipython)\b.*$", text, re.MULTILINE)
+    assert not other, f"{path}: fence Python as ```python (found {other})"
+    indented = re.findall(r"^[ \t]+```python", text, re.MULTILINE)
+    assert not indented, f"{path}: an indented ```python block is never run"
+
+
+def test_markers_say_why() -> None:
+    skipped = [b for path in FILES for b in snippets.blocks(path) if not (b.run and b.check)]
+    for block in skipped:
+        assert len(block.reason) >= 10, f"{block.where}: say why the block is not run or checked"
+    assert len(skipped) <= 3, [b.where for b in skipped]  # deliberately few
