@@ -32,8 +32,9 @@ def test_python_blocks_run(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, module.__name__, module)
     for block in snippets.blocks(path):
         if block.run:
-            code = compile(block.source, block.where, "exec")
-            exec(code, module.__dict__)  # a failure names the file and line of the block
+            # Padded, so a traceback names the line of the file.
+            code = compile("\n" * block.line + block.source, str(block.path), "exec")
+            exec(code, module.__dict__)
 
 
 @pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(snippets.ROOT)))
