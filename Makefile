@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed
 PIP := pip>=25.1
 PIP_INSTALL = -m pip install --quiet --disable-pip-version-check
 # INSTALLER=uv installs the groups with uv (from PyPI, put into .venv by pip):
-# the same pins, several times faster (.ci/run uses it; see the README).
+# the same pins, several times faster (.ci/run uses it; see docs/guide/development.md).
 INSTALLER ?= pip
 UV := $(VENV)/bin/uv
 UV_PIN := uv==0.13.8
@@ -35,8 +35,8 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 	$(PY) -m codegen --check
 
 lint: $(STAMP)
-	$(PY) -m ruff check src codegen generated tests bench docs examples
-	$(PY) -m ruff format --check src codegen generated tests bench docs examples
+	$(PY) -m ruff check src codegen generated tests bench docs examples README.md
+	$(PY) -m ruff format --check src codegen generated tests bench docs examples README.md
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
