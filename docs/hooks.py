@@ -193,7 +193,8 @@ def index_page() -> str:
     ]
     for module in runtime_modules():
         doc = _first_line(_docstring(module))
-        doc = re.sub(r"\s*\(hand-written(?: runtime module)?\)?[.:]?", "", doc).rstrip(" .:(")
+        doc = re.sub(r" \(hand-written(?: runtime module)?\)", "", doc)
+        doc = re.sub(r"\(hand-written(?: runtime module)?; ", "(", doc).rstrip(" .")
         link = Path(page_uri(module)).name
         lines.append(f"| [`{module}`]({link}) | {doc} |")
     lines += [
@@ -206,7 +207,7 @@ def index_page() -> str:
     for package in version_packages():
         compiled = _compiled(package)
         count = len(_definitions(package))
-        era = compiled.era or f"extension of {_pins()[compiled.key]['base']}"
+        era = f"extension of {compiled.version}" if compiled.extension else compiled.era
         link = Path(page_uri(package)).name
         lines.append(f"| {compiled.key} | {era} | [`{package}`]({link}) | {count} |")
     lines += [
@@ -559,7 +560,7 @@ def version_page(package: str) -> str:
     definitions = _definitions(package)
     classes = sum(d.kind == "class" for d in definitions.values())
     source = f"https://github.com/{pin['repository']}/blob/{pin['commit']}/{pin['path']}"
-    era = compiled.era or f"extension `{compiled.extension}` of {pin['base']}"
+    era = f"extension `{compiled.extension}` of {pin['base']}" if compiled.extension else compiled.era
     lines = [
         f"---\ntitle: {package}\n---",
         "",
