@@ -560,7 +560,9 @@ def version_page(package: str) -> str:
     definitions = _definitions(package)
     classes = sum(d.kind == "class" for d in definitions.values())
     source = f"https://github.com/{pin['repository']}/blob/{pin['commit']}/{pin['path']}"
-    era = f"extension `{compiled.extension}` of {pin['base']}" if compiled.extension else compiled.era
+    era = (
+        f"extension `{compiled.extension}` of {pin['base']}" if compiled.extension else compiled.era
+    )
     lines = [
         f"---\ntitle: {package}\n---",
         "",
