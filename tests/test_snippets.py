@@ -52,3 +52,25 @@ def test_markers_say_why() -> None:
     for block in skipped:
         assert len(block.reason) >= 10, f"{block.where}: say why the block is not run or checked"
     assert len(skipped) <= 3, [b.where for b in skipped]  # deliberately few
+
+
+def test_the_extractor_reads_markers(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        "```python\nx = 1\n```\n"
+        "<!-- snippet: not run: it starts a server that waits for stdin -->\n"
+        "```python\nserve()\n```\n"
+        "<!-- snippet: skip: shows a deliberate type error -->\n"
+        "```python\nx: int = 'a'\n```\n"
+        "```sh\nmake test\n```\n",
+        encoding="utf-8",
+    )
+    found = snippets.blocks(page)
+    assert [(b.line, b.source, b.run, b.check) for b in found] == [
+        (1, "x = 1\n", True, True),
+        (5, "serve()\n", False, True),
+        (9, "x: int = 'a'\n", False, False),
+    ]
+    page.write_text("<!-- snippet: not run -->\n```python\nx = 1\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="needs a kind and a reason"):
+        snippets.blocks(page)
