@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import io
 import json
 import os
 import re
@@ -142,3 +143,38 @@ def test_pages_render_in_chromium(site: Path) -> None:
         pytest.skip("no Chromium (apt-get install chromium): the browser check did not run")
     problems = check.check(site, chromium)
     assert not problems, "\n".join(problems)
+
+
+def test_the_browser_check_finds_what_is_broken(tmp_path: Path) -> None:
+    """A two-page site with one of each fault: every one is reported."""
+    chromium = check.find_chromium()
+    if chromium is None:
+        pytest.skip("no Chromium (apt-get install chromium): the browser check did not run")
+    page = (
+        '<html><body><header class="md-header" style="height:40px">h</header>'
+        '<article class="md-content__inner"><h1 id="top">{title}</h1>{body}</article>'
+        "</body></html>"
+    )
+    (tmp_path / "index.html").write_text(
+        page.format(
+            title="Home",
+            body='<p id="here">text</p><a href="other/#here">ok</a> <a href="other/#gone">x</a>'
+            ' <a href="missing/">x</a> <script>console.error("boom")</script>'
+            '<img src="https://fonts.example.invalid/font.png">',
+        ),
+        encoding="utf-8",
+    )
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "index.html").write_text(
+        page.format(title="Other", body='<p id="here">text</p><a href="../#top">back</a>'),
+        encoding="utf-8",
+    )
+    (tmp_path / "blank.html").write_text("<html><body></body></html>", encoding="utf-8")
+    problems = "\n".join(check.check(tmp_path, chromium, out=io.StringIO()))
+    assert "index.html: broken anchor: other/#gone" in problems
+    assert "index.html: broken link: missing/" in problems
+    assert "index.html: console.error: boom" in problems
+    assert "index.html: asks for a resource off the site: https://fonts.example.invalid" in problems
+    assert "blank.html: no header rendered" in problems
+    assert "blank.html: no main content rendered" in problems
+    assert "other/index.html" not in problems
