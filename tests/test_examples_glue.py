@@ -1,4 +1,4 @@
-"""examples/server.py stays what the README says it is: at most 80 lines of
+"""examples/server.py stays what docs/guide/sessions.md and the README say it is: at most 80 lines of
 code, 18 of them wire glue (the functions ``main`` and ``serve``)."""
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ runtime module).
 members the target version lacks comes from `mcp_schema.diff`, so the diff
 and the projection cannot disagree. The rules for shapes that changed
 between versions are the ``_`` functions below, one per rule, and the
-README's table.
+table in docs/guide/versions.md.
 """
 
 from __future__ import annotations
