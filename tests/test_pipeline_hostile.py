@@ -44,7 +44,13 @@ def test_an_escaped_version_key_is_the_version_key(view: str) -> None:
 
 def test_invented_extension_sets_build_nothing() -> None:
     body = call("2026-07-28")
-    codec.decode(body, extensions=["io.modelcontextprotocol/tasks"])
+
+    def decode_with(invented: list[str]) -> None:
+        codec.decode(body, extensions=invented)
+        codec.decode_dict(body, extensions=invented[:2])
+        codec.Correlator(extensions=invented).decode(body)
+
+    decode_with(["vendor.example/first", "other.example/first", "io.modelcontextprotocol/tasks"])
     before = (len(catalog._catalog), len(views._build_model_validator), len(schemas._validators))
     tracemalloc.start()
     for i in range(300):

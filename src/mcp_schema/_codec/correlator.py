@@ -158,8 +158,9 @@ class Correlator:
         headers: Headers | None,
         view: View,
     ) -> Any:
-        _check_sender(sender)
-        data = as_bytes(raw)
+        if sender is not None and sender not in _OTHER:
+            _check_sender(sender)
+        data = raw if type(raw) is bytes else as_bytes(raw)
         received = None if headers is None else received_headers(headers)
         try:
             value = parse(data)
@@ -286,8 +287,12 @@ class Correlator:
         """The id spaces where a request with this id sent by ``requester`` (a
         peer, or None for either) is pending: its own, and the space of
         requests whose sender was never told."""
-        spaces = _SPACES if requester is None or requester == _EITHER else (requester, _EITHER)
-        return [space for space in spaces if key in self._pending[space]]
+        pending = self._pending
+        if requester is None or requester == _EITHER:
+            return [space for space in _SPACES if key in pending[space]]
+        if key in pending[_EITHER]:
+            return [requester, _EITHER] if key in pending[requester] else [_EITHER]
+        return [requester] if key in pending[requester] else []
 
     def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
         if sender is not None:
