@@ -321,7 +321,9 @@ class Builder:
         tags = self.result_type_tags(shapes)
         if tags is not None:
             return ir.Union_(tuple(members), discriminator="resultType", result_type_tags=tags)
-        return ir.Union_(tuple(members), by_required_key=distinct_required_keys(shapes))
+        if distinct_required_keys(shapes):
+            return ir.Union_(tuple(members), by_required_key=True)
+        return ir.Union_(tuple(members), by_tag=find_tag(shapes))
 
     def result_type_tags(self, shapes: list[dict[str, Any]]) -> tuple[str | None, ...] | None:
         """Tags for a union of results told apart by ``resultType`` alone."""
@@ -390,6 +392,29 @@ def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
         values = [const_of(s, prop) for s in shapes]
         if None not in values and len({canonical(v) for v in values}) == len(values):
             return str(prop)
+    return None
+
+
+def find_tag(shapes: list[dict[str, Any]]) -> str | None:
+    """A field every arm requires with allowed strings (a ``const`` or an
+    ``enum``) taking at least two values in all: the arms can be sorted by
+    it, though not told apart (`find_discriminator` failed)."""
+    if len(shapes) < 2 or not all(s.get("properties") for s in shapes):
+        return None
+    common = set.intersection(*(set(s.get("required", ())) for s in shapes))
+    for prop in sorted(common):
+        allowed = [_allowed(s.get("properties", {}).get(prop, {})) for s in shapes]
+        values = {v for arm in allowed if arm is not None for v in arm}
+        if None not in allowed and len(values) > 1 and all(type(v) is str for v in values):
+            return str(prop)
+    return None
+
+
+def _allowed(schema: dict[str, Any]) -> list[Any] | None:
+    if "const" in schema:
+        return [schema["const"]]
+    if "enum" in schema:
+        return list(schema["enum"])
     return None
 
 

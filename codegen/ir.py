@@ -69,6 +69,9 @@ class Union_:
     by_required_key: bool = False
     """Every member requires a member no other one declares: the first arm
     that validates is the one (pydantic's smart mode would validate them all)."""
+    by_tag: str | None = None
+    """A member every arm requires with one or more allowed strings, shared
+    by some arms: only the arms allowing the input's value are tried."""
 
 
 TypeExpr = Union[Scalar, Const, Ref, Array, Map, Union_]

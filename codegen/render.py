@@ -134,6 +134,8 @@ class Annotations:
             return f'{self.typing("Annotated")}[{joined}, Field(discriminator="{key}")]'
         if t.by_required_key:
             return f'{self.typing("Annotated")}[{joined}, Field(union_mode="left_to_right")]'
+        if t.by_tag:
+            return f'{self.typing("Annotated")}[{joined}, ByTag("{t.by_tag}")]'
         return joined
 
 

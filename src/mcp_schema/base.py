@@ -45,7 +45,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 from pydantic_core import CoreSchema, core_schema
-from typing_extensions import Self
+from typing_extensions import Self, is_typeddict
 
 from mcp_schema._exact import find_problem, is_json
 from mcp_schema._exact import member as json_member
@@ -56,6 +56,7 @@ __all__ = [
     "MAX_EXACT_INTEGRAL_FLOAT",
     "OPEN_DICT",
     "AliasedModel",
+    "ByTag",
     "ClosedModel",
     "Int",
     "JsonInt",
@@ -513,3 +514,64 @@ class ResultTypeUnion:
         )
         fallback = handler.generate_schema(Annotated[source, Discriminator(self.tag_of)])
         return core_schema.union_schema([native, fallback], mode="left_to_right")
+
+
+class ByTag:
+    """Pick the arms of a union by the value of a member every arm requires.
+
+    For a union whose arms all require ``key`` with one or a few allowed
+    strings, but do not each have a value of their own (two arms allow
+    ``"string"``, one allows ``"integer"`` and ``"number"``): the value in
+    the input selects the arms that allow it, and only those are tried, as
+    the plain union would try them (an arm that does not allow the value
+    could not validate anyway). Pydantic's smart mode would otherwise
+    validate the input against every arm: for a union of eight object arms,
+    five times the cost of the one that matches.
+
+    Use as ``Annotated[A | B | C, ByTag("type")]``, ``key`` being the wire
+    name. Arms it cannot read (a forward reference) leave the union as it is.
+    """
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __repr__(self) -> str:
+        return f"ByTag({self.key!r})"
+
+    def __get_pydantic_core_schema__(
+        self, source: Any, handler: GetCoreSchemaHandler
+    ) -> CoreSchema:
+        groups: dict[str, list[Any]] = {}
+        for arm in typing.get_args(source):
+            values = _allowed_values(arm, self.key)
+            if values is None:
+                return handler(source)
+            for value in values:
+                groups.setdefault(value, []).append(arm)
+        choices: dict[Any, CoreSchema] = {}
+        for value, arms in groups.items():
+            if len(arms) == 1:
+                choices[value] = handler.generate_schema(arms[0])
+            else:
+                choices[value] = core_schema.union_schema(
+                    [handler.generate_schema(arm) for arm in arms]
+                )
+        return core_schema.tagged_union_schema(choices, discriminator=self.key)
+
+
+def _allowed_values(arm: Any, key: str) -> tuple[str, ...] | None:
+    """The strings a model or TypedDict ``arm`` requires its member ``key`` to
+    be (a ``Literal``), or None when it says otherwise."""
+    annotation: Any = None
+    if isinstance(arm, type) and issubclass(arm, BaseModel):
+        for name, info in arm.model_fields.items():
+            if (info.serialization_alias or name) == key and info.is_required():
+                annotation = info.annotation
+    elif is_typeddict(arm) and key in getattr(arm, "__required_keys__", ()):
+        annotation = arm.__annotations__.get(key)
+    if typing.get_origin(annotation) is Annotated:
+        annotation = typing.get_args(annotation)[0]
+    if typing.get_origin(annotation) is not typing.Literal:
+        return None
+    values = typing.get_args(annotation)
+    return values if all(type(v) is str for v in values) else None

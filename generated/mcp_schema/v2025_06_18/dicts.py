@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field, StrictBool, StrictStr, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from mcp_schema.base import OPEN_DICT, JsonInt, JsonNumber, Number
+from mcp_schema.base import OPEN_DICT, ByTag, JsonInt, JsonNumber, Number
 
 __all__ = [
     "Annotations",
@@ -1369,7 +1369,9 @@ class StringSchema(TypedDict):
     type: Literal["string"]
 
 
-PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
+    StringSchema | NumberSchema | BooleanSchema | EnumSchema, ByTag("type")
+]
 """MCP 2025-06-18 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-06-18/schema#primitiveschemadefinition"""
 
 

@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import (
+    AliasedModel,
+    ByTag,
+    JsonInt,
+    JsonNumber,
+    McpModel,
+    Number,
+    Omittable,
+    Preset,
+)
 
 __all__ = [
     "Annotations",
@@ -1379,7 +1388,9 @@ class StringSchema(AliasedModel):
     type: Literal["string"] = Preset("string")
 
 
-PrimitiveSchemaDefinition: TypeAlias = StringSchema | NumberSchema | BooleanSchema | EnumSchema
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
+    StringSchema | NumberSchema | BooleanSchema | EnumSchema, ByTag("type")
+]
 """MCP 2025-06-18 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-06-18/schema#primitiveschemadefinition"""
 
 

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal, TypeAlias
 from pydantic import Field, StrictBool, StrictStr, with_config
 from typing_extensions import NotRequired, TypedDict
 
-from mcp_schema.base import OPEN_DICT, JsonInt, JsonNumber, Number
+from mcp_schema.base import OPEN_DICT, ByTag, JsonInt, JsonNumber, Number
 
 __all__ = [
     "Annotations",
@@ -1887,17 +1887,18 @@ class UntitledSingleSelectEnumSchema(TypedDict):
     type: Literal["string"]
 
 
-EnumSchema: TypeAlias = (
+EnumSchema: TypeAlias = Annotated[
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2025-11-25 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema"""
 
 
-PrimitiveSchemaDefinition: TypeAlias = (
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
     StringSchema
     | NumberSchema
     | BooleanSchema
@@ -1905,8 +1906,9 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
 

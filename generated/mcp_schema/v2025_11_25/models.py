@@ -7,7 +7,16 @@ from typing import Annotated, Any, Literal, TypeAlias
 
 from pydantic import AliasChoices, Field, StrictBool, StrictStr
 
-from mcp_schema.base import AliasedModel, JsonInt, JsonNumber, McpModel, Number, Omittable, Preset
+from mcp_schema.base import (
+    AliasedModel,
+    ByTag,
+    JsonInt,
+    JsonNumber,
+    McpModel,
+    Number,
+    Omittable,
+    Preset,
+)
 
 __all__ = [
     "Annotations",
@@ -2130,17 +2139,18 @@ class UntitledSingleSelectEnumSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-EnumSchema: TypeAlias = (
+EnumSchema: TypeAlias = Annotated[
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2025-11-25 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2025-11-25/schema#enumschema"""
 
 
-PrimitiveSchemaDefinition: TypeAlias = (
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
     StringSchema
     | NumberSchema
     | BooleanSchema
@@ -2148,8 +2158,9 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2025-11-25 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2025-11-25/schema#primitiveschemadefinition"""
 
 

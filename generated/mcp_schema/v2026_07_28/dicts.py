@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeAlias, Union
 from pydantic import Field, StrictBool, StrictStr, Tag, with_config
 from typing_extensions import NotRequired, TypeAliasType, TypedDict
 
-from mcp_schema.base import OPEN_DICT, Int, JsonInt, JsonNumber, Number, ResultTypeUnion
+from mcp_schema.base import OPEN_DICT, ByTag, Int, JsonInt, JsonNumber, Number, ResultTypeUnion
 
 __all__ = [
     "Annotations",
@@ -1827,17 +1827,18 @@ class UntitledSingleSelectEnumSchema(TypedDict):
     type: Literal["string"]
 
 
-EnumSchema: TypeAlias = (
+EnumSchema: TypeAlias = Annotated[
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2026-07-28 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema"""
 
 
-PrimitiveSchemaDefinition: TypeAlias = (
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
     StringSchema
     | NumberSchema
     | BooleanSchema
@@ -1845,8 +1846,9 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2026-07-28 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 
 

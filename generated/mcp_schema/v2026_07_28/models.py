@@ -10,6 +10,7 @@ from typing_extensions import TypeAliasType
 
 from mcp_schema.base import (
     AliasedModel,
+    ByTag,
     Int,
     JsonInt,
     JsonNumber,
@@ -2042,17 +2043,18 @@ class UntitledSingleSelectEnumSchema(McpModel):
     type: Literal["string"] = Preset("string")
 
 
-EnumSchema: TypeAlias = (
+EnumSchema: TypeAlias = Annotated[
     UntitledSingleSelectEnumSchema
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2026-07-28 definition ``EnumSchema``: https://modelcontextprotocol.io/specification/2026-07-28/schema#enumschema"""
 
 
-PrimitiveSchemaDefinition: TypeAlias = (
+PrimitiveSchemaDefinition: TypeAlias = Annotated[
     StringSchema
     | NumberSchema
     | BooleanSchema
@@ -2060,8 +2062,9 @@ PrimitiveSchemaDefinition: TypeAlias = (
     | TitledSingleSelectEnumSchema
     | UntitledMultiSelectEnumSchema
     | TitledMultiSelectEnumSchema
-    | LegacyTitledEnumSchema
-)
+    | LegacyTitledEnumSchema,
+    ByTag("type"),
+]
 """MCP 2026-07-28 definition ``PrimitiveSchemaDefinition``: https://modelcontextprotocol.io/specification/2026-07-28/schema#primitiveschemadefinition"""
 
 
