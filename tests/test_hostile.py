@@ -874,7 +874,7 @@ def test_method_names_a_peer_makes_up_build_no_validator_each() -> None:
             views.model_of,
             views._build_model_validator,
             catalog._catalog,
-            schemas._validators,
+            schemas._compiled,
         )
         return sum(map(len, builders))
 

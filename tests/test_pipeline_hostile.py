@@ -51,7 +51,7 @@ def test_invented_extension_sets_build_nothing() -> None:
         codec.Correlator(extensions=invented).decode(body)
 
     decode_with(["vendor.example/first", "other.example/first", "io.modelcontextprotocol/tasks"])
-    before = (len(catalog._catalog), len(views._build_model_validator), len(schemas._validators))
+    before = (len(catalog._catalog), len(views._build_model_validator), len(schemas._compiled))
     tracemalloc.start()
     for i in range(300):
         invented = [
@@ -65,7 +65,7 @@ def test_invented_extension_sets_build_nothing() -> None:
     gc.collect()
     grown, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    after = (len(catalog._catalog), len(views._build_model_validator), len(schemas._validators))
+    after = (len(catalog._catalog), len(views._build_model_validator), len(schemas._compiled))
     assert after == before
     assert grown < 200_000  # nothing kept per set
 

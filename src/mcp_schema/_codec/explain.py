@@ -17,7 +17,7 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from mcp_schema._codec.schemas import Target, definition, document, validator
+from mcp_schema._codec.schemas import Target, definition, document, subschema, validator
 from mcp_schema.errors import (
     MAX_ERRORS,
     InvalidParamsError,
@@ -101,7 +101,7 @@ class _Walk:
         if len(self.errors) >= MAX_ERRORS:
             self.total += 1
             return
-        schema = _at(definition(target), pointer)
+        schema: dict[str, Any] = subschema(definition(target), pointer)
         ref = schema.get("$ref")
         if ref is not None:
             self.check(_referenced(target, ref), "", value, path)
@@ -198,15 +198,6 @@ class _Walk:
                 self.fail(path, f"Input should be greater than or equal to {low}")
             elif high is not None and value > high:
                 self.fail(path, f"Input should be less than or equal to {high}")
-
-
-def _at(schema: dict[str, Any], pointer: str) -> dict[str, Any]:
-    node: Any = schema
-    for token in pointer.split("/")[1:]:
-        key = token.replace("~1", "/").replace("~0", "~")
-        node = node[int(key)] if isinstance(node, list) else node[key]
-    found: dict[str, Any] = node
-    return found
 
 
 def _referenced(target: Target, ref: str) -> Target:

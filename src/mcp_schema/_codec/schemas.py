@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib.resources
 import json
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import quote
 
 if TYPE_CHECKING:  # imported where first used: the model view's valid path needs none
     import jsonschema_rs
@@ -64,18 +65,13 @@ def definition(target: Target) -> dict[str, Any]:
 
 
 @built_once
-def _validators(package: str) -> jsonschema_rs.ValidatorMap:
-    """Every subschema of the package's document, compiled once (formats are
-    annotations in MCP, as for the upstream oracle)."""
+def _registry(package: str) -> jsonschema_rs.Registry:
+    """The package's document, and its base version's for an extension, as
+    the resources its validators' references resolve in."""
     import jsonschema_rs
 
-    base = _BASE.get(package)
-    registry = (
-        None if base is None else jsonschema_rs.Registry([(document(base)["$id"], document(base))])
-    )
-    return jsonschema_rs.validator_map_for(
-        document(package), validate_formats=False, registry=registry
-    )
+    packages = [package] if package not in _BASE else [package, _BASE[package]]
+    return jsonschema_rs.Registry([(document(p)["$id"], document(p)) for p in packages])
 
 
 _COMPILED: dict[tuple[Target, str], jsonschema_rs.Validator] = {}
@@ -89,9 +85,35 @@ def validator(target: Target, pointer: str = "") -> jsonschema_rs.Validator:
     key = (target, pointer)
     found = _COMPILED.get(key)
     if found is None:
-        where = home(target)
-        found = _validators(where.package).get(f"#/$defs/{where.name}{pointer}")
-        if found is None:
-            raise KeyError(f"no subschema {where.name}{pointer} in {where.package}")
+        found = _compiled(home(target), pointer)
         _COMPILED[key] = found
     return found
+
+
+@built_once
+def _compiled(where: Target, pointer: str) -> jsonschema_rs.Validator:
+    """One subschema compiled with what it refers to, and no more: compiling
+    a version's whole document would cost 40 ms on a first message (formats
+    are annotations in MCP, as for the upstream oracle)."""
+    import jsonschema_rs
+
+    doc = document(where.package)
+    subschema(doc["$defs"][where.name], pointer)  # KeyError for a pointer to nothing
+    reference = doc["$id"] + "#" + quote(f"/$defs/{where.name}{pointer}", safe="/~$")
+    return jsonschema_rs.validator_for(
+        {"$schema": doc["$schema"], "$ref": reference},
+        validate_formats=False,
+        registry=_registry(where.package),
+    )
+
+
+def subschema(schema: dict[str, Any], pointer: str) -> Any:
+    """The subschema at a JSON pointer below ``schema``."""
+    node: Any = schema
+    for token in pointer.split("/")[1:]:
+        key = token.replace("~1", "/").replace("~0", "~")
+        try:
+            node = node[int(key)] if type(node) is list else node[key]
+        except (KeyError, IndexError, ValueError, TypeError):
+            raise KeyError(f"no subschema at {pointer!r}") from None
+    return node
