@@ -267,7 +267,7 @@ def targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> lis
                     margin is not None and margin <= PING_MARGIN_US,
                 )
             )
-        if row.workload.startswith("ex:ElicitRequest/"):
+        if row.workload.startswith("elicitation/create request"):
             found.append(
                 _at_least(
                     "elicitation/create: decode vs mcp-types",

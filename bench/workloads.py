@@ -275,9 +275,18 @@ def ping_result() -> Workload:
     return Workload("ping result (2025-11-25)", "synthetic", HANDSHAKE, (msg,))
 
 
+def elicitation_request() -> Workload:
+    """The form elicitation the official Python SDK sent in its captured
+    session: small, but its form's element schemas are a union of eight arms."""
+    sent = session("python-2025-11-25").messages
+    msg = next(m for m in sent if m.method == "elicitation/create" and m.kind == "request")
+    return Workload("elicitation/create request (2025-11-25)", "synthetic", HANDSHAKE, (msg,))
+
+
 def synthetic() -> list[Workload]:
     return [
         ping_result(),
+        elicitation_request(),
         tools_call_request(),
         tools_list_result(),
         resources_read_result(),
