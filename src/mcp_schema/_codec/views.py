@@ -136,11 +136,23 @@ def _model_message(route: Route, value: dict[str, Any], size: int) -> Any:
     if whole:
         return checked
     envelope = _ENVELOPE[kind]
-    extra = {key: item for key, item in value.items() if key not in envelope}
-    # An error response may leave its id out (the default null): it stays out.
-    given = envelope.intersection(value)
+    if kind == "result" and len(value) == 3:
+        # The route found all three members of a result's envelope: nothing else.
+        extra: dict[str, Any] = {}
+        given = envelope
+    else:
+        extra = {key: item for key, item in value.items() if key not in envelope}
+        # An error response may leave its id out (the default null): it stays out.
+        given = envelope.intersection(value)
     cls = ResultResponse if kind == "result" else ErrorResponse
     return _built(cls, {"jsonrpc": "2.0", "id": route.id, kind: checked}, given, extra)
+
+
+# pydantic's per-instance slots, set directly (what its own validation does in Rust).
+_SLOTS = BaseModel.__dict__
+_SET_EXTRA = _SLOTS["__pydantic_extra__"].__set__
+_SET_FIELDS_SET = _SLOTS["__pydantic_fields_set__"].__set__
+_SET_PRIVATE = _SLOTS["__pydantic_private__"].__set__
 
 
 def _built(
@@ -148,11 +160,11 @@ def _built(
 ) -> Any:
     """An envelope whose members the route checked: what pydantic's own
     validation would build, without a second look at the payload."""
-    message = cls.__new__(cls)
+    message = object.__new__(cls)
     object.__setattr__(message, "__dict__", fields)
-    object.__setattr__(message, "__pydantic_extra__", extra)
-    object.__setattr__(message, "__pydantic_fields_set__", {*given, *extra})
-    object.__setattr__(message, "__pydantic_private__", None)
+    _SET_EXTRA(message, extra)
+    _SET_FIELDS_SET(message, {*given, *extra} if extra else set(given))
+    _SET_PRIVATE(message, None)
     return message
 
 
