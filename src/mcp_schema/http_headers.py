@@ -50,6 +50,7 @@ from typing import Any, NamedTuple, Union
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check
 from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
@@ -480,8 +481,7 @@ def check_request_headers(
     With ``required=False`` (handshake-era traffic, which need not mirror the body) a
     missing header is accepted, but one that is present must still agree.
     """
-    if not isinstance(required, bool):
-        raise TypeError(f"required must be a bool, not {type(required).__name__}")
+    check(required, bool, "required")
     received = received_headers(headers)
 
     for exp in _expected_headers(request, tool):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check
 from mcp_schema._codec.catalog import SUPPORTED, catalog
 from mcp_schema._codec.decoding import (
     DictMessage,
@@ -98,19 +99,14 @@ class Correlator:
         max_pending: int = MAX_PENDING,
         lenient_newer: bool = False,
     ) -> None:
-        if version is not None and not isinstance(version, str):
-            raise TypeError(f"version must be a str or None, not {type(version).__name__}")
+        check(version, str, "version", none=True)
         if version is not None and version not in SUPPORTED:
             raise unsupported(version)
         if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 0:
             raise TypeError(f"max_pending must be a non-negative int, not {max_pending!r:.40}")
-        for name, flag in (
-            ("allow_unknown_methods", allow_unknown_methods),
-            ("assume_complete", assume_complete),
-            ("lenient_newer", lenient_newer),
-        ):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be a bool, not {type(flag).__name__}")
+        check(allow_unknown_methods, bool, "allow_unknown_methods")
+        check(assume_complete, bool, "assume_complete")
+        check(lenient_newer, bool, "lenient_newer")
         self.version = version
         self.extensions = extension_set(extensions)
         self.allow_unknown_methods = allow_unknown_methods

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from typing import Any
 
+from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import Message
 from mcp_schema._codec.parse import as_bytes, parse
@@ -129,7 +130,7 @@ def _decode(
     received = None if headers is None else received_headers(headers)
     data = raw if type(raw) is bytes else as_bytes(raw)
     if lenient_newer is not False and lenient_newer is not True:
-        _flag(lenient_newer, "lenient_newer")
+        check(lenient_newer, bool, "lenient_newer")
     try:
         value = parse(data)
         return read_value(value, len(data), known, received, view, lenient_newer)[1]
@@ -196,29 +197,30 @@ def check_headers(headers: Mapping[str, str], route: Route, value: dict[str, Any
 
 
 def known_of(
-    version: object,
-    method: object,
+    version: str | None,
+    method: str | None,
     extensions: Collection[str],
-    allow_unknown_methods: object,
-    assume_complete: object,
+    allow_unknown_methods: bool,
+    assume_complete: bool,
 ) -> Known:
-    """What `decode`'s keyword arguments say about a message, checked."""
+    """What `decode`'s keyword arguments say about a message, checked (a
+    caller's types are not trusted: ``TypeError`` for the wrong ones)."""
     plain = type(extensions) is tuple and not extensions
     key = (version, method, allow_unknown_methods, assume_complete)
     if plain:
         found = _KNOWN.get(key)
         if found is not None:
             return found
-    if version is not None and not isinstance(version, str):
-        raise TypeError(f"version must be a str or None, not {type(version).__name__}")
-    if method is not None and not isinstance(method, str):
-        raise TypeError(f"method must be a str or None, not {type(method).__name__}")
+    check(version, str, "version", none=True)
+    check(method, str, "method", none=True)
+    check(allow_unknown_methods, bool, "allow_unknown_methods")
+    check(assume_complete, bool, "assume_complete")
     known = Known(
         version=version,
         method=method,
         extensions=extension_set(extensions),
-        allow_unknown_methods=_flag(allow_unknown_methods, "allow_unknown_methods"),
-        assume_complete=_flag(assume_complete, "assume_complete"),
+        allow_unknown_methods=allow_unknown_methods,
+        assume_complete=assume_complete,
     )
     if plain:
         if len(_KNOWN) >= _KNOWN_SIZE:
@@ -241,12 +243,6 @@ def extension_set(extensions: Collection[str]) -> frozenset[str]:
     if not all(isinstance(e, str) for e in ids):
         raise TypeError("extension ids are strings")
     return ids
-
-
-def _flag(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
-    return value
 
 
 def returned(outcome: Any) -> Any:

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from mcp_schema._codec.schemas import Target, definition, document, subschema, validator
+from mcp_schema._exact import member
 from mcp_schema.errors import (
     MAX_ERRORS,
     InvalidParamsError,
@@ -53,10 +54,6 @@ def invalid(target: Target, instance: Any, path: str, what: str) -> McpError:
     if not all(e["path"].startswith(("$.params", "$.result", "$.error")) for e in errors):
         return InvalidRequestError(f"Invalid Request: {summary}", data)
     return InvalidParamsError(f"Invalid {what}: {summary}", data)
-
-
-def member(path: str, key: str) -> str:
-    return f"{path}.{key}" if key.isidentifier() else f"{path}[{json.dumps(key)}]"
 
 
 def _token(key: str) -> str:
