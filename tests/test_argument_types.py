@@ -546,3 +546,16 @@ def test_every_public_function_is_walked() -> None:
         name for name in _public_callables() if name not in _case_names() and name not in NOT_WALKED
     }
     assert not missing, f"add a Case for each: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("flag", ["allow_unknown_methods", "assume_complete"])
+@pytest.mark.parametrize("read", [codec.decode, codec.decode_dict])
+def test_a_flag_given_as_an_int_is_refused_after_the_same_call_with_a_bool(
+    read: Any, flag: str
+) -> None:
+    # decode remembers the checked keyword arguments of its calls, and 1 == True.
+    raw = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
+    read(raw, **{flag: True})
+    for wrong in (1, 1.0):
+        with pytest.raises(TypeError, match=flag):
+            read(raw, **{flag: wrong})

@@ -209,7 +209,12 @@ def known_of(
     key = (version, method, allow_unknown_methods, assume_complete)
     if plain:
         found = _KNOWN.get(key)
-        if found is not None:
+        # 1 == True: a flag given as an int must not find the checked entry.
+        if (
+            found is not None
+            and found.allow_unknown_methods is allow_unknown_methods
+            and found.assume_complete is assume_complete
+        ):
             return found
     check(version, str, "version", none=True)
     check(method, str, "method", none=True)
