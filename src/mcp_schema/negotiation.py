@@ -11,7 +11,7 @@ server accepts (`discover_result`).
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ValidationError
@@ -42,9 +42,16 @@ def initialize_version(requested: object) -> str:
     never negotiated by ``initialize``). ``requested`` is whatever the
     client sent, of any JSON type.
     """
-    if isinstance(requested, str) and requested in HANDSHAKE_VERSIONS:
+    return handshake_answer(requested, HANDSHAKE_VERSIONS)
+
+
+def handshake_answer(requested: object, served: Sequence[str]) -> str:
+    """The version a server serving ``served`` (handshake-era versions,
+    oldest first, at least one) answers ``initialize`` with: the client's
+    when it is among them, else the newest."""
+    if isinstance(requested, str) and requested in served:
         return requested
-    return HANDSHAKE_VERSIONS[-1]
+    return served[-1]
 
 
 def discover_result(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip, quote
+from mcp_schema.negotiation import handshake_answer
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 SERVED_BY: dict[str, tuple[str, ...]] = {
@@ -50,11 +51,9 @@ def chosen_handshake_version(requested: object, versions: Collection[str]) -> st
     client's when it serves it, else its newest handshake-era one; -32022
     when it serves none (a stateless-only server)."""
     served = [v for v in HANDSHAKE_VERSIONS if v in versions]
-    if isinstance(requested, str) and requested in served:
-        return requested
     if not served:
         raise session_unsupported(requested, sorted(versions))
-    return served[-1]
+    return handshake_answer(requested, served)
 
 
 def offered_handshake_version(versions: Collection[str]) -> str:
