@@ -27,8 +27,10 @@ from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
 from mcp_schema._codec.route import (
+    IdKey,
     Known,
     address,
+    id_key,
     kind_of,
     named_version,
     request_id,
@@ -48,8 +50,6 @@ _SPACES = ("client", "server", _EITHER)
 _OTHER: dict[str, str] = {"client": "server", "server": "client"}
 _CANCELLED = "notifications/cancelled"
 _KNOWN_CACHE = 256
-
-_Key = tuple[type, Any]
 
 
 class Correlator:
@@ -115,7 +115,7 @@ class Correlator:
         self.lenient_newer = lenient_newer
         self._fixed = version is not None
         self._lock = threading.Lock()
-        self._pending: dict[str, dict[_Key, tuple[str, str]]] = {space: {} for space in _SPACES}
+        self._pending: dict[str, dict[IdKey, tuple[str, str]]] = {space: {} for space in _SPACES}
         self._next_id = {"client": 1, "server": 1}
         self._knowns: dict[tuple[str | None, str | None, str | None, bool], Known] = {}
         """What the resolver is told, by (version, default, method, fixed): a
@@ -239,7 +239,7 @@ class Correlator:
         view: View,
     ) -> Any:
         rid = request_id(value.get("id"))
-        answered = None if rid is None else self._answered(_key(rid), sender)
+        answered = None if rid is None else self._answered(id_key(rid), sender)
         method = request_version = None
         if answered is not None:
             method, request_version = self._pending[answered[0]][answered[1]]
@@ -263,12 +263,12 @@ class Correlator:
 
     # -- the pending table --------------------------------------------------------------
 
-    def _answered(self, key: _Key, responder: Sender | None) -> tuple[str, _Key] | None:
+    def _answered(self, key: IdKey, responder: Sender | None) -> tuple[str, IdKey] | None:
         """The id space and key of the request a response with this id answers, if any."""
         space = self._requester_of(key, responder)
         return None if space is None else (space, key)
 
-    def _requester_of(self, key: _Key, responder: Sender | None) -> str | None:
+    def _requester_of(self, key: IdKey, responder: Sender | None) -> str | None:
         """The id space of the request a response with this id answers, if any."""
         found = self._holding(key, None if responder is None else _OTHER[responder])
         if len(found) > 1:
@@ -279,7 +279,7 @@ class Correlator:
             )
         return found[0] if found else None
 
-    def _holding(self, key: _Key, requester: str | None) -> list[str]:
+    def _holding(self, key: IdKey, requester: str | None) -> list[str]:
         """The id spaces where a request with this id sent by ``requester`` (a
         peer, or None for either) is pending: its own, and the space of
         requests whose sender was never told."""
@@ -301,7 +301,7 @@ class Correlator:
     ) -> None:
         assert rid is not None  # the route read a request's id
         space = self._sender_of(method, version, sender)
-        key = _key(rid)
+        key = id_key(rid)
         if self._holding(key, space):
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(rid)} is already in flight; the pending "
@@ -320,7 +320,7 @@ class Correlator:
     def _cancel(self, rid: RequestIdValue | None, sender: Sender | None) -> None:
         if rid is None:
             return
-        key = _key(rid)
+        key = id_key(rid)
         found = self._holding(key, sender)  # the requester cancels its own request
         if len(found) == 1:  # an ambiguous cancellation forgets nothing
             self._pending[found[0]].pop(key, None)
@@ -331,7 +331,7 @@ class Correlator:
         if not isinstance(id, (str, int)) or isinstance(id, bool):
             raise TypeError(f"a request id is a str or an int, not {type(id).__name__}")
         _check_sender(sender)
-        key = _key(id)
+        key = id_key(id)
         with self._lock:
             found = self._holding(key, sender)
             for space in found:
@@ -370,7 +370,7 @@ class Correlator:
         if entry is None:
             raise ValueError(f"{version} has no request {quote(method)}")
         rid = self._next_id[sender]
-        while self._holding(_key(rid), sender):
+        while self._holding(id_key(rid), sender):
             rid += 1  # an id the peer's own traffic already used for this sender
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
@@ -391,10 +391,6 @@ class Correlator:
     def pending(self) -> int:
         """Requests seen that have no response yet."""
         return sum(map(len, self._pending.values()))
-
-
-def _key(rid: RequestIdValue) -> _Key:
-    return (type(rid), rid)
 
 
 def _check_sender(sender: object) -> None:

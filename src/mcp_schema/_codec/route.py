@@ -158,6 +158,14 @@ def request_id(value: Any) -> RequestIdValue | None:
     return None
 
 
+IdKey = tuple[type, RequestIdValue]
+"""A request id as a table key: ``"1"`` and ``1`` are different ids."""
+
+
+def id_key(rid: RequestIdValue) -> IdKey:
+    return (type(rid), rid)
+
+
 def _checked_id(value: Mapping[str, Any], kind: Kind) -> RequestIdValue | None:
     raw = value.get("id")
     rid = request_id(raw)

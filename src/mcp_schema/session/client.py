@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
-from mcp_schema._codec.route import Route
+from mcp_schema._codec.route import Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import (
@@ -40,7 +40,7 @@ from mcp_schema.session.negotiation import (
     offered_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, key, wire_or_type_error
+from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
 
 __all__ = ["ClientSession"]
@@ -237,7 +237,7 @@ class ClientSession(Peer):
             progress_token=getattr(meta, "progress_token", None),
         )
         event = RequestReceived(route.id, method, message, context, version)
-        self._theirs[key(route.id)] = event
+        self._theirs[id_key(route.id)] = event
         if capability is not None:
             events.append(InputRequested({method: message}, None, event))
         else:

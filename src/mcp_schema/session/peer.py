@@ -23,7 +23,7 @@ from mcp_schema._codec.decoding import read_value
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema._codec.parse import as_bytes, parse
-from mcp_schema._codec.route import Known, Route, address, kind_of, request_id
+from mcp_schema._codec.route import IdKey, Known, Route, address, id_key, kind_of, request_id
 from mcp_schema._codec.views import MODELS
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
@@ -47,7 +47,6 @@ from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
-Key = tuple[type, Any]
 
 MAX_PENDING = 1000
 """Requests in flight each way by default: a peer's request beyond it is
@@ -68,10 +67,6 @@ class Outgoing:
     message: McpModel
     on_answer: Answered
     """Called with the result or the error (what answered the request)."""
-
-
-def key(rid: str | int) -> Key:
-    return (type(rid), rid)
 
 
 def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
@@ -103,9 +98,9 @@ class Peer:
         self.max_pending = max_pending
         self._version: str | None = None
         self._out: list[bytes] = []
-        self._theirs: dict[Key, RequestReceived] = {}
-        self._mine: dict[Key, Outgoing] = {}
-        self._cancelled: OrderedDict[Key, None] = OrderedDict()
+        self._theirs: dict[IdKey, RequestReceived] = {}
+        self._mine: dict[IdKey, Outgoing] = {}
+        self._cancelled: OrderedDict[IdKey, None] = OrderedDict()
         self._next_id = 1
 
     # -- what the author reads ---------------------------------------------------------
@@ -133,7 +128,7 @@ class Peer:
 
     def cancelled(self, request: RequestReceived) -> bool:
         """Whether the peer cancelled ``request`` (its answer will be dropped)."""
-        return key(request.id) in self._cancelled
+        return id_key(request.id) in self._cancelled
 
     # -- reading -----------------------------------------------------------------------
 
@@ -192,7 +187,7 @@ class Peer:
                 f"Method not found: a {_PEER[self.role]} does not send {route.method}",
                 {"method": route.method},
             )
-        rid = key(route.id)
+        rid = id_key(route.id)
         if rid in self._theirs:
             raise InvalidRequestError(
                 f"Invalid Request: id {quote(route.id)} is already in flight; the pending "
@@ -211,10 +206,10 @@ class Peer:
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
         params = value.get("params")
         rid = request_id(params.get("requestId")) if type(params) is dict else None
-        request = None if rid is None else self._theirs.pop(key(rid), None)
+        request = None if rid is None else self._theirs.pop(id_key(rid), None)
         if request is None:
             return  # unknown, answered already, or cancelled twice: nothing to do
-        self._cancelled[key(rid)] = None  # type: ignore[arg-type]
+        self._cancelled[id_key(rid)] = None  # type: ignore[arg-type]
         while len(self._cancelled) > MAX_CANCELLED:
             self._cancelled.popitem(last=False)
         reason = params.get("reason") if type(params) is dict else None
@@ -223,14 +218,14 @@ class Peer:
 
     def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
         rid = request_id(value.get("id"))
-        pending = None if rid is None else self._mine.get(key(rid))
+        pending = None if rid is None else self._mine.get(id_key(rid))
         if pending is None:
             what = "null" if rid is None else quote(rid)
             raise InvalidRequestError(
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
         known = Known(version=pending.version, method=pending.method)
-        del self._mine[key(pending.id)]
+        del self._mine[id_key(pending.id)]
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
@@ -265,7 +260,7 @@ class Peer:
         `UnknownRequestError`."""
         if not isinstance(request, RequestReceived):
             raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
-        rid = key(request.id)
+        rid = id_key(request.id)
         if self._theirs.get(rid) is request:
             del self._theirs[rid]
             return True
@@ -278,7 +273,7 @@ class Peer:
     def _check_in_flight(self, request: RequestReceived) -> bool:
         if not isinstance(request, RequestReceived):
             raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
-        rid = key(request.id)
+        rid = id_key(request.id)
         if self._theirs.get(rid) is request:
             return True
         if rid in self._cancelled:
@@ -372,7 +367,7 @@ class Peer:
         self._queue(value)
         self._next_id += 1
         outgoing = Outgoing(rid, method, version, message, on_answer)
-        self._mine[key(rid)] = outgoing
+        self._mine[id_key(rid)] = outgoing
         return outgoing
 
     def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
@@ -382,7 +377,7 @@ class Peer:
     def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
         """Stop waiting for this side's request ``request_id`` and tell the peer
         (``notifications/cancelled``); whether it was awaited."""
-        pending = self._mine.pop(key(request_id), None)
+        pending = self._mine.pop(id_key(request_id), None)
         if pending is None:
             return False
         params: dict[str, Any] = {"requestId": request_id}

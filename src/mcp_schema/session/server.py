@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema._codec.messages import ResultResponse
-from mcp_schema._codec.route import Known, Route
+from mcp_schema._codec.route import IdKey, Known, Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import (
@@ -48,7 +48,7 @@ from mcp_schema.session.negotiation import (
     chosen_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Key, Outgoing, Peer, Role, key, wire_or_type_error
+from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
 from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
 
 __all__ = ["ServerSession"]
@@ -121,7 +121,7 @@ class ServerSession(Peer):
         self._initialize: McpModel | None = None
         self._log_level: LoggingLevel | None = None
         self._rounds: OrderedDict[str, Round] = OrderedDict()
-        self._asking: dict[Key, Round] = {}
+        self._asking: dict[IdKey, Round] = {}
 
     @property
     def log_level(self) -> LoggingLevel | None:
@@ -180,7 +180,7 @@ class ServerSession(Peer):
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
-        self._theirs[key(route.id)] = event
+        self._theirs[id_key(route.id)] = event
         if resumed is None:
             events.append(event)
         else:
@@ -390,7 +390,7 @@ class ServerSession(Peer):
         for name, (method, params) in asked.items():
             sent = self._send(method, params, _answer_to(round_, name, self.handler_version))
             round_.outgoing.append(sent.id)
-        self._asking[key(request.id)] = round_
+        self._asking[id_key(request.id)] = round_
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send the client a request of its own (``ping``, ``roots/list``,
@@ -460,7 +460,7 @@ class ServerSession(Peer):
         self._on_answered(request)
 
     def _on_answered(self, request: RequestReceived) -> None:
-        round_ = self._asking.pop(key(request.id), None)
+        round_ = self._asking.pop(id_key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:
                 self.cancel(rid, reason="the request it served is over")
