@@ -376,19 +376,24 @@ def _const(schema: dict[str, Any]) -> Any:
     return consts[0] if consts else None
 
 
-def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
-    """A field every arm requires with a distinct ``const``, if there is one."""
+def _required_by_all(shapes: list[dict[str, Any]]) -> list[str]:
+    """The members every object arm requires, the likeliest tags first (none
+    when an arm is no object)."""
     if len(shapes) < 2 or not all(s.get("properties") for s in shapes):
-        return None
+        return []
     common = set.intersection(*(set(s.get("required", ())) for s in shapes))
-    candidates = sorted(
+    return sorted(
         common,
         key=lambda p: (
             DISCRIMINATOR_PREFERENCE.index(p) if p in DISCRIMINATOR_PREFERENCE else 99,
             p,
         ),
     )
-    for prop in candidates:
+
+
+def find_discriminator(shapes: list[dict[str, Any]]) -> str | None:
+    """A field every arm requires with a distinct ``const``, if there is one."""
+    for prop in _required_by_all(shapes):
         values = [const_of(s, prop) for s in shapes]
         if None not in values and len({canonical(v) for v in values}) == len(values):
             return str(prop)
@@ -399,10 +404,7 @@ def find_tag(shapes: list[dict[str, Any]]) -> str | None:
     """A field every arm requires with allowed strings (a ``const`` or an
     ``enum``) taking at least two values in all: the arms can be sorted by
     it, though not told apart (`find_discriminator` failed)."""
-    if len(shapes) < 2 or not all(s.get("properties") for s in shapes):
-        return None
-    common = set.intersection(*(set(s.get("required", ())) for s in shapes))
-    for prop in sorted(common):
+    for prop in _required_by_all(shapes):
         allowed = [_allowed(s.get("properties", {}).get(prop, {})) for s in shapes]
         values = {v for arm in allowed if arm is not None for v in arm}
         if None not in allowed and len(values) > 1 and all(type(v) is str for v in values):
@@ -411,10 +413,16 @@ def find_tag(shapes: list[dict[str, Any]]) -> str | None:
 
 
 def _allowed(schema: dict[str, Any]) -> list[Any] | None:
+    """The values a property allows when it lists them (as `_const`, a merged
+    property's parts are looked into)."""
     if "const" in schema:
         return [schema["const"]]
     if "enum" in schema:
         return list(schema["enum"])
+    for part in schema.get("allOf", []):
+        found = _allowed(part)
+        if found is not None:
+            return found
     return None
 
 

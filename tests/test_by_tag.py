@@ -116,3 +116,5 @@ def test_the_generator_sorts_by_a_member_only_when_every_arm_allows_strings() ->
     optional = {**number, "required": []}
     assert find_tag([text, enum, optional]) is None  # an arm may leave it out
     assert find_tag([text, _arm(type={"const": 1})]) is None  # not strings
+    merged = _arm(type={"allOf": [{"type": "string"}, {"const": "boolean"}]})
+    assert find_tag([text, enum, merged]) == "type"  # a merged property's parts count
