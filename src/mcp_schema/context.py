@@ -17,6 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar, get_args
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
+from mcp_schema._codec.wire import wire_value
 from mcp_schema.base import McpModel
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
@@ -70,14 +71,6 @@ class InputRequired(Protocol):
     def request_state(self) -> str | None: ...
 
 
-def _dump(model: BaseModel | Mapping[str, Any], what: str) -> dict[str, Any]:
-    if isinstance(model, BaseModel):
-        return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
-    if isinstance(model, Mapping):
-        return dict(model)
-    raise TypeError(f"{what} must be a pydantic model or a mapping, not {type(model).__name__}")
-
-
 def _invalid(key: str, reason: str) -> InvalidParamsError:
     path = f"$.params._meta[{quote(key)}]"
     return InvalidParamsError(
@@ -102,7 +95,7 @@ def _from_validation(key: str, exc: ValidationError) -> InvalidParamsError:
 def _request(request: BaseModel) -> dict[str, Any]:
     if not isinstance(request, BaseModel):
         raise TypeError(f"request must be a decoded request model, not {type(request).__name__}")
-    return _dump(request, "request")
+    return wire_value(request, "request")
 
 
 def _meta(message: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -276,7 +269,7 @@ def require_client_capabilities(
     A request whose declared capabilities are not an object is `InvalidParamsError`.
     """
     declared = _declared_capabilities(_meta(_request(request)))
-    missing = missing_capabilities(declared, _dump(required, "required"))
+    missing = missing_capabilities(declared, wire_value(required, "required"))
     if missing:
         raise MissingRequiredClientCapabilityError(
             f"Missing required client capabilities: {', '.join(map(quote, sorted(missing)))}",
@@ -312,7 +305,7 @@ def retry_with_input(
     message = _request(request)
     params = dict(message.get("params") or {})
     params["inputResponses"] = {
-        key: _dump(value, f"responses[{key!r}]") for key, value in responses.items()
+        key: wire_value(value, f"responses[{key!r}]") for key, value in responses.items()
     }
     if result.request_state is not None:
         params["requestState"] = result.request_state
@@ -352,7 +345,7 @@ def input_required(
     model = compiled.load().result_arms.get(INPUT_REQUIRED)
     if model is None:
         raise ValueError(f"{version} has no input-required results")
-    asked = {key: _dump(value, f"requests[{key!r}]") for key, value in requests.items()}
+    asked = {key: wire_value(value, f"requests[{key!r}]") for key, value in requests.items()}
     try:
         # Construction, not validation, so resultType takes its preset.
         return model(input_requests=asked, request_state=state)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check, strings
-from mcp_schema._codec.wire import to_wire
+from mcp_schema._codec.wire import wire_value
 from mcp_schema.versions import (
     HANDSHAKE_VERSIONS,
     STATELESS_VERSIONS,
@@ -90,14 +90,14 @@ def discover_result(
     wire: dict[str, Any] = {
         "resultType": "complete",
         "supportedVersions": announced,
-        "capabilities": _wire(capabilities, "capabilities"),
+        "capabilities": wire_value(capabilities, "capabilities"),
         "ttlMs": ttl_ms,
         "cacheScope": cache_scope,
     }
     if instructions is not None:
         wire["instructions"] = instructions
     if server_info is not None:
-        wire["_meta"] = {SERVER_INFO_KEY: _wire(server_info, "server_info")}
+        wire["_meta"] = {SERVER_INFO_KEY: wire_value(server_info, "server_info")}
     try:
         return result.model_validate(wire)
     except ValidationError as exc:
@@ -105,9 +105,3 @@ def discover_result(
             f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors(include_url=False)
         )
         raise ValueError(f"not a valid DiscoverResult: {where}") from None
-
-
-def _wire(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, (BaseModel, Mapping)):
-        raise TypeError(f"{what} must be a model or a mapping, not {type(value).__name__}")
-    return to_wire(value)

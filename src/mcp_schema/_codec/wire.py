@@ -15,12 +15,18 @@ def to_wire(model: BaseModel | Mapping[str, Any]) -> dict[str, Any]:
     A mapping is taken as already wire-shaped and copied (one level); anything
     else is a ``TypeError``.
     """
-    if isinstance(model, BaseModel):
-        serializer = type(model).__pydantic_serializer__
-        dumped = serializer.to_python(model, mode="json", by_alias=True, exclude_unset=True)
+    return wire_value(model, "model")
+
+
+def wire_value(value: object, what: str) -> dict[str, Any]:
+    """`to_wire` of the argument called ``what``, which the ``TypeError`` for
+    anything but a model or a mapping names."""
+    if isinstance(value, BaseModel):
+        serializer = type(value).__pydantic_serializer__
+        dumped = serializer.to_python(value, mode="json", by_alias=True, exclude_unset=True)
         if not isinstance(dumped, dict):
-            raise TypeError(f"{type(model).__name__} is not written as a JSON object")
+            raise TypeError(f"{type(value).__name__} is not written as a JSON object")
         return dumped
-    if isinstance(model, Mapping):
-        return dict(model)
-    raise TypeError(f"expected a pydantic model or a mapping, not {type(model).__name__}")
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{what} must be a pydantic model or a mapping, not {type(value).__name__}")
