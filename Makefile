@@ -141,7 +141,7 @@ docs: $(STAMP)  ## the docs site (mkdocs, strict) into site/
 
 # Every page of site/ in headless Chromium (served on 127.0.0.1): fails on a
 # page that does not render, a browser error, a resource off the site, or a
-# broken internal link or anchor. `make test` runs it (tests/test_docs.py)
+# broken internal link or anchor. `make test` runs it (tests/docs/test_site.py)
 # when a Chromium is installed: apt-get install chromium.
 docs-check: docs  ## open every page of the built site in headless Chromium
 	$(PY) docs/check.py site

@@ -120,7 +120,7 @@ def apply_overlay(schema: dict[str, Any], overlay: dict[str, Any], key: str) -> 
         raise SpecError(
             f"overlay {overlay['id']!r} is fixed upstream in {key!r} at {overlay['pointer']}: "
             "the schema now holds the overlay's value. Drop the overlay from "
-            "schema/overlays.json (and its case in tests/test_overlays.py)."
+            "schema/overlays.json (and its case in tests/codegen/test_overlays.py)."
         )
     if found != overlay["expect"]:
         raise SpecError(

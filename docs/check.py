@@ -1,7 +1,7 @@
 """Open every page of the built site in headless Chromium: ``python docs/check.py [SITE]``.
 
 ``make docs-check`` runs it on ``site/`` (``make test`` does, through
-``tests/test_docs.py``, when a Chromium is installed). The site is served on
+``tests/docs/test_site.py``, when a Chromium is installed). The site is served on
 127.0.0.1 by the standard library's HTTP server; Chromium is driven through
 its DevTools protocol over ``--remote-debugging-pipe`` (two file descriptors
 carrying NUL-terminated JSON), so nothing beyond the standard library and a

@@ -19,7 +19,7 @@ Every class heading's id is the class's import path
 (``mcp_schema.v2026_07_28.CallToolRequest``), also registered under the
 module that defines it (``...models.CallToolRequest``), so mkdocstrings'
 signatures on the runtime pages link to the generated classes they name.
-``tests/test_docs.py`` imports this file to check the built site against it.
+``tests/docs/test_site.py`` imports this file to check the built site against it.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The ```python blocks of README.md and of every page under docs/.
 
-Each file is one program: ``tests/test_snippets.py`` runs its blocks in
+Each file is one program: ``tests/docs/test_snippets.py`` runs its blocks in
 order in one namespace, and ``python -m tests.snippets DIR`` writes each file's
 blocks, in order, as one module (``DIR/readme.py``, ``DIR/docs_guide_decoding.py``,
 ...) that ``make typecheck`` checks under mypy ``--strict`` (with and without

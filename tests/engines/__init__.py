@@ -1,6 +1,6 @@
 """Engines the test suite and the long `make` runs share: not tests themselves.
 
 ``conformance`` judges models against the JSON Schema oracle (``make
-conformance``, ``tests/test_conformance.py``); ``fuzz`` feeds hostile bytes to
-the codec (``make fuzz``, ``tests/test_codec.py``).
+conformance``, ``tests/package/test_conformance.py``); ``fuzz`` feeds hostile bytes to
+the codec (``make fuzz``, ``tests/codec/test_decode.py``).
 """

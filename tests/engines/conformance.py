@@ -16,7 +16,7 @@ composed from the upstream definitions: a draft-07 ``JSONRPC<Name>`` against
 ``allOf`` of its envelope and ``<Name>``, a ``<Name>AssumedComplete`` against
 ``<Name>`` with ``resultType`` no longer required.
 
-Used by ``tests/test_conformance.py`` (a few examples per definition, CI) and
+Used by ``tests/package/test_conformance.py`` (a few examples per definition, CI) and
 as ``python -m tests.engines.conformance`` (``make conformance``; random seeds,
 ``$MCP_CONFORMANCE_EXAMPLES`` examples per definition, default 200).
 """

@@ -66,7 +66,7 @@ await step('progress-and-logging', async () => {
     // The SDK drops its progress handler when the response arrives, and it hands
     // notifications on a tick later: progress read in the same chunk as the
     // response is lost, so only a prefix of 1, 2, 3 (perhaps none) can be asked for;
-    // tests/test_sdk_client.py sees all three through the Python SDK.
+    // tests/examples/test_sdk_client.py sees all three through the Python SDK.
     expect(text(result) === '1 2 3' && '1,2,3'.startsWith(seen.join(',')), `progress ${seen}`);
     expect(logs.some(l => l.data === 'counted to 3'), 'no log message');
 });

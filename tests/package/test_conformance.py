@@ -20,7 +20,7 @@ import pytest
 
 from codegen import spec
 from tests.engines import conformance as c
-from tests.test_generator import EXPECTED_DEFS
+from tests.codegen.test_generator import EXPECTED_DEFS
 
 pytestmark = pytest.mark.slow
 

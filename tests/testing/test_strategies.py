@@ -1,7 +1,7 @@
 """The generated strategies of ``mcp_schema.testing`` against the oracle and the codec.
 
 Every definition's draws are judged by the oracle in the CI conformance slice
-(tests/test_conformance.py draws from these strategies). Here: that every
+(tests/package/test_conformance.py draws from these strategies). Here: that every
 definition and model class has a strategy, that whole messages decode as
 stated and are valid under the oracle, that hostile variants are invalid and
 get their stated code, Hypothesis registration, and the import boundary.

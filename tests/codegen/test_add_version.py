@@ -26,7 +26,7 @@ from codegen import spec
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 NEW = "2027-01-01"
 LIKE = "2026-07-28"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SERVER = Path(__file__).resolve().parents[1] / "examples" / "server.py"
+SERVER = Path(__file__).resolve().parents[2] / "examples" / "server.py"
 
 
 def code_lines(source: str, tree: ast.Module) -> list[int]:

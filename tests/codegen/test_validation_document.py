@@ -1,7 +1,7 @@
 """The dict view's JSON Schema documents (``<package>/validation.json``).
 
 Whether each definition accepts exactly what the upstream schema does is the
-conformance engine's job (tests/test_conformance.py). Here: every name a
+conformance engine's job (tests/package/test_conformance.py). Here: every name a
 package exports has its entry, the documents are deterministic and
 canonical, an extension's references to its base resolve, and each IR
 construct means what the models mean, on hand-written cases.

@@ -1,6 +1,6 @@
 """``mcp_schema.proxy``: the `Validator` and its reports, then ``python -m
 mcp_schema proxy`` as a process, with small fake children (the official SDK
-client drives it in ``tests/test_sdk_client.py``)."""
+client drives it in ``tests/examples/test_sdk_client.py``)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ from mcp_schema.proxy import (
     run,
 )
 
-CAPTURES = Path(__file__).parent / "data" / "captures"
+CAPTURES = Path(__file__).parents[1] / "data" / "captures"
 GOOD_CAPTURES = [
     "python-2025-11-25.jsonl",
     "python-2026-07-28.jsonl",
@@ -41,7 +41,7 @@ GOOD_CAPTURES = [
     "older/python-2024-11-05.jsonl",
 ]
 SENDER: dict[str, Sender] = {"c2s": "client", "s2c": "server"}
-EXAMPLE_PROXY = Path(__file__).resolve().parents[1] / "examples" / "proxy.py"
+EXAMPLE_PROXY = Path(__file__).resolve().parents[2] / "examples" / "proxy.py"
 
 
 def frames(name: str) -> list[tuple[Sender, bytes]]:

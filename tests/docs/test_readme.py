@@ -1,6 +1,6 @@
 """README.md stays a short front page: at most 200 lines, every relative link
 leads to a file of the repository, and every guide page is linked from it
-(its snippets run in tests/test_snippets.py)."""
+(its snippets run in tests/docs/test_snippets.py)."""
 
 from __future__ import annotations
 

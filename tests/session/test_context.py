@@ -15,7 +15,7 @@ from mcp_schema.context import RequestContext
 from mcp_schema.errors import McpError
 from mcp_schema.projection import ProjectionError, Session, project
 
-CAPTURES = sorted((Path(__file__).parent / "data" / "captures").glob("*2025-11-25.jsonl"))
+CAPTURES = sorted((Path(__file__).parents[1] / "data" / "captures").glob("*2025-11-25.jsonl"))
 
 
 def _fields(context: RequestContext) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from mcp_schema import v2026_07_28 as new
 from mcp_schema.base import McpModel
 from mcp_schema.v2026_07_28 import tasks
 
-CAPTURES = sorted((Path(__file__).parent / "data" / "captures").glob("*.jsonl"))
+CAPTURES = sorted((Path(__file__).parents[1] / "data" / "captures").glob("*.jsonl"))
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},

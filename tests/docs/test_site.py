@@ -31,7 +31,7 @@ pytest.importorskip("mkdocs", reason="mkdocs is in the 'docs' group: pip install
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PINS = json.loads((REPO / "schema" / "pins.json").read_text())["schemas"]
 
 

@@ -25,7 +25,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SERVER = [str(EXAMPLES / "server.py")]
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
 ELICITING = ("2025-06-18", "2025-11-25", "2026-07-28")
@@ -164,7 +164,7 @@ def test_official_client_through_the_proxy(mode: str, version: str) -> None:
     assert run(mode, version, True, PROXIED) == expected(mode, version, True)
 
 
-PEER_SERVER = Path(__file__).resolve().parent / "peers" / "py_server.py"
+PEER_SERVER = Path(__file__).resolve().parents[1] / "peers" / "py_server.py"
 
 
 @pytest.mark.parametrize(("mode", "version"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])

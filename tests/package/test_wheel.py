@@ -29,7 +29,7 @@ from mcp_schema.versions import DEFAULT_VERSION
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 # The two source roots that the wheel merges into one mcp_schema package.
 PACKAGE_ROOTS = (REPO / "src" / "mcp_schema", REPO / "generated" / "mcp_schema")
 VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)

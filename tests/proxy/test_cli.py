@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-CAPTURE = Path(__file__).parent / "data" / "captures" / "typescript-2025-11-25.jsonl"
+CAPTURE = Path(__file__).parents[1] / "data" / "captures" / "typescript-2025-11-25.jsonl"
 
 
 def test_cli_reports_invalid_lines_and_counts(tmp_path: Path) -> None:

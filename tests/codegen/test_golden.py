@@ -22,7 +22,7 @@ from codegen import ir, passes, render, spec, validation
 from codegen.build import Builder, BuildError
 from codegen.generate import format_sources, with_methods
 
-GOLDEN = Path(__file__).parent / "golden"
+GOLDEN = Path(__file__).parents[1] / "golden"
 VALIDATION = ".validation.json"
 CASES = sorted(p.stem for p in GOLDEN.glob("*.json") if not p.name.endswith(VALIDATION))
 OUTPUTS = {"models.py": ".py", "validation.json": VALIDATION}

@@ -17,7 +17,7 @@ from mcp_schema.codec import Correlator, decode, encode
 from mcp_schema.diff import diff
 from mcp_schema.projection import ProjectionError, Session, project
 
-CAPTURES = sorted((Path(__file__).parent / "data" / "captures").glob("*2025-11-25.jsonl"))
+CAPTURES = sorted((Path(__file__).parents[1] / "data" / "captures").glob("*2025-11-25.jsonl"))
 SESSION = Session(
     client_capabilities={"roots": {"listChanged": True}},
     client_info={"name": "c", "version": "1"},

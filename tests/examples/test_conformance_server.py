@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 
-SERVER = Path(__file__).resolve().parents[1] / "examples" / "conformance_server.py"
+SERVER = Path(__file__).resolve().parents[2] / "examples" / "conformance_server.py"
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from mcp_schema import SUPPORTED_VERSIONS, codec, errors
 from tests.engines import fuzz
 from tests.engines.conformance import same_json
 
-CAPTURES = sorted((Path(__file__).parent / "data" / "captures").rglob("*.jsonl"))
+CAPTURES = sorted((Path(__file__).parents[1] / "data" / "captures").rglob("*.jsonl"))
 
 PACKAGES = [f"mcp_schema.{pin.package}" for pin in pins().values()]
 

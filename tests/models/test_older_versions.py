@@ -25,7 +25,7 @@ from mcp_schema.base import McpModel
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 OLDER = {"2024-11-05": v2024_11_05, "2025-03-26": v2025_03_26, "2025-06-18": v2025_06_18}
-CAPTURES = sorted((Path(__file__).parent / "data" / "captures" / "older").glob("*.jsonl"))
+CAPTURES = sorted((Path(__file__).parents[1] / "data" / "captures" / "older").glob("*.jsonl"))
 # The peer rig asks for a method nobody defines, in every session.
 NOBODY_DEFINES = "tools/frobnicate"
 
