@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from codegen import spec
-from tests.engines import conformance as c
 from tests.codegen.test_generator import EXPECTED_DEFS
+from tests.engines import conformance as c
 
 pytestmark = pytest.mark.slow
 
