@@ -1,6 +1,6 @@
 """The version registry: ``generated/mcp_schema/registry.py`` lists every
 pinned schema, and each version package gets a ``tables.py`` naming the
-definitions the codec dispatches on (see ``src/mcp_schema/compiled.py``).
+definitions the codec dispatches on (see ``src/mcp_schema/tables.py``).
 
 What the schemas cannot say (a version's era, an extension's id) comes from
 ``schema/pins.json``; the rest is read off the built modules.
