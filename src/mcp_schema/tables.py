@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, Protocol, TypeVar, cast, overload
 
-from typing_extensions import Self
-
 from mcp_schema._args import check, strings
 
 if TYPE_CHECKING:  # naming a version (the registry) imports no pydantic
+    from typing_extensions import Self
+
     from mcp_schema.base import McpModel
 
 __all__ = [
