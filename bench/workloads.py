@@ -11,7 +11,7 @@ from typing import Any, Literal
 import orjson
 
 from mcp_schema import versions
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC_DIR = ROOT.parent / "shared" / "mcp-spec"

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ir
-from .build import BuildError
+from .ir import BuildError
 
 RESULT_TYPE = "resultType"
 SUFFIX = "AssumedComplete"

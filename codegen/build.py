@@ -25,14 +25,12 @@ Rules that shape the output:
 from __future__ import annotations
 
 import json
-import keyword
-import re
 from types import MappingProxyType
 from typing import Any, cast
 
-from pydantic import BaseModel
-
 from . import ir
+from .ir import BuildError
+from .names import member_name, pascal, snake
 from .spec import Pin
 
 # Keywords that describe but never constrain: dropped before anything else.
@@ -62,12 +60,7 @@ HANDLED = frozenset(
     }
 )
 DISCRIMINATOR_PREFERENCE = ("method", "type", "status", "mode", "role")
-RESERVED = frozenset(dir(BaseModel)) | {"model_config", "model_fields"}
 NEVER: dict[str, Any] = {"not": {}}
-
-
-class BuildError(RuntimeError):
-    pass
 
 
 def strip_annotations(schema: Any) -> Any:
@@ -89,25 +82,6 @@ def strip_annotations(schema: Any) -> Any:
         else:
             out[key] = value
     return out
-
-
-def snake(name: str) -> str:
-    name = name.rsplit("/", 1)[-1].lstrip("$_")
-    name = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name)
-    name = re.sub(r"[^0-9a-zA-Z_]", "_", name).lower()
-    if keyword.iskeyword(name) or name in RESERVED or name.startswith("model_") or not name:
-        name += "_"
-    return name
-
-
-def pascal(name: str) -> str:
-    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[^0-9a-zA-Z]+", snake(name)))
-
-
-def member_name(parent: str, wire: str) -> str:
-    """The class name of an inline object in member ``wire`` of class ``parent``."""
-    part = pascal(wire)
-    return parent + ("Object" if parent.endswith(part) else part)
 
 
 def canonical(schema: Any) -> str:
@@ -146,6 +120,9 @@ class Builder:
             source=f"{pin.repository} @ {pin.commit} : {pin.path}",
             definitions=tuple(sorted([*self.classes, *aliases], key=lambda d: d.name)),
             imported=MappingProxyType({name: self.reused[name] for name in sorted(self.reused)}),
+            base=pin.base,
+            extension=pin.extension,
+            era=pin.era,
         )
 
     def docs_url(self, def_name: str) -> str:

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from . import ir
-from .build import BuildError, preset
+from .build import preset
+from .ir import BuildError
 
 REQUEST_ENVELOPE = "JSONRPCRequest"
 NOTIFICATION_ENVELOPE = "JSONRPCNotification"

@@ -12,13 +12,14 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from . import dicts, ir, methods, passes, registry, render, strategies, validation
 from .assumed_complete import add_assumed_complete
 from .build import Builder
 from .envelopes import add_whole_messages
-from .spec import ROOT, SCHEMA_DIR, load, pins, repeated_defs
+from .spec import ROOT, SCHEMA_DIR, load, pins, pins_sha256, repeated_defs
 
 GENERATED_DIR = ROOT / "generated"
 PACKAGE_DIR = GENERATED_DIR / "mcp_schema"
@@ -27,11 +28,13 @@ PACKAGE_DIR = GENERATED_DIR / "mcp_schema"
 @dataclass
 class Output:
     files: dict[Path, str]  # by path relative to the generated folder
-    modules: dict[str, ir.Module]
+    registry: ir.Registry
     summary: list[str]
 
 
-def build_all() -> dict[str, ir.Module]:
+def build_all() -> ir.Registry:
+    """Every pinned schema as a module ready to print: the IR each renderer
+    reads, and nothing else."""
     pairing = json.loads((SCHEMA_DIR / "results.json").read_text())
     modules: dict[str, ir.Module] = {}
     classes: dict[str, dict[str, ir.ModelClass]] = {}
@@ -49,7 +52,7 @@ def build_all() -> dict[str, ir.Module]:
         known.update({c.name: c for c in module.classes})
         classes[key] = known
         modules[key] = with_methods(builder, module, pairing[key], known)
-    return modules
+    return ir.Registry(MappingProxyType(modules), pins_sha256())
 
 
 def with_methods(
@@ -69,30 +72,22 @@ def package_path(module: ir.Module) -> Path:
 
 
 def generate() -> Output:
-    modules = build_all()
+    built = build_all()
     env = render.environment()
     files: dict[Path, str] = {}
     summary: list[str] = []
-    for key, module in modules.items():
+    for module in built.modules.values():
         where = package_path(module)
-        base_key = pins()[key].base
+        base = built.base_of(module)
         files[where / "models.py"] = render.render_models(module, env)
         files[where / "dicts.py"] = dicts.render_dicts(module, env)
-        files[where / "validation.json"] = validation.render_validation(
-            module, modules[base_key] if base_key else None
-        )
-        files[where / "methods.py"] = render.render_methods(
-            module, env, modules[base_key] if base_key else None
-        )
-        if not base_key:
+        files[where / "validation.json"] = validation.render_validation(module, base)
+        files[where / "methods.py"] = render.render_methods(module, env, base)
+        if base is None:
             files[where / "decoding.py"] = render.render_decoding(module, env)
         files[where / "__init__.py"] = render.render_init(module, env)
-        files[where / "tables.py"] = registry.render_tables(
-            module, pins()[key], pins(), render.header(module), env
-        )
-        files[where / "strategies.py"] = strategies.render_strategies(
-            module, env, modules[base_key] if base_key else None
-        )
+        files[where / "tables.py"] = registry.render_tables(module, env, base)
+        files[where / "strategies.py"] = strategies.render_strategies(module, env, base)
         summary.append(
             f"{module.key:<18} {module.def_count:>3} defs ({len(module.imported)} reused), "
             f"{len(module.classes):>3} classes, {len(module.aliases):>3} aliases, "
@@ -100,8 +95,8 @@ def generate() -> Output:
             f"{len(module.methods.notifications):>2} notifications, "
             f"{len(module.methods.input_requests)} input requests -> mcp_schema.{module.package}"
         )
-    files[Path("mcp_schema", "registry.py")] = registry.render_registry(modules, pins(), env)
-    return Output(format_sources(files), modules, summary)
+    files[Path("mcp_schema", "registry.py")] = registry.render_registry(built, env)
+    return Output(format_sources(files), built, summary)
 
 
 def format_sources(files: dict[Path, str]) -> dict[Path, str]:

@@ -2,10 +2,13 @@
 
 ``build.py`` turns one pinned schema into a :class:`Module`, ``methods.py``
 reads its method tables off it, ``passes.py`` folds alias cycles and orders
-the definitions, and ``render.py`` prints the result. Every value here is
-frozen: a step returns a new module rather than changing the one it was given.
-Everything a template needs is decided here (names, order, which union is
-discriminated how), so the templates only lay text out.
+the definitions, and the renderers (``render.py``, ``dicts.py``,
+``strategies.py``, ``registry.py``, ``validation.py``) print the result from
+the IR alone: a module carries what its pin says of it, and a
+:class:`Registry` holds every module. Every value here is frozen: a step
+returns a new module rather than changing the one it was given. Everything a
+template needs is decided here (names, order, which union is discriminated
+how), so the templates only lay text out.
 """
 
 from __future__ import annotations
@@ -16,6 +19,10 @@ from types import MappingProxyType
 from typing import Literal, Union
 
 JsonScalar = Union[str, int, float, bool, None]
+
+
+class BuildError(RuntimeError):
+    """A schema or pin the generator refuses, at any step: nothing is written."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,19 @@ class Union_:
 
 
 TypeExpr = Union[Scalar, Const, Ref, Array, Map, Union_]
+
+
+def refs(t: TypeExpr) -> set[str]:
+    """The names a type expression references."""
+    if isinstance(t, Ref):
+        return {t.name}
+    if isinstance(t, Array):
+        return refs(t.item)
+    if isinstance(t, Map):
+        return refs(t.value)
+    if isinstance(t, Union_):
+        return set().union(*(refs(m) for m in t.members))
+    return set()
 
 
 @dataclass(frozen=True)
@@ -175,6 +195,13 @@ class Module:
     imported: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     """Definitions reused from a base package: name -> module it is imported from."""
     methods: MethodTables = MethodTables()
+    base: str | None = None
+    """The key of the schema an extension builds on; None for a version."""
+    extension: str | None = None
+    """An extension's id (``io.modelcontextprotocol/tasks``), from pins.json."""
+    era: str | None = None
+    """A version's ``handshake`` or ``stateless`` from pins.json (an
+    extension's is its base's: see ``registry.era_of``)."""
 
     @property
     def classes(self) -> tuple[ModelClass, ...]:
@@ -196,3 +223,15 @@ class Module:
     @property
     def def_count(self) -> int:
         return len(self.schema_names)
+
+
+@dataclass(frozen=True)
+class Registry:
+    """Every built module, by pin key in pin order (bases before their
+    extensions), and the digest of the ``schema/pins.json`` that lists them."""
+
+    modules: Mapping[str, Module]
+    pins_sha256: str
+
+    def base_of(self, module: Module) -> Module | None:
+        return None if module.base is None else self.modules[module.base]

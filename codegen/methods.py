@@ -13,7 +13,8 @@ import re
 from typing import Any, Literal
 
 from . import ir
-from .build import Builder, BuildError, const_of
+from .build import Builder, const_of
+from .ir import BuildError
 
 SENDER_UNIONS = {
     "ClientRequest": "client",

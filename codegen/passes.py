@@ -10,7 +10,7 @@ import heapq
 from dataclasses import replace
 
 from . import ir
-from .build import BuildError
+from .ir import BuildError, refs
 
 
 def prepare(module: ir.Module) -> ir.Module:
@@ -114,15 +114,3 @@ def substitute(t: ir.TypeExpr, names: dict[str, ir.TypeExpr]) -> ir.TypeExpr:
     if isinstance(t, ir.Union_):
         return replace(t, members=tuple(substitute(m, names) for m in t.members))
     return t
-
-
-def refs(t: ir.TypeExpr) -> set[str]:
-    if isinstance(t, ir.Ref):
-        return {t.name}
-    if isinstance(t, ir.Array):
-        return refs(t.item)
-    if isinstance(t, ir.Map):
-        return refs(t.value)
-    if isinstance(t, ir.Union_):
-        return set().union(*(refs(m) for m in t.members))
-    return set()

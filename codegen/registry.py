@@ -1,30 +1,29 @@
 """The version registry: ``generated/mcp_schema/registry.py`` lists every
 pinned schema, and each version package gets a ``tables.py`` naming the
-definitions the codec dispatches on (see ``src/mcp_schema/compiled.py``).
+definitions the codec dispatches on (see ``src/mcp_schema/tables.py``).
 
 What the schemas cannot say (a version's era, an extension's id) comes from
-``schema/pins.json``; the rest is read off the built modules.
+``schema/pins.json`` on the built modules (``ir.Module.era``, ``extension``);
+the rest is read off their definitions.
 """
 
 from __future__ import annotations
 
-import hashlib
-
 import jinja2
 
 from . import ir
-from .build import BuildError
-from .render import name_literal
-from .spec import SCHEMA_DIR, Pin
+from .ir import BuildError
+from .render import header, name_literal
 
 COMPLETE = "complete"
 """The ``resultType`` of a complete result: not an alternative to one."""
 
 
-def era_of(pin: Pin, pins: dict[str, Pin]) -> str:
-    era = pin.era if pin.base is None else pins[pin.base].era
+def era_of(module: ir.Module, base: ir.Module | None) -> str:
+    """A version's era; an extension's is its base's."""
+    era = module.era if base is None else base.era
     if era not in ("handshake", "stateless"):
-        raise BuildError(f'{pin.key}: pins.json needs "era": "handshake" or "stateless"')
+        raise BuildError(f'{module.key}: pins.json needs "era": "handshake" or "stateless"')
     return era
 
 
@@ -91,39 +90,33 @@ def loader_name(module: ir.Module) -> str:
     return "_load_" + module.package.replace(".", "_")
 
 
-def render_tables(
-    module: ir.Module,
-    pin: Pin,
-    pins: dict[str, Pin],
-    header: dict[str, str],
-    env: jinja2.Environment,
-) -> str:
+def render_tables(module: ir.Module, env: jinja2.Environment, base: ir.Module | None) -> str:
     defined = {c.name for c in module.classes} | {a.name for a in module.aliases}
     # A version's own definitions; an extension's tables leave them to its base.
     own = {
-        field: name if name in defined and pin.base is None else None
+        field: name if name in defined and base is None else None
         for field, name in (
             ("client_capabilities", "ClientCapabilities"),
             ("implementation", "Implementation"),
         )
     }
     return env.get_template("tables.py.j2").render(
-        header=header,
+        header=header(module),
         module=module,
-        arms=result_arms(module, era_of(pin, pins)),
+        arms=result_arms(module, era_of(module, base)),
         own=own,
         error=error_class(module),
         name=name_literal,
     )
 
 
-def notification_unions(modules: dict[str, ir.Module]) -> list[tuple[str, list[str]]]:
+def notification_unions(registry: ir.Registry) -> list[tuple[str, list[str]]]:
     """Each notification of the core versions, by its definition's name, as
     the classes ``decode`` gives for it in every version that has it (the
     type of a helper that builds it for any version)."""
     by_name: dict[str, list[str]] = {}
-    for module in modules.values():
-        if "." in module.package:
+    for module in registry.modules.values():
+        if module.base is not None:
             continue  # an extension's: not built by version
         extended = {c.name: c.extends for c in module.classes if c.extends is not None}
         for entry in module.methods.notifications:
@@ -132,40 +125,36 @@ def notification_unions(modules: dict[str, ir.Module]) -> list[tuple[str, list[s
     return sorted(by_name.items())
 
 
-def newest_stateless(modules: dict[str, ir.Module], pins: dict[str, Pin]) -> str | None:
+def newest_stateless(registry: ir.Registry) -> str | None:
     """The package of the newest stateless-era version, if one is compiled."""
     stateless = [
         m.package
-        for key, m in modules.items()
-        if pins[key].base is None and era_of(pins[key], pins) == "stateless"
+        for m in registry.modules.values()
+        if m.base is None and era_of(m, None) == "stateless"
     ]
     return stateless[-1] if stateless else None
 
 
-def render_registry(
-    modules: dict[str, ir.Module], pins: dict[str, Pin], env: jinja2.Environment
-) -> str:
+def render_registry(registry: ir.Registry, env: jinja2.Environment) -> str:
     entries = []
-    for key, module in modules.items():
-        pin = pins[key]
-        if pin.base is not None and not pin.extension:
+    for key, module in registry.modules.items():
+        if module.base is not None and not module.extension:
             raise BuildError(f'{key}: pins.json needs the "extension" id of an extension schema')
         entries.append(
             {
                 "key": key,
                 "version": module.version,
-                "era": era_of(pin, pins),
+                "era": era_of(module, registry.base_of(module)),
                 "package": f"mcp_schema.{module.package}",
-                "extension": pin.extension if pin.base is not None else None,
+                "extension": module.extension if module.base is not None else None,
                 "loader": loader_name(module),
             }
         )
-    pins_sha256 = hashlib.sha256((SCHEMA_DIR / "pins.json").read_bytes()).hexdigest()
-    core = [m.package for key, m in modules.items() if pins[key].base is None]
+    core = [m.package for m in registry.modules.values() if m.base is None]
     return env.get_template("registry.py.j2").render(
         entries=entries,
-        pins_sha256=pins_sha256,
+        pins_sha256=registry.pins_sha256,
         core=core,
-        notifications=notification_unions(modules),
-        newest_stateless=newest_stateless(modules, pins),
+        notifications=notification_unions(registry),
+        newest_stateless=newest_stateless(registry),
     )

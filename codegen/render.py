@@ -1,8 +1,10 @@
 """IR -> Python source, through the Jinja templates in ``codegen/templates``.
 
 This module turns type expressions into annotation strings; the templates
-only place the prepared strings. ``render_models`` expects a module that
-``passes.prepare`` has ordered.
+only place the prepared strings. A renderer reads the IR it is given and
+nothing else (but the runtime's ``mcp_schema.base.__all__``, see
+``base_names``). ``render_models`` expects a module that ``passes.prepare``
+has ordered.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from pathlib import Path
 import jinja2
 
 from . import ir
-from .build import BuildError, snake
+from .ir import BuildError
+from .names import snake
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 
@@ -43,7 +46,8 @@ def literal(value: ir.JsonScalar) -> str:
     return repr(value)
 
 
-def _num(value: float) -> str:
+def number_literal(value: float) -> str:
+    """A bound as written in a schema: ``0``, not ``0.0``."""
     return repr(int(value)) if float(value).is_integer() else repr(value)
 
 
@@ -112,7 +116,9 @@ class Annotations:
             if t.minimum is None and t.maximum is None:
                 return plain
             bounds = [
-                f"{k}={_num(v)}" for k, v in (("ge", t.minimum), ("le", t.maximum)) if v is not None
+                f"{k}={number_literal(v)}"
+                for k, v in (("ge", t.minimum), ("le", t.maximum))
+                if v is not None
             ]
             return f"{self.typing('Annotated')}[{py}, {marker}({', '.join(bounds)})]"
         return {"bool": "StrictBool", "null": "None", "any": self.typing("Any")}[t.kind]
@@ -393,8 +399,9 @@ def render_init(module: ir.Module, env: jinja2.Environment) -> str:
         header=header(module),
         module=module,
         names=sorted([*(d.name for d in module.definitions), *module.imported]),
-        extension=module.key.split("/")[1] if "/" in module.key else None,
-        decoding=DECODING_NAMES if "/" not in module.key else [],
+        extension=module.extension,
+        extension_name=module.extension.rpartition("/")[2] if module.extension else None,
+        decoding=DECODING_NAMES if module.base is None else [],
         method_names=sorted(
             [*METHOD_TABLE_NAMES, *(e.constant for e in module.methods.error_codes)]
         ),

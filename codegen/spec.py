@@ -57,6 +57,11 @@ def pins() -> dict[str, Pin]:
     }
 
 
+def pins_sha256() -> str:
+    """The digest of ``schema/pins.json``, which the generated registry names."""
+    return hashlib.sha256((SCHEMA_DIR / "pins.json").read_bytes()).hexdigest()
+
+
 def spec_dir() -> Path:
     env = os.environ.get("MCP_SPEC_DIR")
     return Path(env) if env else DEFAULT_SPEC_DIR

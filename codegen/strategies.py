@@ -10,30 +10,22 @@ A self-recursive alias (2026-07-28 ``JSONValue``) becomes a bounded
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import jinja2
 
 from . import ir, render
-from .build import BuildError, snake
-from .passes import refs
+from .ir import BuildError, refs
+from .names import snake
 from .registry import ERROR_RESPONSES, RESULT_RESPONSES, response_envelope
+from .render import literal, number_literal
 
 
 @dataclass(frozen=True)
 class StrategyView:
     name: str
     expression: str
-
-
-def literal(value: ir.JsonScalar) -> str:
-    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
-
-
-def _bound(value: float) -> str:
-    return repr(int(value)) if float(value).is_integer() else repr(value)
 
 
 def _call(function: str, *args: str, **options: str | None) -> str:
@@ -90,8 +82,8 @@ class Expressions:
         if t.kind in ("int", "number"):
             return _call(
                 "integers" if t.kind == "int" else "numbers",
-                ge=None if t.minimum is None else _bound(t.minimum),
-                le=None if t.maximum is None else _bound(t.maximum),
+                ge=None if t.minimum is None else number_literal(t.minimum),
+                le=None if t.maximum is None else number_literal(t.maximum),
             )
         return {"bool": "booleans()", "null": "nulls()", "any": "any_json()"}[t.kind]
 
@@ -202,7 +194,7 @@ def render_strategies(module: ir.Module, env: jinja2.Environment, base: ir.Modul
     classes = {c.name: c for c in (*(base.classes if base else ()), *module.classes)}
     tables = module.methods
     return env.get_template("strategies.py.j2").render(
-        header={"version": module.key, "source": module.source, "sha256": module.sha256},
+        header=render.header(module),
         module=module,
         base_package=f"mcp_schema.{base.package}" if base is not None else None,
         reused=sorted(module.imported),

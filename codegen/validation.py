@@ -22,7 +22,7 @@ import json
 from typing import Any
 
 from . import ir
-from .build import BuildError
+from .ir import BuildError
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 

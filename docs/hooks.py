@@ -49,7 +49,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
     "Decoding": ("codec", "errors", "base", "versions", "negotiation"),
     "Serving": ("session", "context", "builders", "http_headers", "projection", "proxy"),
     "Testing and tools": ("testing", "json_strategies", "cli", "diff"),
-    "Tables": ("registry", "compiled", "method_table", "exports"),
+    "Tables": ("registry", "tables"),
 }
 _EXCLUDED = frozenset({"__main__"})
 _RUNTIME_PACKAGES = frozenset({"session"})  # hand-written packages: one page each

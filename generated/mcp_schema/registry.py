@@ -5,14 +5,14 @@
 
 Naming a version imports nothing: each entry's ``load`` imports its package
 and returns the package's tables. `mcp_schema.versions` answers questions
-about the versions; `mcp_schema.compiled` describes an entry.
+about the versions; `mcp_schema.tables` describes an entry.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final, TypeAlias, Union
 
-from mcp_schema.compiled import CompiledVersion, VersionTables
+from mcp_schema.tables import CompiledVersion, VersionTables
 
 if TYPE_CHECKING:
     # Types across versions: each notification as the class `decode` gives for

@@ -5,7 +5,7 @@ in ``mcp_schema.registry``; ``mcp_schema.versions`` answers questions about
 them (``SUPPORTED_VERSIONS``, the eras, the default version).
 
 Hand-written runtime modules (``src/mcp_schema``): ``base`` (model base and JSON scalar types),
-``method_table``, ``compiled``, ``versions``, ``errors``, ``codec``, ``http_headers``,
+``tables``, ``versions``, ``errors``, ``codec``, ``http_headers``,
 ``context``, ``cli``, ``diff``, ``projection``, ``proxy``.
 """
 

@@ -24,11 +24,12 @@ JSON Schema exactly and losslessly:
 * `Int` and `Number` are strict JSON numbers: no ``"1"`` -> 1 or
   ``true`` -> 1 coercion, ``5.0`` is a valid JSON Schema integer, and a JSON
   ``number`` keeps ``50`` an int (so it is re-encoded as ``50``, not ``50.0``).
+  They live in ``_numbers``, the union validators `ResultTypeUnion` and
+  `ByTag` in ``_unions``; generated code imports every name from here.
 """
 
 from __future__ import annotations
 
-import math
 import typing
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, TypeVar, Union
@@ -37,18 +38,18 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     ConfigDict,
-    Discriminator,
     Field,
     GetCoreSchemaHandler,
     PlainSerializer,
-    Tag,
 )
 from pydantic.fields import FieldInfo
-from pydantic_core import CoreSchema, core_schema
-from typing_extensions import Self, is_typeddict
+from pydantic_core import CoreSchema
+from typing_extensions import Self
 
 from mcp_schema._exact import find_problem, is_json
 from mcp_schema._exact import member as json_member
+from mcp_schema._numbers import MAX_EXACT_INTEGRAL_FLOAT, Int, JsonInt, JsonNumber, Number
+from mcp_schema._unions import DEFAULT_RESULT_TAG, ByTag, ResultTypeUnion
 
 __all__ = [
     "CLOSED_DICT",
@@ -380,207 +381,3 @@ def Preset(value: Any, **field: Any) -> Any:
     info: FieldInfo = Field(**field)
     info.metadata.append(_Preset(value))
     return info
-
-
-class _Bounded:
-    """A JSON number type with optional inclusive bounds."""
-
-    __slots__ = ("ge", "le")
-
-    def __init__(self, *, ge: float | None = None, le: float | None = None) -> None:
-        self.ge = ge
-        self.le = le
-
-    def _int_arm(self) -> CoreSchema:
-        # An int is within [ge, le] exactly when it is within [ceil(ge), floor(le)].
-        return core_schema.int_schema(
-            strict=True, ge=_int_bound(self.ge, math.ceil), le=_int_bound(self.le, math.floor)
-        )
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(ge={self.ge!r}, le={self.le!r})"
-
-
-MAX_EXACT_INTEGRAL_FLOAT = 2**53
-"""Largest magnitude of an integer written as a float (``5.0``, ``1e15``) that is read as
-an int: every such float is exact, and its digits (at most 16) are never much longer than
-its text. ``1e308`` would become 309 digits, so it is refused."""
-
-
-class Int(_Bounded):
-    """A JSON Schema ``integer``: strict, bounds kept, small integral floats accepted.
-
-    ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
-    JSON value) while at most `MAX_EXACT_INTEGRAL_FLOAT` in magnitude.
-    Use as ``Annotated[int, Int(ge=0)]``.
-    """
-
-    __slots__ = ()
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        return core_schema.union_schema(
-            [
-                self._int_arm(),
-                core_schema.no_info_after_validator_function(
-                    int,
-                    core_schema.float_schema(
-                        strict=True,
-                        multiple_of=1,
-                        allow_inf_nan=False,
-                        ge=max(-MAX_EXACT_INTEGRAL_FLOAT, self.ge)
-                        if self.ge is not None
-                        else -MAX_EXACT_INTEGRAL_FLOAT,
-                        le=min(MAX_EXACT_INTEGRAL_FLOAT, self.le)
-                        if self.le is not None
-                        else MAX_EXACT_INTEGRAL_FLOAT,
-                    ),
-                ),
-            ],
-            custom_error_type="json_integer",
-            custom_error_message="Input should be a JSON integer" + _bounds_text(self.ge, self.le),
-            serialization=core_schema.simple_ser_schema("int"),
-        )
-
-
-class Number(_Bounded):
-    """A JSON Schema ``number``: strict, finite, an int stays an int.
-
-    Use as ``Annotated[float, Number(ge=0, le=1)]``.
-    """
-
-    __slots__ = ()
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        return core_schema.union_schema(
-            [
-                self._int_arm(),
-                core_schema.float_schema(strict=True, allow_inf_nan=False, ge=self.ge, le=self.le),
-            ],
-            custom_error_type="json_number",
-            custom_error_message="Input should be a finite JSON number"
-            + _bounds_text(self.ge, self.le),
-        )
-
-
-def _int_bound(bound: float | None, rounding: typing.Callable[[float], int]) -> int | None:
-    return None if bound is None else rounding(bound)
-
-
-def _bounds_text(ge: float | None, le: float | None) -> str:
-    parts = ([f">= {ge}"] if ge is not None else []) + ([f"<= {le}"] if le is not None else [])
-    return (" " + " and ".join(parts)) if parts else ""
-
-
-JsonInt = Annotated[int, Int()]
-"""A JSON Schema ``integer`` without bounds."""
-
-JsonNumber = Annotated[float, Number()]
-"""A JSON Schema ``number`` without bounds."""
-
-DEFAULT_RESULT_TAG = "complete"
-
-
-class ResultTypeUnion:
-    """Discriminate a union of results on ``resultType``.
-
-    Annotate a union whose members carry ``pydantic.Tag``s: a ``resultType``
-    among the tags selects the member tagged with it; any other value (or none)
-    selects the member tagged ``"complete"``, the method's own result
-    (``resultType`` is an open string in the schema).
-
-    The known tags are looked up by pydantic-core straight from the input; only
-    other values go through a Python discriminator, which has to turn the whole
-    result into Python objects first.
-    """
-
-    def __init__(self, *tags: str) -> None:
-        self.tags = frozenset(tags)
-
-    def tag_of(self, value: Any) -> str:
-        if isinstance(value, dict):
-            result_type = value.get("resultType")
-        else:
-            result_type = getattr(value, "result_type", None)
-        # resultType may be any JSON here; only a known string selects an arm.
-        if isinstance(result_type, str) and result_type in self.tags:
-            return result_type
-        return DEFAULT_RESULT_TAG
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        members: dict[str, Any] = {}
-        for member in typing.get_args(source):
-            tag = next(m.tag for m in typing.get_args(member)[1:] if isinstance(m, Tag))
-            members[tag] = typing.get_args(member)[0]
-        native = core_schema.tagged_union_schema(
-            {tag: handler.generate_schema(cls) for tag, cls in members.items()},
-            discriminator="resultType",
-        )
-        fallback = handler.generate_schema(Annotated[source, Discriminator(self.tag_of)])
-        return core_schema.union_schema([native, fallback], mode="left_to_right")
-
-
-class ByTag:
-    """Pick the arms of a union by the value of a member every arm requires.
-
-    For a union whose arms all require ``key`` with one or a few allowed
-    strings, but do not each have a value of their own (two arms allow
-    ``"string"``, one allows ``"integer"`` and ``"number"``): the value in
-    the input selects the arms that allow it, and only those are tried, as
-    the plain union would try them (an arm that does not allow the value
-    could not validate anyway). Pydantic's smart mode would otherwise
-    validate the input against every arm: for a union of eight object arms,
-    five times the cost of the one that matches.
-
-    Use as ``Annotated[A | B | C, ByTag("type")]``, ``key`` being the wire
-    name. Arms it cannot read (a forward reference) leave the union as it is.
-    """
-
-    def __init__(self, key: str) -> None:
-        self.key = key
-
-    def __repr__(self) -> str:
-        return f"ByTag({self.key!r})"
-
-    def __get_pydantic_core_schema__(
-        self, source: Any, handler: GetCoreSchemaHandler
-    ) -> CoreSchema:
-        groups: dict[str, list[Any]] = {}
-        for arm in typing.get_args(source):
-            values = _allowed_values(arm, self.key)
-            if values is None:
-                return handler(source)
-            for value in values:
-                groups.setdefault(value, []).append(arm)
-        choices: dict[Any, CoreSchema] = {}
-        for value, arms in groups.items():
-            if len(arms) == 1:
-                choices[value] = handler.generate_schema(arms[0])
-            else:
-                choices[value] = core_schema.union_schema(
-                    [handler.generate_schema(arm) for arm in arms]
-                )
-        return core_schema.tagged_union_schema(choices, discriminator=self.key)
-
-
-def _allowed_values(arm: Any, key: str) -> tuple[str, ...] | None:
-    """The strings a model or TypedDict ``arm`` requires its member ``key`` to
-    be (a ``Literal``), or None when it says otherwise."""
-    annotation: Any = None
-    if isinstance(arm, type) and issubclass(arm, BaseModel):
-        for name, info in arm.model_fields.items():
-            if (info.serialization_alias or name) == key and info.is_required():
-                annotation = info.annotation
-    elif is_typeddict(arm) and key in getattr(arm, "__required_keys__", ()):
-        annotation = arm.__annotations__.get(key)
-    if typing.get_origin(annotation) is Annotated:
-        annotation = typing.get_args(annotation)[0]
-    if typing.get_origin(annotation) is not typing.Literal:
-        return None
-    values = typing.get_args(annotation)
-    return values if all(type(v) is str for v in values) else None

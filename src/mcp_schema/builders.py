@@ -22,7 +22,7 @@ from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import LoggingLevel
 from mcp_schema.errors import quote
-from mcp_schema.method_table import NotificationMethod
+from mcp_schema.tables import NotificationMethod
 from mcp_schema.versions import protocol, unsupported
 
 __all__ = [

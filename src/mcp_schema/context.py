@@ -19,13 +19,13 @@ from pydantic import BaseModel, ValidationError
 from mcp_schema._args import check
 from mcp_schema._codec.wire import wire_value
 from mcp_schema.base import McpModel
-from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
     MissingRequiredClientCapabilityError,
     error_list,
     quote,
 )
+from mcp_schema.tables import VersionTables
 from mcp_schema.versions import (
     PROTOCOL_VERSION_KEY,
     protocol,

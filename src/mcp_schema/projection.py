@@ -23,10 +23,10 @@ from pydantic import BaseModel, ValidationError
 from mcp_schema._args import check
 from mcp_schema.base import McpModel
 from mcp_schema.codec import ErrorResponse, ResultResponse
-from mcp_schema.compiled import CompiledVersion
 from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
 from mcp_schema.diff import VersionDiff, definitions, diff
 from mcp_schema.errors import MAX_ERRORS, MAX_MESSAGE, clip, quote
+from mcp_schema.tables import CompiledVersion
 from mcp_schema.versions import PROTOCOL_VERSION_KEY, protocol, version_of
 
 __all__ = ["Projection", "ProjectionError", "Session", "project"]

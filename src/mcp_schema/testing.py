@@ -31,7 +31,6 @@ from hypothesis import strategies as st
 from mcp_schema._args import check, strings
 from mcp_schema._codec.messages import Kind
 from mcp_schema.base import McpModel
-from mcp_schema.compiled import CompiledVersion
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
@@ -40,6 +39,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.json_strategies import Json
 from mcp_schema.registry import COMPILED
+from mcp_schema.tables import CompiledVersion
 from mcp_schema.versions import PROTOCOL_VERSION_KEY, SUPPORTED_VERSIONS, extensions_of, protocol
 
 __all__ = [

@@ -5,9 +5,9 @@ for messages that name none, and the extensions of each."""
 from __future__ import annotations
 
 from mcp_schema._args import check
-from mcp_schema.compiled import CompiledVersion
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip, quote
 from mcp_schema.registry import COMPILED
+from mcp_schema.tables import CompiledVersion
 
 __all__ = [
     "DEFAULT_VERSION",

@@ -19,7 +19,7 @@ from pydantic import TypeAdapter, ValidationError
 from mcp_schema import v2024_11_05, v2025_06_18, v2025_11_25, v2026_07_28
 from mcp_schema.codec import TASKS_EXTENSION, decode, encode
 from mcp_schema.errors import InvalidParamsError
-from mcp_schema.method_table import RequestMethod
+from mcp_schema.tables import RequestMethod
 from mcp_schema.v2026_07_28 import tasks
 from tests.engines import conformance as c
 

@@ -11,8 +11,9 @@ import pytest
 
 from codegen import render, spec
 from codegen.__main__ import main as codegen_main
-from codegen.build import BuildError, snake
 from codegen.generate import GENERATED_DIR, PACKAGE_DIR, generate, stale_files
+from codegen.ir import BuildError
+from codegen.names import snake
 from codegen.spec import ROOT
 from mcp_schema.registry import COMPILED
 
@@ -123,7 +124,7 @@ def test_sha256_mismatch_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPa
 def test_result_pairing_table_is_complete_and_consistent() -> None:
     pairing = json.loads((ROOT / "schema" / "results.json").read_text())
     output = generate()
-    for key, module in output.modules.items():
+    for key, module in output.registry.modules.items():
         defs = spec.load(key)["$defs"]
         table = pairing[key]["results"]
         for entry in module.methods.requests:

@@ -19,8 +19,9 @@ from typing import Any
 import pytest
 
 from codegen import ir, passes, render, spec, validation
-from codegen.build import Builder, BuildError
+from codegen.build import Builder
 from codegen.generate import format_sources, with_methods
+from codegen.ir import BuildError
 
 GOLDEN = Path(__file__).parents[1] / "golden"
 VALIDATION = ".validation.json"

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 import subprocess
 import sys
+from dataclasses import replace
+from types import MappingProxyType
 
-from codegen import spec
+import pytest
+
+from codegen import ir, render, spec
+from codegen.generate import build_all
+from codegen.registry import render_registry
 from mcp_schema import SUPPORTED_VERSIONS, versions
 from mcp_schema.registry import COMPILED
 
@@ -21,6 +28,47 @@ def test_registry_lists_every_pin_in_order() -> None:
         base = pins[pin.base] if pin.base is not None else pin
         assert compiled.era == base.era
         assert compiled.extension == pin.extension
+
+
+RENDERERS = ("render", "dicts", "strategies", "registry", "validation")
+"""The steps that print: each reads the IR it is given."""
+
+
+@pytest.mark.parametrize("renderer", RENDERERS)
+def test_a_renderer_imports_the_ir_and_no_step_before_it(renderer: str) -> None:
+    tree = ast.parse((spec.ROOT / "codegen" / f"{renderer}.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            imported |= {node.module} if node.module else {a.name for a in node.names}
+    assert imported <= {"ir", "names", *RENDERERS}, imported
+
+
+def test_each_module_carries_what_its_pin_says() -> None:
+    built = build_all()
+    pins = spec.pins()
+    assert list(built.modules) == list(pins)
+    assert built.pins_sha256 == spec.pins_sha256()
+    for key, module in built.modules.items():
+        pin = pins[key]
+        assert (module.base, module.extension, module.era) == (pin.base, pin.extension, pin.era)
+        assert built.base_of(module) is (built.modules[pin.base] if pin.base else None)
+
+
+def _registry(*modules: ir.Module) -> ir.Registry:
+    return ir.Registry(MappingProxyType({m.key: m for m in modules}), "0")
+
+
+def test_the_registry_refuses_a_version_without_an_era_and_an_extension_without_an_id() -> None:
+    version = ir.Module("2027-01-01", "2027-01-01", "v2027_01_01", "0", "test", (), era="stateless")
+    extension = replace(version, key="2027-01-01/x", package="v2027_01_01.x", base=version.key)
+    env = render.environment()
+    with pytest.raises(ir.BuildError, match='needs "era"'):
+        render_registry(_registry(replace(version, era=None)), env)
+    with pytest.raises(ir.BuildError, match=r'^2027-01-01/x: .* "extension" id'):
+        render_registry(_registry(version, extension), env)
+    with_id = replace(extension, extension="io.example/x")
+    assert 'extension="io.example/x"' in render_registry(_registry(version, with_id), env)
 
 
 def test_versions_and_eras() -> None:
@@ -56,16 +104,17 @@ def test_result_arms_are_classes_by_tag() -> None:
 
 
 def test_naming_versions_imports_no_version_package() -> None:
+    # Nor typing_extensions: what the registry's records need is stdlib.
     script = (
         "import sys, mcp_schema.versions\n"
-        "loaded = [m for m in sys.modules if m.startswith(('mcp_schema.v', 'pydantic'))]\n"
+        "prefixes = ('mcp_schema.v', 'pydantic', 'typing_extensions')\n"
+        "loaded = [m for m in sys.modules if m.startswith(prefixes)]\n"
         "assert loaded == ['mcp_schema.versions'], loaded\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True)
 
 
 def test_tables_name_the_error_class_of_the_error_response() -> None:
-    from codegen import ir
     from codegen.registry import error_class
 
     def module(*classes: ir.ModelClass) -> ir.Module:

@@ -85,7 +85,7 @@ def test_one_page_per_module(site: Path) -> None:
     assert (site / "reference" / "index.html").is_file()
     for module in [*hooks.runtime_modules(), *hooks.version_packages()]:
         assert f'id="{module}"' in _page(site, module), module
-    for required in ("base", "method_table", "errors", "codec", "http_headers", "session", "proxy"):
+    for required in ("base", "tables", "errors", "codec", "http_headers", "session", "proxy"):
         assert f"mcp_schema.{required}" in hooks.runtime_modules()
     assert len(hooks.version_packages()) == len(PINS)
 

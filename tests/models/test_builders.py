@@ -13,13 +13,13 @@ import pytest
 from mcp_schema import builders
 from mcp_schema._codec.catalog import catalog
 from mcp_schema.codec import Correlator, ResultResponse, decode, encode
-from mcp_schema.compiled import VersionTables
 from mcp_schema.context import check_input_responses, input_required, retry_with_input
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
     UnsupportedProtocolVersionError,
 )
+from mcp_schema.tables import VersionTables
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS, protocol
 
 NOTIFICATIONS: list[tuple[str, Any, dict[str, Any] | None]] = [

@@ -1,7 +1,7 @@
 """Method tables by name: records name their definitions, objects come on demand.
 
-``mcp_schema.method_table`` and ``mcp_schema.compiled`` hold names and the
-package that defines them; the properties read ``<package>.models``. The
+``mcp_schema.tables`` holds records of names and the package that defines
+them; their lookups read ``<package>.models``. The
 same name is the definition's ``#/$defs/<Name>`` in ``validation.json``.
 """
 
@@ -16,14 +16,16 @@ from importlib.resources import files
 
 import pytest
 
-from mcp_schema.compiled import CompiledVersion, VersionTables
-from mcp_schema.method_table import (
+from mcp_schema.registry import COMPILED
+from mcp_schema.tables import (
+    CompiledVersion,
     Definitions,
     InputRequestMethod,
+    Lookup,
     NotificationMethod,
     RequestMethod,
+    VersionTables,
 )
-from mcp_schema.registry import COMPILED
 
 PACKAGES = [compiled.package for compiled in COMPILED]
 
@@ -64,6 +66,30 @@ def test_records_hold_names_and_a_package() -> None:
         "client_capabilities_name",
         "implementation_name",
     ]
+
+
+def test_a_lookup_reads_its_field_once_and_keeps_the_object() -> None:
+    from mcp_schema.v2026_07_28 import models
+
+    lookup = RequestMethod.request
+    assert isinstance(lookup, Lookup)
+    assert lookup.field == "request_name"
+    entry = RequestMethod(
+        method="tools/call",
+        sender="client",
+        package="mcp_schema.v2026_07_28",
+        request_name="CallToolRequest",
+        params_name=None,
+        result_name="CallToolResult",
+        assumed_complete_name=None,
+        alternative_names=("InputRequiredResult",),
+    )
+    assert "request" not in vars(entry)
+    assert entry.request is models.CallToolRequest
+    assert vars(entry)["request"] is models.CallToolRequest  # kept on the record
+    assert entry.params is None
+    assert entry.alternatives == (models.InputRequiredResult,)
+    assert entry == dataclasses.replace(entry)  # what is kept is no field
 
 
 @pytest.mark.parametrize("package", PACKAGES)

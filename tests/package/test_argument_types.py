@@ -38,14 +38,13 @@ from mcp_schema import (
     context,
     diff,
     errors,
-    exports,
     http_headers,
     json_strategies,
-    method_table,
     negotiation,
     projection,
     proxy,
     session,
+    tables,
     testing,
     versions,
 )
@@ -304,8 +303,6 @@ CASES = [
         errors.McpError.from_error_object,
         ({"code": -32602, "message": "m"},),
     ),
-    # exports
-    Case("exports.lazy_exports", exports.lazy_exports, ("mcp_schema", {}, {}, ())),
     # http_headers
     Case(
         "http_headers.check_request_headers",
@@ -391,17 +388,19 @@ CASES = [
         {"method": "ping", "kind": "request", "extensions": ()},
     ),
     Case("testing.models", testing.models, (old.Tool,)),
-    # versions
+    # tables
     Case(
-        "method_table.definition",
-        method_table.definition,
+        "tables.definition",
+        tables.definition,
         ("mcp_schema.v2025_11_25", "Tool"),
     ),
     Case(
-        "method_table.lazy_definitions",
-        method_table.lazy_definitions,
+        "tables.lazy_definitions",
+        tables.lazy_definitions,
         ("mcp_schema.v2025_11_25.methods", {"ERROR_MODEL": "Error"}),
     ),
+    Case("tables.lazy_exports", tables.lazy_exports, ("mcp_schema", {}, {}, ())),
+    # versions
     Case("versions.extensions_of", versions.extensions_of, ("2025-11-25",)),
     Case("versions.protocol", versions.protocol, ("2025-11-25",)),
     Case(

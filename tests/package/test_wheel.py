@@ -36,8 +36,7 @@ VERSION_PACKAGES = tuple(compiled.package for compiled in COMPILED)
 DEFAULT_PACKAGE = next(c.package for c in COMPILED if c.key == DEFAULT_VERSION)
 RUNTIME_MODULES = (
     "mcp_schema.base",
-    "mcp_schema.method_table",
-    "mcp_schema.compiled",
+    "mcp_schema.tables",
     "mcp_schema.versions",
     "mcp_schema.registry",
     "mcp_schema.errors",
@@ -176,7 +175,7 @@ def test_installed_package_imports_and_decodes(fresh_python: Path, tmp_path: Pat
         assert (site / "py.typed").is_file()
         for name in {VERSION_PACKAGES + RUNTIME_MODULES!r}:
             module = importlib.import_module(name)
-            assert getattr(module, "__all__", None) or name.endswith("method_table"), name
+            assert getattr(module, "__all__", None), name
         from importlib.resources import files
         import jsonschema_rs
         documents = {{

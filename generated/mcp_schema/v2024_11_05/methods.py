@@ -6,7 +6,7 @@
 Senders come from the schema; the request -> result pairing from
 ``schema/results.json``. Entries name their definitions and the package
 that holds them; importing this module imports no model (see
-`mcp_schema.method_table`).
+`mcp_schema.tables`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Final
 
-from mcp_schema.method_table import (
+from mcp_schema.tables import (
     Definitions,
     InputRequestMethod,
     NotificationMethod,

@@ -3,7 +3,7 @@
 # sha256: 61cea2392d4f284092d09bc84b9ac488c0d5618ac2b38a56942fc5b99fd960ce
 """The definitions of MCP 2024-11-05 that `mcp_schema.codec` dispatches on.
 
-`mcp_schema.registry` points here; `mcp_schema.compiled.VersionTables` says
+`mcp_schema.registry` points here; `mcp_schema.tables.VersionTables` says
 what each member means. Importing this module imports no model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 from .methods import ERROR_MODEL_NAMES, NOTIFICATIONS, PACKAGE, REQUESTS
 

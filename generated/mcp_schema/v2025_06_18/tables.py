@@ -3,7 +3,7 @@
 # sha256: af845e7e5b9d27107d1690f0936022546177a1403e63ffb11470135b296a2e01
 """The definitions of MCP 2025-06-18 that `mcp_schema.codec` dispatches on.
 
-`mcp_schema.registry` points here; `mcp_schema.compiled.VersionTables` says
+`mcp_schema.registry` points here; `mcp_schema.tables.VersionTables` says
 what each member means. Importing this module imports no model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 from .methods import ERROR_MODEL_NAMES, NOTIFICATIONS, PACKAGE, REQUESTS
 

@@ -3,7 +3,7 @@
 # sha256: 268a5f82ba70fd7e4b6dc4aa1e64f116f74b4d0edcb69dc046829c79dd4e97e7
 """The definitions of MCP 2025-11-25 that `mcp_schema.codec` dispatches on.
 
-`mcp_schema.registry` points here; `mcp_schema.compiled.VersionTables` says
+`mcp_schema.registry` points here; `mcp_schema.tables.VersionTables` says
 what each member means. Importing this module imports no model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 from .methods import ERROR_MODEL_NAMES, NOTIFICATIONS, PACKAGE, REQUESTS
 

@@ -3,7 +3,7 @@
 # sha256: ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203
 """The definitions of MCP 2026-07-28 that `mcp_schema.codec` dispatches on.
 
-`mcp_schema.registry` points here; `mcp_schema.compiled.VersionTables` says
+`mcp_schema.registry` points here; `mcp_schema.tables.VersionTables` says
 what each member means. Importing this module imports no model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 from .methods import ERROR_MODEL_NAMES, NOTIFICATIONS, PACKAGE, REQUESTS
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.schemas import Target, definition
-from mcp_schema.method_table import NotificationMethod, RequestMethod
+from mcp_schema.tables import NotificationMethod, RequestMethod
 from mcp_schema.versions import (
     STATELESS_VERSIONS,
     SUPPORTED_VERSIONS,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from mcp_schema.exports import lazy_exports
+from mcp_schema.tables import lazy_exports
 
 if TYPE_CHECKING:
     from .methods import (

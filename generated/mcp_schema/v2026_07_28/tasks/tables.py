@@ -3,7 +3,7 @@
 # sha256: bf30afb7ac251e3e22c037b7a685f60ef6603031b5484c0d08b1fa0bbe86d460
 """The definitions of MCP 2026-07-28/tasks that `mcp_schema.codec` dispatches on.
 
-`mcp_schema.registry` points here; `mcp_schema.compiled.VersionTables` says
+`mcp_schema.registry` points here; `mcp_schema.tables.VersionTables` says
 what each member means. Importing this module imports no model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
-from mcp_schema.compiled import VersionTables
+from mcp_schema.tables import VersionTables
 
 from .methods import ERROR_MODEL_NAMES, NOTIFICATIONS, PACKAGE, REQUESTS
 
