@@ -82,6 +82,7 @@ and the two directions) and ``command`` (the command line).
 from __future__ import annotations
 
 from mcp_schema.proxy.command import add_arguments, main
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.relay import DRAIN_SECONDS, GRACE_SECONDS, ProxyError, run
 from mcp_schema.proxy.reports import (
     EXCERPT_BYTES,
@@ -91,7 +92,7 @@ from mcp_schema.proxy.reports import (
     Report,
     report_line,
 )
-from mcp_schema.proxy.validator import MAX_LINE_BYTES, Validator
+from mcp_schema.proxy.validator import Validator
 
 __all__ = [
     "DRAIN_SECONDS",

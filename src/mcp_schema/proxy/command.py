@@ -9,8 +9,8 @@ import sys
 
 from mcp_schema.errors import quote
 from mcp_schema.proxy import _fd
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.relay import ProxyError, run
-from mcp_schema.proxy.validator import MAX_LINE_BYTES
 from mcp_schema.versions import TASKS_EXTENSION
 
 

@@ -15,8 +15,9 @@ from typing import IO, Any, cast
 
 from mcp_schema.errors import quote
 from mcp_schema.proxy import _fd
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.validation import Validation
-from mcp_schema.proxy.validator import MAX_LINE_BYTES, Validator
+from mcp_schema.proxy.validator import Validator
 
 GRACE_SECONDS = 2.0
 """How long a child being stopped by the proxy gets after its input is closed,

@@ -18,8 +18,9 @@ from typing import Any, Literal
 
 from mcp_schema.codec import Sender
 from mcp_schema.proxy import _fd
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import report_line
-from mcp_schema.proxy.validator import MAX_LINE_BYTES, Validator
+from mcp_schema.proxy.validator import Validator
 
 Event = Literal["data", "end", "cut"]
 """What a record says of a stream: bytes of it, its end (the peer closed it),
