@@ -16,19 +16,20 @@ of both directions, in the order they were read, and feeds them to one
 line, so a response is checked against the request it answers and the session
 version is followed; methods it does not know are the peers' business and
 are read generically). A line that fails is still forwarded unchanged; it
-yields one report line, a JSON object (`Report`):
+yields one report line: its `Report` (the members are listed there), as one
+line of JSON (`report_line`: ASCII, at most `MAX_REPORT_BYTES`). Good
+traffic writes nothing.
 
-```json
-{"time":"2026-01-02T03:04:05.678Z","direction":"server->client","line":7,
- "code":-32602,"message":"Invalid result: $.result.tools: Input should be a valid array",
- "data":{"errors":[...]},"id":null,"frame":"{\\"jsonrpc\\":\\"2.0\\",...","length":51234}
-```
-
-``line`` counts the lines of that direction from 1, ``frame`` is at most
-`EXCERPT_BYTES` of the line (bytes that are not UTF-8 shown as ``\\xNN``)
-and ``length`` its whole size in bytes (without the newline); ``id`` is the
-id of a request that failed (``null`` otherwise). Good traffic writes
-nothing. Each report line is ASCII, one line, at most `MAX_REPORT_BYTES`.
+What a session writes is bounded as a whole (`ReportLog`), whatever the
+peers send: a run of lines of one direction that fail the same way is its
+first report and one report closing the run (``repeats`` counts the lines
+merged), and past `REPORT_BUDGET` plus the size of the traffic, reports are
+left out, a `Dropped` line (``{"time": ..., "dropped": N}``) counting them
+before the next report written, or at the end. Reports are written by a
+thread of their own: where they go never holds up validation, nor through it
+the relays. A report output that takes nothing (a pipe nobody reads) has
+reports left out once `BACKLOG_BYTES` wait to be written, and is waited for
+one second at the end.
 
 What is not one well-framed message is reported too (code -32700), and still
 forwarded unchanged:
@@ -45,7 +46,8 @@ forwarded unchanged:
 * a last line without a newline, when a stream ends: no peer reads it as a
   message.
 
-A line ending in ``\\r\\n`` is a message like any other.
+A line ending in ``\\r\\n`` is a message like any other. Lines are split by
+`LineSplitter`, the reader ``python -m mcp_schema validate`` uses too.
 
 Lifetime and exit status: end of file on the proxy's standard input closes
 the child's. When the child exits, the rest of its output is relayed (until
@@ -67,46 +69,59 @@ does the validator).
 The proxy's own failures are exit status 2 with one ``error:`` line on
 standard error: a command that cannot be started, a report file that cannot
 be opened, a closed standard input or output; a report that can no longer be
-written in the middle of a session, or a validator that stopped (the session
-goes on, unvalidated, and the status is 2 when it ends).
+written in the middle of a session (an error such as a full disk or a closed
+pipe: the reports after it are left out), or a validator that stopped (the
+session goes on, unvalidated, and the status is 2 when it ends).
 
 Reports on standard error (the default) share it with the child's own lines;
 each report is written with one call, but ``--report FILE`` keeps them apart.
 ``python -m mcp_schema.proxy ...`` is ``python -m mcp_schema proxy ...``.
 
-The package's modules: ``validator`` (the `Validator`), ``reports`` (the
-report format), ``validation`` (the validator process), ``relay`` (the child
-and the two directions) and ``command`` (the command line).
+The package's modules: ``lines`` (the JSON-lines reader), ``validator``
+(the `Validator`), ``reports`` (the report format and `ReportLog`),
+``validation`` (the validator process), ``relay`` (the child and the two
+directions) and ``command`` (the command line).
 """
 
 from __future__ import annotations
 
 from mcp_schema.proxy.command import add_arguments, main
-from mcp_schema.proxy.lines import MAX_LINE_BYTES
+from mcp_schema.proxy.lines import MAX_LINE_BYTES, LineSplitter, OverlongLine, read_lines
 from mcp_schema.proxy.relay import DRAIN_SECONDS, GRACE_SECONDS, ProxyError, run
 from mcp_schema.proxy.reports import (
+    BACKLOG_BYTES,
     EXCERPT_BYTES,
     MAX_DATA_BYTES,
     MAX_REPORT_BYTES,
+    REPORT_BUDGET,
     Direction,
+    Dropped,
     Report,
+    ReportLog,
     report_line,
 )
 from mcp_schema.proxy.validator import Validator
 
 __all__ = [
+    "BACKLOG_BYTES",
     "DRAIN_SECONDS",
     "EXCERPT_BYTES",
     "GRACE_SECONDS",
     "MAX_DATA_BYTES",
     "MAX_LINE_BYTES",
     "MAX_REPORT_BYTES",
+    "REPORT_BUDGET",
     "Direction",
+    "Dropped",
+    "LineSplitter",
+    "OverlongLine",
     "ProxyError",
     "Report",
+    "ReportLog",
     "Validator",
     "add_arguments",
     "main",
+    "read_lines",
     "report_line",
     "run",
 ]

@@ -3,9 +3,10 @@ and the pipe the relays feed it through.
 
 The relays hand it copies of what they forward as records: a kind (one
 byte, `RECORDS`) and the length of the bytes that follow (4 bytes). It
-feeds them to one `Validator` and writes the reports. Validation runs beside
-the relays, never holding them up but through a full pipe (backpressure, so
-that nothing grows without bound)."""
+feeds them to one `Validator` and its reports to a `ReportLog`, which a
+thread of its own writes. Validation runs beside the relays, never holding
+them up but through a full pipe (backpressure, so that nothing grows without
+bound); the writing of reports never holds up validation."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from typing import Any, Literal
 from mcp_schema.codec import Sender
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
-from mcp_schema.proxy.reports import report_line
+from mcp_schema.proxy.reports import DIRECTION, ReportLog
 from mcp_schema.proxy.validator import Validator
 
 Event = Literal["data", "end", "cut"]
@@ -42,6 +43,9 @@ PIPE_BYTES = 1024 * 1024
 """What the validator may lag behind before relaying waits."""
 FAILED = 2
 """The validator's status when it said why itself."""
+STALL_SECONDS = 1.0
+"""How long the validator, once its input ended, waits for a report output
+that takes nothing."""
 
 
 class Validation:
@@ -97,31 +101,71 @@ class Validation:
 
 
 def serve(config: dict[str, Any]) -> int:
-    """The validator process: records on standard input, reports on standard output."""
+    """The validator process: records on standard input, reports on standard
+    output, written by a thread of their own from a `ReportLog`: a report
+    output nobody reads (a full pipe) holds up neither validation nor, through
+    it, the relays."""
     validator = Validator(
         version=config.get("version"),
         extensions=config.get("extensions", ()),
         max_line_bytes=config.get("max_line_bytes", MAX_LINE_BYTES),
     )
+    log = ReportLog()
+    writer = _Writer(log, 1)
+    writer.start()
     source = os.fdopen(0, "rb", buffering=_fd.CHUNK)
-    try:
-        while len(header := source.read(_HEADER)) == _HEADER:
-            sender, event = RECORDS[header[:1]]
-            size = int.from_bytes(header[1:], "big")
-            chunk = source.read(size) if size else b""
-            if event == "data":
-                reports = validator.feed(sender, chunk)
-            elif event == "end":
-                reports = validator.close(sender)
-            else:
-                validator.discard(sender)
-                reports = []
-            for report in reports:
-                _fd.write(1, report_line(report), raising=True)
-    except OSError as exc:
-        _fd.say(f"error: cannot write the report: {exc.strerror or exc}")
-        return FAILED
-    return 0
+    while len(header := source.read(_HEADER)) == _HEADER:
+        sender, event = RECORDS[header[:1]]
+        size = int.from_bytes(header[1:], "big")
+        chunk = source.read(size) if size else b""
+        if event == "data":
+            log.traffic(len(chunk))
+            reports = validator.feed(sender, chunk)
+        elif event == "end":
+            reports = validator.close(sender)
+        else:
+            validator.discard(sender)
+            reports = []
+        for report in reports:
+            log.add(report)
+        if event != "data":
+            log.end(DIRECTION[sender])
+    log.finish()
+    writer.wait()
+    return FAILED if writer.failed else 0
+
+
+class _Writer(threading.Thread):
+    """Writes what a `ReportLog` keeps; what it cannot write is dropped and
+    counted, and the first failure said (the status is then `FAILED`)."""
+
+    def __init__(self, log: ReportLog, fd: int) -> None:
+        super().__init__(name="proxy-reports", daemon=True)  # never keeps the process
+        self.log = log
+        self.fd = fd
+        self.failed = False
+        self.writes = 0
+
+    def run(self) -> None:
+        while (data := self.log.take()) is not None:
+            self.writes += 1
+            if self.failed:
+                self.log.unwritten()
+                continue
+            try:
+                _fd.write(self.fd, data, raising=True)
+            except OSError as exc:
+                self.failed = True
+                self.log.unwritten()
+                _fd.say(f"error: cannot write the report: {exc.strerror or exc}")
+
+    def wait(self) -> None:
+        """Until all is written, or nothing was for `STALL_SECONDS` (a full pipe
+        nobody reads: the rest is left unwritten)."""
+        writes = -1
+        while self.is_alive() and writes != self.writes:
+            writes = self.writes
+            self.join(STALL_SECONDS)
 
 
 def _importable() -> dict[str, str]:
