@@ -263,8 +263,8 @@ def run(
     docstring). Meant to own the process: when the child exits first, a
     daemon thread is left reading standard input.
 
-    Reports go to ``report`` (written line by line, unbuffered, by the
-    validator process), or to standard error. Signal handlers for SIGINT,
+    Reports go to ``report`` (bounded by a `ReportLog`, written line by line,
+    unbuffered, by the validator process), or to standard error. Signal handlers for SIGINT,
     SIGTERM and SIGHUP are in place while it runs, when it runs in the main
     thread. Raises `ProxyError` when the command or the validator cannot be
     started.
