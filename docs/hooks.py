@@ -52,7 +52,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
     "Tables": ("registry", "tables"),
 }
 _EXCLUDED = frozenset({"__main__"})
-_RUNTIME_PACKAGES = frozenset({"session"})  # hand-written packages: one page each
+_RUNTIME_PACKAGES = frozenset({"proxy", "session"})  # hand-written packages: one page each
 
 
 # -- what the reference holds -----------------------------------------------------------

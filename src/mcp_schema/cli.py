@@ -7,10 +7,13 @@ message where it can be; each invalid message is reported as
 ``line N: <code> <JSON path>: <reason>`` (peer text escaped onto the one line
 and cut), then the counts.
 
-A line longer than `MAX_LINE_BYTES` (``--max-line-bytes``) is reported as
-invalid and skipped without being held in memory. Exit status: 0 when every
-message is valid, 1 when some are not, 2 for a usage or I/O problem (one line
-on stderr, no traceback).
+The lines are read as the proxy reads them (``mcp_schema.proxy.lines``): a
+line longer than `MAX_LINE_BYTES` (``--max-line-bytes``) is reported as
+invalid and skipped without being held in memory, an empty or blank line is
+reported as no message (-32700), and the last line needs no newline.
+
+Exit status: 0 when every message is valid, 1 when some are not, 2 for a
+usage or I/O problem (one line on stderr, no traceback).
 """
 
 from __future__ import annotations
@@ -19,51 +22,17 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, NamedTuple, NoReturn
+from collections.abc import Iterable, Sequence
+from typing import IO, NoReturn
 
 from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
 from mcp_schema.proxy import add_arguments as add_proxy_arguments
+from mcp_schema.proxy.lines import MAX_LINE_BYTES, OverlongLine, not_a_message, read_lines
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000
-
-MAX_LINE_BYTES = 16 * 1024 * 1024
-"""Longest line (without its newline) that is read and validated."""
-
-_SKIP_CHUNK = 1024 * 1024
-
-
-class OverlongLine(NamedTuple):
-    """A line that was longer than the limit: only its size was counted."""
-
-    size: int
-
-
-def read_lines(
-    stream: IO[bytes], max_bytes: int = MAX_LINE_BYTES
-) -> Iterator[bytes | OverlongLine]:
-    """The lines of ``stream``; one longer than ``max_bytes`` is skipped in bounded chunks."""
-    if not callable(getattr(stream, "readline", None)):
-        raise TypeError(f"stream must be a binary stream, not {type(stream).__name__}")
-    check(max_bytes, int, "max_bytes")
-    return _lines(stream, max_bytes)
-
-
-def _lines(stream: IO[bytes], max_bytes: int) -> Iterator[bytes | OverlongLine]:
-    while line := stream.readline(max_bytes + 1):
-        if len(line) <= max_bytes or line.endswith(b"\n"):
-            yield line
-            continue
-        size = len(line)
-        while chunk := stream.readline(_SKIP_CHUNK):
-            size += len(chunk)
-            if chunk.endswith(b"\n"):
-                size -= 1
-                break
-        yield OverlongLine(size)
 
 
 def validate_lines(
@@ -75,7 +44,8 @@ def validate_lines(
     progress: IO[str] | None = None,
     max_bytes: int = MAX_LINE_BYTES,
 ) -> tuple[int, int]:
-    """Validate each non-blank line; returns (valid, invalid)."""
+    """Validate each line (`read_lines`' rules: an empty or blank line is
+    invalid); returns (valid, invalid)."""
     writable(out, "out")
     check(version, str, "version", none=True)
     extensions = strings(extensions, "extensions") or ()
@@ -88,20 +58,21 @@ def validate_lines(
             progress.write(f"\r{number:,} lines…")
             progress.flush()
         if isinstance(line, OverlongLine):
-            invalid += 1
-            reason = f"line of {line.size:,} bytes is longer than {max_bytes:,}, not read"
-            out.write(f"line {number}: {ParseError.code} $: {reason}\n")
-            continue
-        if not line.strip():
-            continue
-        try:
-            correlator.decode(line)
-        except McpError as err:
-            invalid += 1
-            for path, reason in _problems(err):
-                out.write(f"line {number}: {err.code} {clip(path)}: {clip(reason)}\n")
+            unread = f"line of {line.size:,} bytes is longer than {max_bytes:,}, not read"
+        elif (no_message := not_a_message(line)) is not None:
+            unread = no_message
         else:
-            valid += 1
+            try:
+                correlator.decode(line)
+            except McpError as err:
+                invalid += 1
+                for path, reason in _problems(err):
+                    out.write(f"line {number}: {err.code} {clip(path)}: {clip(reason)}\n")
+            else:
+                valid += 1
+            continue
+        invalid += 1
+        out.write(f"line {number}: {ParseError.code} $: {unread}\n")
     if progress is not None:
         progress.write("\r")
     return valid, invalid

@@ -35,9 +35,10 @@ def test_cli_reports_invalid_lines_and_counts(tmp_path: Path) -> None:
     )
     assert result.returncode == 1
     out = result.stdout.splitlines()
-    assert out[-1] == f"{len(lines) - 3} valid, 2 invalid"
+    assert out[-1] == f"{len(lines) - 3} valid, 3 invalid"
     assert f"line {len(lines) - 2}: -32602 $.params.name: Input should be a valid string" in out
     assert any(line.startswith(f"line {len(lines) - 1}: -32700") for line in out)
+    assert f"line {len(lines)}: -32700 $: an empty line is not a message" in out  # not skipped
 
     good = tmp_path / "good.jsonl"
     good.write_text("\n".join(lines[:-3]) + "\n")

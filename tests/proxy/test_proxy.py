@@ -160,8 +160,9 @@ def test_each_error_class_is_one_report(
     assert report["frame"] == line.decode("utf-8", "backslashreplace")
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", report["time"])
     assert list(report) == [
-        "time", "direction", "line", "code", "message", "data", "id", "frame", "length"
+        "time", "direction", "line", "code", "message", "data", "id", "frame", "length", "repeats"
     ]  # fmt: skip
+    assert report["repeats"] == 0
 
 
 def test_correlation_is_what_makes_a_result_invalid() -> None:
