@@ -40,7 +40,7 @@ import abc
 import asyncio
 import collections
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
 
@@ -252,11 +252,9 @@ class Fanout:
         return len(listeners)
 
     def fail_all(self, error: BrokerError) -> None:
+        """End every subscription here with ``error`` (the broker closed or lost its backend)."""
         for subscription in {s for listeners in self._by_channel.values() for s in listeners}:
             subscription.fail(error)
-
-    def channels(self) -> Iterable[str]:
-        return self._by_channel.keys()
 
 
 class Broker(abc.ABC):

@@ -222,13 +222,15 @@ class _Expiring(Generic[V]):
 class InMemorySingleUse:
     """`SingleUse` in one process: at most ``max_entries`` unexpired claims
     (past that a claim is an `mcp_schema.errors.InternalError`, refusing the
-    retry rather than forgetting a use); entries go when their token expires."""
+    retry rather than forgetting a use); entries go when their token expires,
+    and a token already expired is never claimed."""
 
     def __init__(self, max_entries: int = 100_000, clock: Callable[[], float] = time.time) -> None:
         self._claims: _Expiring[bool] = _Expiring(max_entries, clock, "single-use store")
+        self._clock = clock
 
     async def claim(self, token_id: str, expires_at: float) -> bool:
-        if self._claims.get(token_id) is not None:
+        if not expires_at > self._clock() or self._claims.get(token_id) is not None:
             return False
         self._claims.set(token_id, True, expires_at)
         return True

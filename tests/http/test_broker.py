@@ -371,7 +371,10 @@ def test_a_claim_is_won_once_across_replicas(replicas: Callable[[int], Any]) -> 
 
 def test_a_broker_is_the_single_use_hook_of_request_state(replicas: Callable[[int], Any]) -> None:
     sealer = StateSealer(StateKeys("k" * 32))
-    first = {"method": "tools/call", "params": {"name": "redeem", "arguments": {"code": "X"}}}
+    first: dict[str, Any] = {
+        "method": "tools/call",
+        "params": {"name": "redeem", "arguments": {"code": "X"}},
+    }
     retry = {
         **first,
         "params": {**first["params"], "requestState": sealer.seal(first, principal=None)},
@@ -537,7 +540,7 @@ def test_entering_waits_until_redis_confirms(
     late: list[asyncio.Future[None]] = []
 
     async def slowly(self: PubSub, *args: Any) -> None:
-        await self.connect()
+        await self.connect()  # type: ignore[no-untyped-call]  # redis-py leaves it unannotated
 
         async def send() -> None:
             await asyncio.sleep(0.2)

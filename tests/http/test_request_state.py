@@ -388,6 +388,7 @@ def test_single_use_entries_expire_and_are_bounded(clock: Clock) -> None:
             await claims.claim("d", clock.now + 20)
         clock.now += 100
         assert await claims.claim("a", clock.now + 1)  # expired entries are gone
+        assert not await claims.claim("late", clock.now)  # an expired token is never claimed
 
     asyncio.run(run())
 
