@@ -269,6 +269,8 @@ class Endpoint:
 
     def _post(self, headers: dict[str, str], body: bytes) -> Response:
         value = _peek(body)
+        if not isinstance(value, dict):  # not a message: the codec says what it is
+            return self._undecodable(body)
         named = _named_version(value)
         media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
         if named is not _ABSENT:
@@ -290,6 +292,14 @@ class Endpoint:
                 404, "Not Found: no such session (unknown or terminated)", _request_id(body)
             )
         return self._exchange(found, headers, body, value, media)
+
+    @staticmethod
+    def _undecodable(body: bytes) -> Response:
+        try:
+            decode(body)
+        except McpError as err:
+            return refusal(status_of(err), err, err.request_id)
+        return refusal(400, "Invalid Request: not one JSON-RPC message")  # what jiter alone refused
 
     def _unsupported(self, named: object, body: bytes) -> Response:
         served = self.stateless or self.handshake
