@@ -36,7 +36,7 @@ assert _spec is not None and _spec.loader is not None
 example = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(example)
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
-CAPABILITIES = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
+CAPABILITIES: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
 SEEN: list[Event] = []
 
 
@@ -152,12 +152,20 @@ def test_the_sdk_client_in_2026_07_28(url: str) -> None:
 
 
 def test_the_example_http_server_in_auto_mode() -> None:
-    command = [sys.executable, str(EXAMPLES / "http_server.py"), "0"]
-    server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES), "http_server:app"]
+    server = subprocess.Popen([*command, "--port", "0"], stderr=subprocess.PIPE, text=True)
+    watchdog = threading.Timer(60, server.kill)  # a server that never starts ends the wait
+    watchdog.start()
     try:
-        assert server.stdout is not None
-        seen = anyio.run(session, server.stdout.readline().split()[-1], "auto")
+        assert server.stderr is not None
+        started = ""
+        while "running on" not in started:  # uvicorn logs the port it bound
+            started = server.stderr.readline()
+            assert started, "uvicorn exited"
+        address = started.split("running on ")[1].split()[0]
+        seen = anyio.run(session, f"{address}/mcp", "auto")
     finally:
+        watchdog.cancel()
         server.terminate()
         _, errors = server.communicate(timeout=10)
     assert seen == {**COMMON, "version": "2026-07-28"}

@@ -70,7 +70,7 @@ def handler(session: ServerSession, event: Event) -> None:
 
 def endpoint(**options: Any) -> Endpoint:
     SEEN.clear()
-    capabilities = {"tools": {}, "logging": {}}
+    capabilities: dict[str, Any] = {"tools": {}, "logging": {}}
     return Endpoint(
         handler, info={"name": "t", "version": "1"}, capabilities=capabilities, **options
     )

@@ -97,7 +97,8 @@ Handler = Callable[[ServerSession, Event], None]
 """What serves a session's events: ``handler(session, event)``."""
 
 _LOG = logging.getLogger("mcp_schema.http")
-_JSON, _SSE = "application/json", "text/event-stream"
+_JSON: Media = "application/json"
+_SSE: Media = "text/event-stream"
 _ABSENT = object()
 _CANCELLED_BY_CLOSE = "the client closed the request's stream"
 
