@@ -288,6 +288,22 @@ def test_an_event_stream_with_progress() -> None:
     assert response.stream is not None and response.stream.done
 
 
+@pytest.mark.parametrize("rid", [1.0, 2])
+def test_an_integral_float_id_is_answered_as_the_integer(rid: float) -> None:
+    ep = endpoint()
+    session_id = opened(ep)
+    listed = post(
+        ep, {"jsonrpc": "2.0", "id": rid, "method": "tools/list"}, {"mcp-session-id": session_id}
+    )
+    assert listed.status == 200 and json.loads(listed.body)["id"] == int(rid)
+    pinged = post(
+        ep, {"jsonrpc": "2.0", "id": rid, "method": "ping"}, {"mcp-session-id": session_id}
+    )
+    assert json.loads(pinged.body) == {"jsonrpc": "2.0", "id": int(rid), "result": {}}
+    stateless = post(ep, call("count", rid=rid, progressToken=1))  # type: ignore[arg-type]
+    assert events(stateless)[-1]["id"] == int(rid)
+
+
 def test_discover_names_the_versions_served_per_request() -> None:
     response = post(endpoint(), request("server/discover"))
     assert json.loads(response.body)["result"]["supportedVersions"] == [STATELESS]

@@ -130,6 +130,17 @@ def _request_id(body: bytes) -> str | int | None:
     return found if isinstance(found, (str, int)) else None
 
 
+def _answered_id(events: list[Event], own: list[bytes]) -> object:
+    """The id of the request a frame brought, as the session reads it (``1.0``
+    is the request ``1``): its event's, or that of the session's own answer."""
+    for event in events:
+        if isinstance(event, RequestReceived):
+            return event.id
+        if isinstance(event, InputReceived):
+            return event.request.id
+    return json.loads(own[0])["id"] if own else None
+
+
 class Endpoint:
     """The MCP endpoint at ``path``, serving ``handler`` in both eras.
 
@@ -337,11 +348,10 @@ class Endpoint:
             if not own:
                 return refusal(status_of(refused.error), refused.error, None)
             return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
-        is_request = isinstance(value, dict) and "method" in value and "id" in value
         stream: Stream | None = None
-        if is_request:
+        if "method" in value and "id" in value:  # a request: the stream of its answer
             stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
-            live.streams[stream_key(value["id"])] = stream
+            live.streams[stream_key(_answered_id(events, own))] = stream
         if opening:
             self.sessions.add(live)  # initialize answered: the session lives from now on
         self._route(live, None, own)
