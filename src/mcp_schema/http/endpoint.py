@@ -207,9 +207,11 @@ class Endpoint:
     def precheck(self, method: str, path: str, headers: Headers) -> Response | None:
         """The refusal of a request that needs no body to refuse, or None:
         an adapter calls it before reading the body."""
+        return self._precheck(method, path, received_headers(headers))
+
+    def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
         if path != self.path:
             return Response(404)
-        received = received_headers(headers)
         origin = received.get("origin")
         if origin is not None and not allowed_origin(
             origin, self.allowed_origins, self.loopback_origins
@@ -254,10 +256,10 @@ class Endpoint:
 
     def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
         """The response to one HTTP request (the adapter drains its stream, if any)."""
-        early = self.precheck(method, path, headers)
+        received = received_headers(headers)  # once: every later check reads this dict
+        early = self._precheck(method, path, received)
         if early is not None:
             return early
-        received = received_headers(headers)
         if method == "POST":
             if len(body) > self.max_body:
                 return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
