@@ -51,7 +51,6 @@ loop) at a time.
 
 from __future__ import annotations
 
-import json
 import logging
 import secrets
 from collections.abc import Callable, Collection, Mapping
@@ -138,7 +137,7 @@ def _answered_id(events: list[Event], own: list[bytes]) -> object:
             return event.id
         if isinstance(event, InputReceived):
             return event.request.id
-    return json.loads(own[0])["id"] if own else None
+    return jiter.from_json(own[0])["id"] if own else None
 
 
 class Endpoint:
@@ -367,10 +366,8 @@ class Endpoint:
         if stream is None:
             return Response(202, self._session_header(live))
         if stream.finished and (stream.media == _JSON or stream.frames == 1):
-            body = stream.take()  # the response alone: one JSON body
-            if stream.media == _SSE:
-                body = body.removeprefix(b"event: message\ndata: ").removesuffix(b"\n\n")
-            return Response(200, [("content-type", _JSON), *self._session_header(live)], body)
+            answer = b"".join(stream.take_frames())  # the response alone: one JSON body
+            return Response(200, [("content-type", _JSON), *self._session_header(live)], answer)
         return self._streamed(stream, live)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:
@@ -416,7 +413,7 @@ class Endpoint:
         being served (``context``), else to the GET stream; dropped when none
         is open. A stream that overflows is cancellation of its request."""
         for frame in frames:
-            value = json.loads(frame)  # the session's own output: valid JSON
+            value = jiter.from_json(frame)  # the session's own output: valid JSON
             if "method" not in value:
                 target = live.streams.pop(stream_key(value.get("id")), None)
                 if target is not None:

@@ -101,15 +101,22 @@ class Stream:
         """Frames waiting to be taken."""
         return len(self._frames)
 
-    def take(self) -> bytes:
-        """What to write now (SSE events, or the JSON body once finished); empties the buffer."""
+    def take_frames(self) -> list[bytes]:
+        """The frames waiting (for JSON, the final one once finished); empties the buffer."""
         if self.media == "application/json":
             final, self._final = self._final, None
-            return final or b""
-        chunk = b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in self._frames)
+            return [] if final is None else [final]
+        frames = list(self._frames)
         self._frames.clear()
         self._size = 0
-        return chunk
+        return frames
+
+    def take(self) -> bytes:
+        """What to write now: the waiting frames as SSE events, or the JSON body."""
+        frames = self.take_frames()
+        if self.media == "application/json":
+            return b"".join(frames)
+        return b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
 
     @property
     def done(self) -> bool:
