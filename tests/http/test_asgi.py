@@ -200,13 +200,15 @@ def initialized(host: str, port: int) -> str:
 
 def test_a_body_too_long_is_refused_as_it_arrives() -> None:
     with serving(app(max_body=1000)) as (host, port):
-        connection = http.client.HTTPConnection(host, port, timeout=10)
-        chunks = (b"x" * 100 for _ in range(50))  # chunked: no Content-Length to refuse on
-        connection.request("POST", "/mcp", chunks, HEADERS, encode_chunked=True)
-        response = connection.getresponse()
-        assert response.status == 413
-        assert json.loads(response.read())["error"]["message"].startswith("Payload Too Large")
-        connection.close()
+        # Chunked, with no Content-Length to refuse on, and never finished: the
+        # refusal comes while the body is still arriving.
+        with socket.create_connection((host, port), timeout=10) as raw:
+            head = "".join(f"{k}: {v}\r\n" for k, v in HEADERS.items())
+            raw.sendall(f"POST /mcp HTTP/1.1\r\nHost: {host}\r\n{head}".encode())
+            raw.sendall(b"Transfer-Encoding: chunked\r\n\r\n" + b"7d0\r\n" + b"x" * 2000 + b"\r\n")
+            answer = raw.recv(65536)
+            assert answer.startswith(b"HTTP/1.1 413 ")
+            assert b"Payload Too Large" in answer
         connection = http.client.HTTPConnection(host, port, timeout=10)
         connection.putrequest("POST", "/mcp")
         for name, value in {**HEADERS, "Content-Length": "5000"}.items():
