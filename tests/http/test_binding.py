@@ -305,8 +305,9 @@ def test_an_integral_float_id_is_answered_as_the_integer(rid: float) -> None:
 
 
 def test_discover_names_the_versions_served_per_request() -> None:
-    response = post(endpoint(), request("server/discover"))
-    assert json.loads(response.body)["result"]["supportedVersions"] == [STATELESS]
+    response = post(endpoint(session_options={"ttl_ms": 60_000}), request("server/discover"))
+    result = json.loads(response.body)["result"]
+    assert (result["supportedVersions"], result["ttlMs"]) == ([STATELESS], 60_000)
 
 
 @pytest.mark.parametrize(
@@ -422,3 +423,25 @@ def test_the_oldest_session_goes_when_the_store_is_full() -> None:
         ep, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"mcp-session-id": first}
     )
     assert listed.status == 404
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"allowed_origins": "http://a.b"}, TypeError),
+        ({"max_body": True}, TypeError),
+        ({"max_body": 0}, ValueError),
+        ({"path": "mcp"}, ValueError),
+        ({"loopback_origins": 1}, TypeError),
+        ({"versions": ["1900-01-01"]}, ValueError),
+        ({"versions": []}, ValueError),
+        ({"session_options": {"ttl_ms": -1}}, ValueError),
+        ({"info": 5}, TypeError),
+    ],
+)
+def test_arguments_are_checked_when_the_endpoint_is_built(
+    options: dict[str, Any], error: type[Exception]
+) -> None:
+    arguments: dict[str, Any] = {"info": {"name": "t", "version": "1"}, **options}
+    with pytest.raises(error):
+        Endpoint(handler, **arguments)

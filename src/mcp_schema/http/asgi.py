@@ -13,7 +13,9 @@ under it: ``uvicorn.run(App(endpoint))``, or mounted in any ASGI router.
   reader that falls ``max_buffer`` bytes behind has its stream cut, which
   is cancellation too.
 * ``lifespan``: shutdown terminates every session, which ends their open
-  streams (a server waits for open responses before it stops).
+  streams. A server may wait for open responses before it gets there (a
+  GET stream lasts until its client leaves): give it a graceful-shutdown
+  timeout (uvicorn's ``--timeout-graceful-shutdown``).
 
 Handlers run in the event loop, synchronously, as the endpoint calls
 them: a handler that blocks, blocks the server. One that needs to wait

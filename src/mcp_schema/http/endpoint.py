@@ -59,6 +59,7 @@ from typing import Any
 import jiter
 from pydantic import BaseModel
 
+from mcp_schema._args import check, strings
 from mcp_schema.codec import decode, encode
 from mcp_schema.errors import (
     InternalError,
@@ -153,6 +154,8 @@ class Endpoint:
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+    * ``session_options``: more keyword arguments of every `ServerSession`
+      (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
     """
 
     def __init__(
@@ -170,18 +173,24 @@ class Endpoint:
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
         sessions: SessionStore | None = None,
+        session_options: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError(f"handler must be callable, not {type(handler).__name__}")
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
-            if not isinstance(size, int) or isinstance(size, bool) or size < 1:
-                raise ValueError(f"{name} must be a positive int, not {size!r}")
-        if not isinstance(path, str) or not path.startswith("/"):
+            check(size, int, name)
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
+        check(path, str, "path")
+        if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r}")
-        served = tuple(SUPPORTED_VERSIONS if versions is None else versions)
+        check(loopback_origins, bool, "loopback_origins")
+        check(session_options, Mapping, "session_options", none=True)
+        named = strings(versions, "versions", none=True)
+        served = SUPPORTED_VERSIONS if named is None else named
         self.handler = handler
         self.path = path
-        self.allowed_origins = frozenset(allowed_origins)
+        self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
         self.loopback_origins = loopback_origins
         self.max_body = max_body
         self.max_buffer = max_buffer
@@ -191,6 +200,7 @@ class Endpoint:
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
         """The versions served in sessions (``initialize``), oldest first."""
         self._options: dict[str, Any] = {
+            **(session_options or {}),
             "info": info,
             "capabilities": capabilities,
             "instructions": instructions,
