@@ -57,6 +57,7 @@ def handler(session: ServerSession, event: Event) -> None:
         if name == "count":
             for step in range(1, 4):
                 session.progress(event, step, total=3)
+            session.log("info", "counted", request=event)  # only if the call asked for logs
             session.respond(event, {"content": [{"type": "text", "text": "1 2 3"}]})
         elif name == "ask":
             session.ask(event, {"word": ELICIT})
@@ -302,6 +303,14 @@ def test_an_integral_float_id_is_answered_as_the_integer(rid: float) -> None:
     assert json.loads(pinged.body) == {"jsonrpc": "2.0", "id": int(rid), "result": {}}
     stateless = post(ep, call("count", rid=rid, progressToken=1))  # type: ignore[arg-type]
     assert events(stateless)[-1]["id"] == int(rid)
+
+
+def test_a_log_asked_for_makes_an_event_stream() -> None:
+    response = post(endpoint(), call("count", **{"io.modelcontextprotocol/logLevel": "info"}))
+    assert response.header("content-type") == "text/event-stream"
+    logged, answer = events(response)
+    assert (logged["method"], logged["params"]["data"]) == ("notifications/message", "counted")
+    assert answer["result"]["content"][0]["text"] == "1 2 3"
 
 
 def test_discover_names_the_versions_served_per_request() -> None:
