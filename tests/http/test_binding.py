@@ -61,6 +61,10 @@ def handler(session: ServerSession, event: Event) -> None:
             session.respond(event, {"content": [{"type": "text", "text": "1 2 3"}]})
         elif name == "ask":
             session.ask(event, {"word": ELICIT})
+        elif name == "poke":  # progress on another request, still open: the first "ask"
+            asked = next(e for e in SEEN if isinstance(e, RequestReceived) and e.id == 5)
+            session.progress(asked, 1)
+            session.respond(event, {"content": []})
         elif name == "boom":
             raise RuntimeError("a bug")
         elif name == "unknown":
@@ -386,6 +390,21 @@ def test_the_client_asked_on_the_request_stream_answers_on_another_post() -> Non
         "result": {"content": [{"type": "text", "text": "asked"}]},
     }
     assert asked.stream.done
+
+
+def test_progress_goes_to_the_stream_of_the_request_it_reports_on() -> None:
+    ep = endpoint()
+    session_id = opened(ep)
+    in_session = {"mcp-session-id": session_id}
+    ask = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "ask"}}
+    ask["params"]["_meta"] = {"progressToken": "t5"}  # type: ignore[index]
+    asked = post(ep, ask, in_session)
+    assert [e["method"] for e in events(asked)] == ["elicitation/create"]
+    poke = {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "poke"}}
+    poked = post(ep, poke, in_session)
+    assert poked.header("content-type") == "application/json"  # nothing else for it
+    (progress,) = events(asked)
+    assert progress["params"] == {"progressToken": "t5", "progress": 1}
 
 
 def test_closing_a_request_stream_cancels_the_request() -> None:

@@ -130,15 +130,14 @@ def _request_id(body: bytes) -> str | int | None:
     return found if isinstance(found, (str, int)) else None
 
 
-def _answered_id(events: list[Event], own: list[bytes]) -> object:
-    """The id of the request a frame brought, as the session reads it (``1.0``
-    is the request ``1``): its event's, or that of the session's own answer."""
+def _brought(events: list[Event]) -> RequestReceived | None:
+    """The request a frame brought, for the handler to answer."""
     for event in events:
         if isinstance(event, RequestReceived):
-            return event.id
+            return event
         if isinstance(event, InputReceived):
-            return event.request.id
-    return jiter.from_json(own[0])["id"] if own else None
+            return event.request
+    return None
 
 
 class Endpoint:
@@ -362,7 +361,12 @@ class Endpoint:
         stream: Stream | None = None
         if "method" in value and "id" in value:  # a request: the stream of its answer
             stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
-            live.streams[stream_key(_answered_id(events, own))] = stream
+            request = _brought(events)
+            if request is None:  # the session answered it: its answer names it
+                live.streams[stream_key(jiter.from_json(own[0])["id"])] = stream
+            else:  # keyed as the session reads the id (1.0 is the request 1)
+                live.streams[stream_key(request.id)] = stream
+                stream.progress_token = stream_key(request.context.progress_token)
         if opening:
             self.sessions.add(live)  # initialize answered: the session lives from now on
         self._route(live, None, own)
@@ -419,9 +423,10 @@ class Endpoint:
 
     def _route(self, live: LiveSession, context: Any, frames: list[bytes]) -> None:
         """Each frame to its stream: a response to the stream of the request
-        it answers (which it ends), anything else to the stream of the request
-        being served (``context``), else to the GET stream; dropped when none
-        is open. A stream that overflows is cancellation of its request."""
+        it answers (which it ends), progress to that of the request whose
+        token it carries, anything else to the stream of the request being
+        served (``context``), else to the GET stream; dropped when none is
+        open. A stream that overflows is cancellation of its request."""
         for frame in frames:
             value = jiter.from_json(frame)  # the session's own output: valid JSON
             if "method" not in value:
@@ -430,6 +435,9 @@ class Endpoint:
                     target.put(frame, final=True)
                 continue
             target = live.streams.get(context) if context is not None else None
+            if value["method"] == "notifications/progress":  # its token names its request
+                token = stream_key(value["params"]["progressToken"])
+                target = next((s for s in live.streams.values() if s.progress_token == token), None)
             if target is None or target.media != _SSE:
                 target = live.listener
             if target is not None:

@@ -63,6 +63,9 @@ class Stream:
         """The stream was cut: its reader did not keep up (see the module's rule)."""
         self.abandoned = False
         """The client went away before the stream was done."""
+        self.progress_token: object = None
+        """The progress token of the request it answers (set by the endpoint, which
+        routes that token's progress here)."""
 
     def put(self, frame: bytes, *, final: bool = False) -> bool:
         """Add ``frame`` (``final``: the last one, which finishes the stream);
