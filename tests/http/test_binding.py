@@ -90,7 +90,7 @@ def request(method: str, params: dict[str, Any] | None = None, rid: int = 1) -> 
     }
 
 
-def call(name: str, rid: int = 1, **meta: Any) -> dict[str, Any]:
+def call(name: str, rid: int = 1, /, **meta: Any) -> dict[str, Any]:
     message = request("tools/call", {"name": name, "arguments": {}}, rid)
     message["params"]["_meta"] = {**META, **meta}
     return message
@@ -203,13 +203,13 @@ def test_a_client_accepting_only_json_gets_the_answer_alone(accept: str) -> None
     ],
 )
 def test_headers_that_disagree_with_the_body(headers: dict[str, str], code: int) -> None:
-    response = post(endpoint(), call("echo", rid=7), headers)
+    response = post(endpoint(), call("echo", 7), headers)
     assert response.status == 400
     assert error_of(response) == (7, code)
 
 
 def test_missing_mirrored_headers() -> None:
-    body = json.dumps(call("echo", rid=8)).encode()
+    body = json.dumps(call("echo", 8)).encode()
     response = endpoint().handle("POST", "/mcp", BASE, body)
     assert (response.status, error_of(response)) == (400, (8, -32020))
     assert json.loads(response.body)["error"]["data"]["reason"] == "missing"
@@ -305,7 +305,7 @@ def test_an_integral_float_id_is_answered_as_the_integer(rid: float) -> None:
         ep, {"jsonrpc": "2.0", "id": rid, "method": "ping"}, {"mcp-session-id": session_id}
     )
     assert json.loads(pinged.body) == {"jsonrpc": "2.0", "id": int(rid), "result": {}}
-    stateless = post(ep, call("count", rid=rid, progressToken=1))  # type: ignore[arg-type]
+    stateless = post(ep, call("count", rid, progressToken=1))  # type: ignore[arg-type]
     assert events(stateless)[-1]["id"] == int(rid)
 
 
@@ -374,9 +374,7 @@ def test_a_session_from_initialize_to_delete() -> None:
 def test_the_client_asked_on_the_request_stream_answers_on_another_post() -> None:
     ep = endpoint()
     session_id = opened(ep)
-    asked = post(
-        ep, {**call("ask", rid=5), "params": {"name": "ask"}}, {"mcp-session-id": session_id}
-    )
+    asked = post(ep, {**call("ask", 5), "params": {"name": "ask"}}, {"mcp-session-id": session_id})
     assert asked.status == 200 and asked.header("content-type") == "text/event-stream"
     (question,) = events(asked)
     assert question["method"] == "elicitation/create"
@@ -414,9 +412,7 @@ def test_closing_a_request_stream_cancels_the_request() -> None:
         "GET", "/mcp", {"mcp-session-id": session_id, "accept": "text/event-stream"}
     )
     assert listener.stream is not None
-    asked = post(
-        ep, {**call("ask", rid=6), "params": {"name": "ask"}}, {"mcp-session-id": session_id}
-    )
+    asked = post(ep, {**call("ask", 6), "params": {"name": "ask"}}, {"mcp-session-id": session_id})
     (question,) = events(asked)
     assert asked.stream is not None
     asked.stream.abandon()
