@@ -327,7 +327,7 @@ def test_discover_names_the_versions_served_per_request() -> None:
     ("name", "code"), [("boom", -32603), ("silent", -32603), ("unknown", -32602)]
 )
 def test_a_handler_that_fails_or_does_not_answer(name: str, code: int) -> None:
-    response = post(endpoint(), call(name, rid=13))
+    response = post(endpoint(), call(name, 13))
     assert response.status == 200 and error_of(response) == (13, code)
 
 
