@@ -19,7 +19,11 @@ order of the decisions, for a POST:
    ``headers=`` (in a session, read in its version). A refusal is its
    JSON-RPC error with the request's id: 404 for -32601, else 400.
 4. The message to the session (`ServerSession.receive`), each event to the
-   handler, what the session queued to the streams it belongs to.
+   handler, what the session queued to the streams it belongs to: a
+   response to its request's, progress to the stream of the request whose
+   token it carries, anything else (logs, the server's requests) to the
+   stream of the request the handler was serving, else to the GET stream.
+   What has no open stream is dropped.
 
 A request's answer is one JSON body when, by the time the handler returns,
 the session queued the response and nothing else for it; otherwise an
