@@ -352,7 +352,9 @@ class Endpoint:
     ) -> Response:
         server = live.server
         try:
-            decode(body, headers=headers, version=server.version if live.id else None)
+            # Only the MCP headers (all named Mcp-*): the codec ignores the others.
+            mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+            decode(body, headers=mirrored, version=server.version if live.id else None)
         except McpError as err:
             return refusal(status_of(err), err, err.request_id)
         events = server.receive(body)
