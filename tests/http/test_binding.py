@@ -469,3 +469,40 @@ def test_arguments_are_checked_when_the_endpoint_is_built(
     arguments: dict[str, Any] = {"info": {"name": "t", "version": "1"}, **options}
     with pytest.raises(error):
         Endpoint(handler, **arguments)
+
+
+def test_a_json_only_client_asked_in_a_session_gets_its_answer_later() -> None:
+    ep = endpoint()
+    session_id = opened(ep)
+    get = {"mcp-session-id": session_id, "accept": "text/event-stream"}
+    listener = ep.handle("GET", "/mcp", get)
+    ask = {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "ask"}}
+    asked = post(ep, ask, {"mcp-session-id": session_id, "accept": "application/json"})
+    assert asked.header("content-type") == "application/json" and asked.stream is not None
+    assert asked.stream.take() == b""  # nothing yet: the question went to the GET stream
+    (question,) = events(listener)
+    answer = {"jsonrpc": "2.0", "id": question["id"], "result": {"action": "decline"}}
+    assert post(ep, answer, {"mcp-session-id": session_id}).status == 202
+    assert json.loads(asked.stream.take())["id"] == 7 and asked.stream.done
+
+
+@pytest.mark.parametrize("header", [{}, {"mcp-protocol-version": "2025-03-26"}])
+def test_an_older_session_needs_no_version_header(header: dict[str, str]) -> None:
+    ep = endpoint()
+    init = {**INIT, "protocolVersion": "2025-03-26"}
+    opened_ = post(ep, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})
+    assert json.loads(opened_.body)["result"]["protocolVersion"] == "2025-03-26"
+    session = {"mcp-session-id": opened_.header("mcp-session-id") or "", **header}
+    listed = post(ep, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, session)
+    assert (listed.status, json.loads(listed.body)["result"]) == (200, {"tools": []})
+
+
+def test_deleting_a_session_ends_its_open_streams() -> None:
+    ep = endpoint()
+    session_id = opened(ep)
+    ask = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "ask"}}
+    asked = post(ep, ask, {"mcp-session-id": session_id})
+    assert asked.stream is not None and not asked.stream.finished
+    assert ep.handle("DELETE", "/mcp", {"mcp-session-id": session_id}).status == 200
+    events(asked)  # the question, then nothing more
+    assert asked.stream.done
