@@ -7,9 +7,10 @@ A stream holds JSON-RPC frames the endpoint routed to it, at most
 (when some are already waiting) overflows the stream, which then ends, and
 the endpoint treats that as the client leaving (cancellation of the request
 it answers). A slow reader therefore costs the server, per stream, what
-waits (at most ``max_buffer`` bytes) and the chunk an adapter is writing
-(what waited when it last took): an adapter that waits for the transport to
-drain, as an ASGI server's ``send`` does, holds no more.
+waits (at most ``max_buffer`` bytes, or one larger frame) and the chunk
+an adapter is writing (what waited when it last took): an adapter that
+waits for the transport to drain, as an ASGI server's ``send`` does, holds
+no more.
 """
 
 from __future__ import annotations
