@@ -1,0 +1,476 @@
+"""`Endpoint`: the MCP endpoint of a Streamable HTTP server, sans-IO.
+
+An HTTP request in (method, path, headers, body), a `Response` out. The
+order of the decisions, for a POST:
+
+1. `Endpoint.precheck` (no body needed): the path (404, empty body), the
+   method (405), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
+   (406 when it admits neither JSON nor an event stream), ``Content-Length``
+   (413 beyond ``max_body``, 400 when malformed).
+2. The era, from the body: one that names its version in
+   ``params._meta`` is served statelessly, whatever its method and any
+   ``Mcp-Session-Id``. A version the endpoint does not serve per request
+   (a handshake-era one, or an unknown one) is -32022, listing those it
+   does. Anything else is handshake-era: ``initialize`` opens a session
+   (``Mcp-Session-Id`` minted, `secrets.token_urlsafe`), every other
+   message needs a live one (400 without the header, 404 for an unknown or
+   terminated id).
+3. The body and its headers in one pass: `mcp_schema.codec.decode` with
+   ``headers=`` (in a session, read in its version). A refusal is its
+   JSON-RPC error with the request's id: 404 for -32601, else 400.
+4. The message to the session (`ServerSession.receive`), each event to the
+   handler, what the session queued to the streams it belongs to: a
+   response to its request's, progress to the stream of the request whose
+   token it carries, anything else (logs, the server's requests) to the
+   stream of the request the handler was serving, else to the GET stream.
+   What has no open stream is dropped.
+
+A request's answer is one JSON body when, by the time the handler returns,
+the session queued the response and nothing else for it; otherwise an
+event stream, carrying the request's notifications (progress, logs) and,
+in the handshake era, the server's requests to the client, then the
+response. Notifications, and responses the client POSTs, get 202.
+
+Handlers are plain functions ``handler(session, event)``, as on stdio
+(``examples/server.py``), called for every event, in order. A
+stateless-era request is served by a `ServerSession` of its own, built for
+it and dropped after it: nothing is remembered between requests, so a
+handler must answer it before returning (it is answered -32603 otherwise).
+A handshake-era request may be answered later: its stream stays open until
+the response comes, typically when the client's answer to ``session.ask``
+arrives on another POST (an `InputReceived`).
+
+Cancellation: a request's stream closed by the client before the answer
+(`Stream.abandon`, also when it overflows) is delivered to the session as
+the client's ``notifications/cancelled`` for it, so the handler sees a
+`CancelRequested` and the session drops any answer; the server's own
+pending requests for it are cancelled too. (A stateless-era request is
+answered before its stream is written, so there is nothing left to cancel.)
+
+GET with a live ``Mcp-Session-Id`` opens the session's stream for what
+relates to no request (one at a time: 409); DELETE terminates the session.
+Without a session id both are 405. Not thread-safe: one thread (one event
+loop) at a time.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from collections.abc import Callable, Collection, Mapping
+from typing import Any
+
+import jiter
+from pydantic import BaseModel
+
+from mcp_schema._args import check, strings
+from mcp_schema.codec import decode, encode
+from mcp_schema.errors import (
+    InternalError,
+    McpError,
+    UnsupportedProtocolVersionError,
+    clip,
+    quote,
+)
+from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
+from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
+from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
+from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.session import (
+    CancelRequested,
+    Event,
+    InputReceived,
+    ProtocolError,
+    RequestReceived,
+    ServerSession,
+    SessionError,
+)
+from mcp_schema.versions import (
+    HANDSHAKE_VERSIONS,
+    PROTOCOL_VERSION_KEY,
+    STATELESS_VERSIONS,
+    SUPPORTED_VERSIONS,
+)
+
+__all__ = ["MAX_BODY", "Endpoint", "Handler"]
+
+MAX_BODY = 4 << 20
+"""Bytes of a POST body read by default; a longer one is refused with 413."""
+
+Handler = Callable[[ServerSession, Event], None]
+"""What serves a session's events: ``handler(session, event)``."""
+
+_LOG = logging.getLogger("mcp_schema.http")
+_JSON: Media = "application/json"
+_SSE: Media = "text/event-stream"
+_ABSENT = object()
+_CANCELLED_BY_CLOSE = "the client closed the request's stream"
+
+
+def _peek(body: bytes) -> Any:
+    """The body's JSON, read only to route it (the codec reads it strictly
+    afterwards); None when it is not JSON."""
+    try:
+        return jiter.from_json(body)
+    except ValueError:
+        return None
+
+
+def _named_version(value: Any) -> object:
+    params = value.get("params") if isinstance(value, dict) else None
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
+        return meta[PROTOCOL_VERSION_KEY]
+    return _ABSENT
+
+
+def _request_id(body: bytes) -> str | int | None:
+    """The id of a request the endpoint refuses before its session reads
+    it, by the codec's one id rule (None when it has none)."""
+    try:
+        found = getattr(decode(body, allow_unknown_methods=True), "id", None)
+    except McpError as err:
+        return err.request_id
+    return found if isinstance(found, (str, int)) else None
+
+
+def _brought(events: list[Event]) -> RequestReceived | None:
+    """The request a frame brought, for the handler to answer."""
+    for event in events:
+        if isinstance(event, RequestReceived):
+            return event
+        if isinstance(event, InputReceived):
+            return event.request
+    return None
+
+
+class Endpoint:
+    """The MCP endpoint at ``path``, serving ``handler`` in both eras.
+
+    * ``info``, ``capabilities``, ``instructions``, ``versions``,
+      ``handler_version``: what every `ServerSession` it builds is given
+      (``versions`` splits into the stateless-era ones, served per request,
+      and the handshake-era ones, served in sessions).
+    * ``allowed_origins``: origins allowed besides the loopback ones
+      (``loopback_origins=False`` refuses those too). A request without
+      ``Origin`` (not from a browser) is not checked.
+    * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
+      holds for a reader that is behind (`mcp_schema.http.stream`).
+    * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+    * ``session_options``: more keyword arguments of every `ServerSession`
+      (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
+    """
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        info: BaseModel | Mapping[str, Any],
+        capabilities: BaseModel | Mapping[str, Any] | None = None,
+        instructions: str | None = None,
+        versions: Collection[str] | None = None,
+        handler_version: str | None = None,
+        path: str = "/mcp",
+        allowed_origins: Collection[str] = (),
+        loopback_origins: bool = True,
+        max_body: int = MAX_BODY,
+        max_buffer: int = MAX_BUFFER,
+        sessions: SessionStore | None = None,
+        session_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        if not callable(handler):
+            raise TypeError(f"handler must be callable, not {type(handler).__name__}")
+        for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
+            check(size, int, name)
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
+        check(path, str, "path")
+        if not path.startswith("/"):
+            raise ValueError(f"path must start with '/', not {path!r}")
+        check(loopback_origins, bool, "loopback_origins")
+        check(session_options, Mapping, "session_options", none=True)
+        named = strings(versions, "versions", none=True)
+        served = SUPPORTED_VERSIONS if named is None else named
+        self.handler = handler
+        self.path = path
+        self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
+        self.loopback_origins = loopback_origins
+        self.max_body = max_body
+        self.max_buffer = max_buffer
+        self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
+        self.stateless = tuple(v for v in STATELESS_VERSIONS if v in served)
+        """The versions served per request, oldest first."""
+        self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
+        """The versions served in sessions (``initialize``), oldest first."""
+        self._options: dict[str, Any] = {
+            **(session_options or {}),
+            "info": info,
+            "capabilities": capabilities,
+            "instructions": instructions,
+            "handler_version": handler_version,
+        }
+        self._session(served)  # the arguments are checked once, here
+
+    def _session(self, versions: Collection[str]) -> ServerSession:
+        return ServerSession(versions=versions, **self._options)
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    def precheck(self, method: str, path: str, headers: Headers) -> Response | None:
+        """The refusal of a request that needs no body to refuse, or None:
+        an adapter calls it before reading the body."""
+        return self._precheck(method, path, received_headers(headers))
+
+    def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
+        if path != self.path:
+            return Response(404)
+        origin = received.get("origin")
+        if origin is not None and not allowed_origin(
+            origin, self.allowed_origins, self.loopback_origins
+        ):
+            return refusal(403, "Forbidden: the request's Origin is not allowed")
+        accept = received.get("accept")
+        if method == "POST":
+            if not is_json(received.get("content-type")):
+                return refusal(415, "Unsupported Media Type: the body must be application/json")
+            if not admits(accept, _JSON) and not admits(accept, _SSE):
+                return refusal(406, f"Not Acceptable: the answer is {_JSON} or {_SSE}")
+            length = received.get("content-length")
+            if length is not None:
+                if not (length.isascii() and length.isdigit()):
+                    return refusal(400, "Bad Request: Content-Length is not a number")
+                if int(length) > self.max_body:
+                    return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
+            return None
+        if method in ("GET", "DELETE"):
+            live = self._live(received)
+            if isinstance(live, Response):
+                return live
+            if method == "GET" and not admits(accept, _SSE):
+                return refusal(406, f"Not Acceptable: the GET stream is {_SSE}")
+            return None
+        return refusal(
+            405, "Method Not Allowed: POST, or GET and DELETE in a session", None, self._allow()
+        )
+
+    def _allow(self) -> list[tuple[str, str]]:
+        return [("allow", "POST, GET, DELETE" if self.handshake else "POST")]
+
+    def _live(self, received: Mapping[str, str]) -> LiveSession | Response:
+        """The live session a GET or DELETE names, or its refusal."""
+        session_id = received.get("mcp-session-id")
+        if session_id is None or not self.handshake:
+            return refusal(405, "Method Not Allowed: no session named", None, self._allow())
+        live = self.sessions.get(session_id)
+        if live is None:
+            return refusal(404, "Not Found: no such session (unknown or terminated)")
+        return live
+
+    def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
+        """The response to one HTTP request (the adapter drains its stream, if any)."""
+        received = received_headers(headers)  # once: every later check reads this dict
+        early = self._precheck(method, path, received)
+        if early is not None:
+            return early
+        if method == "POST":
+            if len(body) > self.max_body:
+                return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
+            return self._post(received, body)
+        live = self._live(received)
+        assert isinstance(live, LiveSession) and live.id is not None  # precheck passed
+        if method == "DELETE":
+            self.sessions.remove(live.id)
+            live.close()
+            return Response(200)
+        if live.listener is not None:
+            return refusal(409, "Conflict: the session's GET stream is open already")
+        live.listener = Stream(max_buffer=self.max_buffer, on_abandon=self._listener_gone(live))
+        return self._streamed(live.listener, live)
+
+    def close(self) -> None:
+        """Terminate every session: the server is shutting down."""
+        self.sessions.close()
+
+    # -- POST -----------------------------------------------------------------------------
+
+    def _post(self, headers: dict[str, str], body: bytes) -> Response:
+        value = _peek(body)
+        if not isinstance(value, dict):  # not a message: the codec says what it is
+            return self._undecodable(body)
+        named = _named_version(value)
+        media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
+        if named is not _ABSENT:
+            if not isinstance(named, str) or named not in self.stateless:
+                return self._unsupported(named, body)
+            live = LiveSession(None, self._session(self.stateless))
+            return self._exchange(live, headers, body, value, media)
+        if not self.handshake:
+            return self._unsupported(named, body)
+        if isinstance(value, dict) and value.get("method") == "initialize":
+            live = LiveSession(secrets.token_urlsafe(32), self._session(self.handshake))
+            return self._exchange(live, headers, body, value, media, opening=True)
+        session_id = headers.get("mcp-session-id")
+        if session_id is None:
+            return refusal(400, "Bad Request: Mcp-Session-Id header is required", _request_id(body))
+        found = self.sessions.get(session_id)
+        if found is None:
+            return refusal(
+                404, "Not Found: no such session (unknown or terminated)", _request_id(body)
+            )
+        return self._exchange(found, headers, body, value, media)
+
+    @staticmethod
+    def _undecodable(body: bytes) -> Response:
+        try:
+            decode(body)
+        except McpError as err:
+            return refusal(status_of(err), err, err.request_id)
+        return refusal(400, "Invalid Request: not one JSON-RPC message")  # what jiter alone refused
+
+    def _unsupported(self, named: object, body: bytes) -> Response:
+        served = self.stateless or self.handshake
+        shown = (
+            clip(named) if isinstance(named, str) else quote(None if named is _ABSENT else named)
+        )
+        error = UnsupportedProtocolVersionError(
+            f"Unsupported protocol version: {shown} "
+            f"(served per request: {', '.join(reversed(served))})",
+            requested=shown,
+            supported=tuple(reversed(served)),
+        )
+        return refusal(400, error, _request_id(body))
+
+    def _exchange(
+        self,
+        live: LiveSession,
+        headers: dict[str, str],
+        body: bytes,
+        value: Any,
+        media: Media,
+        *,
+        opening: bool = False,
+    ) -> Response:
+        server = live.server
+        try:
+            # Only the MCP headers (all named Mcp-*): the codec ignores the others.
+            mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+            decode(body, headers=mirrored, version=server.version if live.id else None)
+        except McpError as err:
+            return refusal(status_of(err), err, err.request_id)
+        events = server.receive(body)
+        own = server.data_to_send()  # the session's own answers to this very frame
+        refused = next((e for e in events if isinstance(e, ProtocolError)), None)
+        if refused is not None:
+            if not own:
+                return refusal(status_of(refused.error), refused.error, None)
+            return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
+        stream: Stream | None = None
+        if "method" in value and "id" in value:  # a request: the stream of its answer
+            stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
+            request = _brought(events)
+            if request is None:  # the session answered it: its answer names it
+                live.streams[stream_key(jiter.from_json(own[0])["id"])] = stream
+            else:  # keyed as the session reads the id (1.0 is the request 1)
+                live.streams[stream_key(request.id)] = stream
+                stream.progress_token = stream_key(request.context.progress_token)
+        if opening:
+            self.sessions.add(live)  # initialize answered: the session lives from now on
+        self._route(live, None, own)
+        for event in events:
+            self._run(live, event)
+        if live.id is None and server.in_flight:  # a stateless-era request left unanswered
+            for event in events:
+                if isinstance(event, (RequestReceived, InputReceived)):
+                    request = event if isinstance(event, RequestReceived) else event.request
+                    self._answer_error(live, request, InternalError("the handler did not answer"))
+        if stream is None:
+            return Response(202, self._session_header(live))
+        if stream.finished and (stream.media == _JSON or stream.frames == 1):
+            answer = b"".join(stream.take_frames())  # the response alone: one JSON body
+            return Response(200, [("content-type", _JSON), *self._session_header(live)], answer)
+        return self._streamed(stream, live)
+
+    def _streamed(self, stream: Stream, live: LiveSession) -> Response:
+        headers = [("content-type", stream.media), *self._session_header(live)]
+        if stream.media == _SSE:
+            headers += [("cache-control", "no-cache"), ("x-accel-buffering", "no")]
+        return Response(200, headers, stream=stream)
+
+    @staticmethod
+    def _session_header(live: LiveSession) -> list[tuple[str, str]]:
+        return [] if live.id is None else [("mcp-session-id", live.id)]
+
+    # -- events and frames ----------------------------------------------------------------
+
+    def _run(self, live: LiveSession, event: Event) -> None:
+        """``event`` to the handler, then what it queued to its streams."""
+        request: RequestReceived | None = None
+        if isinstance(event, RequestReceived):
+            request = event
+        elif isinstance(event, (InputReceived, CancelRequested)):
+            request = event.request
+        try:
+            self.handler(live.server, event)
+        except Exception as exc:  # the handler's fault: its request is answered -32603
+            if not isinstance(exc, McpError):
+                _LOG.exception("handler failed on %s", type(event).__name__)
+                exc = InternalError("Internal error")
+            if request is not None and not isinstance(event, CancelRequested):
+                self._answer_error(live, request, exc)
+        context = None if request is None else stream_key(request.id)
+        self._route(live, context, live.server.data_to_send())
+
+    def _answer_error(self, live: LiveSession, request: RequestReceived, error: McpError) -> None:
+        try:
+            live.server.fail(request, error)
+        except SessionError:
+            return  # answered already
+        self._route(live, stream_key(request.id), live.server.data_to_send())
+
+    def _route(self, live: LiveSession, context: Any, frames: list[bytes]) -> None:
+        """Each frame to its stream: a response to the stream of the request
+        it answers (which it ends), progress to that of the request whose
+        token it carries, anything else to the stream of the request being
+        served (``context``), else to the GET stream; dropped when none is
+        open. A stream that overflows is cancellation of its request."""
+        for frame in frames:
+            value = jiter.from_json(frame)  # the session's own output: valid JSON
+            if "method" not in value:
+                target = live.streams.pop(stream_key(value.get("id")), None)
+                if target is not None:
+                    target.put(frame, final=True)
+                continue
+            target = live.streams.get(context) if context is not None else None
+            if value["method"] == "notifications/progress":  # its token names its request
+                token = stream_key(value["params"]["progressToken"])
+                target = next((s for s in live.streams.values() if s.progress_token == token), None)
+            if target is None or target.media != _SSE:
+                target = live.listener
+            if target is not None:
+                target.put(frame)  # an overflow ends the stream: cancellation (``_gone``)
+
+    def _gone(self, live: LiveSession) -> Callable[[Stream], None]:
+        def gone(stream: Stream) -> None:
+            key = next((k for k, s in live.streams.items() if s is stream), None)
+            if key is None or live.closed:
+                return  # answered already, or the session is over
+            del live.streams[key]
+            if live.id is None:
+                return  # stateless: answered before the stream is written
+            _, request_id = key
+            cancel = {"requestId": request_id, "reason": _CANCELLED_BY_CLOSE}
+            frame = encode(
+                {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": cancel}
+            )
+            for event in live.server.receive(frame):
+                self._run(live, event)
+
+        return gone
+
+    @staticmethod
+    def _listener_gone(live: LiveSession) -> Callable[[Stream], None]:
+        def gone(stream: Stream) -> None:
+            if live.listener is stream:
+                live.listener = None
+
+        return gone

@@ -1,0 +1,108 @@
+"""The HTTP-level rules of the MCP endpoint, checked before any body is read:
+the request's ``Origin`` (DNS-rebinding protection), ``Accept``,
+``Content-Type`` and ``Content-Length``. Each is a small pure function of
+header text; `refusal` builds the response that says what is wrong.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from urllib.parse import urlsplit
+
+from mcp_schema.codec import encode
+from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
+from mcp_schema.http.stream import Response
+
+__all__ = ["LOOPBACK_HOSTS", "admits", "allowed_origin", "is_json", "refusal", "status_of"]
+
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
+"""Hosts whose origins are allowed by default: a page there runs on this machine."""
+
+_MAX_RANGES = 64  # media ranges of an Accept header looked at: more is not a browser's
+_MAX_ORIGIN = 2048
+
+
+def _ranges(accept: str) -> list[tuple[str, float]]:
+    ranges: list[tuple[str, float]] = []
+    for part in accept.split(",")[:_MAX_RANGES]:
+        media, *params = part.split(";")
+        weight = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip().lower() == "q":
+                try:
+                    weight = float(value.strip())
+                except ValueError:
+                    weight = 0.0
+                if not 0.0 <= weight <= 1.0:  # also NaN
+                    weight = 0.0
+        ranges.append((media.strip().lower(), weight))
+    return ranges
+
+
+def admits(accept: str | None, media: str) -> bool:
+    """Whether an ``Accept`` header admits ``media`` (``type/subtype``): its
+    most specific matching range has a weight above zero (RFC 9110 12.5.1).
+    No header, or an empty one, admits everything."""
+    if accept is None or not accept.strip():
+        return True
+    kind = media.partition("/")[0]
+    best, weight = 0, 0.0
+    for found, q in _ranges(accept):
+        rank = {media: 3, f"{kind}/*": 2, "*/*": 1}.get(found, 0)
+        if rank > best:
+            best, weight = rank, q
+    return weight > 0.0
+
+
+def is_json(content_type: str | None) -> bool:
+    """Whether a ``Content-Type`` is ``application/json`` (a charset, if
+    given, must be UTF-8: JSON-RPC messages are UTF-8)."""
+    if content_type is None:
+        return False
+    media, *params = content_type.split(";")
+    if media.strip().lower() != "application/json":
+        return False
+    for param in params:
+        name, _, value = param.partition("=")
+        if name.strip().lower() == "charset" and value.strip().strip('"').lower() != "utf-8":
+            return False
+    return True
+
+
+def allowed_origin(origin: str, allowed: Collection[str], loopback: bool) -> bool:
+    """Whether a request's ``Origin`` may call the endpoint: one of
+    ``allowed`` (exact, as browsers send it: ``https://app.example.com``), or,
+    with ``loopback``, an http(s) origin on a `LOOPBACK_HOSTS` host."""
+    if len(origin) > _MAX_ORIGIN:
+        return False
+    if origin in allowed:
+        return True
+    if not loopback:
+        return False
+    try:
+        parts = urlsplit(origin)
+        parts.port  # noqa: B018 - a malformed port raises ValueError here
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK_HOSTS
+
+
+def status_of(error: McpError) -> int:
+    """The HTTP status of a refused message: 404 for an unknown method
+    (-32601, so a client tells it from a server without the endpoint), else
+    400."""
+    return 404 if error.code == MethodNotFoundError.code else 400
+
+
+def refusal(
+    status: int,
+    error: McpError | str,
+    request_id: str | int | None = None,
+    headers: list[tuple[str, str]] | None = None,
+) -> Response:
+    """A refusal: ``status`` and a JSON-RPC error response naming ``request_id``
+    (null when the request's id is unknown). A ``str`` is an invalid-request error's message."""
+    err = InvalidRequestError(error) if isinstance(error, str) else error
+    body = encode(err.to_response(request_id))
+    return Response(status, [("content-type", "application/json"), *(headers or [])], body)
