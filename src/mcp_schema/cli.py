@@ -29,7 +29,10 @@ from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
 from mcp_schema.proxy import add_arguments as add_proxy_arguments
-from mcp_schema.proxy.lines import MAX_LINE_BYTES, OverlongLine, not_a_message, read_lines
+from mcp_schema.proxy.lines import MAX_LINE_BYTES as MAX_LINE_BYTES  # cli names: re-exported
+from mcp_schema.proxy.lines import OverlongLine as OverlongLine
+from mcp_schema.proxy.lines import not_a_message
+from mcp_schema.proxy.lines import read_lines as read_lines
 from mcp_schema.versions import SUPPORTED_VERSIONS, TASKS_EXTENSION
 
 PROGRESS_EVERY = 10_000

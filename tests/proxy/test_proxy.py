@@ -228,6 +228,23 @@ def test_feeding_any_split_of_a_stream_reports_the_same() -> None:
     assert without_time(reports) == expected
 
 
+def test_reports_one_at_a_time_never_hold_a_chunks_worth() -> None:
+    flood = b"\n" * 65536  # a chunk of empty lines: one report each
+    tracemalloc.start()
+    try:
+        count = sum(1 for _ in Validator().reports("server", flood))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert count == 65536 and peak < 4 * 1024 * 1024, peak  # feed's list: some 30 MB
+    lazily, at_once = Validator(), Validator()
+    stream = b"\n" + LIST + b"\n{}\n"
+    assert without_time(list(lazily.reports("client", stream))) == without_time(
+        at_once.feed("client", stream)
+    )
+    assert [r["line"] for r in lazily.feed("client", b"\n")] == [4]
+
+
 def test_a_crlf_line_is_a_message() -> None:
     validator = Validator()
     assert validator.feed("client", LIST + b"\r\n") == []

@@ -15,12 +15,13 @@ import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from mcp_schema.codec import Sender
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
-from mcp_schema.proxy.reports import DIRECTION, ReportLog
+from mcp_schema.proxy.reports import DIRECTION, Report, ReportLog
 from mcp_schema.proxy.validator import Validator
 
 Event = Literal["data", "end", "cut"]
@@ -120,13 +121,13 @@ def serve(config: dict[str, Any]) -> int:
         chunk = source.read(size) if size else b""
         if event == "data":
             log.traffic(len(chunk))
-            reports = validator.feed(sender, chunk)
+            reports: Iterable[Report] = validator.reports(sender, chunk)
         elif event == "end":
             reports = validator.close(sender)
         else:
             validator.discard(sender)
-            reports = []
-        for report in reports:
+            reports = ()
+        for report in reports:  # each merged or left out as it comes: never a list
             log.add(report)
         if event != "data":
             log.end(DIRECTION[sender])

@@ -3,7 +3,7 @@ one `Correlator`, each failing line a `Report`."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from typing import cast
 
 from mcp_schema.codec import Correlator, Sender
@@ -70,13 +70,21 @@ class Validator:
 
     def feed(self, sender: Sender, data: bytes | bytearray | memoryview) -> list[Report]:
         """The reports of the lines completed by ``data``, the next bytes of ``sender``'s stream."""
+        return list(self.reports(sender, data))
+
+    def reports(self, sender: Sender, data: bytes | bytearray | memoryview) -> Iterator[Report]:
+        """What `feed` returns, one report at a time, each line checked as the
+        next report is asked for: a chunk of many failing lines (64 KiB of
+        empty lines, some 30 MB of reports) is never held as a list. Exhaust
+        it before feeding more."""
         stream = self._stream(sender)
-        reports: list[Report] = []
-        for line in stream.splitter.feed(_bytes(data, "data")):
+        return self._reports(sender, stream, stream.splitter.feed(_bytes(data, "data")))
+
+    def _reports(self, sender: Sender, stream: _Stream, lines: list[Line]) -> Iterator[Report]:
+        for line in lines:
             stream.lines += 1
             if (report := self._check(sender, stream.lines, line)) is not None:
-                reports.append(report)
-        return reports
+                yield report
 
     def close(self, sender: Sender) -> list[Report]:
         """``sender``'s stream ended: the report of a last line without a newline, if any."""
