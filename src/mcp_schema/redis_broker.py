@@ -108,6 +108,9 @@ class RedisBroker(Broker):
         self._fanout = Fanout()
         self._pubsub: PubSub | None = None
         self._reader: asyncio.Task[None] | None = None
+        # Every reader not yet finished: one that lost its connection is still
+        # closing it, and `aclose` waits for that rather than cut it short.
+        self._readers: set[asyncio.Task[None]] = set()
         # Futures waiting for Redis to confirm a SUBSCRIBE, oldest first per channel.
         self._confirming: dict[bytes, collections.deque[asyncio.Future[None]]] = {}
         self._lock = asyncio.Lock()  # one SUBSCRIBE/UNSUBSCRIBE change at a time
@@ -159,6 +162,8 @@ class RedisBroker(Broker):
             await pubsub.subscribe(*channels)
             if self._reader is None:
                 self._reader = loop.create_task(self._read(pubsub))
+                self._readers.add(self._reader)
+                self._reader.add_done_callback(self._readers.discard)
             await asyncio.wait_for(asyncio.gather(*waiting), self._subscribe_timeout)
         except (RedisError, OSError) as exc:
             raise _failure("subscribe", exc) from None
@@ -232,7 +237,7 @@ class RedisBroker(Broker):
         self._broken(BrokerError("the broker is closed"))
         if reader is not None:
             reader.cancel()
-            await asyncio.gather(reader, return_exceptions=True)
+        await asyncio.gather(*self._readers, return_exceptions=True)
         if pubsub is not None:
             await _close(pubsub)
         if self._close_client:

@@ -137,8 +137,8 @@ class StateKeys:
     @classmethod
     def from_env(cls, value: str | None, name: str = "MCP_STATE_KEY") -> StateKeys:
         """The ring an environment variable's ``value`` describes: keys separated
-        by commas, the signing key first (``MCP_STATE_KEY="new-secret,old-secret"``);
-        spaces around each are dropped. Unset or empty is a ``ValueError`` naming
+        by commas, the signing key first (``MCP_STATE_KEY="new-secret,old-secret"``),
+        so a key holds no comma; spaces around each are dropped. Unset or empty is a ``ValueError`` naming
         ``name``: replicas that each made up a key would refuse one another's state.
         """
         keys = [part.strip() for part in (value or "").split(",")]
@@ -378,9 +378,13 @@ class StateSealer:
         if principal is not None and not isinstance(principal, str):
             raise TypeError(f"principal must be a string or None, not {type(principal).__name__}")
         method, bound, _ = _call(request)
-        questions = {
-            str(key): wire_value(value, f"asked[{key!r}]") for key, value in (asked or {}).items()
-        }
+        if asked is not None and not isinstance(asked, Mapping):
+            raise TypeError(f"asked must be a mapping or None, not {type(asked).__name__}")
+        questions: dict[str, Any] = {}
+        for key, value in (asked or {}).items():
+            if not isinstance(key, str):
+                raise TypeError(f"asked keys must be strings, not {type(key).__name__}")
+            questions[key] = wire_value(value, f"asked[{key!r}]")
         secret = self._keys._ring[self._keys._signing]
         token_id = _b64(secrets.token_bytes(16))
         body = {

@@ -346,6 +346,12 @@ def test_data_that_is_not_json_cannot_be_sealed(sealer: StateSealer, data: Any) 
         sealer.seal(call(), principal=None, data=data)
 
 
+@pytest.mark.parametrize("asked", [{1: {"method": "roots/list"}}, [("a", {})], {"a": "text"}])
+def test_asked_must_map_names_to_requests(sealer: StateSealer, asked: Any) -> None:
+    with pytest.raises(TypeError):
+        sealer.seal(call(), principal=None, asked=asked)
+
+
 def test_a_principal_must_be_a_string_or_none(sealer: StateSealer) -> None:
     with pytest.raises(TypeError):
         sealer.seal(call(), principal=1)  # type: ignore[arg-type]
@@ -449,7 +455,7 @@ json_values = st.recursive(
 
 
 @given(st.dictionaries(st.text(max_size=4), json_values, max_size=4), json_values)
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_only_calls_equal_as_json_values_open(sealed: dict[str, Any], other: Any) -> None:
     token = _SEALER.seal(call(sealed), principal="alice")
     assert _SEALER.open(retry(token, json.loads(json.dumps(sealed))), principal="alice")
