@@ -96,7 +96,7 @@ def logged(cluster: Cluster) -> int:
 def test_round_robin_spreads_stateless_requests_over_every_replica(cluster: Cluster) -> None:
     message = {**LISTING, "params": {"_meta": STATELESS}}
     extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
-    served = Counter()
+    served: Counter[str] = Counter()
     for _ in range(6):
         status, headers, body = exchange(address(cluster), "POST", message, **extra)
         assert status == 200 and len(json.loads(body)["result"]["tools"]) == 5

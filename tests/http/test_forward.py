@@ -11,6 +11,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
+import pytest
+
 from mcp_schema.broker import InProcessBroker
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
@@ -204,3 +206,42 @@ def test_a_holder_that_does_not_answer_in_time_is_a_jsonrpc_error() -> None:
             assert (status, error["id"], error["error"]["code"]) == (504, 4, -32603)
 
     run(body)
+
+
+def test_what_is_not_a_forwarded_request_is_ignored_by_the_holder() -> None:
+    async def body() -> None:
+        async with replicas(2) as (a, b):
+            session_id = await opened(a)
+            for junk in (b"", b"\n", b"[1]\n", b'{"t":"open","f":"x"}\n', b'{"t":"body","f":1}\n'):
+                assert await a.broker.publish("mcp-replica:r0", junk)
+            listing = {"jsonrpc": "2.0", "id": 5, "method": "tools/list"}
+            status, _, answer = await post(b, listing, session_id).whole()
+            assert (status, json.loads(answer)["id"]) == (200, 5)
+
+    run(body)
+
+
+@pytest.mark.parametrize(
+    ("options", "error"),
+    [
+        ({"ttl": 0}, ValueError),
+        ({"ttl": "5"}, TypeError),
+        ({"timeout": float("nan")}, ValueError),
+        ({"replica": 5}, TypeError),
+        ({"replica": ""}, ValueError),
+        ({"prefix": "p" * 129}, ValueError),
+    ],
+)
+def test_broker_sessions_refuse_bad_options(options: dict[str, Any], error: type) -> None:
+    with pytest.raises(error):
+        BrokerSessions(InProcessBroker(), **options)
+
+
+def test_a_cluster_app_needs_broker_sessions_and_sane_bounds() -> None:
+    info = {"name": "t", "version": "1"}
+    with pytest.raises(TypeError):
+        ClusterApp(App(Endpoint(handler, info=info)))  # sessions in memory: nothing to share
+    shared = App(Endpoint(handler, info=info, sessions=BrokerSessions(InProcessBroker())))
+    for options, error in (({"timeout": -1}, ValueError), ({"max_forwards": True}, TypeError)):
+        with pytest.raises(error):
+            ClusterApp(shared, **options)

@@ -46,6 +46,7 @@ from typing import Any
 
 import jiter
 
+from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
 from mcp_schema.errors import InternalError
 
@@ -54,7 +55,7 @@ from mcp_schema.errors import InternalError
 from mcp_schema.http.asgi import App, Message, Receive, Scope, Send, _disconnect, _send_whole
 from mcp_schema.http.endpoint import _request_id
 from mcp_schema.http.rules import refusal
-from mcp_schema.http.shared_sessions import BrokerSessions
+from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 
 __all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
@@ -145,17 +146,14 @@ class ClusterApp:
         sessions = app.endpoint.sessions
         if not isinstance(sessions, BrokerSessions):
             raise TypeError("the app's endpoint must keep its sessions in a BrokerSessions")
-        idle = 3 * app.keepalive if idle is None else idle
-        for name, seconds in (("timeout", timeout), ("idle", idle)):
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
-                raise ValueError(f"{name} must be a positive number of seconds, not {seconds!r}")
-        if isinstance(max_forwards, bool) or not isinstance(max_forwards, int) or max_forwards < 1:
-            raise ValueError(f"max_forwards must be a positive int, not {max_forwards!r}")
+        check(max_forwards, int, "max_forwards")
+        if max_forwards < 1:
+            raise ValueError(f"max_forwards must be positive, not {max_forwards}")
         self.app = app
         self.sessions = sessions
         self.broker = sessions.broker
-        self.timeout = float(timeout)
-        self.idle = float(idle)
+        self.timeout = positive_seconds(timeout, "timeout")
+        self.idle = 3 * app.keepalive if idle is None else positive_seconds(idle, "idle")
         self.max_forwards = max_forwards
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
         self._forwards: dict[str, _Forwarded] = {}

@@ -27,6 +27,7 @@ import secrets
 from collections.abc import Awaitable
 from typing import TypeVar
 
+from mcp_schema._args import check
 from mcp_schema.broker import Broker, BrokerError
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions
 
@@ -37,6 +38,15 @@ RECORD_TTL = 30.0
 
 _MAX_ID = 128  # longer than any id this package mints (43 characters): never looked up
 _T = TypeVar("_T")
+
+
+def positive_seconds(value: object, name: str) -> float:
+    """``value``, a number of seconds above 0 (``TypeError``, ``ValueError`` otherwise)."""
+    check(value, float, name)
+    assert isinstance(value, (int, float))
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return float(value)
 
 
 class BrokerSessions:
@@ -56,18 +66,17 @@ class BrokerSessions:
     ) -> None:
         if not isinstance(broker, Broker):
             raise TypeError(f"broker must be a Broker, not {type(broker).__name__}")
-        for name, seconds in (("ttl", ttl), ("timeout", timeout)):
-            if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0:
-                raise ValueError(f"{name} must be a positive number of seconds, not {seconds!r}")
-        if replica is not None and not (isinstance(replica, str) and 0 < len(replica) <= 64):
-            raise ValueError("replica must be a string of 1 to 64 characters")
-        if not isinstance(prefix, str) or len(prefix) > 128:
-            raise ValueError("prefix must be a string of at most 128 characters")
+        check(replica, str, "replica", none=True)
+        check(prefix, str, "prefix")
+        if replica is not None and not 0 < len(replica) <= 64:
+            raise ValueError("replica must have 1 to 64 characters")
+        if len(prefix) > 128:
+            raise ValueError("prefix must have at most 128 characters")
         self.broker = broker
         self.replica = replica or secrets.token_urlsafe(12)
         """The id of this replica, which its records name."""
-        self.ttl = float(ttl)
-        self.timeout = float(timeout)
+        self.ttl = positive_seconds(ttl, "ttl")
+        self.timeout = positive_seconds(timeout, "timeout")
         self.prefix = prefix
         self._local = MemorySessions(max_sessions)
         self._added: set[str] = set()  # records not written yet
