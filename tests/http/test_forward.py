@@ -180,6 +180,18 @@ def test_delete_from_another_replica_ends_the_session_everywhere() -> None:
     run(body)
 
 
+def test_a_replica_stopping_terminates_its_sessions_and_deletes_their_records() -> None:
+    async def body() -> None:
+        async with replicas(2) as (a, b):
+            session_id = await opened(a)
+            live = a.sessions.get(session_id)
+            assert live is not None and not live.closed
+            await a.stop()
+            assert live.closed and await b.sessions.holder(session_id) is None
+
+    run(body)
+
+
 def test_a_dead_holder_is_found_at_once_and_its_record_forgotten() -> None:
     async def body() -> None:
         async with replicas(2) as (a, b):

@@ -104,8 +104,8 @@ class BrokerSessions:
         return found
 
     def close(self) -> None:
-        for session_id in self._local.ids():
-            self.remove(session_id)
+        self._removed.update(self._local.ids())
+        self._added.clear()
         self._local.close()
 
     # -- the records ----------------------------------------------------------------------
