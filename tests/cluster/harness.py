@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+# The broker tests' own way to start a redis-server and to find a free port:
+# one of each in the test suite.
 from tests.http.test_broker import _free_port, redis_server
 
 EXAMPLES = Path(__file__).parents[2] / "examples"

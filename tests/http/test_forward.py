@@ -166,6 +166,27 @@ def test_an_elicitation_answered_through_a_third_replica() -> None:
     run(body)
 
 
+def test_hanging_up_on_a_relayed_stream_cancels_the_request_at_the_holder() -> None:
+    async def body() -> None:
+        async with replicas(2) as (a, b):
+            session_id = await opened(a)
+            call = {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "ask"}}
+            stream = post(b, call, session_id)
+            await stream.start()
+            assert b"elicitation/create" in (await stream.chunk())[0]
+            live = a.sessions.get(session_id)
+            assert live is not None and len(live.streams) == 1
+            stream.incoming.put_nowait({"type": "http.disconnect"})
+            await asyncio.wait_for(stream.task, 5)
+            for _ in range(100):
+                if not live.streams:
+                    break
+                await asyncio.sleep(0.01)
+            assert not live.streams and not live.server.in_flight
+
+    run(body)
+
+
 def test_delete_from_another_replica_ends_the_session_everywhere() -> None:
     async def body() -> None:
         async with replicas(2) as (a, b):
