@@ -15,7 +15,7 @@ INSTALLER ?= pip
 UV := $(VENV)/bin/uv
 UV_PIN := uv==0.13.8
 
-.PHONY: regen check-regen lint typecheck test test-fast test-matrix conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
+.PHONY: regen check-regen lint typecheck test test-fast test-matrix test-cluster conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -62,6 +62,13 @@ WORKERS ?= auto
 
 test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every core (about 30 s)
 	$(PY) -m pytest -m "not slow" -n $(WORKERS) --dist loadfile
+
+# examples/http_server.py as three uvicorn replicas sharing a redis-server,
+# behind nginx balancing round-robin, driven by hand and by the official
+# Python SDK client (tests/cluster/; about 15 s). Needs Debian's nginx and
+# redis-server (apt-get install nginx redis-server); not part of `make test`.
+test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
+	$(PY) -m pytest -m cluster tests/cluster
 
 # The fast suite (the snippets of the README and docs included) on every other Python this
 # machine has, each in its own venv (.venv-3.10, ...) with the `test` group.

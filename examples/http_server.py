@@ -7,8 +7,14 @@ Nothing here is glue but the endpoint's options: the same
 ``serve(session, event)`` answers a stateless 2026-07-28 request (with a
 session built for it alone) and the requests of an ``initialize`` session
 (``Mcp-Session-Id``), whose ``ask`` goes to the client on the request's
-event stream."""
+event stream.
 
+With ``MCP_REDIS_URL`` set (``redis://127.0.0.1:6379/0``), it is one
+replica of many: the session records and the forwarding between replicas go
+through Redis, so any replica serves any session (``docs/guide/serving.md``,
+Deployment). Unset, everything stays in this process."""
+
+import os
 import runpy
 from pathlib import Path
 from typing import Any
@@ -16,9 +22,24 @@ from typing import Any
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.http import Endpoint, Handler
 from mcp_schema.http.asgi import App
+from mcp_schema.http.forward import ClusterApp
+from mcp_schema.http.shared_sessions import BrokerSessions
 
 serve: Handler = runpy.run_path(str(Path(__file__).with_name("server.py")))["serve"]
 CAPABILITIES: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
 INFO = {"name": "example-http-server", "version": "1.0.0"}
 
-app = App(Endpoint(serve, info=INFO, capabilities=CAPABILITIES, handler_version=mcp.VERSION))
+
+def application(redis_url: str | None) -> App | ClusterApp:
+    """One replica: sessions in this process, or shared through Redis."""
+    sessions = None
+    if redis_url:
+        from mcp_schema.redis_broker import RedisBroker  # the ``redis`` extra
+
+        sessions = BrokerSessions(RedisBroker.from_url(redis_url))
+    options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
+    app = App(Endpoint(serve, info=INFO, sessions=sessions, **options))
+    return app if sessions is None else ClusterApp(app)
+
+
+app = application(os.environ.get("MCP_REDIS_URL"))

@@ -4,7 +4,9 @@
 The store is the seam for sharing sessions: the endpoint only calls
 `SessionStore.get`, `add` and `remove`. The default, `MemorySessions`,
 keeps them in this process, at most ``max_sessions`` of them (beyond, the
-least recently used one is terminated). A store of another kind
+least recently used one is terminated); across replicas,
+`mcp_schema.http.shared_sessions.BrokerSessions` records where each one
+lives, and `mcp_schema.http.forward` carries a request to it. A store of another kind
 must hand back the same `LiveSession` objects it was given: a session
 holds a live `ServerSession` and the open streams of its requests, which
 live in the process that serves them. Stateless-era requests never touch
@@ -95,6 +97,10 @@ class MemorySessions:
         self._sessions[session.id] = session
         while len(self._sessions) > self.max_sessions:
             self._sessions.popitem(last=False)[1].close()
+
+    def ids(self) -> list[str]:
+        """The ids of the sessions kept, least recently used first."""
+        return list(self._sessions)
 
     def remove(self, session_id: str) -> LiveSession | None:
         return self._sessions.pop(session_id, None)

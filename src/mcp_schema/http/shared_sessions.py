@@ -1,0 +1,157 @@
+"""`BrokerSessions`: handshake-era sessions that every replica can find
+(hand-written runtime module).
+
+A session still lives where ``initialize`` made it: its `ServerSession` and
+its open streams are objects of that process (`mcp_schema.http.sessions`).
+What the other replicas need is where that is, so each session has a record
+in the broker's key-value store: ``{prefix}{session id}`` holding the id of
+the replica that holds it, for ``ttl`` seconds. The holder writes the record
+before the client can learn the session id (`flush`, awaited by
+`mcp_schema.http.forward.ClusterApp` before a response starts), rewrites the
+records of its sessions every ``ttl / 3`` seconds (`refresh`), and deletes
+a record once its session is terminated. A replica that dies stops
+rewriting: its records expire ``ttl`` seconds later at most (and a replica
+that finds nobody listening on the holder's channel forgets the record at
+once). A request naming a session held elsewhere is forwarded to the holder
+by `mcp_schema.http.forward`.
+
+The store's own methods are the synchronous ones an `Endpoint` calls, on
+this replica's sessions (a `MemorySessions`); the broker is reached only by
+the coroutines, each bounded by ``timeout`` seconds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections.abc import Awaitable
+from typing import TypeVar
+
+from mcp_schema._args import check
+from mcp_schema.broker import Broker, BrokerError
+from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions
+
+__all__ = ["RECORD_TTL", "BrokerSessions"]
+
+RECORD_TTL = 30.0
+"""Seconds a session's record outlives the last rewrite by its holder."""
+
+_MAX_ID = 128  # longer than any id this package mints (43 characters): never looked up
+_T = TypeVar("_T")
+
+
+def positive_seconds(value: object, name: str) -> float:
+    """``value``, a number of seconds above 0 (``TypeError``, ``ValueError`` otherwise)."""
+    check(value, float, name)
+    assert isinstance(value, (int, float))
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{name} must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+class BrokerSessions:
+    """A `mcp_schema.http.sessions.SessionStore` whose sessions are recorded
+    in ``broker`` under ``prefix``, as held by the replica ``replica`` (a
+    fresh random id when not given); at most ``max_sessions`` of them here."""
+
+    def __init__(
+        self,
+        broker: Broker,
+        *,
+        replica: str | None = None,
+        ttl: float = RECORD_TTL,
+        timeout: float = 5.0,
+        prefix: str = "mcp-session:",
+        max_sessions: int = MAX_SESSIONS,
+    ) -> None:
+        if not isinstance(broker, Broker):
+            raise TypeError(f"broker must be a Broker, not {type(broker).__name__}")
+        check(replica, str, "replica", none=True)
+        check(prefix, str, "prefix")
+        if replica is not None and not 0 < len(replica) <= 64:
+            raise ValueError("replica must have 1 to 64 characters")
+        if len(prefix) > 128:
+            raise ValueError("prefix must have at most 128 characters")
+        self.broker = broker
+        self.replica = replica or secrets.token_urlsafe(12)
+        """The id of this replica, which its records name."""
+        self.ttl = positive_seconds(ttl, "ttl")
+        self.timeout = positive_seconds(timeout, "timeout")
+        self.prefix = prefix
+        self._local = MemorySessions(max_sessions)
+        self._added: set[str] = set()  # records not written yet
+        self._removed: set[str] = set()  # records not deleted yet
+
+    # -- SessionStore: this replica's sessions ------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._local)
+
+    def get(self, session_id: str) -> LiveSession | None:
+        return self._local.get(session_id)
+
+    def add(self, session: LiveSession) -> None:
+        self._local.add(session)
+        assert session.id is not None
+        self._added.add(session.id)
+        self._removed.discard(session.id)
+
+    def remove(self, session_id: str) -> LiveSession | None:
+        found = self._local.remove(session_id)
+        if found is not None:
+            self._added.discard(session_id)
+            self._removed.add(session_id)
+        return found
+
+    def close(self) -> None:
+        self._removed.update(self._local.ids())
+        self._added.clear()
+        self._local.close()
+
+    # -- the records ----------------------------------------------------------------------
+
+    def _key(self, session_id: str) -> str:
+        return self.prefix + session_id
+
+    async def _bounded(self, work: Awaitable[_T]) -> _T:
+        try:
+            return await asyncio.wait_for(work, self.timeout)
+        except asyncio.TimeoutError:
+            raise BrokerError(f"the broker did not answer within {self.timeout:g} s") from None
+
+    async def flush(self) -> None:
+        """Write the records of the sessions added since, delete those of the
+        sessions removed since (what is left to do on a failure stays to do)."""
+        while self._added:
+            session_id = next(iter(self._added))
+            await self._bounded(self.broker.put(self._key(session_id), self._name(), self.ttl))
+            self._added.discard(session_id)
+        while self._removed:
+            session_id = next(iter(self._removed))
+            await self._bounded(self.broker.delete(self._key(session_id)))
+            self._removed.discard(session_id)
+
+    async def refresh(self) -> None:
+        """`flush`, then rewrite the record of every session held here."""
+        await self.flush()
+        for session_id in self._local.ids():
+            await self._bounded(self.broker.put(self._key(session_id), self._name(), self.ttl))
+
+    async def holder(self, session_id: str) -> str | None:
+        """The replica holding ``session_id`` by its record, or None (no record)."""
+        if not (0 < len(session_id) <= _MAX_ID and session_id.isascii()):
+            return None  # no id this package minted: no record to find
+        found = await self._bounded(self.broker.get(self._key(session_id)))
+        if found is None:
+            return None
+        try:
+            return found.decode("utf-8")
+        except UnicodeDecodeError:
+            return None  # not a record of ours
+
+    async def forget(self, session_id: str) -> None:
+        """Delete the record of ``session_id`` (its holder was found dead)."""
+        await self._bounded(self.broker.delete(self._key(session_id)))
+
+    def _name(self) -> bytes:
+        return self.replica.encode("utf-8")

@@ -1,0 +1,191 @@
+"""``examples/http_server.py`` as three uvicorn replicas sharing Redis
+(``MCP_REDIS_URL``), behind nginx balancing round-robin
+(`tests.cluster.harness`): any replica serves any session, the official
+Python SDK client sees one server, and round-robin really spreads the
+requests (nginx names the replica of each in ``X-Upstream`` and in its
+access log). ``make test-cluster`` runs them."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import pytest
+
+from tests.cluster.harness import Cluster, running
+from tests.http.test_asgi import COMMON, session
+
+pytestmark = pytest.mark.cluster
+
+HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"elicitation": {}},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+STATELESS = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+LISTING = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    work = tmp_path_factory.mktemp("cluster")
+    with running(work) as started:
+        yield started
+    for log in sorted(work.glob("replica-*.log")):  # a replica's failure is only logged
+        assert "Traceback" not in log.read_text(errors="replace"), log.read_text()[-3000:]
+
+
+def address(cluster: Cluster) -> str:
+    return urlsplit(cluster.url).netloc
+
+
+def exchange(
+    where: str,
+    method: str,
+    message: dict[str, Any] | None = None,
+    session_id: str | None = None,
+    **extra: str,
+) -> tuple[int, dict[str, str], bytes]:
+    """One request to ``where`` (host:port): its status, headers (lower-case) and body."""
+    connection = http.client.HTTPConnection(where, timeout=15)
+    headers = {**HEADERS, **extra, **({"Mcp-Session-Id": session_id} if session_id else {})}
+    try:
+        body = None if message is None else json.dumps(message)
+        connection.request(method, "/mcp", body, headers)
+        response = connection.getresponse()
+        found = {k.lower(): v for k, v in response.getheaders()}
+        return response.status, found, response.read()
+    finally:
+        connection.close()
+
+
+def opened(where: str) -> tuple[str, str | None]:
+    """A new handshake-era session through ``where``: its id and the replica that holds it."""
+    status, headers, body = exchange(where, "POST", INIT)
+    assert status == 200 and json.loads(body)["id"] == 0
+    initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    assert exchange(where, "POST", initialized, headers["mcp-session-id"])[0] == 202
+    return headers["mcp-session-id"], headers.get("x-upstream")
+
+
+def logged_since(cluster: Cluster, before: int) -> list[dict[str, str]]:
+    """nginx's records after the first ``before`` (it writes one as a request ends)."""
+    time.sleep(0.5)  # the last requests' records
+    return [json.loads(line) for line in cluster.access_log.read_text().splitlines()[before:]]
+
+
+def logged(cluster: Cluster) -> int:
+    return len(cluster.access_log.read_text().splitlines())
+
+
+def test_round_robin_spreads_stateless_requests_over_every_replica(cluster: Cluster) -> None:
+    message = {**LISTING, "params": {"_meta": STATELESS}}
+    extra = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
+    served: Counter[str] = Counter()
+    for _ in range(6):
+        status, headers, body = exchange(address(cluster), "POST", message, **extra)
+        assert status == 200 and len(json.loads(body)["result"]["tools"]) == 5
+        served[headers["x-upstream"]] += 1
+    assert served == {replica.address: 2 for replica in cluster.replicas}
+
+
+def test_every_replica_serves_a_session_and_delete_works_from_any(cluster: Cluster) -> None:
+    session_id, holder = opened(address(cluster))
+    served = set()
+    for i in range(6):
+        status, headers, body = exchange(address(cluster), "POST", {**LISTING, "id": i}, session_id)
+        assert (status, json.loads(body)["id"], headers["mcp-session-id"]) == (200, i, session_id)
+        served.add(headers["x-upstream"])
+    assert served == {replica.address for replica in cluster.replicas}
+    other = next(r.address for r in cluster.replicas if r.address != holder)
+    assert exchange(other, "DELETE", session_id=session_id)[0] == 200  # not the holder
+    gone = set()
+    for _ in range(3):
+        status, headers, body = exchange(address(cluster), "POST", LISTING, session_id)
+        assert (status, json.loads(body)["id"]) == (404, 1)
+        gone.add(headers["x-upstream"])
+    assert gone == {replica.address for replica in cluster.replicas}
+
+
+def test_an_elicitation_answered_through_another_replica_than_its_stream(cluster: Cluster) -> None:
+    holder, relay, answering = (r.address for r in cluster.replicas)
+    session_id, _ = opened(holder)
+    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "ask"}}
+    connection = http.client.HTTPConnection(relay, timeout=15)  # the stream: held by no holder
+    try:
+        connection.request(
+            "POST", "/mcp", json.dumps(call), {**HEADERS, "Mcp-Session-Id": session_id}
+        )
+        stream = connection.getresponse()
+        assert stream.getheader("content-type") == "text/event-stream"
+        line = b""
+        while not line.startswith(b"data: "):
+            line = stream.readline()
+            assert line, "the stream ended before the server's request"
+        asked = json.loads(line[len(b"data: ") :])
+        assert asked["method"] == "elicitation/create"
+        answer = {
+            "jsonrpc": "2.0",
+            "id": asked["id"],
+            "result": {"action": "accept", "content": {"text": "yes"}},
+        }
+        assert exchange(answering, "POST", answer, session_id)[0] == 202
+        line = b""
+        while not line.startswith(b"data: "):
+            line = stream.readline()
+            assert line, "the stream ended before the tool's result"
+        result = json.loads(line[len(b"data: ") :])
+    finally:
+        connection.close()
+    assert (result["id"], result["result"]["content"][0]["text"]) == (9, "you said yes")
+
+
+def test_the_sdk_client_in_the_handshake_era_through_the_balancer(cluster: Cluster) -> None:
+    before = logged(cluster)
+    seen = anyio.run(session, cluster.url, "legacy")
+    asked = {"ask": "you said yes", "think": "you said maybe"}
+    assert seen == {**COMMON, **asked, "version": "2025-11-25"}
+    records = logged_since(cluster, before)
+    holder = next(r["upstream"] for r in records if '"initialize"' in r["body"])
+    session_id = next(r["session"] for r in records if r["session"])
+    own = [r for r in records if r["session"] == session_id]
+    assert {r["upstream"] for r in own} == {replica.address for replica in cluster.replicas}
+    # The client's answers to the server's two requests (elicitation, sampling):
+    answers = [r for r in own if '"result"' in r["body"] and '"method"' not in r["body"]]
+    assert len(answers) == 2
+    assert {r["upstream"] for r in answers} != {holder}  # one at least reached another replica
+
+
+def test_the_sdk_client_in_2026_07_28_through_the_balancer(cluster: Cluster) -> None:
+    before = logged(cluster)
+    assert anyio.run(session, cluster.url, "2026-07-28") == {**COMMON, "version": "2026-07-28"}
+    served = {r["upstream"] for r in logged_since(cluster, before)}
+    assert served == {replica.address for replica in cluster.replicas}
+
+
+def test_a_dead_holder_means_no_session_and_no_wait(cluster: Cluster) -> None:
+    first, _, last = cluster.replicas
+    session_id, _ = opened(last.address)
+    last.process.kill()  # no shutdown: its records stay until found dead or expired
+    last.process.wait(10)
+    began = time.monotonic()
+    status, _, body = exchange(first.address, "POST", LISTING, session_id)
+    assert (status, json.loads(body)["id"]) == (404, 1)
+    status, _, body = exchange(address(cluster), "POST", LISTING, session_id)
+    assert status == 404
+    assert time.monotonic() - began < 10
