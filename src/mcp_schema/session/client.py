@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
-from mcp_schema._codec.route import Route, id_key
+from mcp_schema._codec.route import Route
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import (
@@ -40,7 +40,8 @@ from mcp_schema.session.negotiation import (
     offered_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
+from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.state import MAX_PENDING, Outgoing
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
 
 __all__ = ["ClientSession"]
@@ -115,8 +116,8 @@ class ClientSession(Peer):
         return self._send("server/discover", None, self._discovered, probe).id
 
     def _unnegotiated(self) -> None:
-        if self._version is not None:
-            raise SessionStateError(f"the session speaks {self._version} already")
+        if self._state.version is not None:
+            raise SessionStateError(f"the session speaks {self._state.version} already")
 
     def _initialized(
         self, sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
@@ -130,7 +131,7 @@ class ClientSession(Peer):
             refusal = session_unsupported(answered, self.versions)
             events.append(ProtocolError(refusal, False))  # the connection cannot go on
             return
-        self._version = answered
+        self._state.open(answered)
         self.server_info, self.server_capabilities = (
             wire.get("serverInfo"),
             wire.get("capabilities"),
@@ -152,7 +153,7 @@ class ClientSession(Peer):
             refusal = session_unsupported(wire.get("supportedVersions"), self.versions)
             events.append(ResponseReceived(sent.id, sent.method, None, refusal))
             return
-        self._version = chosen
+        self._state.open(chosen)
         meta = wire.get("_meta")
         self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         self.server_capabilities = wire.get("capabilities")
@@ -191,22 +192,23 @@ class ClientSession(Peer):
         """
         if not isinstance(event, InputRequested):
             raise TypeError(f"expected an InputRequested event, not {type(event).__name__}")
-        token = event._token
+        token = self._state.answering(event)
         if isinstance(token, RequestReceived):
             (answer,) = (responses.get(k) for k in event.requests)
             if answer is None:
                 raise InvalidOutgoingError(f"no answer to {', '.join(event.requests)}")
             self.respond(token, answer)
+            self._state.provided(event)
             return
-        if not isinstance(token, tuple):
+        if token is None:
             raise InvalidOutgoingError("this input was provided already")
         sent, asked, origin = token
-        object.__setattr__(event, "_token", None)
         try:
             retry = retry_with_input(sent.message, asked, responses)
         except ValueError as exc:
             raise InvalidOutgoingError(str(exc)) from None
         self._send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
+        self._state.provided(event)
 
     # -- the server's requests (handshake era) --------------------------------------------
 
@@ -237,9 +239,11 @@ class ClientSession(Peer):
             progress_token=getattr(meta, "progress_token", None),
         )
         event = RequestReceived(route.id, method, message, context, version)
-        self._theirs[id_key(route.id)] = event
+        self._state.accept(event)
         if capability is not None:
-            events.append(InputRequested({method: message}, None, event))
+            asking = InputRequested({method: message}, None)
+            self._state.requested(asking, event)
+            events.append(asking)
         else:
             events.append(event)
 
@@ -249,13 +253,11 @@ class ClientSession(Peer):
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer the server's ``request`` with ``result`` (a model or a wire mapping)."""
-        if not self._check_in_flight(request):
-            self._release(request)
+        if not self._state.answerable(request):
             return
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire_or_type_error(result, "result")}
         self._check_answer(value, request.method, request.version)
-        self._release(request)
-        self._queue(value)
+        self._answer(request, encoded(value))
 
 
 def _answering(session: ClientSession, origin: int | None) -> Any:
@@ -265,8 +267,9 @@ def _answering(session: ClientSession, origin: int | None) -> Any:
         first = sent.id if origin is None else origin
         asks = getattr(result, "input_requests", None)
         if result is not None and getattr(result, "result_type", None) == "input_required":
-            requests = dict(asks or {})
-            events.append(InputRequested(requests, first, (sent, result, first)))
+            asking = InputRequested(dict(asks or {}), first)
+            session._state.requested(asking, (sent, result, first))
+            events.append(asking)
             return
         events.append(ResponseReceived(first, sent.method, result, error))
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 from mcp_schema._codec.catalog import STATELESS, catalog
@@ -114,7 +114,6 @@ class InputRequested:
     requests (``ElicitRequest``, ``CreateMessageRequest``, ``ListRootsRequest``)."""
     call: str | int | None
     """The id of the call this input serves (stateless era), else None."""
-    _token: object = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,14 +12,12 @@ client retries the call with that state and the answers, hands the handler an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
-from mcp_schema.errors import McpError
 from mcp_schema.projection import ProjectionError, project
 from mcp_schema.session.events import (
     ASKED_CAPABILITY,
@@ -28,25 +26,6 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.peer import wire_or_type_error
-
-MAX_OPEN_ROUNDS = 1000
-"""Stateless-era rounds awaiting their retry; past this the oldest is forgotten
-(its retry is then refused with -32602, as any unknown ``requestState``)."""
-
-
-@dataclass
-class Round:
-    """One ``ask``: the call it serves, the questions, the answers so far."""
-
-    request: RequestReceived
-    questions: dict[str, tuple[str, dict[str, Any]]]
-    """key -> (method, params as wire JSON)."""
-    state: object
-    result: McpModel | None = None
-    """Stateless era: the input-required result that asked."""
-    answers: dict[str, McpModel | McpError] = field(default_factory=dict)
-    outgoing: list[int] = field(default_factory=list)
-    """Handshake era: the ids of the requests still unanswered."""
 
 
 def questions(

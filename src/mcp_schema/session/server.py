@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
@@ -12,7 +11,7 @@ from pydantic import BaseModel
 from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema._codec.messages import ResultResponse
-from mcp_schema._codec.route import IdKey, Known, Route, id_key
+from mcp_schema._codec.route import Known, Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.context import (
@@ -23,7 +22,6 @@ from mcp_schema.context import (
     input_required,
 )
 from mcp_schema.errors import (
-    InvalidParamsError,
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
@@ -42,13 +40,14 @@ from mcp_schema.session.events import (
     RequestReceived,
     ResponseReceived,
 )
-from mcp_schema.session.input import MAX_OPEN_ROUNDS, Round, in_version, questions
+from mcp_schema.session.input import in_version, questions
 from mcp_schema.session.negotiation import (
     capability_of,
     chosen_handshake_version,
     session_unsupported,
 )
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
+from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.state import MAX_PENDING, Outgoing, Round
 from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
 
 __all__ = ["ServerSession"]
@@ -120,8 +119,6 @@ class ServerSession(Peer):
         self.ttl_ms = ttl_ms
         self._initialize: McpModel | None = None
         self._log_level: LoggingLevel | None = None
-        self._rounds: OrderedDict[str, Round] = OrderedDict()
-        self._asking: dict[IdKey, Round] = {}
 
     @property
     def log_level(self) -> LoggingLevel | None:
@@ -131,7 +128,7 @@ class ServerSession(Peer):
     # -- reading -------------------------------------------------------------------------
 
     def _known_for(self, value: dict[str, Any]) -> Known:
-        if self._version is None and value.get("method") == "initialize":
+        if self._state.version is None and value.get("method") == "initialize":
             return Known(version=DEFAULT_VERSION)  # it predates any session version
         return self._known()
 
@@ -161,8 +158,8 @@ class ServerSession(Peer):
             )
         if method == "server/discover":
             return self._discovered(route, message)
-        if stateless and self._version is None:
-            self._version = version
+        if stateless and self._state.version is None:
+            self._state.open(version)
             events.append(Negotiated(version, context.client_info, context.client_capabilities))
         needed = capability_of(method)
         if needed is not None and not _declares(self.capabilities, needed):
@@ -180,7 +177,7 @@ class ServerSession(Peer):
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
-        self._theirs[id_key(route.id)] = event
+        self._state.accept(event)
         if resumed is None:
             events.append(event)
         else:
@@ -207,7 +204,7 @@ class ServerSession(Peer):
         return projected
 
     def _initialized(self, route: Route, message: McpModel, events: list[Event]) -> None:
-        if self._version is not None:
+        if self._state.version is not None:
             raise InvalidRequestError("Invalid Request: the session is initialized already")
         wire = to_wire(message)
         requested = wire.get("params", {}).get("protocolVersion")
@@ -226,7 +223,8 @@ class ServerSession(Peer):
         if self.instructions is not None:
             answer["instructions"] = self.instructions
         self._queue(self._result_value(route, answer, version))
-        self._version, self._initialize = version, opened
+        self._state.open(version)
+        self._initialize = opened
         context = RequestContext.from_session(opened, opened)
         events.append(Negotiated(version, context.client_info, context.client_capabilities))
 
@@ -253,14 +251,8 @@ class ServerSession(Peer):
         state = params.get("requestState")
         if state is None:
             return None
-        found = self._rounds.get(state) if isinstance(state, str) else None
-        if found is None or found.request.method != event.method or found.result is None:
-            raise InvalidParamsError(
-                "Invalid params: $.params.requestState: unknown or expired",
-                {"errors": [{"path": "$.params.requestState", "reason": "unknown or expired"}]},
-            )
+        found = self._state.resumed(state, event.method)
         answers = check_input_responses(message, found.result)  # type: ignore[arg-type]
-        del self._rounds[state]
         return found, answers
 
     # -- answering ------------------------------------------------------------------------
@@ -275,14 +267,11 @@ class ServerSession(Peer):
         when it is not in flight (answered already), `InvalidOutgoingError`
         when ``result`` is not a valid result of its method.
         """
-        if not self._check_in_flight(request):
-            self._release(request)
+        if not self._state.answerable(request):
             return
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
-        self._release(request)
-        self._on_answered(request)
-        self._queue(value)
+        self._answer(request, encoded(value))
 
     def _result_value(
         self, request: RequestReceived | Route, wire: dict[str, Any], version: str
@@ -364,7 +353,7 @@ class ServerSession(Peer):
         `CapabilityError` when the client did not declare what an ask needs
         (`RequestReceived.can_ask` tells beforehand); nothing is sent then.
         """
-        if not self._check_in_flight(request):
+        if not self._state.answerable(request):
             return  # cancelled: nobody waits for the answer
         asked = questions(request, asks)
         version = request.version
@@ -378,11 +367,10 @@ class ServerSession(Peer):
                 raise InvalidOutgoingError(str(exc)) from None
             value = self._result_value(request, to_wire(result), version)
             round_.result = self._check_answer(value, request.method, version)
-            self._release(request)
-            self._queue(value)
-            self._rounds[token] = round_
-            while len(self._rounds) > MAX_OPEN_ROUNDS:
-                self._rounds.popitem(last=False)
+            frame = encoded(value)
+            self._state.release(request)
+            self._out.append(frame)
+            self._state.asked(token, round_)
             return
         for method, params in asked.values():
             self._sendable(method, version, "request")
@@ -390,14 +378,14 @@ class ServerSession(Peer):
         for name, (method, params) in asked.items():
             sent = self._send(method, params, _answer_to(round_, name, self.handler_version))
             round_.outgoing.append(sent.id)
-        self._asking[id_key(request.id)] = round_
+        self._state.asking[id_key(request.id)] = round_
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send the client a request of its own (``ping``, ``roots/list``,
         ``sampling/createMessage``...; handshake era); its id. The answer is a
         `ResponseReceived`. `CapabilityError` when the client did not declare
         what it needs."""
-        version = self._negotiated()
+        version = self._state.negotiated()
         capability = ASKED_CAPABILITY.get(method)
         if capability is not None and self._initialize is not None:
             declared = to_wire(self._initialize).get("params", {}).get("capabilities", {})
@@ -418,9 +406,9 @@ class ServerSession(Peer):
         carries a log level; at that level or above. Whether it was sent."""
         if level not in LOGGING_LEVELS:
             raise InvalidOutgoingError(f"not a logging level: {level!r}")
-        if request is not None and not self._check_in_flight(request):
+        if request is not None and not self._state.answerable(request):
             return False
-        version = request.version if request is not None else self._negotiated()
+        version = request.version if request is not None else self._state.negotiated()
         if version in STATELESS:
             threshold = None if request is None else request.context.log_level
         else:
@@ -444,7 +432,7 @@ class ServerSession(Peer):
         """Report progress on ``request`` if it asked for it (a progress token);
         whether it was sent."""
         token = request.context.progress_token
-        if token is None or not self._check_in_flight(request):
+        if token is None or not self._state.answerable(request):
             return False
         params: dict[str, Any] = {"progressToken": token, "progress": done}
         if total is not None:
@@ -460,7 +448,7 @@ class ServerSession(Peer):
         self._on_answered(request)
 
     def _on_answered(self, request: RequestReceived) -> None:
-        round_ = self._asking.pop(id_key(request.id), None)
+        round_ = self._state.asking.pop(id_key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:
                 self.cancel(rid, reason="the request it served is over")
