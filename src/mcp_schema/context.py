@@ -19,10 +19,18 @@ from pydantic import BaseModel, ValidationError
 from mcp_schema._args import check
 from mcp_schema._codec.wire import wire_value
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import CAPABILITIES_KEY as CAPABILITIES_KEY  # projection's
+from mcp_schema.capabilities import (
+    declared_capabilities,
+    invalid_meta,
+    meta_of,
+    missing_capabilities,
+    request_wire,
+    require_client_capabilities,
+)
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
-    MissingRequiredClientCapabilityError,
     error_list,
     quote,
 )
@@ -56,7 +64,6 @@ LOGGING_LEVELS: tuple[LoggingLevel, ...] = get_args(LoggingLevel)
 
 
 _VERSION_KEY = PROTOCOL_VERSION_KEY
-CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
@@ -69,13 +76,6 @@ class InputRequired(Protocol):
 
     @property
     def request_state(self) -> str | None: ...
-
-
-def _invalid(key: str, reason: str) -> InvalidParamsError:
-    path = f"$.params._meta[{quote(key)}]"
-    return InvalidParamsError(
-        f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
-    )
 
 
 def _validation_error(exc: ValidationError, base: str) -> InvalidParamsError:
@@ -92,38 +92,13 @@ def _from_validation(key: str, exc: ValidationError) -> InvalidParamsError:
     return _validation_error(exc, f"$.params._meta[{quote(key)}]")
 
 
-def _request(request: BaseModel) -> dict[str, Any]:
-    if not isinstance(request, BaseModel):
-        raise TypeError(f"request must be a decoded request model, not {type(request).__name__}")
-    return wire_value(request, "request")
-
-
-def _meta(message: Mapping[str, Any]) -> Mapping[str, Any]:
-    params = message.get("params")
-    meta = params.get("_meta") if isinstance(params, Mapping) else None
-    if not isinstance(meta, Mapping):
-        reason = "missing" if meta is None else "must be an object"
-        raise InvalidParamsError(
-            f"Invalid params: the request carries no params._meta object ({reason})",
-            error_list([{"path": "$.params._meta", "reason": reason}]),
-        )
-    return meta
-
-
 def _tables(meta: Mapping[str, Any]) -> VersionTables:
     version = meta.get(_VERSION_KEY)
     compiled = protocol(version) if isinstance(version, str) else None
     if compiled is None or compiled.era != "stateless":
         reason = "missing" if version is None else "not a stateless-era protocol version"
-        raise _invalid(_VERSION_KEY, reason)
+        raise invalid_meta(_VERSION_KEY, reason)
     return compiled.load()
-
-
-def _declared_capabilities(meta: Mapping[str, Any]) -> dict[str, Any]:
-    declared = meta.get(CAPABILITIES_KEY, {})
-    if not isinstance(declared, Mapping):
-        raise _invalid(CAPABILITIES_KEY, "must be an object")
-    return dict(declared)
 
 
 @dataclass(frozen=True)
@@ -149,16 +124,16 @@ class RequestContext:
         A ``request`` that is not a decoded request (no ``method`` and ``id``) is a
         ``TypeError``: it is the calling program's mistake, not the peer's.
         """
-        message = _request(request)
+        message = request_wire(request)
         method, request_id = message.get("method"), message.get("id")
         if not isinstance(method, str) or not isinstance(request_id, (str, int)):
             raise TypeError(f"{type(request).__name__} is not a request (a method and an id)")
-        meta = _meta(message)
+        meta = meta_of(message)
         tables = _tables(meta)
         capabilities_model, implementation = tables.client_capabilities, tables.implementation
         assert capabilities_model is not None and implementation is not None  # every core version
         try:
-            capabilities = capabilities_model.model_validate(_declared_capabilities(meta))
+            capabilities = capabilities_model.model_validate(declared_capabilities(meta))
         except ValidationError as exc:
             raise _from_validation(CAPABILITIES_KEY, exc) from None
         info = meta.get(INFO_KEY)
@@ -168,12 +143,12 @@ class RequestContext:
             raise _from_validation(INFO_KEY, exc) from None
         log_level = meta.get(LOG_LEVEL_KEY)
         if log_level is not None and log_level not in LOGGING_LEVELS:
-            raise _invalid(LOG_LEVEL_KEY, "must be a logging level")
+            raise invalid_meta(LOG_LEVEL_KEY, "must be a logging level")
         if isinstance(request_id, bool):
             raise TypeError(f"{type(request).__name__} is not a request (its id is a bool)")
         progress_token = meta.get("progressToken")
         if progress_token is not None and not _is_id(progress_token):
-            raise _invalid("progressToken", "must be a string or an integer")
+            raise invalid_meta("progressToken", "must be a string or an integer")
         return cls(
             method=method,
             request_id=request_id,
@@ -197,7 +172,7 @@ class RequestContext:
         handshake-era version is a ``TypeError``.
         """
         check(log_level, str, "log_level", none=True)
-        message, opened = _request(request), _request(initialize)
+        message, opened = request_wire(request), request_wire(initialize)
         method, request_id = message.get("method"), message.get("id")
         if not isinstance(method, str) or not isinstance(request_id, (str, int)):
             raise TypeError(f"{type(request).__name__} is not a request (a method and an id)")
@@ -238,45 +213,6 @@ def _is_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
 
 
-def missing_capabilities(
-    declared: Mapping[str, Any], required: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The part of ``required`` that ``declared`` lacks (nested objects compared member by member)."""
-    check(declared, Mapping, "declared")
-    check(required, Mapping, "required")
-    return _missing(declared, required)
-
-
-def _missing(declared: Mapping[str, Any], required: Mapping[str, Any]) -> dict[str, Any]:
-    missing: dict[str, Any] = {}
-    for key, need in required.items():
-        have = declared.get(key)
-        if have is None:
-            missing[key] = need
-        elif isinstance(need, Mapping) and need:
-            if not isinstance(have, Mapping):
-                missing[key] = need
-            elif sub := _missing(have, need):
-                missing[key] = sub
-    return missing
-
-
-def require_client_capabilities(
-    request: BaseModel, required: Mapping[str, Any] | BaseModel
-) -> None:
-    """Raise ``MissingRequiredClientCapabilityError`` (-32021) naming what is missing.
-
-    A request whose declared capabilities are not an object is `InvalidParamsError`.
-    """
-    declared = _declared_capabilities(_meta(_request(request)))
-    missing = missing_capabilities(declared, wire_value(required, "required"))
-    if missing:
-        raise MissingRequiredClientCapabilityError(
-            f"Missing required client capabilities: {', '.join(map(quote, sorted(missing)))}",
-            required_capabilities=missing,
-        )
-
-
 def retry_with_input(
     request: RequestT,
     result: InputRequired,
@@ -302,7 +238,7 @@ def retry_with_input(
             f"input responses must answer exactly {sorted(asked)}; "
             f"missing {sorted(asked - answered)}, unknown {sorted(answered - asked)}"
         )
-    message = _request(request)
+    message = request_wire(request)
     params = dict(message.get("params") or {})
     params["inputResponses"] = {
         key: wire_value(value, f"responses[{key!r}]") for key, value in responses.items()

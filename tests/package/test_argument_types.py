@@ -33,6 +33,7 @@ import mcp_schema.v2025_11_25 as old
 import mcp_schema.v2026_07_28 as new
 from mcp_schema import (
     builders,
+    capabilities,
     cli,
     codec,
     context,
@@ -251,6 +252,19 @@ CASES = [
         cli.main,
         (["diff", "2025-06-18", "2025-11-25"],),
         {"stdout": io.StringIO(), "stderr": io.StringIO()},
+    ),
+    # capabilities
+    Case("capabilities.askable", capabilities.askable, ("2025-11-25", "roots/list")),
+    Case("capabilities.capability_of", capabilities.capability_of, ("tools/list",)),
+    Case(
+        "capabilities.missing_capabilities",
+        capabilities.missing_capabilities,
+        ({}, {"roots": {}}),
+    ),
+    Case(
+        "capabilities.require_client_capabilities",
+        capabilities.require_client_capabilities,
+        (REQUEST, {}),
     ),
     # context
     Case("context.check_input_responses", context.check_input_responses, (RETRY, ASKED)),

@@ -12,8 +12,8 @@ from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.route import Route
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY, CAPABILITIES_KEY
 from mcp_schema.context import (
-    CAPABILITIES_KEY,
     INFO_KEY,
     LOG_LEVEL_KEY,
     LOGGING_LEVELS,
@@ -22,9 +22,13 @@ from mcp_schema.context import (
     retry_with_input,
 )
 from mcp_schema.errors import McpError, MethodNotFoundError
-from mcp_schema.negotiation import SERVER_INFO_KEY
+from mcp_schema.negotiation import (
+    SERVER_INFO_KEY,
+    accepted_version,
+    discovered_version,
+    offered_version,
+)
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     Event,
     InputRequested,
     InvalidOutgoingError,
@@ -34,11 +38,6 @@ from mcp_schema.session.events import (
     RequestReceived,
     ResponseReceived,
     SessionStateError,
-)
-from mcp_schema.session.negotiation import (
-    newest_stateless,
-    offered_handshake_version,
-    session_unsupported,
 )
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.state import MAX_PENDING, Outgoing
@@ -93,7 +92,7 @@ class ClientSession(Peer):
         """Offer ``version`` (default: the newest handshake-era one this client
         speaks) in ``initialize``; its id."""
         check(version, str, "version", none=True)
-        offer = version or offered_handshake_version(self.versions)
+        offer = version or offered_version(self.versions)
         if offer not in HANDSHAKE_VERSIONS or offer not in self.versions:
             raise ValueError(f"{offer!r} is not a handshake-era version this client speaks")
         self._unnegotiated()
@@ -126,9 +125,9 @@ class ClientSession(Peer):
             events.append(ResponseReceived(sent.id, sent.method, None, error))
             return
         wire = to_wire(result)
-        answered = wire.get("protocolVersion")
-        if answered not in self.versions or answered not in HANDSHAKE_VERSIONS:
-            refusal = session_unsupported(answered, self.versions)
+        try:
+            answered = accepted_version(wire.get("protocolVersion"), self.versions)
+        except McpError as refusal:
             events.append(ProtocolError(refusal, False))  # the connection cannot go on
             return
         self._state.open(answered)
@@ -148,10 +147,10 @@ class ClientSession(Peer):
             events.append(ResponseReceived(sent.id, sent.method, None, error))
             return
         wire = to_wire(result)
-        chosen = newest_stateless(wire.get("supportedVersions"), self.versions)
-        if chosen is None:
-            refusal = session_unsupported(wire.get("supportedVersions"), self.versions)
-            events.append(ResponseReceived(sent.id, sent.method, None, refusal))
+        try:
+            chosen = discovered_version(wire.get("supportedVersions"), self.versions)
+        except McpError as refusal:
+            events.append(ProtocolError(refusal, False))  # as after initialize
             return
         self._state.open(chosen)
         meta = wire.get("_meta")

@@ -8,16 +8,14 @@ version (see `ServerSession`).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Union
 
-from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY, askable
 from mcp_schema.context import RequestContext
 from mcp_schema.errors import McpError
-from mcp_schema.versions import protocol
 
 __all__ = [
     "CancelRequested",
@@ -61,14 +59,6 @@ class RequestReceived:
             return False
         declared = getattr(self.context.client_capabilities, capability, None)
         return declared is not None and askable(self.version, method)
-
-
-ASKED_CAPABILITY: Mapping[str, str] = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-"""The client capability each input request needs."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -182,13 +172,3 @@ class CapabilityError(SessionError):
 class SessionStateError(SessionError):
     """Not possible in the session's state (no version negotiated yet, too
     many requests in flight)."""
-
-
-def askable(version: str, method: str) -> bool:
-    """Whether ``version`` has the input request ``method``."""
-    if version in STATELESS:
-        compiled = protocol(version)
-        assert compiled is not None
-        table: Mapping[str, Any] = importlib.import_module(compiled.package).INPUT_REQUESTS
-        return method in table
-    return method in catalog(version, ()).requests

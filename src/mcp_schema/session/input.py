@@ -18,9 +18,9 @@ from pydantic import BaseModel
 
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.projection import ProjectionError, project
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     CapabilityError,
     InvalidOutgoingError,
     RequestReceived,

@@ -21,7 +21,7 @@ from mcp_schema._codec.decoding import read_value
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema._codec.parse import as_bytes, parse
-from mcp_schema._codec.route import Known, Route, address, kind_of, request_id
+from mcp_schema._codec.route import Known, Route, address, kind_of, named_version, request_id
 from mcp_schema._codec.views import MODELS
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
@@ -29,9 +29,9 @@ from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
-    UnsupportedProtocolVersionError,
     quote,
 )
+from mcp_schema.negotiation import read_version
 from mcp_schema.session.events import (
     CancelRequested,
     Event,
@@ -76,6 +76,7 @@ class Peer:
         self._state = Connection(max_pending)
         self._out: list[bytes] = []
         self._next_id = 1
+        self._knowns: dict[str, Known] = {}
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -103,6 +104,13 @@ class Peer:
     def cancelled(self, request: RequestReceived) -> bool:
         """Whether the peer cancelled ``request`` (its answer will be dropped)."""
         return self._state.cancelled(request)
+
+    def _known(self, version: str) -> Known:
+        """What the pipeline is told about a peer's request or notification in ``version``."""
+        known = self._knowns.get(version)
+        if known is None:
+            known = self._knowns[version] = Known(version=version)
+        return known
 
     # -- reading -----------------------------------------------------------------------
 
@@ -133,22 +141,15 @@ class Peer:
 
     def _refuse(self, err: McpError, events: list[Event]) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
-        if isinstance(err, UnsupportedProtocolVersionError) and isinstance(err.data, dict):
-            # What this session serves, not what the package has models for.
-            version = self._state.version
-            served = [version] if version else list(reversed(self.versions))
-            err.data = {**err.data, "supported": served}
         if err.answerable:
             self._out.append(encode(err.to_response()))
         events.append(ProtocolError(err, err.answerable))
 
-    def _known(self, method: str | None = None) -> Known:
-        """What the pipeline is told about a message of this session."""
-        version = self._state.version
-        return Known(default=version, method=method, fixed=version is not None)
-
     def _incoming(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
-        route, message = read_value(value, size, self._known_for(value), None, MODELS)
+        version = read_version(
+            named_version(value), value.get("method"), self._state.version, self.versions
+        )
+        route, message = read_value(value, size, self._known(version), None, MODELS)
         if route.kind == "notification":
             assert route.method is not None
             if route.method == "notifications/cancelled":
@@ -198,9 +199,6 @@ class Peer:
             pending.on_answer(pending, message.result, None, events)
 
     # -- hooks of the roles -------------------------------------------------------------
-
-    def _known_for(self, value: dict[str, Any]) -> Known:
-        return self._known()
 
     def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         raise NotImplementedError

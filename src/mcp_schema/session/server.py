@@ -11,9 +11,10 @@ from pydantic import BaseModel
 from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema._codec.messages import ResultResponse
-from mcp_schema._codec.route import Known, Route, id_key
+from mcp_schema._codec.route import Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY, capability_of, declares
 from mcp_schema.context import (
     LOGGING_LEVELS,
     LoggingLevel,
@@ -27,10 +28,9 @@ from mcp_schema.errors import (
     MethodNotFoundError,
     quote,
 )
-from mcp_schema.negotiation import SERVER_INFO_KEY, discover_result
+from mcp_schema.negotiation import SERVER_INFO_KEY, answered_version, discover_result
 from mcp_schema.projection import ProjectionError, Session, project
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     CapabilityError,
     Event,
     InputReceived,
@@ -41,14 +41,9 @@ from mcp_schema.session.events import (
     ResponseReceived,
 )
 from mcp_schema.session.input import in_version, questions
-from mcp_schema.session.negotiation import (
-    capability_of,
-    chosen_handshake_version,
-    session_unsupported,
-)
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.state import MAX_PENDING, Outgoing, Round
-from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
+from mcp_schema.versions import protocol, version_of
 
 __all__ = ["ServerSession"]
 
@@ -127,11 +122,6 @@ class ServerSession(Peer):
 
     # -- reading -------------------------------------------------------------------------
 
-    def _known_for(self, value: dict[str, Any]) -> Known:
-        if self._state.version is None and value.get("method") == "initialize":
-            return Known(version=DEFAULT_VERSION)  # it predates any session version
-        return self._known()
-
     def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         if route.method == "notifications/initialized":
             return  # the session is ready once initialize is answered
@@ -143,8 +133,6 @@ class ServerSession(Peer):
         assert method is not None and route.id is not None
         if method == "initialize":  # read in any version: it chooses the session's
             return self._initialized(route, message, events)
-        if version not in self.versions:
-            raise session_unsupported(version, self.versions)
         if method == "ping" and method not in self.take:
             return self._queue(self._result_value(route, {}, version))
         stateless = version in STATELESS
@@ -158,11 +146,8 @@ class ServerSession(Peer):
             )
         if method == "server/discover":
             return self._discovered(route, message)
-        if stateless and self._state.version is None:
-            self._state.open(version)
-            events.append(Negotiated(version, context.client_info, context.client_capabilities))
         needed = capability_of(method)
-        if needed is not None and not _declares(self.capabilities, needed):
+        if needed is not None and not declares(self.capabilities, needed):
             raise MethodNotFoundError(
                 f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
                 {"method": method},
@@ -177,12 +162,18 @@ class ServerSession(Peer):
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
+        # Accepted: only now does the request change the session.
         self._state.accept(event)
+        if stateless and self._state.version is None:
+            self._state.open(version)
+            events.append(Negotiated(version, context.client_info, context.client_capabilities))
         if resumed is None:
             events.append(event)
         else:
-            answers = {k: in_version(v, self.handler_version) for k, v in resumed[1].items()}
-            events.append(InputReceived(event, answers, resumed[0].state))
+            round_, token, answers = resumed
+            self._state.close_round(token)
+            handled = {k: in_version(v, self.handler_version) for k, v in answers.items()}
+            events.append(InputReceived(event, handled, round_.state))
         return None
 
     def _projected(self, message: McpModel, context: RequestContext) -> McpModel:
@@ -208,7 +199,7 @@ class ServerSession(Peer):
             raise InvalidRequestError("Invalid Request: the session is initialized already")
         wire = to_wire(message)
         requested = wire.get("params", {}).get("protocolVersion")
-        version = chosen_handshake_version(requested, self.versions)
+        version = answered_version(requested, self.versions)
         try:
             opened = self._checked(
                 wire, version
@@ -245,15 +236,16 @@ class ServerSession(Peer):
 
     def _resumed(
         self, event: RequestReceived, message: McpModel
-    ) -> tuple[Round, dict[str, McpModel]] | None:
-        """A stateless-era retry answering an ``ask``: its round and answers."""
+    ) -> tuple[Round, str, dict[str, McpModel]] | None:
+        """A stateless-era retry answering an ``ask``: its round (still open),
+        the ``requestState`` naming it, and the answers."""
         params = to_wire(message).get("params", {})
         state = params.get("requestState")
         if state is None:
             return None
-        found = self._state.resumed(state, event.method)
+        found = self._state.round_for(state, event.method)
         answers = check_input_responses(message, found.result)  # type: ignore[arg-type]
-        return found, answers
+        return found, state, answers
 
     # -- answering ------------------------------------------------------------------------
 
@@ -471,15 +463,6 @@ def _response_event(
     sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
 ) -> None:
     events.append(ResponseReceived(sent.id, sent.method, result, error))
-
-
-def _declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    found: Any = capabilities
-    for step in path:
-        if not isinstance(found, Mapping) or found.get(step) in (None, False):
-            return False
-        found = found[step]
-    return True
 
 
 def protocol_of(model: BaseModel) -> str | None:

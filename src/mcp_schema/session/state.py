@@ -186,13 +186,16 @@ class Connection:
     def provided(self, event: InputRequested) -> None:
         del self._requested[event]
 
-    def resumed(self, token: object, method: str) -> Round:
-        """The open round ``token`` names for a retry of ``method``, closed; -32602 otherwise."""
+    def round_for(self, token: object, method: str) -> Round:
+        """The open round ``token`` names for a retry of ``method``; -32602 otherwise."""
         found = self.rounds.get(token) if isinstance(token, str) else None
         if found is None or found.request.method != method or found.result is None:
             raise InvalidParamsError(
                 "Invalid params: $.params.requestState: unknown or expired",
                 error_list([{"path": "$.params.requestState", "reason": "unknown or expired"}]),
             )
-        del self.rounds[token]  # type: ignore[arg-type]
         return found
+
+    def close_round(self, token: str) -> None:
+        """The retry of round ``token`` is accepted: the round is over."""
+        del self.rounds[token]
