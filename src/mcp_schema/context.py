@@ -160,6 +160,43 @@ class RequestContext:
         )
 
     @classmethod
+    def of_stateless(cls, request: BaseModel) -> RequestContext:
+        """`from_request` of a request the codec decoded: its ``_meta`` is typed
+        already (a ``RequestMetaObject``), so nothing is validated again."""
+        params = getattr(request, "params", None)
+        meta = getattr(params, "meta", None)
+        capabilities = getattr(meta, "client_capabilities", None)
+        method, request_id = getattr(request, "method", None), getattr(request, "id", None)
+        if not isinstance(capabilities, McpModel) or not isinstance(method, str):
+            return cls.from_request(request)  # not a typed stateless-era request
+        assert isinstance(request_id, (str, int))  # the codec read a request's id
+        return cls(
+            method=method,
+            request_id=request_id,
+            protocol_version=meta.protocol_version,  # type: ignore[union-attr]
+            client_capabilities=capabilities,
+            client_info=meta.client_info,  # type: ignore[union-attr]
+            log_level=meta.log_level,  # type: ignore[union-attr]
+            progress_token=meta.progress_token,  # type: ignore[union-attr]
+        )
+
+    def of(
+        self, request: BaseModel, request_id: str | int, log_level: LoggingLevel | None
+    ) -> RequestContext:
+        """The context of another handshake-era ``request`` of the session this
+        context opened (`from_session` of its ``initialize``), read once."""
+        meta = getattr(getattr(request, "params", None), "meta", None)
+        return RequestContext(
+            method=getattr(request, "method", self.method),
+            request_id=request_id,
+            protocol_version=self.protocol_version,
+            client_capabilities=self.client_capabilities,
+            client_info=self.client_info,
+            log_level=log_level,
+            progress_token=getattr(meta, "progress_token", None),
+        )
+
+    @classmethod
     def from_session(
         cls, request: BaseModel, initialize: BaseModel, *, log_level: LoggingLevel | None = None
     ) -> RequestContext:

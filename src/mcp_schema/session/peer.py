@@ -21,7 +21,16 @@ from mcp_schema._codec.decoding import read_value
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema._codec.parse import as_bytes, parse
-from mcp_schema._codec.route import Known, Route, address, kind_of, named_version, request_id
+from mcp_schema._codec.route import (
+    Known,
+    Route,
+    address,
+    kind_of,
+    named_version,
+    request_id,
+    route,
+)
+from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.views import MODELS
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
@@ -214,8 +223,22 @@ class Peer:
     def _check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
         """A response this side sends, read by the pipeline as the peer will
         read it: its result model, or `InvalidOutgoingError`."""
+        result = self._checked_answer(value, method, version, model=True)
+        assert result is not None
+        return result
+
+    def _checked_answer(
+        self, value: dict[str, Any], method: str, version: str, *, model: bool = False
+    ) -> McpModel | None:
+        """`_check_answer` that builds no model unless asked: an answer the
+        JSON Schema accepts is valid (the definition both views check, at a
+        fraction of pydantic's cost); anything else, models inside a mapping
+        included, is read by the model view, which accepts it or says why not."""
         try:
-            _, message = read_value(value, 0, Known(version=version, method=method), None, MODELS)
+            found = route(value, Known(version=version, method=method), None)
+            if not model and _schema_accepts(found.target, value["result"]):
+                return None
+            message = MODELS.message(found, value, 0)
         except McpError as err:
             raise InvalidOutgoingError(
                 f"not a valid {method} result of {version}: {err.message}"
@@ -312,6 +335,13 @@ class Peer:
         frame = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
         self._out.append(encode(frame))
         return True
+
+
+def _schema_accepts(target: Target, instance: Any) -> bool:
+    try:
+        return validator(target).is_valid(instance)
+    except ValueError:  # a model inside a mapping: not JSON the schema can read
+        return False
 
 
 def encoded(value: dict[str, Any]) -> bytes:

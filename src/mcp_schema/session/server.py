@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
@@ -113,6 +114,8 @@ class ServerSession(Peer):
         self.cache_scope: Literal["private", "public"] = cache_scope
         self.ttl_ms = ttl_ms
         self._initialize: McpModel | None = None
+        self._opening: RequestContext | None = None
+        """The context ``initialize`` gave, read once: every handshake-era request shares it."""
         self._log_level: LoggingLevel | None = None
 
     @property
@@ -137,13 +140,11 @@ class ServerSession(Peer):
             return self._queue(self._result_value(route, {}, version))
         stateless = version in STATELESS
         if stateless:
-            context = RequestContext.from_request(message)
-        elif self._initialize is None:
+            context = RequestContext.of_stateless(message)
+        elif self._opening is None:
             raise InvalidRequestError(f"Invalid Request: {method} before initialize")
         else:
-            context = RequestContext.from_session(
-                message, self._initialize, log_level=self._log_level
-            )
+            context = self._opening.of(message, route.id, self._log_level)
         if method == "server/discover":
             return self._discovered(route, message)
         needed = capability_of(method)
@@ -213,10 +214,10 @@ class ServerSession(Peer):
         }
         if self.instructions is not None:
             answer["instructions"] = self.instructions
+        context = RequestContext.from_session(opened, opened)
         self._queue(self._result_value(route, answer, version))
         self._state.open(version)
-        self._initialize = opened
-        context = RequestContext.from_session(opened, opened)
+        self._initialize, self._opening = opened, context
         events.append(Negotiated(version, context.client_info, context.client_capabilities))
 
     def _discovered(self, route: Route, message: McpModel) -> None:
@@ -239,8 +240,10 @@ class ServerSession(Peer):
     ) -> tuple[Round, str, dict[str, McpModel]] | None:
         """A stateless-era retry answering an ``ask``: its round (still open),
         the ``requestState`` naming it, and the answers."""
-        params = to_wire(message).get("params", {})
-        state = params.get("requestState")
+        # The fields a model has set are in its __dict__: a params class without
+        # requestState answers no round, and getattr would take pydantic's slow miss.
+        params = getattr(message, "params", None)
+        state = vars(params).get("request_state") if isinstance(params, BaseModel) else None
         if state is None:
             return None
         found = self._state.round_for(state, event.method)
@@ -266,13 +269,21 @@ class ServerSession(Peer):
         self._answer(request, encoded(value))
 
     def _result_value(
-        self, request: RequestReceived | Route, wire: dict[str, Any], version: str
+        self,
+        request: RequestReceived | Route,
+        wire: dict[str, Any],
+        version: str,
+        *,
+        check: bool = True,
     ) -> dict[str, Any]:
+        """The response carrying ``wire``, completed for its era, and checked
+        unless the caller checks it (for the model)."""
         assert request.id is not None and request.method is not None
         if version in STATELESS:
             wire = self._completed(wire, request.method, version)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
-        self._check_answer(value, request.method, version)
+        if check:
+            self._checked_answer(value, request.method, version)
         return value
 
     def _completed(
@@ -285,17 +296,9 @@ class ServerSession(Peer):
         meta = wire.get("_meta", {})
         if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
             wire["_meta"] = {**meta, SERVER_INFO_KEY: self.info}
-        entry = catalog(version, ()).requests.get(method)
-        cls = None if entry is None else entry.result
-        if (
-            wire["resultType"] == "complete"
-            and isinstance(cls, type)
-            and issubclass(cls, BaseModel)
-        ):
-            names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
-            for name, hint in (("cacheScope", self.cache_scope), ("ttlMs", self.ttl_ms)):
-                if name in names:
-                    wire.setdefault(name, hint)
+        if wire["resultType"] == "complete":
+            for name in cache_hints(version, method):
+                wire.setdefault(name, self.cache_scope if name == "cacheScope" else self.ttl_ms)
         return wire
 
     def _result_wire(
@@ -357,7 +360,7 @@ class ServerSession(Peer):
                 result = input_required(version, wire, state=token)
             except ValueError as exc:
                 raise InvalidOutgoingError(str(exc)) from None
-            value = self._result_value(request, to_wire(result), version)
+            value = self._result_value(request, to_wire(result), version, check=False)
             round_.result = self._check_answer(value, request.method, version)
             frame = encoded(value)
             self._state.release(request)
@@ -463,6 +466,19 @@ def _response_event(
     sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
 ) -> None:
     events.append(ResponseReceived(sent.id, sent.method, result, error))
+
+
+@functools.cache
+def cache_hints(version: str, method: str) -> tuple[str, ...]:
+    """The cache hints (``cacheScope``, ``ttlMs``) the result of ``method`` has
+    in ``version``; a method the catalog knows (the route checked it), so the
+    cache holds at most every method of every version."""
+    entry = catalog(version, ()).requests.get(method)
+    cls = None if entry is None else entry.result
+    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+        return ()
+    names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
+    return tuple(name for name in ("cacheScope", "ttlMs") if name in names)
 
 
 def protocol_of(model: BaseModel) -> str | None:
