@@ -12,6 +12,7 @@ results); the target bounds what that costs.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -98,7 +99,7 @@ def measure(repeats: int, budget: float) -> dict[str, tuple[float, float]]:
     calls: dict[str, Callable[[], object]] = {}
     for era in eras():
         session = negotiated(era.version)
-        calls[f"{era.name} session"] = lambda s=session, r=era.request: session_request(s, r)
+        calls[f"{era.name} session"] = functools.partial(session_request, session, era.request)
         calls[f"{era.name} reference"] = reference(era)
     results = timing.compare(calls, repeats=repeats, budget=budget)
     return {
