@@ -10,7 +10,7 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import catalog
@@ -112,6 +112,17 @@ def invalid_meta(key: str, reason: str) -> InvalidParamsError:
     path = f"$.params._meta[{quote(key)}]"
     return InvalidParamsError(
         f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
+    )
+
+
+def params_error(exc: ValidationError, base: str) -> InvalidParamsError:
+    """-32602 for what pydantic refused, at paths under ``base``."""
+    errors = [
+        {"path": base + "".join(f"[{quote(step)}]" for step in e["loc"]), "reason": e["msg"]}
+        for e in exc.errors(include_url=False)
+    ]
+    return InvalidParamsError(
+        f"Invalid params: {errors[0]['path']}: {errors[0]['reason']}", error_list(errors)
     )
 
 

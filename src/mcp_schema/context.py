@@ -1,6 +1,7 @@
 """What a handler needs from a request (hand-written runtime module): the
-request context, client-capability checks, and the retry of a request that got
-an input-required result (MRTR).
+request context; and, importable from here as the guides show, the
+client-capability checks (`mcp_schema.capabilities`) and the input rounds
+(`mcp_schema.rounds`).
 
 A stateless-era request carries its context in ``params._meta``
 (`RequestContext.from_request`); a handshake-era request shares it with its
@@ -12,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol, TypeVar, get_args
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
-from mcp_schema._codec.wire import wire_value
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import CAPABILITIES_KEY as CAPABILITIES_KEY  # projection's
 from mcp_schema.capabilities import (
@@ -25,19 +25,23 @@ from mcp_schema.capabilities import (
     invalid_meta,
     meta_of,
     missing_capabilities,
+    params_error,
     request_wire,
     require_client_capabilities,
 )
 from mcp_schema.compiled import VersionTables
 from mcp_schema.errors import (
     InvalidParamsError,
-    error_list,
     quote,
+)
+from mcp_schema.rounds import (
+    check_input_responses,
+    input_required,
+    retry_with_input,
 )
 from mcp_schema.versions import (
     PROTOCOL_VERSION_KEY,
     protocol,
-    unsupported,
     version_of,
 )
 
@@ -51,8 +55,6 @@ __all__ = [
     "require_client_capabilities",
     "retry_with_input",
 ]
-
-RequestT = TypeVar("RequestT", bound=BaseModel)
 
 LoggingLevel = Literal[
     "debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"
@@ -68,28 +70,8 @@ INFO_KEY = "io.modelcontextprotocol/clientInfo"
 LOG_LEVEL_KEY = "io.modelcontextprotocol/logLevel"
 
 
-class InputRequired(Protocol):
-    """An input-required result (``InputRequiredResult`` of any stateless-era version)."""
-
-    @property
-    def input_requests(self) -> Mapping[str, Any] | None: ...
-
-    @property
-    def request_state(self) -> str | None: ...
-
-
-def _validation_error(exc: ValidationError, base: str) -> InvalidParamsError:
-    errors = [
-        {"path": base + "".join(f"[{quote(step)}]" for step in e["loc"]), "reason": e["msg"]}
-        for e in exc.errors(include_url=False)
-    ]
-    return InvalidParamsError(
-        f"Invalid params: {errors[0]['path']}: {errors[0]['reason']}", error_list(errors)
-    )
-
-
 def _from_validation(key: str, exc: ValidationError) -> InvalidParamsError:
-    return _validation_error(exc, f"$.params._meta[{quote(key)}]")
+    return params_error(exc, f"$.params._meta[{quote(key)}]")
 
 
 def _tables(meta: Mapping[str, Any]) -> VersionTables:
@@ -230,11 +212,11 @@ class RequestContext:
         try:
             capabilities = capabilities_model.model_validate(params.get("capabilities", {}))
         except ValidationError as exc:
-            raise _validation_error(exc, "$.params.capabilities") from None
+            raise params_error(exc, "$.params.capabilities") from None
         try:
             client_info = implementation.model_validate(params.get("clientInfo"))
         except ValidationError as exc:
-            raise _validation_error(exc, "$.params.clientInfo") from None
+            raise params_error(exc, "$.params.clientInfo") from None
         return cls(
             method=method,
             request_id=request_id,
@@ -248,115 +230,3 @@ class RequestContext:
 
 def _is_id(value: Any) -> bool:
     return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
-def retry_with_input(
-    request: RequestT,
-    result: InputRequired,
-    responses: Mapping[str, BaseModel | Mapping[str, Any]],
-    *,
-    request_id: str | int | None = None,
-) -> RequestT:
-    """The retry of ``request`` answering ``result``'s input requests.
-
-    ``responses`` is keyed like ``result.input_requests``: every request must be
-    answered and nothing else. ``requestState`` is echoed unchanged; the retry
-    gets ``request_id`` (a retry is a new JSON-RPC request) or keeps the id.
-    """
-    if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
-        raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
-    if not isinstance(responses, Mapping):
-        raise TypeError(f"responses must be a mapping, not {type(responses).__name__}")
-    check(request_id, (str, int), "request_id", none=True)
-    asked = set(result.input_requests or {})
-    answered = set(responses)
-    if asked != answered:
-        raise ValueError(
-            f"input responses must answer exactly {sorted(asked)}; "
-            f"missing {sorted(asked - answered)}, unknown {sorted(answered - asked)}"
-        )
-    message = request_wire(request)
-    params = dict(message.get("params") or {})
-    params["inputResponses"] = {
-        key: wire_value(value, f"responses[{key!r}]") for key, value in responses.items()
-    }
-    if result.request_state is not None:
-        params["requestState"] = result.request_state
-    else:
-        params.pop("requestState", None)
-    message["params"] = params
-    if request_id is not None:
-        message["id"] = request_id
-    try:
-        return type(request).model_validate(message)
-    except ValidationError as exc:
-        raise _validation_error(exc, "$") from None
-
-
-INPUT_REQUIRED = "input_required"
-"""The ``resultType`` of an input-required result, its tag among a version's result arms."""
-
-
-def input_required(
-    version: str,
-    requests: Mapping[str, BaseModel | Mapping[str, Any]],
-    *,
-    state: str | None = None,
-) -> McpModel:
-    """The ``InputRequiredResult`` of ``version`` asking the client ``requests``
-    (keyed as its retry must answer them) and carrying ``state`` back to the
-    server, which the retry echoes (the server side of `retry_with_input`).
-
-    A version without input-required results, or a request it refuses, is a ``ValueError``.
-    """
-    check(version, str, "version")
-    check(requests, Mapping, "requests")
-    check(state, str, "state", none=True)
-    compiled = protocol(version)
-    if compiled is None:
-        raise unsupported(version)
-    model = compiled.load().result_arms.get(INPUT_REQUIRED)
-    if model is None:
-        raise ValueError(f"{version} has no input-required results")
-    asked = {key: wire_value(value, f"requests[{key!r}]") for key, value in requests.items()}
-    try:
-        # Construction, not validation, so resultType takes its preset.
-        return model(input_requests=asked, request_state=state)
-    except ValidationError as exc:
-        raise ValueError(f"{version} input-required result: {exc}") from None
-
-
-def _mismatch(path: str, reason: str) -> InvalidParamsError:
-    return InvalidParamsError(
-        f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
-    )
-
-
-def check_input_responses(request: BaseModel, result: InputRequired) -> dict[str, Any]:
-    """The input responses of ``request``, a retry answering ``result``; an
-    `InvalidParamsError` (-32602) when its ``requestState`` is not ``result``'s
-    or its ``inputResponses`` do not answer exactly ``result``'s input requests.
-
-    The mirror of `retry_with_input`: what one builds, the other accepts.
-    """
-    if not isinstance(result, BaseModel) or not hasattr(result, "input_requests"):
-        raise TypeError(f"result must be an InputRequiredResult, not {type(result).__name__}")
-    if not isinstance(request, BaseModel):
-        raise TypeError(f"request must be a decoded request model, not {type(request).__name__}")
-    params = getattr(request, "params", None)
-    state = getattr(params, "request_state", None)
-    if state != result.request_state:
-        reason = (
-            "missing" if state is None else "does not match the state of the input-required result"
-        )
-        raise _mismatch("$.params.requestState", reason)
-    responses: Mapping[str, Any] = getattr(params, "input_responses", None) or {}
-    asked, answered = set(result.input_requests or {}), set(responses)
-    if missing := sorted(asked - answered):
-        raise _mismatch("$.params.inputResponses", f"no answer to {', '.join(map(quote, missing))}")
-    if unknown := sorted(answered - asked):
-        raise _mismatch(
-            "$.params.inputResponses",
-            f"answers {', '.join(map(quote, unknown))}, which were not asked",
-        )
-    return dict(responses)

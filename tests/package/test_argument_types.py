@@ -46,6 +46,7 @@ from mcp_schema import (
     negotiation,
     projection,
     proxy,
+    rounds,
     session,
     testing,
     versions,
@@ -265,6 +266,15 @@ CASES = [
         "capabilities.require_client_capabilities",
         capabilities.require_client_capabilities,
         (REQUEST, {}),
+    ),
+    # rounds
+    Case("rounds.check_input_responses", rounds.check_input_responses, (RETRY, ASKED)),
+    Case("rounds.input_required", rounds.input_required, ("2026-07-28", {}), {"state": "s"}),
+    Case(
+        "rounds.retry_with_input",
+        rounds.retry_with_input,
+        (REQUEST, ASKED, ANSWERS),
+        {"request_id": 2},
     ),
     # context
     Case("context.check_input_responses", context.check_input_responses, (RETRY, ASKED)),

@@ -19,13 +19,17 @@ from pydantic import BaseModel
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
+from mcp_schema.errors import McpError
 from mcp_schema.projection import ProjectionError, project
 from mcp_schema.session.events import (
     CapabilityError,
+    Event,
+    InputReceived,
     InvalidOutgoingError,
     RequestReceived,
 )
 from mcp_schema.session.peer import wire_or_type_error
+from mcp_schema.session.state import Outgoing, Round
 
 
 def questions(
@@ -71,3 +75,20 @@ def in_version(answer: McpModel, version: str | None) -> McpModel:
         return answer
     result = getattr(projected, "result", answer)
     return result if isinstance(result, McpModel) else answer
+
+
+def answer_to(round_: Round, name: str, handler: str | None) -> Any:
+    """What a handshake-era round does with the answer to its question ``name``:
+    keep it (in the ``handler`` version) and, once every one is in, tell the
+    handler with an `InputReceived`."""
+
+    def answered(
+        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        round_.answers[name] = error if result is None else in_version(result, handler)  # type: ignore[assignment]
+        if sent.id in round_.outgoing:
+            round_.outgoing.remove(sent.id)
+        if not round_.outgoing and len(round_.answers) == len(round_.questions):
+            events.append(InputReceived(round_.request, dict(round_.answers), round_.state))
+
+    return answered

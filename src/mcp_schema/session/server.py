@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import secrets
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
@@ -10,27 +9,24 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
-from mcp_schema._codec.catalog import STATELESS, catalog
+from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema._codec.route import Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, capability_of, declares
-from mcp_schema.context import (
-    LOGGING_LEVELS,
-    LoggingLevel,
-    RequestContext,
-    check_input_responses,
-    input_required,
-)
+from mcp_schema.context import LOGGING_LEVELS, LoggingLevel, RequestContext
 from mcp_schema.errors import (
+    InvalidParamsError,
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
+    error_list,
     quote,
 )
-from mcp_schema.negotiation import SERVER_INFO_KEY, answered_version, discover_result
+from mcp_schema.negotiation import answered_version, discover_result
 from mcp_schema.projection import ProjectionError, Session, project
+from mcp_schema.rounds import answered_inputs, input_required, same_call
 from mcp_schema.session.events import (
     CapabilityError,
     Event,
@@ -41,10 +37,11 @@ from mcp_schema.session.events import (
     RequestReceived,
     ResponseReceived,
 )
-from mcp_schema.session.input import in_version, questions
+from mcp_schema.session.input import answer_to, in_version, questions
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import MAX_PENDING, Outgoing, Round
-from mcp_schema.versions import protocol, version_of
+from mcp_schema.versions import protocol
 
 __all__ = ["ServerSession"]
 
@@ -119,6 +116,10 @@ class ServerSession(Peer):
         self._log_level: LoggingLevel | None = None
 
     @property
+    def _hints(self) -> Hints:
+        return Hints(self.info, self.cache_scope, self.ttl_ms)
+
+    @property
     def log_level(self) -> LoggingLevel | None:
         """The level the client set with ``logging/setLevel`` (handshake era)."""
         return self._log_level
@@ -158,11 +159,15 @@ class ServerSession(Peer):
             level = to_wire(message).get("params", {}).get("level")
             self._log_level = level if level in LOGGING_LEVELS else None
             return self._queue(self._result_value(route, {}, version))
-        resumed = self._resumed(event, message) if stateless else None
         if self.handler_version is not None and self.handler_version != version:
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
+        resumed = self._resumed(event, message) if stateless else None
+        if resumed is not None and len(resumed[2]) < len(resumed[0].questions) - len(
+            resumed[0].answers
+        ):
+            return self._ask_again(event, *resumed)
         # Accepted: only now does the request change the session.
         self._state.accept(event)
         if stateless and self._state.version is None:
@@ -173,7 +178,8 @@ class ServerSession(Peer):
         else:
             round_, token, answers = resumed
             self._state.close_round(token)
-            handled = {k: in_version(v, self.handler_version) for k, v in answers.items()}
+            given = {**round_.answers, **answers}
+            handled = {k: in_version(v, self.handler_version) for k, v in given.items()}  # type: ignore[arg-type]
             events.append(InputReceived(event, handled, round_.state))
         return None
 
@@ -232,22 +238,35 @@ class ServerSession(Peer):
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
-        wire = self._completed(to_wire(found), "server/discover", route.version)
+        wire = completed(to_wire(found), "server/discover", route.version, self._hints)
         self._queue(self._result_value(route, wire, route.version))
 
     def _resumed(
         self, event: RequestReceived, message: McpModel
     ) -> tuple[Round, str, dict[str, McpModel]] | None:
         """A stateless-era retry answering an ``ask``: its round (still open),
-        the ``requestState`` naming it, and the answers."""
+        the ``requestState`` naming it, and the answers to what the round
+        still asks (-32602 for a retry of another call, or an answer that is
+        not a result of the method asked under its key)."""
         # The fields a model has set are in its __dict__: a params class without
         # requestState answers no round, and getattr would take pydantic's slow miss.
         params = getattr(message, "params", None)
-        state = vars(params).get("request_state") if isinstance(params, BaseModel) else None
+        fields = vars(params) if isinstance(params, BaseModel) else {}
+        state = fields.get("request_state")
         if state is None:
             return None
         found = self._state.round_for(state, event.method)
-        answers = check_input_responses(message, found.result)  # type: ignore[arg-type]
+        if not same_call(found.request.message, event.message):
+            raise InvalidParamsError(
+                "Invalid params: $.params: not the call the input was asked for",
+                error_list(
+                    [{"path": "$.params", "reason": "not the call the input was asked for"}]
+                ),
+            )
+        still = {k: m for k, (m, _) in found.questions.items() if k not in found.answers}
+        compiled = protocol(event.version)
+        assert compiled is not None  # the route read the retry in it
+        answers, _ = answered_inputs(fields.get("input_responses") or {}, still, compiled.package)
         return found, state, answers
 
     # -- answering ------------------------------------------------------------------------
@@ -280,26 +299,11 @@ class ServerSession(Peer):
         unless the caller checks it (for the model)."""
         assert request.id is not None and request.method is not None
         if version in STATELESS:
-            wire = self._completed(wire, request.method, version)
+            wire = completed(wire, request.method, version, self._hints)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if check:
             self._checked_answer(value, request.method, version)
         return value
-
-    def _completed(
-        self, wire: dict[str, Any], method: str, version: str, *, sent: bool = True
-    ) -> dict[str, Any]:
-        """A stateless-era result with what the era asks of every one (the
-        server's info only in what is ``sent`` as it is, not projected)."""
-        wire = dict(wire)
-        wire.setdefault("resultType", "complete")
-        meta = wire.get("_meta", {})
-        if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
-            wire["_meta"] = {**meta, SERVER_INFO_KEY: self.info}
-        if wire["resultType"] == "complete":
-            for name in cache_hints(version, method):
-                wire.setdefault(name, self.cache_scope if name == "cacheScope" else self.ttl_ms)
-        return wire
 
     def _result_wire(
         self, request: RequestReceived, result: BaseModel | Mapping[str, Any]
@@ -323,7 +327,7 @@ class ServerSession(Peer):
     ) -> McpModel:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
-            value["result"] = self._completed(wire, request.method, version, sent=False)
+            value["result"] = completed(wire, request.method, version, self._hints, sent=False)
         return self._check_answer(value, request.method, version)
 
     # -- what the server sends ------------------------------------------------------------
@@ -354,15 +358,7 @@ class ServerSession(Peer):
         version = request.version
         round_ = Round(request, asked, state)
         if version in STATELESS:
-            token = secrets.token_urlsafe(16)
-            wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
-            try:
-                result = input_required(version, wire, state=token)
-            except ValueError as exc:
-                raise InvalidOutgoingError(str(exc)) from None
-            value = self._result_value(request, to_wire(result), version, check=False)
-            round_.result = self._check_answer(value, request.method, version)
-            frame = encoded(value)
+            token, frame = self._input_required(request, round_, asked)
             self._state.release(request)
             self._out.append(frame)
             self._state.asked(token, round_)
@@ -371,9 +367,42 @@ class ServerSession(Peer):
             self._sendable(method, version, "request")
             self._checked({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, version)
         for name, (method, params) in asked.items():
-            sent = self._send(method, params, _answer_to(round_, name, self.handler_version))
+            sent = self._send(method, params, answer_to(round_, name, self.handler_version))
             round_.outgoing.append(sent.id)
         self._state.asking[id_key(request.id)] = round_
+
+    def _input_required(
+        self,
+        answering: RequestReceived,
+        round_: Round,
+        asked: Mapping[str, tuple[str, dict[str, Any]]],
+    ) -> tuple[str, bytes]:
+        """The input-required result answering ``answering`` with ``asked``, for
+        ``round_`` (which keeps it): the new ``requestState`` and the frame."""
+        version = answering.version
+        token = secrets.token_urlsafe(16)
+        wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
+        try:
+            result = input_required(version, wire, state=token)
+        except ValueError as exc:
+            raise InvalidOutgoingError(str(exc)) from None
+        value = self._result_value(answering, to_wire(result), version, check=False)
+        round_.result = self._check_answer(value, answering.method, version)
+        return token, encoded(value)
+
+    def _ask_again(
+        self, retry: RequestReceived, found: Round, token: str, answers: dict[str, McpModel]
+    ) -> None:
+        """A retry that left some questions unanswered is answered, as the
+        specification asks, with a new input-required result asking them again;
+        the round goes on with the answers given so far."""
+        again = Round(found.request, found.questions, found.state)
+        again.answers = {**found.answers, **answers}
+        missing = {k: q for k, q in found.questions.items() if k not in again.answers}
+        fresh, frame = self._input_required(retry, again, missing)
+        self._state.close_round(token)
+        self._state.asked(fresh, again)
+        self._out.append(frame)
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send the client a request of its own (``ping``, ``roots/list``,
@@ -449,38 +478,7 @@ class ServerSession(Peer):
                 self.cancel(rid, reason="the request it served is over")
 
 
-def _answer_to(round_: Round, name: str, handler: str | None) -> Any:
-    def answered(
-        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
-    ) -> None:
-        round_.answers[name] = error if result is None else in_version(result, handler)  # type: ignore[assignment]
-        if sent.id in round_.outgoing:
-            round_.outgoing.remove(sent.id)
-        if not round_.outgoing and len(round_.answers) == len(round_.questions):
-            events.append(InputReceived(round_.request, dict(round_.answers), round_.state))
-
-    return answered
-
-
 def _response_event(
     sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
 ) -> None:
     events.append(ResponseReceived(sent.id, sent.method, result, error))
-
-
-@functools.cache
-def cache_hints(version: str, method: str) -> tuple[str, ...]:
-    """The cache hints (``cacheScope``, ``ttlMs``) the result of ``method`` has
-    in ``version``; a method the catalog knows (the route checked it), so the
-    cache holds at most every method of every version."""
-    entry = catalog(version, ()).requests.get(method)
-    cls = None if entry is None else entry.result
-    if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
-        return ()
-    names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
-    return tuple(name for name in ("cacheScope", "ttlMs") if name in names)
-
-
-def protocol_of(model: BaseModel) -> str | None:
-    compiled = version_of(type(model))
-    return None if compiled is None or compiled.extension is not None else compiled.version
