@@ -49,6 +49,7 @@ from mcp_schema import (
     rounds,
     session,
     testing,
+    tool_headers,
     versions,
 )
 from mcp_schema.registry import COMPILED
@@ -348,6 +349,7 @@ CASES = [
     Case("http_headers.request_headers", http_headers.request_headers, (REQUEST, TOOL)),
     Case("http_headers.validate_tool_headers", http_headers.validate_tool_headers, (TOOL,)),
     Case("ToolHeaders", http_headers.ToolHeaders, (TOOL,)),
+    Case("tool_headers.validate_tool_headers", tool_headers.validate_tool_headers, (TOOL,)),
     # json_strategies
     Case("json_strategies.any_json", json_strategies.any_json),
     Case("json_strategies.arrays", json_strategies.arrays, (STRATEGY, 0, 3)),

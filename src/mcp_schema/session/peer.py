@@ -10,8 +10,8 @@ response, the method and version of the request it answers.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel
 
@@ -40,6 +40,7 @@ from mcp_schema.errors import (
     MethodNotFoundError,
     quote,
 )
+from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.negotiation import read_version
 from mcp_schema.session.events import (
     CancelRequested,
@@ -49,9 +50,12 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.state import Answered, Connection, Outgoing
+from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders, as_mapping
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
+Tool = Union[Mapping[str, Any], BaseModel, ToolHeaders]
+"""A tool's definition (a ``Tool`` model or its wire mapping), or its `ToolHeaders`."""
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
 
 
@@ -86,6 +90,8 @@ class Peer:
         self._out: list[bytes] = []
         self._next_id = 1
         self._knowns: dict[str, Known] = {}
+        self._listed: dict[Any, Tool] = {}
+        """The tools this side last answered ``tools/list`` with, by name."""
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -123,15 +129,33 @@ class Peer:
 
     # -- reading -----------------------------------------------------------------------
 
-    def receive(self, frame: bytes | bytearray | memoryview | str) -> list[Event]:
+    def receive(
+        self,
+        frame: bytes | bytearray | memoryview | str,
+        *,
+        headers: Headers | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> list[Event]:
         """Read one frame from the peer: the events it makes, in order.
+
+        ``headers``: the Streamable HTTP request headers the frame came with,
+        checked in the same pass (-32020 when they disagree with the body,
+        answered with the request's id); the ``MCP-Protocol-Version`` header
+        names the version of a message whose body names none. A
+        ``tools/call``'s ``Mcp-Param-*`` headers are checked against the
+        ``inputSchema`` of the tool it calls, among ``tools`` (definitions or
+        `ToolHeaders`, which are read once) or else the tools the session last
+        answered ``tools/list`` with.
 
         Never raises for what the peer sent: a frame refused becomes a
         `ProtocolError` event, with its error frame queued when JSON-RPC
-        answers it. A ``frame`` of another type is a ``TypeError``.
+        answers it. A ``frame`` (or ``headers``) of another type is a ``TypeError``.
         """
         if not isinstance(frame, (bytes, bytearray, memoryview, str)):
             raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
+        received = None if headers is None else received_headers(headers)
+        if tools is not None:
+            tools = _checked_tools(tools)
         events: list[Event] = []
         value: dict[str, Any] | None = None
         try:
@@ -141,7 +165,7 @@ class Peer:
             if kind == "result" or kind == "error":
                 self._response(value, len(data), events)
             else:
-                self._incoming(value, len(data), events)
+                self._incoming(value, len(data), events, received, tools)
         except McpError as err:
             if value is not None:
                 address(err, value)
@@ -154,11 +178,24 @@ class Peer:
             self._out.append(encode(err.to_response()))
         events.append(ProtocolError(err, err.answerable))
 
-    def _incoming(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
+    def _incoming(
+        self,
+        value: dict[str, Any],
+        size: int,
+        events: list[Event],
+        headers: dict[str, str] | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        method = value.get("method")
+        header = None if headers is None else headers.get("mcp-protocol-version")
         version = read_version(
-            named_version(value), value.get("method"), self._state.version, self.versions
+            named_version(value), method, self._state.version, self.versions, header
         )
-        route, message = read_value(value, size, self._known(version), None, MODELS)
+        tool = None
+        if headers is not None and method == "tools/call":
+            tool = self._called_tool(value.get("params"), tools)
+        known = self._known(version)
+        route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
             assert route.method is not None
             if route.method == "notifications/cancelled":
@@ -206,6 +243,28 @@ class Peer:
         else:
             assert isinstance(message, ResultResponse)
             pending.on_answer(pending, message.result, None, events)
+
+    def _called_tool(self, params: object, tools: Iterable[Tool] | None) -> Tool | None:
+        """The tool a ``tools/call`` with ``params`` calls, among ``tools``, else
+        among those the session last listed (read once into `ToolHeaders`)."""
+        name = params.get("name") if type(params) is dict else None
+        if tools is None:
+            found = self._listed.get(name) if isinstance(name, str) else None
+            if found is None or isinstance(found, ToolHeaders):
+                return found
+            try:
+                found = self._listed[name] = ToolHeaders(found)
+            except InvalidToolHeaderError:
+                pass  # the header check says what is wrong with it
+            return found
+        for tool in tools:
+            if isinstance(tool, ToolHeaders):
+                named = tool.name
+            else:
+                named = as_mapping(tool, "tool").get("name")
+            if named == name:
+                return tool
+        return None
 
     # -- hooks of the roles -------------------------------------------------------------
 
@@ -335,6 +394,16 @@ class Peer:
         frame = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
         self._out.append(encode(frame))
         return True
+
+
+def _checked_tools(tools: object) -> tuple[Tool, ...]:
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise TypeError(f"tools must be a collection of tools, not {type(tools).__name__}")
+    found = tuple(tools)
+    for tool in found:
+        if not isinstance(tool, (Mapping, BaseModel, ToolHeaders)):
+            raise TypeError(f"a tool is a definition or ToolHeaders, not {type(tool).__name__}")
+    return found
 
 
 def _schema_accepts(target: Target, instance: Any) -> bool:

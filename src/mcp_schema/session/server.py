@@ -286,6 +286,10 @@ class ServerSession(Peer):
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
         self._answer(request, encoded(value))
+        if request.method == "tools/list":
+            listed = wire.get("tools")
+            tools = listed if isinstance(listed, list) else []
+            self._listed = {t.get("name"): t for t in tools if isinstance(t, Mapping)}
 
     def _result_value(
         self,
