@@ -107,6 +107,7 @@ def _retry(answers: dict[str, Any]) -> Any:
 
 def test_check_input_responses_ignores_keys_not_asked_and_checks_each_answers_method() -> None:
     ask = input_required("2026-07-28", {"confirm": ELICIT}, state="s")
+    assert isinstance(ask, v2026_07_28.InputRequiredResult)
     answers = check_input_responses(_retry({"confirm": ACCEPT, "stray": {"roots": []}}), ask)
     assert list(answers) == ["confirm"]
     with pytest.raises(InvalidParamsError) as refusal:

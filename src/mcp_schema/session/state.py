@@ -8,7 +8,8 @@ state, in the spirit of h11's ``_state``, in one place.
 * cancellation, a fact of the request (the event), not of its id: an id
   may be used again once its request left the table, and the cancelled
   request stays cancelled;
-* the input rounds a server has open (`Round`).
+* the input rounds: a server's open `Round`s, a client's input requests
+  not provided yet.
 
 A stateless request served with no connection needs none of this: the
 per-request path (`mcp_schema.negotiation`, the codec) takes what it knows
@@ -49,7 +50,8 @@ MAX_OPEN_ROUNDS = 1000
 
 class Phase(enum.Enum):
     IDLE = "idle"
-    """No version yet: ``initialize``, ``server/discover`` or a first stateless request fixes it."""
+    """No version yet: ``initialize``, a ``server/discover`` answer or a first
+    accepted stateless-era request fixes it."""
     OPEN = "open"
     """The version is fixed."""
 
