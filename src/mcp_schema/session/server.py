@@ -14,7 +14,7 @@ from mcp_schema._codec.messages import ResultResponse
 from mcp_schema._codec.route import Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
-from mcp_schema.capabilities import ASKED_CAPABILITY, capability_of, declares
+from mcp_schema.capabilities import ASKED_CAPABILITY, SERVED_BY, declares
 from mcp_schema.context import LOGGING_LEVELS, LoggingLevel, RequestContext
 from mcp_schema.errors import (
     InvalidParamsError,
@@ -148,7 +148,7 @@ class ServerSession(Peer):
             context = self._opening.of(message, route.id, self._log_level)
         if method == "server/discover":
             return self._discovered(route, message)
-        needed = capability_of(method)
+        needed = SERVED_BY.get(method)  # the route read a str method
         if needed is not None and not declares(self.capabilities, needed):
             raise MethodNotFoundError(
                 f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
