@@ -127,3 +127,23 @@ def test_read_version_decides_before_and_after_negotiation() -> None:
         "requested": "2024-11-05",
         "supported": [NEW, "2025-06-18"],
     }
+
+
+def test_a_second_negotiation_answer_changes_nothing() -> None:
+    client = ClientSession(info=INFO)
+    client.initialize()
+    client.discover()
+    frames(client)
+    opened = {"protocolVersion": "2025-11-25", "capabilities": {}, "serverInfo": INFO}
+    (negotiated,) = client.receive(json.dumps({"jsonrpc": "2.0", "id": 1, "result": opened}))
+    assert isinstance(negotiated, Negotiated) and client.version == "2025-11-25"
+    discovered = {
+        "resultType": "complete",
+        "supportedVersions": [NEW],
+        "capabilities": {},
+        "ttlMs": 0,
+        "cacheScope": "private",
+    }
+    (refused,) = client.receive(json.dumps({"jsonrpc": "2.0", "id": 2, "result": discovered}))
+    assert isinstance(refused, ProtocolError) and refused.error.code == -32600
+    assert client.version == "2025-11-25"

@@ -21,7 +21,7 @@ from mcp_schema.context import (
     RequestContext,
     retry_with_input,
 )
-from mcp_schema.errors import McpError, MethodNotFoundError
+from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
 from mcp_schema.negotiation import (
     SERVER_INFO_KEY,
     accepted_version,
@@ -118,11 +118,24 @@ class ClientSession(Peer):
         if self._state.version is not None:
             raise SessionStateError(f"the session speaks {self._state.version} already")
 
+    def _settled(self, events: list[Event]) -> bool:
+        """Whether the version is fixed already (both negotiations were sent):
+        a later answer changes nothing, and is a `ProtocolError`."""
+        if self._state.version is None:
+            return False
+        refusal = InvalidRequestError(
+            f"Invalid Request: the session speaks {self._state.version} already"
+        )
+        events.append(ProtocolError(refusal, False))
+        return True
+
     def _initialized(
         self, sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
     ) -> None:
         if result is None:
             events.append(ResponseReceived(sent.id, sent.method, None, error))
+            return
+        if self._settled(events):
             return
         wire = to_wire(result)
         try:
@@ -145,6 +158,8 @@ class ClientSession(Peer):
     ) -> None:
         if result is None:
             events.append(ResponseReceived(sent.id, sent.method, None, error))
+            return
+        if self._settled(events):
             return
         wire = to_wire(result)
         try:
