@@ -293,6 +293,11 @@ def received_headers(headers: Headers) -> dict[str, str]:
     joined with ", " (RFC 9110 5.3); joining keeps us from trusting a different line than
     a proxy did.
     """
+    if type(headers) is dict and all(
+        type(name) is str and type(value) is str and name == name.lower()
+        for name, value in headers.items()
+    ):
+        return headers  # as this function returns them: a reader passes them on
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
