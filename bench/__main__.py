@@ -19,6 +19,7 @@ import orjson
 import pydantic
 
 from bench import coldstart, memory, peers, timing
+from bench import session as session_bench
 from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
 
 FLOOR = "orjson.loads"
@@ -222,8 +223,21 @@ class Target:
     passed: bool
 
 
-def targets(rows: list[Row], cold: dict[str, float], mem: dict[str, int]) -> list[Target]:
+def targets(
+    rows: list[Row],
+    cold: dict[str, float],
+    mem: dict[str, int],
+    sessions: dict[str, tuple[float, float]],
+) -> list[Target]:
     found: list[Target] = []
+    for era, (session_us, reference_us) in sessions.items():
+        found.append(
+            _at_most(
+                f"ServerSession per tools/list vs decode + reply + encode, {era}",
+                session_us / reference_us,
+                session_bench.TARGET,
+            )
+        )
     for row in rows:
         if row.group not in ("session", "sessions"):
             continue
@@ -357,7 +371,12 @@ def main(argv: list[str] | None = None) -> int:
         shown = "error" if size < 0 else f"{size:,} B ({size / mem['json bytes']:.2f}x JSON)"
         print(f"  {name:<16} {shown}")
 
-    found = targets(table, cold, mem)
+    sessions = session_bench.measure(repeats, budget)
+    print("\nServerSession per tools/list request, µs (against decode + reply + encode)")
+    for era, (ours, reference) in sessions.items():
+        print(f"  {era:<10} session {ours:6.1f}  reference {reference:6.1f}")
+
+    found = targets(table, cold, mem, sessions)
     print_targets(found)
 
     report: dict[str, Any] = {
@@ -371,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
         "rows": [asdict(r) for r in table],
         "cold_seconds": cold,
         "memory_bytes": mem,
+        "session_us": {era: {"session": o, "reference": r} for era, (o, r) in sessions.items()},
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import base64
 import re
-import string
 from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any, NamedTuple, Union
@@ -52,6 +51,14 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema.errors import HeaderMismatchError, clip
+from mcp_schema.tool_headers import (
+    MAX_SCHEMA_DEPTH,
+    InvalidToolHeaderError,
+    ToolHeaders,
+    as_mapping,
+    tool_headers,
+    validate_tool_headers,
+)
 from mcp_schema.versions import PROTOCOL_VERSION_KEY
 
 __all__ = [
@@ -71,38 +78,16 @@ __all__ = [
 _VERSION_HEADER = "MCP-Protocol-Version"
 _METHOD_HEADER = "Mcp-Method"
 _NAME_HEADER = "Mcp-Name"
-_PARAM_PREFIX = "Mcp-Param-"
 _NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
-_PARAM_TYPES = ("integer", "string", "boolean")
-# Their values are instance data, not subschemas: an "x-mcp-header" member inside a default
-# or an enum member is just data and annotates nothing.
-_DATA_KEYWORDS = frozenset({"const", "default", "enum", "examples"})
 
 _PREFIX, _SUFFIX = "=?base64?", "?="
 _SAFE_CHARS = frozenset("\t" + "".join(map(chr, range(0x20, 0x7F))))
-_TCHARS = frozenset("!#$%&'*+-.^_`|~" + string.digits + string.ascii_letters)
 # JSON number grammar; Decimal() alone would also take "NaN", " 42" and "4_2".
 _JSON_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
-
-MAX_SCHEMA_DEPTH = 64
-"""Nesting levels of a tool's ``inputSchema`` (objects and arrays) that are walked."""
 
 Headers = Union[Mapping[str, str], Iterable[tuple[Union[str, bytes], Union[str, bytes]]]]
 """Received headers: a mapping of names to values, or (name, value) pairs as
 str or as the raw bytes an ASGI server holds."""
-
-
-class InvalidToolHeaderError(ValueError):
-    """A tool's ``inputSchema`` has an ``x-mcp-header`` annotation a client must refuse.
-
-    ``path`` is the JSON Pointer (inside ``inputSchema``) of the annotated schema and
-    ``reason`` says what is wrong with it.
-    """
-
-    def __init__(self, path: str, reason: str) -> None:
-        self.path = path
-        self.reason = reason
-        super().__init__(f"invalid x-mcp-header at inputSchema{clip(path)}: {clip(reason)}")
 
 
 # -- value encoding --------------------------------------------------------------------------
@@ -159,148 +144,6 @@ def decode_header_value(value: str) -> str:
     return value
 
 
-# -- tool annotations ------------------------------------------------------------------------
-
-
-class _HeaderParam(NamedTuple):
-    header: str  # canonical "Mcp-Param-<Name>"
-    path: tuple[str, ...]  # property names from the inputSchema root down to the argument
-    type: str
-
-
-def _as_mapping(obj: Mapping[str, Any] | BaseModel, what: str) -> Mapping[str, Any]:
-    if isinstance(obj, Mapping):
-        return obj
-    dump = getattr(obj, "model_dump", None)
-    if callable(dump):
-        data = dump(mode="json", by_alias=True, exclude_unset=True)
-        if isinstance(data, Mapping):
-            return data
-    raise TypeError(f"{what} must be a mapping or a pydantic model, not {type(obj).__name__}")
-
-
-def _pointer_token(key: object) -> str:
-    return str(key).replace("~", "~0").replace("/", "~1")
-
-
-def _check_annotation(
-    schema: Mapping[str, Any],
-    pointer: str,
-    path: tuple[str, ...] | None,
-    found: dict[str, _HeaderParam],
-) -> _HeaderParam:
-    def fail(reason: str) -> InvalidToolHeaderError:
-        return InvalidToolHeaderError(pointer, reason)
-
-    name = schema["x-mcp-header"]
-    if path is None:
-        raise fail(
-            "only properties reached from the root through 'properties' alone "
-            "may be mirrored in headers"
-        )
-    if not path:
-        raise fail("the root schema is not a property")
-    if not isinstance(name, str):
-        raise fail(f"the header name must be a string, not {name!r}")
-    if not name:
-        raise fail("the header name is empty")
-    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
-        raise fail(f"the header name {name!r} contains control characters")
-    if not set(name) <= _TCHARS:
-        raise fail(f"the header name {name!r} is not an RFC 9110 token")
-    type_ = schema.get("type")
-    if not isinstance(type_, str) or type_ not in _PARAM_TYPES:
-        got = "no type" if type_ is None else f"type {type_!r}"
-        raise fail(f"the parameter must have type integer, string or boolean; it has {got}")
-    header = _PARAM_PREFIX + name
-    other = found.get(header.lower())
-    if other is not None:
-        raise fail(
-            f"the header name {name!r} duplicates (case-insensitively) the one "
-            f"of property {'.'.join(other.path)!r}"
-        )
-    return _HeaderParam(header, path, type_)
-
-
-def _walk(
-    node: Any,
-    pointer: str,
-    path: tuple[str, ...] | None,
-    found: dict[str, _HeaderParam],
-    ancestors: set[int],
-) -> None:
-    # The whole schema is walked, not just `properties`, so that an annotation hidden under
-    # items/anyOf/$defs/... is refused rather than silently never sent. `path` becomes None
-    # once the route from the root leaves `properties`. Recursion is bounded by
-    # MAX_SCHEMA_DEPTH, far below Python's own limit.
-    if not isinstance(node, (list, Mapping)):
-        return
-    if len(ancestors) >= MAX_SCHEMA_DEPTH:
-        raise InvalidToolHeaderError(
-            pointer, f"the schema is nested deeper than {MAX_SCHEMA_DEPTH} levels"
-        )
-    if id(node) in ancestors:
-        raise InvalidToolHeaderError(pointer, "the schema contains itself")
-    ancestors.add(id(node))
-    if isinstance(node, list):
-        for index, item in enumerate(node):
-            _walk(item, f"{pointer}/{index}", None, found, ancestors)
-    else:
-        if "x-mcp-header" in node:
-            param = _check_annotation(node, pointer, path, found)
-            found[param.header.lower()] = param
-        for key, value in node.items():
-            if key == "x-mcp-header" or key in _DATA_KEYWORDS:
-                continue
-            child = f"{pointer}/{_pointer_token(key)}"
-            if key == "properties" and isinstance(value, Mapping):
-                if id(value) in ancestors:
-                    raise InvalidToolHeaderError(child, "the schema contains itself")
-                for name, sub in value.items():
-                    sub_path = None if path is None else (*path, str(name))
-                    _walk(sub, f"{child}/{_pointer_token(name)}", sub_path, found, ancestors)
-            else:
-                _walk(value, child, None, found, ancestors)
-    ancestors.discard(id(node))
-
-
-class ToolHeaders:
-    """A tool's validated ``x-mcp-header`` annotations, read once.
-
-    Build one per tool (``ToolHeaders(tool)``, raising `InvalidToolHeaderError`) and pass
-    it wherever a ``tool`` is taken: the ``inputSchema`` is then not walked again.
-    """
-
-    __slots__ = ("_params", "name")
-
-    def __init__(self, tool: Mapping[str, Any] | BaseModel) -> None:
-        tool_map = _as_mapping(tool, "tool")
-        found: dict[str, _HeaderParam] = {}
-        _walk(tool_map.get("inputSchema"), "", (), found, set())
-        self.name: Any = tool_map.get("name")
-        self._params = tuple(found.values())
-
-    @property
-    def headers(self) -> dict[str, tuple[str, ...]]:
-        """Each ``Mcp-Param-*`` header and the property path it mirrors."""
-        return {p.header: p.path for p in self._params}
-
-
-def _tool_headers(tool: Mapping[str, Any] | BaseModel | ToolHeaders) -> ToolHeaders:
-    return tool if isinstance(tool, ToolHeaders) else ToolHeaders(tool)
-
-
-def validate_tool_headers(
-    tool: Mapping[str, Any] | BaseModel | ToolHeaders,
-) -> dict[str, tuple[str, ...]]:
-    """Check a tool's ``x-mcp-header`` annotations; map each header to its property path.
-
-    ``{"Mcp-Param-Region": ("region",), "Mcp-Param-Zone": ("location", "zone")}``.
-    Raises `InvalidToolHeaderError` on the first invalid annotation.
-    """
-    return _tool_headers(tool).headers
-
-
 # -- requests --------------------------------------------------------------------------------
 
 
@@ -328,7 +171,7 @@ def _expected_headers(
     request: Mapping[str, Any] | BaseModel,
     tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
 ) -> list[_Expected]:
-    message = _as_mapping(request, "request")
+    message = as_mapping(request, "request")
     method = _require_str(message.get("method"), "the request's 'method'")
     params = message.get("params")
     params = {} if params is None else params
@@ -348,7 +191,7 @@ def _expected_headers(
         expected.append(_Expected(_NAME_HEADER, name, False))
 
     if tool is not None:
-        compiled = _tool_headers(tool)  # validates even if unused below
+        compiled = tool_headers(tool)  # validates even if unused below
         if method == "tools/call":
             # Mirroring another tool's annotations would send the wrong headers.
             if compiled.name != params.get("name"):
@@ -450,6 +293,11 @@ def received_headers(headers: Headers) -> dict[str, str]:
     joined with ", " (RFC 9110 5.3); joining keeps us from trusting a different line than
     a proxy did.
     """
+    if type(headers) is dict and all(
+        type(name) is str and type(value) is str and name == name.lower()
+        for name, value in headers.items()
+    ):
+        return headers  # as this function returns them: a reader passes them on
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
@@ -483,22 +331,31 @@ def check_request_headers(
     """
     check(required, bool, "required")
     received = received_headers(headers)
+    message = as_mapping(request, "request")
+    try:
+        _check_expected(received, _expected_headers(message, tool), required)
+    except HeaderMismatchError as err:
+        rid = message.get("id")  # the error answers the request it refuses
+        err.request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
+        raise
 
-    for exp in _expected_headers(request, tool):
-        expected = None if exp.value is None else _header_text(exp.value)
+
+def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:
+    for exp in expected:
+        text_expected = None if exp.value is None else _header_text(exp.value)
         raw = received.get(exp.header.lower())
         if raw is None:
             if exp.value is not None and required:
-                raise _error(exp.header, "missing", expected, None)
+                raise _error(exp.header, "missing", text_expected, None)
             continue
         try:
             text = decode_header_value(raw)
         except HeaderMismatchError as exc:
-            raise _error(exp.header, "invalid", expected, raw, f": {exc.message}") from None
+            raise _error(exp.header, "invalid", text_expected, raw, f": {exc.message}") from None
         if exp.value is None:
             raise _error(exp.header, "unexpected", None, text)
         if not _matches(exp, text):
-            raise _error(exp.header, "mismatch", expected, text)
+            raise _error(exp.header, "mismatch", text_expected, text)
 
 
 def check_version_header(headers: Headers, version: str) -> None:

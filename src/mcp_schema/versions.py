@@ -4,10 +4,15 @@ for messages that name none, and the extensions of each."""
 
 from __future__ import annotations
 
-from mcp_schema._args import check
+from typing import TYPE_CHECKING
+
+from mcp_schema._args import check, strings
 from mcp_schema.errors import UnsupportedProtocolVersionError, clip, quote
 from mcp_schema.registry import COMPILED
 from mcp_schema.tables import CompiledVersion
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = [
     "DEFAULT_VERSION",
@@ -44,6 +49,10 @@ STATELESS_VERSIONS: tuple[str, ...] = tuple(
     v for v in SUPPORTED_VERSIONS if _CORE[v].era == "stateless"
 )
 
+SUPPORTED: frozenset[str] = frozenset(SUPPORTED_VERSIONS)
+"""`SUPPORTED_VERSIONS` as a set, for membership tests on every message."""
+STATELESS: frozenset[str] = frozenset(STATELESS_VERSIONS)
+
 DEFAULT_VERSION: str = HANDSHAKE_VERSIONS[-1]
 """Used when a message names no version and the caller gives none: only
 handshake-era traffic omits it (its version was negotiated by ``initialize``),
@@ -71,14 +80,18 @@ def version_of(model: type) -> CompiledVersion | None:
     return _PACKAGES.get(model.__module__.rpartition(".")[0])
 
 
-def unsupported(requested: object, why: str = "") -> UnsupportedProtocolVersionError:
-    """The -32022 for ``requested``, listing every supported version.
+def unsupported(
+    requested: object, why: str = "", *, supported: Sequence[str] = SUPPORTED_VERSIONS
+) -> UnsupportedProtocolVersionError:
+    """The -32022 for ``requested``, listing ``supported`` (default: every
+    supported version); the one place the error is built.
 
     ``requested`` may be peer text of any size: message and data carry it
     escaped and cut (a string as itself, anything else as JSON).
     """
     check(why, str, "why")
+    listed = strings(supported, "supported")
     shown = clip(requested) if isinstance(requested, str) else quote(requested)
     return UnsupportedProtocolVersionError(
-        f"Unsupported protocol version: {shown}{why}", requested=shown, supported=SUPPORTED_VERSIONS
+        f"Unsupported protocol version: {shown}{why}", requested=shown, supported=listed
     )

@@ -228,11 +228,6 @@ def _retry(params: dict[str, Any]) -> Any:
             'no answer to "roots"',
         ),
         ({"requestState": "s-1"}, "inputResponses", 'no answer to "roots", "unit"'),
-        (
-            {"requestState": "s-1", "inputResponses": {**ANSWER, "extra": {"roots": []}}},
-            "inputResponses",
-            '"extra", which were not asked',
-        ),
     ],
 )
 def test_a_wrong_retry_is_invalid_params(params: dict[str, Any], path: str, reason: str) -> None:

@@ -33,6 +33,7 @@ import mcp_schema.v2025_11_25 as old
 import mcp_schema.v2026_07_28 as new
 from mcp_schema import (
     builders,
+    capabilities,
     cli,
     codec,
     context,
@@ -43,9 +44,11 @@ from mcp_schema import (
     negotiation,
     projection,
     proxy,
+    rounds,
     session,
     tables,
     testing,
+    tool_headers,
     versions,
 )
 from mcp_schema.registry import COMPILED
@@ -251,6 +254,28 @@ CASES = [
         (["diff", "2025-06-18", "2025-11-25"],),
         {"stdout": io.StringIO(), "stderr": io.StringIO()},
     ),
+    # capabilities
+    Case("capabilities.askable", capabilities.askable, ("2025-11-25", "roots/list")),
+    Case("capabilities.capability_of", capabilities.capability_of, ("tools/list",)),
+    Case(
+        "capabilities.missing_capabilities",
+        capabilities.missing_capabilities,
+        ({}, {"roots": {}}),
+    ),
+    Case(
+        "capabilities.require_client_capabilities",
+        capabilities.require_client_capabilities,
+        (REQUEST, {}),
+    ),
+    # rounds
+    Case("rounds.check_input_responses", rounds.check_input_responses, (RETRY, ASKED)),
+    Case("rounds.input_required", rounds.input_required, ("2026-07-28", {}), {"state": "s"}),
+    Case(
+        "rounds.retry_with_input",
+        rounds.retry_with_input,
+        (REQUEST, ASKED, ANSWERS),
+        {"request_id": 2},
+    ),
     # context
     Case("context.check_input_responses", context.check_input_responses, (RETRY, ASKED)),
     Case("context.input_required", context.input_required, ("2026-07-28", {}), {"state": "s"}),
@@ -321,6 +346,7 @@ CASES = [
     Case("http_headers.request_headers", http_headers.request_headers, (REQUEST, TOOL)),
     Case("http_headers.validate_tool_headers", http_headers.validate_tool_headers, (TOOL,)),
     Case("ToolHeaders", http_headers.ToolHeaders, (TOOL,)),
+    Case("tool_headers.validate_tool_headers", tool_headers.validate_tool_headers, (TOOL,)),
     # json_strategies
     Case("json_strategies.any_json", json_strategies.any_json),
     Case("json_strategies.arrays", json_strategies.arrays, (STRATEGY, 0, 3)),

@@ -14,15 +14,9 @@ from dataclasses import dataclass, field
 from mcp_schema._codec.builds import built_once
 from mcp_schema._codec.schemas import Target, definition
 from mcp_schema.tables import NotificationMethod, RequestMethod
-from mcp_schema.versions import (
-    STATELESS_VERSIONS,
-    SUPPORTED_VERSIONS,
-    extensions_of,
-    protocol,
-)
+from mcp_schema.versions import STATELESS, SUPPORTED, extensions_of, protocol
 
-SUPPORTED: frozenset[str] = frozenset(SUPPORTED_VERSIONS)
-STATELESS: frozenset[str] = frozenset(STATELESS_VERSIONS)
+__all__ = ["BY_VERSION", "STATELESS", "SUPPORTED", "Catalog", "Results", "catalog"]
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ from mcp_schema._codec.decoding import (
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
+from mcp_schema._codec.pending import Pending, already_in_flight
 from mcp_schema._codec.route import (
     IdKey,
     Known,
@@ -115,7 +116,9 @@ class Correlator:
         self.lenient_newer = lenient_newer
         self._fixed = version is not None
         self._lock = threading.Lock()
-        self._pending: dict[str, dict[IdKey, tuple[str, str]]] = {space: {} for space in _SPACES}
+        self._pending: dict[str, Pending[tuple[str, str]]] = {
+            space: Pending(max_pending) for space in _SPACES
+        }
         self._next_id = {"client": 1, "server": 1}
         self._knowns: dict[tuple[str | None, str | None, str | None, bool], Known] = {}
         """What the resolver is told, by (version, default, method, fixed): a
@@ -242,11 +245,13 @@ class Correlator:
         answered = None if rid is None else self._answered(id_key(rid), sender)
         method = request_version = None
         if answered is not None:
-            method, request_version = self._pending[answered[0]][answered[1]]
+            held = self._pending[answered[0]].get(answered[1][1])
+            assert held is not None  # _answered found it there
+            method, request_version = held
         known = self._known(None, request_version or self.version, method)
         found, message = read_value(value, size, known, headers, view, self.lenient_newer)
         if answered is not None:
-            self._pending[answered[0]].pop(answered[1], None)  # answered by a valid response
+            self._pending[answered[0]].pop(answered[1][1])  # answered by a valid response
         if method == "initialize" and found.kind == "result":
             self._negotiate(value["result"].get("protocolVersion"))
         return message
@@ -303,19 +308,8 @@ class Correlator:
         space = self._sender_of(method, version, sender)
         key = id_key(rid)
         if self._holding(key, space):
-            raise InvalidRequestError(
-                f"Invalid Request: id {quote(rid)} is already in flight; the pending "
-                "request is kept",
-                {"id": rid},
-            )
-        table = self._pending[space]
-        if len(table) >= self.max_pending:
-            raise InvalidRequestError(
-                f"Invalid Request: {len(table):,} requests already in flight "
-                f"(the limit is {self.max_pending:,})",
-                {"id": rid},
-            )
-        table[key] = (method, version)
+            raise already_in_flight(rid)
+        self._pending[space].admit(rid, (method, version))
 
     def _cancel(self, rid: RequestIdValue | None, sender: Sender | None) -> None:
         if rid is None:
@@ -323,7 +317,7 @@ class Correlator:
         key = id_key(rid)
         found = self._holding(key, sender)  # the requester cancels its own request
         if len(found) == 1:  # an ambiguous cancellation forgets nothing
-            self._pending[found[0]].pop(key, None)
+            self._pending[found[0]].pop(rid)
 
     def forget(self, id: str | int, *, sender: Sender | None = None) -> bool:
         """Stop waiting for the response to request ``id`` (sent by ``sender``, or by
@@ -335,7 +329,7 @@ class Correlator:
         with self._lock:
             found = self._holding(key, sender)
             for space in found:
-                self._pending[space].pop(key, None)
+                self._pending[space].pop(id)
         return bool(found)
 
     def request(

@@ -145,14 +145,16 @@ def read_value(
     headers: Mapping[str, str] | None,
     view: View,
     lenient_newer: bool = False,
+    tool: Any = None,
 ) -> tuple[Route, Any]:
     """A parsed message (of ``size`` bytes) routed and validated in ``view``,
-    its headers checked: its route and the message."""
+    its headers checked (``Mcp-Param-*`` against ``tool``, the one a
+    ``tools/call`` calls, when the caller knows it): its route and the message."""
     try:
         found = route(value, known, headers)
         message = view.message(found, value, size)
         if headers is not None:
-            check_headers(headers, found, value)
+            check_headers(headers, found, value, tool)
         return found, message
     except McpError as err:
         failure = err
@@ -181,14 +183,16 @@ def _read_as_newer(
         return None
 
 
-def check_headers(headers: Mapping[str, str], route: Route, value: dict[str, Any]) -> None:
+def check_headers(
+    headers: Mapping[str, str], route: Route, value: dict[str, Any], tool: Any = None
+) -> None:
     """Headers given with a message agree with it, or -32020: neither silently wins."""
     check_version_header(headers, route.version)
     if route.kind == "request" or route.kind == "notification":
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
         try:
-            check_request_headers(headers, value, required=route.version in STATELESS)
+            check_request_headers(headers, value, tool, required=route.version in STATELESS)
         except ValueError as exc:  # a value the headers mirror is not a string
             raise InvalidParamsError(
                 f"Invalid params: cannot be mirrored in headers: {exc}",

@@ -40,9 +40,8 @@ from mcp_schema.session.events import (
     SessionStateError,
     UnknownRequestError,
 )
-from mcp_schema.session.input import MAX_OPEN_ROUNDS
-from mcp_schema.session.peer import MAX_CANCELLED, MAX_PENDING
 from mcp_schema.session.server import ServerSession
+from mcp_schema.session.state import MAX_CANCELLED, MAX_OPEN_ROUNDS, MAX_PENDING
 
 __all__ = [
     "LOGGING_LEVELS",

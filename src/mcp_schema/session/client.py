@@ -9,11 +9,11 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
-from mcp_schema._codec.route import Route, id_key
+from mcp_schema._codec.route import Route
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY, CAPABILITIES_KEY
 from mcp_schema.context import (
-    CAPABILITIES_KEY,
     INFO_KEY,
     LOG_LEVEL_KEY,
     LOGGING_LEVELS,
@@ -21,10 +21,14 @@ from mcp_schema.context import (
     RequestContext,
     retry_with_input,
 )
-from mcp_schema.errors import McpError, MethodNotFoundError
-from mcp_schema.negotiation import SERVER_INFO_KEY
+from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
+from mcp_schema.negotiation import (
+    SERVER_INFO_KEY,
+    accepted_version,
+    discovered_version,
+    offered_version,
+)
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     Event,
     InputRequested,
     InvalidOutgoingError,
@@ -35,12 +39,8 @@ from mcp_schema.session.events import (
     ResponseReceived,
     SessionStateError,
 )
-from mcp_schema.session.negotiation import (
-    newest_stateless,
-    offered_handshake_version,
-    session_unsupported,
-)
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
+from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.state import MAX_PENDING, Outgoing
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
 
 __all__ = ["ClientSession"]
@@ -92,7 +92,7 @@ class ClientSession(Peer):
         """Offer ``version`` (default: the newest handshake-era one this client
         speaks) in ``initialize``; its id."""
         check(version, str, "version", none=True)
-        offer = version or offered_handshake_version(self.versions)
+        offer = version or offered_version(self.versions)
         if offer not in HANDSHAKE_VERSIONS or offer not in self.versions:
             raise ValueError(f"{offer!r} is not a handshake-era version this client speaks")
         self._unnegotiated()
@@ -115,8 +115,19 @@ class ClientSession(Peer):
         return self._send("server/discover", None, self._discovered, probe).id
 
     def _unnegotiated(self) -> None:
-        if self._version is not None:
-            raise SessionStateError(f"the session speaks {self._version} already")
+        if self._state.version is not None:
+            raise SessionStateError(f"the session speaks {self._state.version} already")
+
+    def _settled(self, events: list[Event]) -> bool:
+        """Whether the version is fixed already (both negotiations were sent):
+        a later answer changes nothing, and is a `ProtocolError`."""
+        if self._state.version is None:
+            return False
+        refusal = InvalidRequestError(
+            f"Invalid Request: the session speaks {self._state.version} already"
+        )
+        events.append(ProtocolError(refusal, False))
+        return True
 
     def _initialized(
         self, sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
@@ -124,13 +135,15 @@ class ClientSession(Peer):
         if result is None:
             events.append(ResponseReceived(sent.id, sent.method, None, error))
             return
+        if self._settled(events):
+            return
         wire = to_wire(result)
-        answered = wire.get("protocolVersion")
-        if answered not in self.versions or answered not in HANDSHAKE_VERSIONS:
-            refusal = session_unsupported(answered, self.versions)
+        try:
+            answered = accepted_version(wire.get("protocolVersion"), self.versions)
+        except McpError as refusal:
             events.append(ProtocolError(refusal, False))  # the connection cannot go on
             return
-        self._version = answered
+        self._state.open(answered)
         self.server_info, self.server_capabilities = (
             wire.get("serverInfo"),
             wire.get("capabilities"),
@@ -146,13 +159,15 @@ class ClientSession(Peer):
         if result is None:
             events.append(ResponseReceived(sent.id, sent.method, None, error))
             return
-        wire = to_wire(result)
-        chosen = newest_stateless(wire.get("supportedVersions"), self.versions)
-        if chosen is None:
-            refusal = session_unsupported(wire.get("supportedVersions"), self.versions)
-            events.append(ResponseReceived(sent.id, sent.method, None, refusal))
+        if self._settled(events):
             return
-        self._version = chosen
+        wire = to_wire(result)
+        try:
+            chosen = discovered_version(wire.get("supportedVersions"), self.versions)
+        except McpError as refusal:
+            events.append(ProtocolError(refusal, False))  # as after initialize
+            return
+        self._state.open(chosen)
         meta = wire.get("_meta")
         self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         self.server_capabilities = wire.get("capabilities")
@@ -191,22 +206,23 @@ class ClientSession(Peer):
         """
         if not isinstance(event, InputRequested):
             raise TypeError(f"expected an InputRequested event, not {type(event).__name__}")
-        token = event._token
+        token = self._state.answering(event)
         if isinstance(token, RequestReceived):
             (answer,) = (responses.get(k) for k in event.requests)
             if answer is None:
                 raise InvalidOutgoingError(f"no answer to {', '.join(event.requests)}")
             self.respond(token, answer)
+            self._state.provided(event)
             return
-        if not isinstance(token, tuple):
+        if token is None:
             raise InvalidOutgoingError("this input was provided already")
         sent, asked, origin = token
-        object.__setattr__(event, "_token", None)
         try:
             retry = retry_with_input(sent.message, asked, responses)
         except ValueError as exc:
             raise InvalidOutgoingError(str(exc)) from None
         self._send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
+        self._state.provided(event)
 
     # -- the server's requests (handshake era) --------------------------------------------
 
@@ -237,9 +253,11 @@ class ClientSession(Peer):
             progress_token=getattr(meta, "progress_token", None),
         )
         event = RequestReceived(route.id, method, message, context, version)
-        self._theirs[id_key(route.id)] = event
+        self._state.accept(event)
         if capability is not None:
-            events.append(InputRequested({method: message}, None, event))
+            asking = InputRequested({method: message}, None)
+            self._state.requested(asking, event)
+            events.append(asking)
         else:
             events.append(event)
 
@@ -249,13 +267,11 @@ class ClientSession(Peer):
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer the server's ``request`` with ``result`` (a model or a wire mapping)."""
-        if not self._check_in_flight(request):
-            self._release(request)
+        if not self._state.answerable(request):
             return
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire_or_type_error(result, "result")}
-        self._check_answer(value, request.method, request.version)
-        self._release(request)
-        self._queue(value)
+        self._checked_answer(value, request.method, request.version)
+        self._answer(request, encoded(value))
 
 
 def _answering(session: ClientSession, origin: int | None) -> Any:
@@ -265,8 +281,9 @@ def _answering(session: ClientSession, origin: int | None) -> Any:
         first = sent.id if origin is None else origin
         asks = getattr(result, "input_requests", None)
         if result is not None and getattr(result, "result_type", None) == "input_required":
-            requests = dict(asks or {})
-            events.append(InputRequested(requests, first, (sent, result, first)))
+            asking = InputRequested(dict(asks or {}), first)
+            session._state.requested(asking, (sent, result, first))
+            events.append(asking)
             return
         events.append(ResponseReceived(first, sent.method, result, error))
 

@@ -8,16 +8,14 @@ version (see `ServerSession`).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Union
+from dataclasses import dataclass
+from typing import Union
 
-from mcp_schema._codec.catalog import STATELESS, catalog
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY, askable
 from mcp_schema.context import RequestContext
 from mcp_schema.errors import McpError
-from mcp_schema.versions import protocol
 
 __all__ = [
     "CancelRequested",
@@ -63,14 +61,6 @@ class RequestReceived:
         return declared is not None and askable(self.version, method)
 
 
-ASKED_CAPABILITY: Mapping[str, str] = {
-    "elicitation/create": "elicitation",
-    "sampling/createMessage": "sampling",
-    "roots/list": "roots",
-}
-"""The client capability each input request needs."""
-
-
 @dataclass(frozen=True, eq=False)
 class NotificationReceived:
     method: str
@@ -114,7 +104,6 @@ class InputRequested:
     requests (``ElicitRequest``, ``CreateMessageRequest``, ``ListRootsRequest``)."""
     call: str | int | None
     """The id of the call this input serves (stateless era), else None."""
-    _token: object = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -183,13 +172,3 @@ class CapabilityError(SessionError):
 class SessionStateError(SessionError):
     """Not possible in the session's state (no version negotiated yet, too
     many requests in flight)."""
-
-
-def askable(version: str, method: str) -> bool:
-    """Whether ``version`` has the input request ``method``."""
-    if version in STATELESS:
-        compiled = protocol(version)
-        assert compiled is not None
-        table: Mapping[str, Any] = importlib.import_module(compiled.package).INPUT_REQUESTS
-        return method in table
-    return method in catalog(version, ()).requests

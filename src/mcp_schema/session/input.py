@@ -12,41 +12,24 @@ client retries the call with that state and the answers, hands the handler an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
+from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.errors import McpError
 from mcp_schema.projection import ProjectionError, project
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     CapabilityError,
+    Event,
+    InputReceived,
     InvalidOutgoingError,
     RequestReceived,
 )
 from mcp_schema.session.peer import wire_or_type_error
-
-MAX_OPEN_ROUNDS = 1000
-"""Stateless-era rounds awaiting their retry; past this the oldest is forgotten
-(its retry is then refused with -32602, as any unknown ``requestState``)."""
-
-
-@dataclass
-class Round:
-    """One ``ask``: the call it serves, the questions, the answers so far."""
-
-    request: RequestReceived
-    questions: dict[str, tuple[str, dict[str, Any]]]
-    """key -> (method, params as wire JSON)."""
-    state: object
-    result: McpModel | None = None
-    """Stateless era: the input-required result that asked."""
-    answers: dict[str, McpModel | McpError] = field(default_factory=dict)
-    outgoing: list[int] = field(default_factory=list)
-    """Handshake era: the ids of the requests still unanswered."""
+from mcp_schema.session.state import Outgoing, Round
 
 
 def questions(
@@ -92,3 +75,20 @@ def in_version(answer: McpModel, version: str | None) -> McpModel:
         return answer
     result = getattr(projected, "result", answer)
     return result if isinstance(result, McpModel) else answer
+
+
+def answer_to(round_: Round, name: str, handler: str | None) -> Any:
+    """What a handshake-era round does with the answer to its question ``name``:
+    keep it (in the ``handler`` version) and, once every one is in, tell the
+    handler with an `InputReceived`."""
+
+    def answered(
+        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        round_.answers[name] = error if result is None else in_version(result, handler)  # type: ignore[assignment]
+        if sent.id in round_.outgoing:
+            round_.outgoing.remove(sent.id)
+        if not round_.outgoing and len(round_.answers) == len(round_.questions):
+            events.append(InputReceived(round_.request, dict(round_.answers), round_.state))
+
+    return answered

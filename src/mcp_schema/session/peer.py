@@ -10,10 +10,8 @@ response, the method and version of the request it answers.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Collection, Iterable, Mapping
+from typing import Any, Literal, Union
 
 from pydantic import BaseModel
 
@@ -23,7 +21,16 @@ from mcp_schema._codec.decoding import read_value
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema._codec.parse import as_bytes, parse
-from mcp_schema._codec.route import IdKey, Known, Route, address, id_key, kind_of, request_id
+from mcp_schema._codec.route import (
+    Known,
+    Route,
+    address,
+    kind_of,
+    named_version,
+    request_id,
+    route,
+)
+from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.views import MODELS
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
@@ -31,42 +38,25 @@ from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
-    UnsupportedProtocolVersionError,
     quote,
 )
+from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.negotiation import read_version
 from mcp_schema.session.events import (
     CancelRequested,
     Event,
     InvalidOutgoingError,
     ProtocolError,
     RequestReceived,
-    SessionStateError,
-    UnknownRequestError,
 )
+from mcp_schema.session.state import Answered, Connection, Outgoing
+from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders, as_mapping
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
+Tool = Union[Mapping[str, Any], BaseModel, ToolHeaders]
+"""A tool's definition (a ``Tool`` model or its wire mapping), or its `ToolHeaders`."""
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
-
-MAX_PENDING = 1000
-"""Requests in flight each way by default: a peer's request beyond it is
-refused (-32600), the author's own is a `SessionStateError`."""
-MAX_CANCELLED = 1000
-"""Cancelled request ids remembered (so a late answer is dropped, not an error)."""
-
-Answered = Callable[["Outgoing", "McpModel | None", "McpError | None", "list[Event]"], None]
-
-
-@dataclass
-class Outgoing:
-    """A request this side sent, awaiting its answer."""
-
-    id: int
-    method: str
-    version: str
-    message: McpModel
-    on_answer: Answered
-    """Called with the result or the error (what answered the request)."""
 
 
 def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
@@ -96,19 +86,19 @@ class Peer:
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending
-        self._version: str | None = None
+        self._state = Connection(max_pending)
         self._out: list[bytes] = []
-        self._theirs: dict[IdKey, RequestReceived] = {}
-        self._mine: dict[IdKey, Outgoing] = {}
-        self._cancelled: OrderedDict[IdKey, None] = OrderedDict()
         self._next_id = 1
+        self._knowns: dict[str, Known] = {}
+        self._listed: dict[Any, Tool] = {}
+        """The tools this side last answered ``tools/list`` with, by name."""
 
     # -- what the author reads ---------------------------------------------------------
 
     @property
     def version(self) -> str | None:
         """The negotiated version; None before negotiation. Once set it never changes."""
-        return self._version
+        return self._state.version
 
     def data_to_send(self) -> list[bytes]:
         """The frames queued since the last call, in order, each one JSON-RPC
@@ -119,28 +109,53 @@ class Peer:
     @property
     def in_flight(self) -> int:
         """The peer's requests not answered yet."""
-        return len(self._theirs)
+        return len(self._state.theirs)
 
     @property
     def awaiting(self) -> int:
         """This side's requests the peer has not answered yet."""
-        return len(self._mine)
+        return len(self._state.mine)
 
     def cancelled(self, request: RequestReceived) -> bool:
         """Whether the peer cancelled ``request`` (its answer will be dropped)."""
-        return id_key(request.id) in self._cancelled
+        return self._state.cancelled(request)
+
+    def _known(self, version: str) -> Known:
+        """What the pipeline is told about a peer's request or notification in ``version``."""
+        known = self._knowns.get(version)
+        if known is None:
+            known = self._knowns[version] = Known(version=version)
+        return known
 
     # -- reading -----------------------------------------------------------------------
 
-    def receive(self, frame: bytes | bytearray | memoryview | str) -> list[Event]:
+    def receive(
+        self,
+        frame: bytes | bytearray | memoryview | str,
+        *,
+        headers: Headers | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> list[Event]:
         """Read one frame from the peer: the events it makes, in order.
+
+        ``headers``: the Streamable HTTP request headers the frame came with,
+        checked in the same pass (-32020 when they disagree with the body,
+        answered with the request's id); the ``MCP-Protocol-Version`` header
+        names the version of a message whose body names none. A
+        ``tools/call``'s ``Mcp-Param-*`` headers are checked against the
+        ``inputSchema`` of the tool it calls, among ``tools`` (definitions or
+        `ToolHeaders`, which are read once) or else the tools the session last
+        answered ``tools/list`` with.
 
         Never raises for what the peer sent: a frame refused becomes a
         `ProtocolError` event, with its error frame queued when JSON-RPC
-        answers it. A ``frame`` of another type is a ``TypeError``.
+        answers it. A ``frame`` (or ``headers``) of another type is a ``TypeError``.
         """
         if not isinstance(frame, (bytes, bytearray, memoryview, str)):
             raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
+        received = None if headers is None else received_headers(headers)
+        if tools is not None:
+            tools = _checked_tools(tools)
         events: list[Event] = []
         value: dict[str, Any] | None = None
         try:
@@ -150,7 +165,7 @@ class Peer:
             if kind == "result" or kind == "error":
                 self._response(value, len(data), events)
             else:
-                self._incoming(value, len(data), events)
+                self._incoming(value, len(data), events, received, tools)
         except McpError as err:
             if value is not None:
                 address(err, value)
@@ -159,20 +174,28 @@ class Peer:
 
     def _refuse(self, err: McpError, events: list[Event]) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
-        if isinstance(err, UnsupportedProtocolVersionError) and isinstance(err.data, dict):
-            # What this session serves, not what the package has models for.
-            served = [self._version] if self._version else list(reversed(self.versions))
-            err.data = {**err.data, "supported": served}
         if err.answerable:
             self._out.append(encode(err.to_response()))
         events.append(ProtocolError(err, err.answerable))
 
-    def _known(self, method: str | None = None) -> Known:
-        """What the pipeline is told about a message of this session."""
-        return Known(default=self._version, method=method, fixed=self._version is not None)
-
-    def _incoming(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
-        route, message = read_value(value, size, self._known_for(value), None, MODELS)
+    def _incoming(
+        self,
+        value: dict[str, Any],
+        size: int,
+        events: list[Event],
+        headers: dict[str, str] | None = None,
+        tools: Iterable[Tool] | None = None,
+    ) -> None:
+        method = value.get("method")
+        header = None if headers is None else headers.get("mcp-protocol-version")
+        version = read_version(
+            named_version(value), method, self._state.version, self.versions, header
+        )
+        tool = None
+        if headers is not None and method == "tools/call":
+            tool = self._called_tool(value.get("params"), tools)
+        known = self._known(version)
+        route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
             assert route.method is not None
             if route.method == "notifications/cancelled":
@@ -187,45 +210,28 @@ class Peer:
                 f"Method not found: a {_PEER[self.role]} does not send {route.method}",
                 {"method": route.method},
             )
-        rid = id_key(route.id)
-        if rid in self._theirs:
-            raise InvalidRequestError(
-                f"Invalid Request: id {quote(route.id)} is already in flight; the pending "
-                "request is kept",
-                {"id": route.id},
-            )
-        if len(self._theirs) >= self.max_pending:
-            raise InvalidRequestError(
-                f"Invalid Request: {len(self._theirs):,} requests already in flight "
-                f"(the limit is {self.max_pending:,})",
-                {"id": route.id},
-            )
-        self._cancelled.pop(rid, None)  # an id may be used again once answered
+        self._state.admissible(route.id)
         self._on_request(route, message, events)
 
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
         params = value.get("params")
         rid = request_id(params.get("requestId")) if type(params) is dict else None
-        request = None if rid is None else self._theirs.pop(id_key(rid), None)
+        request = None if rid is None else self._state.cancel(rid)
         if request is None:
             return  # unknown, answered already, or cancelled twice: nothing to do
-        self._cancelled[id_key(rid)] = None  # type: ignore[arg-type]
-        while len(self._cancelled) > MAX_CANCELLED:
-            self._cancelled.popitem(last=False)
         reason = params.get("reason") if type(params) is dict else None
         self._on_cancel(request)
         events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
 
     def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
         rid = request_id(value.get("id"))
-        pending = None if rid is None else self._mine.get(id_key(rid))
+        pending = None if rid is None else self._state.answered(rid)
         if pending is None:
             what = "null" if rid is None else quote(rid)
             raise InvalidRequestError(
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
         known = Known(version=pending.version, method=pending.method)
-        del self._mine[id_key(pending.id)]
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
@@ -238,10 +244,29 @@ class Peer:
             assert isinstance(message, ResultResponse)
             pending.on_answer(pending, message.result, None, events)
 
-    # -- hooks of the roles -------------------------------------------------------------
+    def _called_tool(self, params: object, tools: Iterable[Tool] | None) -> Tool | None:
+        """The tool a ``tools/call`` with ``params`` calls, among ``tools``, else
+        among those the session last listed (read once into `ToolHeaders`)."""
+        name = params.get("name") if type(params) is dict else None
+        if tools is None:
+            found = self._listed.get(name) if isinstance(name, str) else None
+            if found is None or isinstance(found, ToolHeaders):
+                return found
+            try:
+                found = self._listed[name] = ToolHeaders(found)
+            except InvalidToolHeaderError:
+                pass  # the header check says what is wrong with it
+            return found
+        for tool in tools:
+            if isinstance(tool, ToolHeaders):
+                named = tool.name
+            else:
+                named = as_mapping(tool, "tool").get("name")
+            if named == name:
+                return tool
+        return None
 
-    def _known_for(self, value: dict[str, Any]) -> Known:
-        return self._known()
+    # -- hooks of the roles -------------------------------------------------------------
 
     def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:
         raise NotImplementedError
@@ -254,39 +279,25 @@ class Peer:
 
     # -- answering the peer -------------------------------------------------------------
 
-    def _release(self, request: RequestReceived) -> bool:
-        """``request`` leaves the in-flight table to be answered: True, or False
-        when the peer cancelled it (the answer is dropped). Neither:
-        `UnknownRequestError`."""
-        if not isinstance(request, RequestReceived):
-            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
-        rid = id_key(request.id)
-        if self._theirs.get(rid) is request:
-            del self._theirs[rid]
-            return True
-        if rid in self._cancelled:
-            return False
-        raise UnknownRequestError(
-            f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
-        )
-
-    def _check_in_flight(self, request: RequestReceived) -> bool:
-        if not isinstance(request, RequestReceived):
-            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
-        rid = id_key(request.id)
-        if self._theirs.get(rid) is request:
-            return True
-        if rid in self._cancelled:
-            return False
-        raise UnknownRequestError(
-            f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
-        )
-
     def _check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
         """A response this side sends, read by the pipeline as the peer will
         read it: its result model, or `InvalidOutgoingError`."""
+        result = self._checked_answer(value, method, version, model=True)
+        assert result is not None
+        return result
+
+    def _checked_answer(
+        self, value: dict[str, Any], method: str, version: str, *, model: bool = False
+    ) -> McpModel | None:
+        """`_check_answer` that builds no model unless asked: an answer the
+        JSON Schema accepts is valid (the definition both views check, at a
+        fraction of pydantic's cost); anything else, models inside a mapping
+        included, is read by the model view, which accepts it or says why not."""
         try:
-            _, message = read_value(value, 0, Known(version=version, method=method), None, MODELS)
+            found = route(value, Known(version=version, method=method), None)
+            if not model and _schema_accepts(found.target, value["result"]):
+                return None
+            message = MODELS.message(found, value, 0)
         except McpError as err:
             raise InvalidOutgoingError(
                 f"not a valid {method} result of {version}: {err.message}"
@@ -296,28 +307,26 @@ class Peer:
         return result
 
     def _queue(self, value: dict[str, Any]) -> None:
-        try:
-            self._out.append(encode(value))
-        except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
-            raise InvalidOutgoingError(f"not JSON: {exc}") from None
+        self._out.append(encoded(value))
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
         if not isinstance(error, McpError):
             raise TypeError(f"error must be an McpError, not {type(error).__name__}")
-        if self._release(request):
-            self._on_answered(request)
-            self._out.append(encode(error.to_response(request.id)))
+        if self._state.answerable(request):
+            self._answer(request, encode(error.to_response(request.id)))
+
+    def _answer(self, request: RequestReceived, frame: bytes) -> None:
+        """``request`` (in flight) is answered with ``frame``, already encoded:
+        nothing before this may leave the session changed."""
+        self._state.release(request)
+        self._on_answered(request)
+        self._out.append(frame)
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
 
     # -- sending ------------------------------------------------------------------------
-
-    def _negotiated(self) -> str:
-        if self._version is None:
-            raise SessionStateError("no protocol version is negotiated yet")
-        return self._version
 
     def _checked(self, value: dict[str, Any], version: str) -> McpModel:
         """``value`` (a whole request or notification) read as the peer will read it."""
@@ -339,7 +348,7 @@ class Peer:
 
     def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
         """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
-        version = self._negotiated()
+        version = self._state.negotiated()
         self._sendable(method, version, "notification")
         value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
@@ -354,20 +363,19 @@ class Peer:
         on_answer: Answered,
         version: str | None = None,
     ) -> Outgoing:
-        version = version or self._negotiated()
+        version = version or self._state.negotiated()
         self._sendable(method, version, "request")
-        if len(self._mine) >= self.max_pending:
-            raise SessionStateError(f"{len(self._mine):,} requests already await an answer")
         rid = self._next_id
         value: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             value["params"] = wire_or_type_error(params, "params")
         value = self._stamped(value, version)
         message = self._checked(value, version)
-        self._queue(value)
-        self._next_id += 1
+        frame = encoded(value)
         outgoing = Outgoing(rid, method, version, message, on_answer)
-        self._mine[id_key(rid)] = outgoing
+        self._state.send(outgoing)
+        self._next_id += 1
+        self._out.append(frame)
         return outgoing
 
     def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
@@ -377,7 +385,7 @@ class Peer:
     def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
         """Stop waiting for this side's request ``request_id`` and tell the peer
         (``notifications/cancelled``); whether it was awaited."""
-        pending = self._mine.pop(id_key(request_id), None)
+        pending = self._state.answered(request_id)
         if pending is None:
             return False
         params: dict[str, Any] = {"requestId": request_id}
@@ -386,3 +394,28 @@ class Peer:
         frame = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
         self._out.append(encode(frame))
         return True
+
+
+def _checked_tools(tools: object) -> tuple[Tool, ...]:
+    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
+        raise TypeError(f"tools must be a collection of tools, not {type(tools).__name__}")
+    found = tuple(tools)
+    for tool in found:
+        if not isinstance(tool, (Mapping, BaseModel, ToolHeaders)):
+            raise TypeError(f"a tool is a definition or ToolHeaders, not {type(tool).__name__}")
+    return found
+
+
+def _schema_accepts(target: Target, instance: Any) -> bool:
+    try:
+        return validator(target).is_valid(instance)
+    except ValueError:  # a model inside a mapping: not JSON the schema can read
+        return False
+
+
+def encoded(value: dict[str, Any]) -> bytes:
+    """The frame of ``value``; `InvalidOutgoingError` for what has no JSON text."""
+    try:
+        return encode(value)
+    except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
+        raise InvalidOutgoingError(f"not JSON: {exc}") from None

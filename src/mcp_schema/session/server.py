@@ -3,36 +3,31 @@
 from __future__ import annotations
 
 import secrets
-from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
-from mcp_schema._codec.catalog import STATELESS, catalog
+from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import ResultResponse
-from mcp_schema._codec.route import IdKey, Known, Route, id_key
+from mcp_schema._codec.route import Route, id_key
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
-from mcp_schema.context import (
-    LOGGING_LEVELS,
-    LoggingLevel,
-    RequestContext,
-    check_input_responses,
-    input_required,
-)
+from mcp_schema.capabilities import ASKED_CAPABILITY, SERVED_BY, declares
+from mcp_schema.context import LOGGING_LEVELS, LoggingLevel, RequestContext
 from mcp_schema.errors import (
     InvalidParamsError,
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
+    error_list,
     quote,
 )
-from mcp_schema.negotiation import SERVER_INFO_KEY, discover_result
+from mcp_schema.negotiation import answered_version, discover_result
 from mcp_schema.projection import ProjectionError, Session, project
+from mcp_schema.rounds import answered_inputs, input_required, same_call
 from mcp_schema.session.events import (
-    ASKED_CAPABILITY,
     CapabilityError,
     Event,
     InputReceived,
@@ -42,14 +37,11 @@ from mcp_schema.session.events import (
     RequestReceived,
     ResponseReceived,
 )
-from mcp_schema.session.input import MAX_OPEN_ROUNDS, Round, in_version, questions
-from mcp_schema.session.negotiation import (
-    capability_of,
-    chosen_handshake_version,
-    session_unsupported,
-)
-from mcp_schema.session.peer import MAX_PENDING, Outgoing, Peer, Role, wire_or_type_error
-from mcp_schema.versions import DEFAULT_VERSION, protocol, version_of
+from mcp_schema.session.input import answer_to, in_version, questions
+from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.results import Hints, completed, protocol_of
+from mcp_schema.session.state import MAX_PENDING, Outgoing, Round
+from mcp_schema.versions import protocol
 
 __all__ = ["ServerSession"]
 
@@ -119,9 +111,13 @@ class ServerSession(Peer):
         self.cache_scope: Literal["private", "public"] = cache_scope
         self.ttl_ms = ttl_ms
         self._initialize: McpModel | None = None
+        self._opening: RequestContext | None = None
+        """The context ``initialize`` gave, read once: every handshake-era request shares it."""
         self._log_level: LoggingLevel | None = None
-        self._rounds: OrderedDict[str, Round] = OrderedDict()
-        self._asking: dict[IdKey, Round] = {}
+
+    @property
+    def _hints(self) -> Hints:
+        return Hints(self.info, self.cache_scope, self.ttl_ms)
 
     @property
     def log_level(self) -> LoggingLevel | None:
@@ -129,11 +125,6 @@ class ServerSession(Peer):
         return self._log_level
 
     # -- reading -------------------------------------------------------------------------
-
-    def _known_for(self, value: dict[str, Any]) -> Known:
-        if self._version is None and value.get("method") == "initialize":
-            return Known(version=DEFAULT_VERSION)  # it predates any session version
-        return self._known()
 
     def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         if route.method == "notifications/initialized":
@@ -146,26 +137,19 @@ class ServerSession(Peer):
         assert method is not None and route.id is not None
         if method == "initialize":  # read in any version: it chooses the session's
             return self._initialized(route, message, events)
-        if version not in self.versions:
-            raise session_unsupported(version, self.versions)
         if method == "ping" and method not in self.take:
             return self._queue(self._result_value(route, {}, version))
         stateless = version in STATELESS
         if stateless:
-            context = RequestContext.from_request(message)
-        elif self._initialize is None:
+            context = RequestContext.of_stateless(message)
+        elif self._opening is None:
             raise InvalidRequestError(f"Invalid Request: {method} before initialize")
         else:
-            context = RequestContext.from_session(
-                message, self._initialize, log_level=self._log_level
-            )
+            context = self._opening.of(message, route.id, self._log_level)
         if method == "server/discover":
             return self._discovered(route, message)
-        if stateless and self._version is None:
-            self._version = version
-            events.append(Negotiated(version, context.client_info, context.client_capabilities))
-        needed = capability_of(method)
-        if needed is not None and not _declares(self.capabilities, needed):
+        needed = SERVED_BY.get(method)  # the route read a str method
+        if needed is not None and not declares(self.capabilities, needed):
             raise MethodNotFoundError(
                 f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
                 {"method": method},
@@ -175,17 +159,28 @@ class ServerSession(Peer):
             level = to_wire(message).get("params", {}).get("level")
             self._log_level = level if level in LOGGING_LEVELS else None
             return self._queue(self._result_value(route, {}, version))
-        resumed = self._resumed(event, message) if stateless else None
         if self.handler_version is not None and self.handler_version != version:
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
-        self._theirs[id_key(route.id)] = event
+        resumed = self._resumed(event, message) if stateless else None
+        if resumed is not None and len(resumed[2]) < len(resumed[0].questions) - len(
+            resumed[0].answers
+        ):
+            return self._ask_again(event, *resumed)
+        # Accepted: only now does the request change the session.
+        self._state.accept(event)
+        if stateless and self._state.version is None:
+            self._state.open(version)
+            events.append(Negotiated(version, context.client_info, context.client_capabilities))
         if resumed is None:
             events.append(event)
         else:
-            answers = {k: in_version(v, self.handler_version) for k, v in resumed[1].items()}
-            events.append(InputReceived(event, answers, resumed[0].state))
+            round_, token, answers = resumed
+            self._state.close_round(token)
+            given = {**round_.answers, **answers}
+            handled = {k: in_version(v, self.handler_version) for k, v in given.items()}  # type: ignore[arg-type]
+            events.append(InputReceived(event, handled, round_.state))
         return None
 
     def _projected(self, message: McpModel, context: RequestContext) -> McpModel:
@@ -207,11 +202,11 @@ class ServerSession(Peer):
         return projected
 
     def _initialized(self, route: Route, message: McpModel, events: list[Event]) -> None:
-        if self._version is not None:
+        if self._state.version is not None:
             raise InvalidRequestError("Invalid Request: the session is initialized already")
         wire = to_wire(message)
         requested = wire.get("params", {}).get("protocolVersion")
-        version = chosen_handshake_version(requested, self.versions)
+        version = answered_version(requested, self.versions)
         try:
             opened = self._checked(
                 wire, version
@@ -225,9 +220,10 @@ class ServerSession(Peer):
         }
         if self.instructions is not None:
             answer["instructions"] = self.instructions
-        self._queue(self._result_value(route, answer, version))
-        self._version, self._initialize = version, opened
         context = RequestContext.from_session(opened, opened)
+        self._queue(self._result_value(route, answer, version))
+        self._state.open(version)
+        self._initialize, self._opening = opened, context
         events.append(Negotiated(version, context.client_info, context.client_capabilities))
 
     def _discovered(self, route: Route, message: McpModel) -> None:
@@ -242,26 +238,36 @@ class ServerSession(Peer):
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
-        wire = self._completed(to_wire(found), "server/discover", route.version)
+        wire = completed(to_wire(found), "server/discover", route.version, self._hints)
         self._queue(self._result_value(route, wire, route.version))
 
     def _resumed(
         self, event: RequestReceived, message: McpModel
-    ) -> tuple[Round, dict[str, McpModel]] | None:
-        """A stateless-era retry answering an ``ask``: its round and answers."""
-        params = to_wire(message).get("params", {})
-        state = params.get("requestState")
+    ) -> tuple[Round, str, dict[str, McpModel]] | None:
+        """A stateless-era retry answering an ``ask``: its round (still open),
+        the ``requestState`` naming it, and the answers to what the round
+        still asks (-32602 for a retry of another call, or an answer that is
+        not a result of the method asked under its key)."""
+        # The fields a model has set are in its __dict__: a params class without
+        # requestState answers no round, and getattr would take pydantic's slow miss.
+        params = getattr(message, "params", None)
+        fields = vars(params) if isinstance(params, BaseModel) else {}
+        state = fields.get("request_state")
         if state is None:
             return None
-        found = self._rounds.get(state) if isinstance(state, str) else None
-        if found is None or found.request.method != event.method or found.result is None:
+        found = self._state.round_for(state, event.method)
+        if not same_call(found.request.message, event.message):
             raise InvalidParamsError(
-                "Invalid params: $.params.requestState: unknown or expired",
-                {"errors": [{"path": "$.params.requestState", "reason": "unknown or expired"}]},
+                "Invalid params: $.params: not the call the input was asked for",
+                error_list(
+                    [{"path": "$.params", "reason": "not the call the input was asked for"}]
+                ),
             )
-        answers = check_input_responses(message, found.result)  # type: ignore[arg-type]
-        del self._rounds[state]
-        return found, answers
+        still = {k: m for k, (m, _) in found.questions.items() if k not in found.answers}
+        compiled = protocol(event.version)
+        assert compiled is not None  # the route read the retry in it
+        answers, _ = answered_inputs(fields.get("input_responses") or {}, still, compiled.package)
+        return found, state, answers
 
     # -- answering ------------------------------------------------------------------------
 
@@ -275,47 +281,33 @@ class ServerSession(Peer):
         when it is not in flight (answered already), `InvalidOutgoingError`
         when ``result`` is not a valid result of its method.
         """
-        if not self._check_in_flight(request):
-            self._release(request)
+        if not self._state.answerable(request):
             return
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
-        self._release(request)
-        self._on_answered(request)
-        self._queue(value)
+        self._answer(request, encoded(value))
+        if request.method == "tools/list":
+            listed = wire.get("tools")
+            tools = listed if isinstance(listed, list) else []
+            self._listed = {t.get("name"): t for t in tools if isinstance(t, Mapping)}
 
     def _result_value(
-        self, request: RequestReceived | Route, wire: dict[str, Any], version: str
+        self,
+        request: RequestReceived | Route,
+        wire: dict[str, Any],
+        version: str,
+        *,
+        check: bool = True,
     ) -> dict[str, Any]:
+        """The response carrying ``wire``, completed for its era, and checked
+        unless the caller checks it (for the model)."""
         assert request.id is not None and request.method is not None
         if version in STATELESS:
-            wire = self._completed(wire, request.method, version)
+            wire = completed(wire, request.method, version, self._hints)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
-        self._check_answer(value, request.method, version)
+        if check:
+            self._checked_answer(value, request.method, version)
         return value
-
-    def _completed(
-        self, wire: dict[str, Any], method: str, version: str, *, sent: bool = True
-    ) -> dict[str, Any]:
-        """A stateless-era result with what the era asks of every one (the
-        server's info only in what is ``sent`` as it is, not projected)."""
-        wire = dict(wire)
-        wire.setdefault("resultType", "complete")
-        meta = wire.get("_meta", {})
-        if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
-            wire["_meta"] = {**meta, SERVER_INFO_KEY: self.info}
-        entry = catalog(version, ()).requests.get(method)
-        cls = None if entry is None else entry.result
-        if (
-            wire["resultType"] == "complete"
-            and isinstance(cls, type)
-            and issubclass(cls, BaseModel)
-        ):
-            names = {(f.serialization_alias or a) for a, f in cls.model_fields.items()}
-            for name, hint in (("cacheScope", self.cache_scope), ("ttlMs", self.ttl_ms)):
-                if name in names:
-                    wire.setdefault(name, hint)
-        return wire
 
     def _result_wire(
         self, request: RequestReceived, result: BaseModel | Mapping[str, Any]
@@ -339,7 +331,7 @@ class ServerSession(Peer):
     ) -> McpModel:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
-            value["result"] = self._completed(wire, request.method, version, sent=False)
+            value["result"] = completed(wire, request.method, version, self._hints, sent=False)
         return self._check_answer(value, request.method, version)
 
     # -- what the server sends ------------------------------------------------------------
@@ -364,40 +356,64 @@ class ServerSession(Peer):
         `CapabilityError` when the client did not declare what an ask needs
         (`RequestReceived.can_ask` tells beforehand); nothing is sent then.
         """
-        if not self._check_in_flight(request):
+        if not self._state.answerable(request):
             return  # cancelled: nobody waits for the answer
         asked = questions(request, asks)
         version = request.version
         round_ = Round(request, asked, state)
         if version in STATELESS:
-            token = secrets.token_urlsafe(16)
-            wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
-            try:
-                result = input_required(version, wire, state=token)
-            except ValueError as exc:
-                raise InvalidOutgoingError(str(exc)) from None
-            value = self._result_value(request, to_wire(result), version)
-            round_.result = self._check_answer(value, request.method, version)
-            self._release(request)
-            self._queue(value)
-            self._rounds[token] = round_
-            while len(self._rounds) > MAX_OPEN_ROUNDS:
-                self._rounds.popitem(last=False)
+            token, frame = self._input_required(request, round_, asked)
+            self._state.release(request)
+            self._out.append(frame)
+            self._state.asked(token, round_)
             return
         for method, params in asked.values():
             self._sendable(method, version, "request")
             self._checked({"jsonrpc": "2.0", "id": 0, "method": method, "params": params}, version)
         for name, (method, params) in asked.items():
-            sent = self._send(method, params, _answer_to(round_, name, self.handler_version))
+            sent = self._send(method, params, answer_to(round_, name, self.handler_version))
             round_.outgoing.append(sent.id)
-        self._asking[id_key(request.id)] = round_
+        self._state.asking[id_key(request.id)] = round_
+
+    def _input_required(
+        self,
+        answering: RequestReceived,
+        round_: Round,
+        asked: Mapping[str, tuple[str, dict[str, Any]]],
+    ) -> tuple[str, bytes]:
+        """The input-required result answering ``answering`` with ``asked``, for
+        ``round_`` (which keeps it): the new ``requestState`` and the frame."""
+        version = answering.version
+        token = secrets.token_urlsafe(16)
+        wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
+        try:
+            result = input_required(version, wire, state=token)
+        except ValueError as exc:
+            raise InvalidOutgoingError(str(exc)) from None
+        value = self._result_value(answering, to_wire(result), version, check=False)
+        round_.result = self._check_answer(value, answering.method, version)
+        return token, encoded(value)
+
+    def _ask_again(
+        self, retry: RequestReceived, found: Round, token: str, answers: dict[str, McpModel]
+    ) -> None:
+        """A retry that left some questions unanswered is answered, as the
+        specification asks, with a new input-required result asking them again;
+        the round goes on with the answers given so far."""
+        again = Round(found.request, found.questions, found.state)
+        again.answers = {**found.answers, **answers}
+        missing = {k: q for k, q in found.questions.items() if k not in again.answers}
+        fresh, frame = self._input_required(retry, again, missing)
+        self._state.close_round(token)
+        self._state.asked(fresh, again)
+        self._out.append(frame)
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send the client a request of its own (``ping``, ``roots/list``,
         ``sampling/createMessage``...; handshake era); its id. The answer is a
         `ResponseReceived`. `CapabilityError` when the client did not declare
         what it needs."""
-        version = self._negotiated()
+        version = self._state.negotiated()
         capability = ASKED_CAPABILITY.get(method)
         if capability is not None and self._initialize is not None:
             declared = to_wire(self._initialize).get("params", {}).get("capabilities", {})
@@ -418,9 +434,9 @@ class ServerSession(Peer):
         carries a log level; at that level or above. Whether it was sent."""
         if level not in LOGGING_LEVELS:
             raise InvalidOutgoingError(f"not a logging level: {level!r}")
-        if request is not None and not self._check_in_flight(request):
+        if request is not None and not self._state.answerable(request):
             return False
-        version = request.version if request is not None else self._negotiated()
+        version = request.version if request is not None else self._state.negotiated()
         if version in STATELESS:
             threshold = None if request is None else request.context.log_level
         else:
@@ -444,7 +460,7 @@ class ServerSession(Peer):
         """Report progress on ``request`` if it asked for it (a progress token);
         whether it was sent."""
         token = request.context.progress_token
-        if token is None or not self._check_in_flight(request):
+        if token is None or not self._state.answerable(request):
             return False
         params: dict[str, Any] = {"progressToken": token, "progress": done}
         if total is not None:
@@ -460,40 +476,13 @@ class ServerSession(Peer):
         self._on_answered(request)
 
     def _on_answered(self, request: RequestReceived) -> None:
-        round_ = self._asking.pop(id_key(request.id), None)
+        round_ = self._state.asking.pop(id_key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:
                 self.cancel(rid, reason="the request it served is over")
-
-
-def _answer_to(round_: Round, name: str, handler: str | None) -> Any:
-    def answered(
-        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
-    ) -> None:
-        round_.answers[name] = error if result is None else in_version(result, handler)  # type: ignore[assignment]
-        if sent.id in round_.outgoing:
-            round_.outgoing.remove(sent.id)
-        if not round_.outgoing and len(round_.answers) == len(round_.questions):
-            events.append(InputReceived(round_.request, dict(round_.answers), round_.state))
-
-    return answered
 
 
 def _response_event(
     sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
 ) -> None:
     events.append(ResponseReceived(sent.id, sent.method, result, error))
-
-
-def _declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
-    found: Any = capabilities
-    for step in path:
-        if not isinstance(found, Mapping) or found.get(step) in (None, False):
-            return False
-        found = found[step]
-    return True
-
-
-def protocol_of(model: BaseModel) -> str | None:
-    compiled = version_of(type(model))
-    return None if compiled is None or compiled.extension is not None else compiled.version

@@ -1,0 +1,203 @@
+"""What a connection adds to reading one message: every transition of its
+state, in the spirit of h11's ``_state``, in one place.
+
+* the phase: `IDLE` (no version yet), `OPEN` (a version fixed, never to
+  change again);
+* the peer's requests in flight and this side's awaiting answers (one
+  `Pending` table each way, the Correlator's);
+* cancellation, a fact of the request (the event), not of its id: an id
+  may be used again once its request left the table, and the cancelled
+  request stays cancelled;
+* the input rounds: a server's open `Round`s, a client's input requests
+  not provided yet.
+
+A stateless request served with no connection needs none of this: the
+per-request path (`mcp_schema.negotiation`, the codec) takes what it knows
+as arguments, and this module is what a connection adds.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from mcp_schema._codec.pending import Pending
+from mcp_schema._codec.route import IdKey
+from mcp_schema.errors import InvalidParamsError, McpError, error_list, quote
+from mcp_schema.session.events import (
+    InputRequested,
+    RequestReceived,
+    SessionStateError,
+    UnknownRequestError,
+)
+
+if TYPE_CHECKING:
+    from mcp_schema.base import McpModel
+    from mcp_schema.session.events import Event
+
+MAX_PENDING = 1000
+"""Requests in flight each way by default: a peer's request beyond it is
+refused (-32600), the author's own is a `SessionStateError`."""
+MAX_CANCELLED = 1000
+"""Cancelled requests remembered (so a late answer is dropped, not an error)."""
+MAX_OPEN_ROUNDS = 1000
+"""Stateless-era rounds awaiting their retry; past this the oldest is forgotten
+(its retry is then refused with -32602, as any unknown ``requestState``)."""
+
+
+class Phase(enum.Enum):
+    IDLE = "idle"
+    """No version yet: ``initialize``, a ``server/discover`` answer or a first
+    accepted stateless-era request fixes it."""
+    OPEN = "open"
+    """The version is fixed."""
+
+
+Answered = Callable[["Outgoing", "McpModel | None", "McpError | None", "list[Event]"], None]
+
+
+@dataclass
+class Outgoing:
+    """A request this side sent, awaiting its answer."""
+
+    id: int
+    method: str
+    version: str
+    message: McpModel
+    on_answer: Answered
+    """Called with the result or the error (what answered the request)."""
+
+
+@dataclass
+class Round:
+    """One ``ask``: the call it serves, the questions, the answers so far."""
+
+    request: RequestReceived
+    questions: dict[str, tuple[str, dict[str, Any]]]
+    """key -> (method, params as wire JSON)."""
+    state: object
+    result: McpModel | None = None
+    """Stateless era: the input-required result that asked."""
+    answers: dict[str, McpModel | McpError] = field(default_factory=dict)
+    outgoing: list[int] = field(default_factory=list)
+    """Handshake era: the ids of the requests still unanswered."""
+
+
+class Connection:
+    """The state of one connection; every change to it is a method here."""
+
+    def __init__(self, max_pending: int) -> None:
+        self.phase = Phase.IDLE
+        self.version: str | None = None
+        self.theirs: Pending[RequestReceived] = Pending(max_pending)
+        self.mine: Pending[Outgoing] = Pending(max_pending)
+        self._cancelled: OrderedDict[RequestReceived, None] = OrderedDict()
+        self.rounds: OrderedDict[str, Round] = OrderedDict()
+        """Stateless era: open rounds by the ``requestState`` that asked."""
+        self.asking: dict[IdKey, Round] = {}
+        """Handshake era: open rounds by the id of the call they serve."""
+        self._requested: OrderedDict[InputRequested, object] = OrderedDict()
+        """Client side: what answers each input request not provided yet."""
+
+    # -- the phase --------------------------------------------------------------------
+
+    def open(self, version: str) -> None:
+        """IDLE -> OPEN in ``version``; the only transition of the phase."""
+        if self.phase is Phase.OPEN:
+            raise SessionStateError(f"the session speaks {self.version} already")
+        self.phase, self.version = Phase.OPEN, version
+
+    def negotiated(self) -> str:
+        """The version; `SessionStateError` before there is one."""
+        if self.version is None:
+            raise SessionStateError("no protocol version is negotiated yet")
+        return self.version
+
+    # -- the peer's requests ----------------------------------------------------------
+
+    def admissible(self, rid: str | int) -> None:
+        """-32600 unless a request ``rid`` of the peer's may be in flight."""
+        self.theirs.check(rid)
+
+    def accept(self, event: RequestReceived) -> None:
+        """``event`` is in flight; -32600 when its id is, or the table is full."""
+        self.theirs.admit(event.id, event)
+
+    def answerable(self, request: RequestReceived) -> bool:
+        """True while ``request`` is in flight, False once the peer cancelled it
+        (an answer is then dropped); `UnknownRequestError` otherwise."""
+        if not isinstance(request, RequestReceived):
+            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
+        if self.theirs.get(request.id) is request:
+            return True
+        if request in self._cancelled:
+            return False
+        raise UnknownRequestError(
+            f"request {quote(request.id)} ({request.method}) is not in flight: answered already?"
+        )
+
+    def release(self, request: RequestReceived) -> None:
+        """``request`` (in flight: `answerable` said so) is answered."""
+        self.theirs.pop(request.id)
+
+    def cancel(self, rid: str | int) -> RequestReceived | None:
+        """The peer cancelled its request ``rid``: the request, or None when none is in flight."""
+        request = self.theirs.pop(rid)
+        if request is not None:
+            self._cancelled[request] = None
+            while len(self._cancelled) > MAX_CANCELLED:
+                self._cancelled.popitem(last=False)
+        return request
+
+    def cancelled(self, request: RequestReceived) -> bool:
+        return request in self._cancelled
+
+    # -- this side's requests ---------------------------------------------------------
+
+    def send(self, outgoing: Outgoing) -> None:
+        if self.mine.full:
+            raise SessionStateError(f"{len(self.mine):,} requests already await an answer")
+        self.mine.admit(outgoing.id, outgoing)
+
+    def answered(self, rid: str | int) -> Outgoing | None:
+        """The request of this side that ``rid`` answers, out of the table; None if none."""
+        return self.mine.pop(rid)
+
+    # -- input rounds -----------------------------------------------------------------
+
+    def asked(self, token: str, round_: Round) -> None:
+        """A stateless-era round is open until its retry (or until it is the oldest
+        of more than `MAX_OPEN_ROUNDS`)."""
+        self.rounds[token] = round_
+        while len(self.rounds) > MAX_OPEN_ROUNDS:
+            self.rounds.popitem(last=False)
+
+    def requested(self, event: InputRequested, answers: object) -> None:
+        """(Client side.) ``event`` asks for input; ``answers`` is what its input answers."""
+        self._requested[event] = answers
+        while len(self._requested) > MAX_OPEN_ROUNDS:
+            self._requested.popitem(last=False)
+
+    def answering(self, event: InputRequested) -> Any:
+        """What ``event``'s input answers; None once `provided`."""
+        return self._requested.get(event)
+
+    def provided(self, event: InputRequested) -> None:
+        del self._requested[event]
+
+    def round_for(self, token: object, method: str) -> Round:
+        """The open round ``token`` names for a retry of ``method``; -32602 otherwise."""
+        found = self.rounds.get(token) if isinstance(token, str) else None
+        if found is None or found.request.method != method or found.result is None:
+            raise InvalidParamsError(
+                "Invalid params: $.params.requestState: unknown or expired",
+                error_list([{"path": "$.params.requestState", "reason": "unknown or expired"}]),
+            )
+        return found
+
+    def close_round(self, token: str) -> None:
+        """The retry of round ``token`` is accepted: the round is over."""
+        del self.rounds[token]
