@@ -201,6 +201,7 @@ def test_a_filter_is_bounded_and_checked() -> None:
     subs = Subscriptions(max_uris=2)
     with pytest.raises(InvalidParamsError, match="at most 2"):
         subs.open(1, {"resourceSubscriptions": ["a", "b", "c"]})
+    bad: Any
     for bad in (
         {"toolsListChanged": 1},
         {"resourceSubscriptions": "a"},
@@ -208,7 +209,7 @@ def test_a_filter_is_bounded_and_checked() -> None:
         [],
     ):
         with pytest.raises(InvalidParamsError):
-            subs.open(1, bad)  # type: ignore[arg-type]
+            subs.open(1, bad)
     assert len(subs) == 0
     assert Filter.of({"resourceSubscriptions": ["a", "b", "a"]}).resource_subscriptions == (
         "a",
