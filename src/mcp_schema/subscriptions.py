@@ -47,6 +47,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mcp_schema._args import check, strings
 from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError
 
@@ -114,13 +115,13 @@ class Filter:
     def of(cls, value: BaseModel | Mapping[str, Any], *, max_uris: int = MAX_URIS) -> Filter:
         """The filter of a ``SubscriptionFilter`` (model, or mapping of wire
         names); -32602 for a member of the wrong type or too many URIs."""
+        check(value, (BaseModel, Mapping), "notifications")
+        check(max_uris, int, "max_uris")
         wire: Any = (
             value.model_dump(mode="json", by_alias=True, exclude_none=True)
             if isinstance(value, BaseModel)
             else value
         )
-        if not isinstance(wire, Mapping):
-            raise InvalidParamsError("notifications must be an object")
         flags = {}
         for name in LIST_CHANGED:
             flag = wire.get(name, False)
@@ -176,6 +177,7 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
     """The notifications a server declaring ``capabilities`` sends: a list's
     change when it declares ``listChanged`` for it, resource updates when
     ``resources.subscribe``."""
+    check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
     wire: Any = (
         capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
         if isinstance(capabilities, BaseModel)
@@ -194,6 +196,8 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
 def checked_change(method: str, uri: str | None = None) -> Change:
     """The change of notification ``method`` (``uri``: of the resource
     updated, and only then); ``ValueError`` for another."""
+    check(method, str, "method")
+    check(uri, str, "uri", none=True)
     if method not in NOTIFICATIONS:
         raise ValueError(f"a listen carries no {method!r}")
     if (method == RESOURCE_UPDATED) != isinstance(uri, str):
@@ -318,9 +322,10 @@ class Subscriptions:
             ("max_queued", max_queued),
             ("max_uris", max_uris),
         ):
-            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-                raise ValueError(f"{name} must be a positive integer, not {size!r}")
-        unknown = set(supported) - NOTIFICATIONS
+            check(size, int, name)
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
+        unknown = set(strings(supported, "supported") or ()) - NOTIFICATIONS
         if unknown:
             raise ValueError(f"supported names no listen notification: {sorted(unknown)}")
         self.supported = frozenset(supported)
@@ -336,6 +341,7 @@ class Subscriptions:
         """A new listen for the request ``request_id`` asking for
         ``notifications`` (a ``SubscriptionFilter``), its acknowledgement
         queued. -32603 when ``max_listens`` are open, -32602 for a bad filter."""
+        check(request_id, (str, int), "request_id")
         asked = Filter.of(notifications, max_uris=self.max_uris)
         if len(self._open) >= self.max_listens:
             raise InternalError(f"too many open subscriptions (at most {self.max_listens})")

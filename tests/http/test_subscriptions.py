@@ -206,10 +206,14 @@ def test_a_filter_is_bounded_and_checked() -> None:
         {"toolsListChanged": 1},
         {"resourceSubscriptions": "a"},
         {"resourceSubscriptions": [1]},
-        [],
     ):
         with pytest.raises(InvalidParamsError):
             subs.open(1, bad)
+    bad = []  # a list is no filter: the caller's mistake
+    with pytest.raises(TypeError):
+        subs.open(1, bad)
+    with pytest.raises(TypeError):
+        subs.open(1.5, {})  # type: ignore[arg-type]
     assert len(subs) == 0
     assert Filter.of({"resourceSubscriptions": ["a", "b", "a"]}).resource_subscriptions == (
         "a",
@@ -327,13 +331,15 @@ def listen_body(request_id: int | str, notifications: dict[str, Any]) -> dict[st
     return {"jsonrpc": "2.0", "id": request_id, "method": "subscriptions/listen", "params": params}
 
 
-def unanswered(session: ServerSession, event: Event) -> None:
-    assert not isinstance(event, RequestReceived), "a listen never reaches the handler"
+HANDLED: list[Event] = []
 
 
 def endpoint(**options: Any) -> Endpoint:
     return Endpoint(
-        unanswered, info={"name": "t", "version": "1"}, capabilities=CAPABILITIES, **options
+        lambda session, event: HANDLED.append(event),
+        info={"name": "t", "version": "1"},
+        capabilities=CAPABILITIES,
+        **options,
     )
 
 
@@ -349,6 +355,7 @@ def events(response: Response) -> list[dict[str, Any]]:
 
 
 def test_a_listen_is_an_event_stream_that_stays_open() -> None:
+    HANDLED.clear()
     ep = endpoint()
     response = post_listen(ep, 3, toolsListChanged=True, promptsListChanged=True)
     assert response.status == 200 and response.header("content-type") == "text/event-stream"
@@ -362,6 +369,21 @@ def test_a_listen_is_an_event_stream_that_stays_open() -> None:
     ep.close()
     assert events(response)[-1]["result"]["resultType"] == "complete"
     assert response.stream.done
+    assert not HANDLED  # the endpoint serves it, not the handler
+
+
+def test_a_hostile_filter_is_refused_with_the_listens_id() -> None:
+    ep = endpoint(subscriptions=Subscriptions(max_uris=2))
+    for notifications in (
+        {"toolsListChanged": "yes"},
+        {"resourceSubscriptions": "file:///a"},
+        {"resourceSubscriptions": ["a", "b", "c"]},
+    ):
+        refused = post_listen(ep, 4, **notifications)
+        assert refused.status == 400 and refused.stream is None
+        answer = json.loads(refused.body)
+        assert answer["id"] == 4 and answer["error"]["code"] == -32602
+    assert len(ep.subscriptions) == 0
 
 
 def test_closing_the_stream_cancels_the_listen() -> None:

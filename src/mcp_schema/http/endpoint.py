@@ -36,6 +36,8 @@ Handlers are plain functions ``handler(session, event)``, as on stdio
 stateless-era request is served by a `ServerSession` of its own, built for
 it and dropped after it: nothing is remembered between requests, so a
 handler must answer it before returning (it is answered -32603 otherwise).
+``subscriptions/listen`` is the exception: a stream of its own, served by
+`mcp_schema.http.listen`, never the handler.
 A handshake-era request may be answered later: its stream stays open until
 the response comes, typically when the client's answer to ``session.ask``
 arrives on another POST (an `InputReceived`).
