@@ -492,6 +492,23 @@ def test_a_relay_that_falls_behind_tears_its_listens_down() -> None:
     asyncio.run(asyncio.wait_for(body(), WAIT))
 
 
+def test_a_relay_that_loses_its_broker_tears_its_listens_down() -> None:
+    async def body() -> None:
+        broker = InProcessBroker()
+        ep = endpoint()
+        async with Relay(ep.subscriptions, broker):
+            held = post_listen(ep, toolsListChanged=True)
+            events(held)
+            await broker.aclose()
+            while len(ep.subscriptions):
+                await asyncio.sleep(0.01)
+            (cancelled,) = events(held)
+            assert cancelled["method"] == "notifications/cancelled"
+            assert cancelled["params"]["reason"] == "the server lost its broker"
+
+    asyncio.run(asyncio.wait_for(body(), WAIT))
+
+
 # -- under uvicorn ----------------------------------------------------------------------
 
 
