@@ -8,11 +8,14 @@ it receives to its local `mcp_schema.subscriptions.Subscriptions`, and so
 to every listen open on this replica that asks for it. The default broker
 is an `InProcessBroker` (one process: every replica is this one).
 
-A change reaches the listens open on a replica when the relay there
-receives it: one published just before a listen opened elsewhere may still
-reach it (a spare notification, which a client answers by refetching; it is
-never a lost one). Messages are small JSON objects (``method``, ``uri``);
-one that is not a change is ignored and logged. A relay that falls behind
+On the replica that publishes, a change reaches the listens open when
+`publish` returns, and none opened after (the relay hands it to them at
+once and ignores its own message when the broker brings it back). On
+another replica it reaches the listens open when that relay receives it:
+one published just before a listen opened there may still reach it (a
+spare notification, which a client answers by refetching; never a lost
+one). Messages are small JSON objects (``from``: the publishing relay,
+``method``, ``uri``); one that is not a change is ignored and logged. A relay that falls behind
 the broker (`SubscriptionOverflow`) may have missed changes, so it tears
 down every local listen (``notifications/cancelled``: the clients listen
 again and refetch) and subscribes again; a broker that fails tears them
@@ -24,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from types import TracebackType
 
 import jiter
@@ -56,15 +60,18 @@ _MISSED = "the server may have missed changes: listen again"
 _BROKEN = "the server lost its broker"
 
 
-def _change_of(data: bytes) -> Change | None:
+def _change_of(data: bytes) -> tuple[str, Change] | None:
+    """The publishing relay and the change of a broker message; None for another message."""
     try:
         value = jiter.from_json(data)
-        if not isinstance(value, dict) or set(value) - {"method", "uri"}:
+        if not isinstance(value, dict) or set(value) - {"from", "method", "uri"}:
             return None
-        method, uri = value.get("method"), value.get("uri")
-        if not isinstance(method, str) or not isinstance(uri, (str, type(None))):
+        origin, method, uri = value.get("from"), value.get("method"), value.get("uri")
+        if not isinstance(origin, str) or not isinstance(method, str):
             return None
-        return checked_change(method, uri)
+        if not isinstance(uri, (str, type(None))):
+            return None
+        return origin, checked_change(method, uri)
     except ValueError:
         return None
 
@@ -91,13 +98,15 @@ class Relay:
         self.broker.subscribe(channel, max_queued=max_queued)  # checks both, once
         self._max_queued = max_queued
         self._task: asyncio.Task[None] | None = None
+        self._origin = secrets.token_hex(8)
 
     async def publish(self, method: str, uri: str | None = None) -> None:
         """Publish notification ``method`` (``uri``: of the resource updated)
         to the listens of every replica."""
-        method, uri = checked_change(method, uri)
-        change = {"method": method} if uri is None else {"method": method, "uri": uri}
-        await self.broker.publish(self.channel, json.dumps(change).encode())
+        change = checked_change(method, uri)
+        message = {"from": self._origin, "method": method, **({} if uri is None else {"uri": uri})}
+        await self.broker.publish(self.channel, json.dumps(message).encode())
+        self.subscriptions.publish(*change)  # here at once: the listens open now, no later one
 
     async def tools_list_changed(self) -> None:
         await self.publish(TOOLS)
@@ -124,11 +133,11 @@ class Relay:
         while True:
             try:
                 async for message in subscription:
-                    change = _change_of(message.data)
-                    if change is None:
+                    received = _change_of(message.data)
+                    if received is None:
                         _LOG.warning("ignored a broker message that is no change")
-                    else:
-                        self.subscriptions.publish(*change)
+                    elif received[0] != self._origin:  # this relay's own went out at once
+                        self.subscriptions.publish(*received[1])
                 return  # closed
             except SubscriptionOverflow:
                 self.subscriptions.cancel(_MISSED)

@@ -446,11 +446,31 @@ def test_a_publish_on_one_endpoint_reaches_a_listen_on_another(
     run(replicas, body, 2)
 
 
+def test_a_change_published_here_before_a_listen_opened_never_reaches_it(
+    replicas: Callable[[int], Any],  # noqa: F811
+) -> None:
+    async def body(broker: Broker) -> None:
+        ep = endpoint()
+        async with Relay(ep.subscriptions, broker, channel=f"test-{uuid.uuid4().hex}") as relay:
+            before = post_listen(ep, 1, toolsListChanged=True)
+            await relay.tools_list_changed()
+            after = post_listen(ep, 2, toolsListChanged=True)  # before the broker delivers it
+            await asyncio.sleep(0.2)  # what the broker delivers back arrives meanwhile
+            assert [e["method"] for e in events(before)] == [ACK, TOOLS]
+            assert [e["method"] for e in events(after)] == [ACK]
+            await relay.tools_list_changed()
+            await asyncio.sleep(0.2)
+            assert [e["method"] for e in events(before)] == [TOOLS]
+            assert [e["method"] for e in events(after)] == [TOOLS]
+
+    run(replicas, body)
+
+
 def test_the_relay_ignores_what_is_no_change() -> None:
     async def body() -> None:
         async with InProcessBroker() as broker:
             ep = endpoint()
-            async with Relay(ep.subscriptions, broker) as relay:
+            async with Relay(ep.subscriptions, broker):
                 held = post_listen(ep, toolsListChanged=True)
                 events(held)
                 for junk in (
@@ -459,9 +479,11 @@ def test_the_relay_ignores_what_is_no_change() -> None:
                     b'{"method": "x"}',
                     b'{"method": 1}',
                     b'{"uri": "a", "b": 1}',
+                    b'{"from": 1, "method": "notifications/tools/list_changed"}',
+                    b'{"from": "o", "method": "notifications/tools/list_changed", "uri": 5}',
                 ):
                     await broker.publish(CHANNEL, junk)
-                await relay.tools_list_changed()
+                await Relay(Subscriptions(), broker).tools_list_changed()  # another replica
                 got: list[dict[str, Any]] = []
                 while not got:
                     await asyncio.sleep(0.01)
