@@ -405,6 +405,15 @@ def test_a_stream_that_overflows_cancels_the_listen() -> None:
     assert len(ep.subscriptions) == 0
 
 
+def test_a_client_that_cannot_read_an_event_stream_is_refused() -> None:
+    ep = endpoint()
+    body = json.dumps(listen_body(6, {"toolsListChanged": True})).encode()
+    headers = {**HEADERS, "accept": "application/json"}
+    refused = ep.handle("POST", "/mcp", list(headers.items()), body)
+    assert refused.status == 406 and json.loads(refused.body)["id"] == 6
+    assert len(ep.subscriptions) == 0
+
+
 def test_a_listen_beyond_the_bound_is_refused_with_its_id() -> None:
     ep = endpoint(subscriptions=Subscriptions(max_listens=1))
     post_listen(ep, 1, toolsListChanged=True)

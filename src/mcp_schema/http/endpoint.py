@@ -380,6 +380,8 @@ class Endpoint:
             return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
         listen = _brought(events)
         if live.id is None and listen is not None and listen.method == LISTEN:
+            if media != _SSE:
+                return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", listen.id)
             try:  # a stream of its own, fed by the subscriptions (mcp_schema.http.listen)
                 listening = open_listen(self.subscriptions, listen, max_buffer=self.max_buffer)
             except McpError as err:
