@@ -188,8 +188,8 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
         member = wire.get(name)
         return isinstance(member, Mapping) and member.get(flag) is True
 
-    sent = {f"notifications/{n}/list_changed" for n in ("tools", "prompts", "resources")}
-    found = {m for m in sent if declares(m.split("/")[1], "listChanged")}
+    lists = (("tools", TOOLS), ("prompts", PROMPTS), ("resources", RESOURCES))
+    found = {method for name, method in lists if declares(name, "listChanged")}
     return frozenset(found | ({RESOURCE_UPDATED} if declares("resources", "subscribe") else set()))
 
 
@@ -287,12 +287,14 @@ class Listen:
     def cancel(self, reason: str | None = None) -> None:
         """Tear down: ``notifications/cancelled`` naming the listen request
         (what was pending is dropped). Idempotent."""
-        if not self.ended:
-            self._pending.clear()
+        check(reason, str, "reason", none=True)
         params: dict[str, Any] = {"requestId": self.id}
         if reason is not None:
             params["reason"] = reason
-        self._end(self._notification("notifications/cancelled", params))
+        frame = self._notification("notifications/cancelled", params)  # a raise changes nothing
+        if not self.ended:
+            self._pending.clear()
+        self._end(frame)
 
     def abandon(self) -> None:
         """The client cancelled: nothing more is sent (what waited is dropped). Idempotent."""

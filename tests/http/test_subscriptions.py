@@ -36,6 +36,7 @@ from mcp_schema.subscriptions import (
     checked_change,
     supported_by,
 )
+from mcp_schema.v2026_07_28 import ServerCapabilities
 from tests.http.test_asgi import serving, waited_for
 
 # The redis-server fixture, its brokers and their runner are test_broker's.
@@ -107,6 +108,8 @@ def test_capabilities_name_what_is_supported() -> None:
     declared = {"tools": {"listChanged": True}, "resources": {"subscribe": True}, "prompts": {}}
     assert supported_by(declared) == {TOOLS, RESOURCE_UPDATED}
     assert supported_by(None) == frozenset()
+    model = ServerCapabilities(tools={"listChanged": True}, prompts={"listChanged": False})
+    assert supported_by(model) == {TOOLS}
     everything = {"resources": {"listChanged": True, "subscribe": True}}
     assert (
         supported_by(
@@ -284,6 +287,9 @@ def test_the_server_tearing_down_sends_cancelled_and_drops_what_is_pending() -> 
     listen = subs.open(5, {"toolsListChanged": True})
     assert methods(listen) == [ACK]
     subs.tools_list_changed()
+    with pytest.raises(ValueError, match="UTF-8"):
+        listen.cancel("\ud800")  # no JSON text: refused, and nothing changes
+    assert not listen.ended and len(subs) == 1
     subs.cancel("shutting down")
     (cancelled,) = frames(listen)
     assert cancelled["method"] == "notifications/cancelled"
