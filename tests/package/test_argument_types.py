@@ -46,6 +46,7 @@ from mcp_schema import (
     proxy,
     rounds,
     session,
+    subscriptions,
     tables,
     testing,
     tool_headers,
@@ -54,6 +55,7 @@ from mcp_schema import (
 from mcp_schema.registry import COMPILED
 
 PIPELINE = "pipeline rewrite"
+TOOLS_CHANGED = "notifications/tools/list_changed"
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -436,6 +438,22 @@ CASES = [
         untyped=frozenset({"requested"}),
     ),
     Case("versions.version_of", versions.version_of, (old.Tool,)),
+    # subscriptions
+    Case("subscriptions.checked_change", subscriptions.checked_change, (TOOLS_CHANGED,)),
+    Case("subscriptions.supported_by", subscriptions.supported_by, ({"tools": {}},)),
+    Case("subscriptions.Subscriptions", subscriptions.Subscriptions, (), {"max_listens": 2}),
+    Case(
+        "subscriptions.Subscriptions.open",
+        lambda *a, **k: subscriptions.Subscriptions().open(*a, **k),
+        (1, {"toolsListChanged": True}),
+        shape=subscriptions.Subscriptions().open,
+    ),
+    Case(
+        "subscriptions.Subscriptions.publish",
+        lambda *a, **k: subscriptions.Subscriptions().publish(*a, **k),
+        (TOOLS_CHANGED,),
+        shape=subscriptions.Subscriptions().publish,
+    ),
 ]
 
 _FLAGS = {"allow_unknown_methods": "object str", "assume_complete": "object str"}

@@ -12,8 +12,10 @@ under it: ``uvicorn.run(App(endpoint))``, or mounted in any ASGI router.
   (`mcp_schema.http.endpoint`). The buffering rule is the stream's: a
   reader that falls ``max_buffer`` bytes behind has its stream cut, which
   is cancellation too.
-* ``lifespan``: shutdown terminates every session, which ends their open
-  streams. A server may wait for open responses before it gets there (a
+* ``lifespan``: startup starts ``relay`` (a
+  `mcp_schema.subscription_relay.Relay`, if given: changes published on any
+  replica reach this one's listens); shutdown stops it and terminates every
+  session and listen, which ends their open streams. A server may wait for open responses before it gets there (a
   GET stream lasts until its client leaves): give it a graceful-shutdown
   timeout (uvicorn's ``--timeout-graceful-shutdown``).
 
@@ -32,6 +34,7 @@ from typing import Any
 from mcp_schema.http.endpoint import Endpoint
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import KEEPALIVE, Response, Stream
+from mcp_schema.subscription_relay import Relay
 
 __all__ = ["KEEPALIVE_SECONDS", "App"]
 
@@ -47,13 +50,20 @@ Send = Callable[[Message], Awaitable[None]]
 class App:
     """The ASGI 3 application of ``endpoint``."""
 
-    def __init__(self, endpoint: Endpoint, *, keepalive: float = KEEPALIVE_SECONDS) -> None:
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        keepalive: float = KEEPALIVE_SECONDS,
+        relay: Relay | None = None,
+    ) -> None:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"endpoint must be an Endpoint, not {type(endpoint).__name__}")
         if not isinstance(keepalive, (int, float)) or not keepalive > 0:
             raise ValueError(f"keepalive must be a positive number of seconds, not {keepalive!r}")
         self.endpoint = endpoint
         self.keepalive = float(keepalive)
+        self.relay = relay
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -132,8 +142,12 @@ class App:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.relay is not None:
+                    await self.relay.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.relay is not None:
+                    await self.relay.aclose()
                 self.endpoint.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

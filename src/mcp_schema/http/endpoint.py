@@ -36,6 +36,8 @@ Handlers are plain functions ``handler(session, event)``, as on stdio
 stateless-era request is served by a `ServerSession` of its own, built for
 it and dropped after it: nothing is remembered between requests, so a
 handler must answer it before returning (it is answered -32603 otherwise).
+``subscriptions/listen`` is the exception: a stream of its own, served by
+`mcp_schema.http.listen`, never the handler.
 A handshake-era request may be answered later: its stream stays open until
 the response comes, typically when the client's answer to ``session.ask``
 arrives on another POST (an `InputReceived`).
@@ -72,6 +74,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
@@ -85,6 +88,7 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
+from mcp_schema.subscriptions import Subscriptions, supported_by
 from mcp_schema.versions import (
     HANDSHAKE_VERSIONS,
     PROTOCOL_VERSION_KEY,
@@ -159,6 +163,9 @@ class Endpoint:
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
     * ``session_options``: more keyword arguments of every `ServerSession`
       (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
+    * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
+      response of its own (`mcp_schema.http.listen`); by default honoring
+      what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
     """
 
     def __init__(
@@ -177,6 +184,7 @@ class Endpoint:
         max_buffer: int = MAX_BUFFER,
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
+        subscriptions: Subscriptions | None = None,
     ) -> None:
         if not callable(handler):
             raise TypeError(f"handler must be callable, not {type(handler).__name__}")
@@ -198,6 +206,11 @@ class Endpoint:
         self.max_body = max_body
         self.max_buffer = max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
+        self.subscriptions = (
+            Subscriptions(supported=supported_by(capabilities))
+            if subscriptions is None
+            else subscriptions
+        )
         self.stateless = tuple(v for v in STATELESS_VERSIONS if v in served)
         """The versions served per request, oldest first."""
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
@@ -288,8 +301,9 @@ class Endpoint:
         return self._streamed(live.listener, live)
 
     def close(self) -> None:
-        """Terminate every session: the server is shutting down."""
+        """Terminate every session and end every listen: the server is shutting down."""
         self.sessions.close()
+        self.subscriptions.close()
 
     # -- POST -----------------------------------------------------------------------------
 
@@ -364,6 +378,15 @@ class Endpoint:
             if not own:
                 return refusal(status_of(refused.error), refused.error, None)
             return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
+        listen = _brought(events)
+        if live.id is None and listen is not None and listen.method == LISTEN:
+            if media != _SSE:
+                return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", listen.id)
+            try:  # a stream of its own, fed by the subscriptions (mcp_schema.http.listen)
+                listening = open_listen(self.subscriptions, listen, max_buffer=self.max_buffer)
+            except McpError as err:
+                return refusal(status_of(err), err, listen.id)
+            return self._streamed(listening, live)
         stream: Stream | None = None
         if "method" in value and "id" in value:  # a request: the stream of its answer
             stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))

@@ -1,0 +1,390 @@
+"""``subscriptions/listen`` (2026-07-28), whatever the transport: the open
+listens of a server and what reaches them (hand-written runtime module).
+
+The rules are the specification's
+[Subscriptions](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)
+and [Cancellation](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/cancellation)
+pages. `Subscriptions` is the registry; `Subscriptions.open` turns a
+``subscriptions/listen`` request (its id and its ``notifications`` filter)
+into a `Listen`, whose frames a transport writes as it takes them
+(`Listen.take`):
+
+1. ``notifications/subscriptions/acknowledged`` first, with the part of
+   the client's `Filter` the server honors (``supported``: what it can
+   send at all; the rest is left out of the acknowledgement, and never
+   sent).
+2. Then the changes published (`Subscriptions.publish` and its four
+   spellings) since the listen was opened, those its filter asks for and
+   no other: a change published before `open` never reaches it. Between
+   two takes, changes coalesce: each notification (a list changed, a URI
+   updated) is sent once, in the order it was first published, however
+   often it was published meanwhile. What a reader gets therefore depends
+   only on what was published between its takes.
+3. Every frame carries ``io.modelcontextprotocol/subscriptionId`` (the
+   listen request's id) in ``_meta``.
+
+How it ends: the client cancels (`Listen.abandon`: the HTTP stream closed,
+or on stdio its ``notifications/cancelled``), and nothing more is sent; the
+server ends it gracefully (`Listen.close`: what is pending, then the
+``complete`` result of the listen request); or the server tears it down
+(`Listen.cancel`: ``notifications/cancelled`` naming the listen request,
+what was pending dropped). A listen whose pending notifications would grow
+beyond ``max_queued`` is torn down so (its reader fell behind; the client
+may listen again and refetch).
+
+Bounded: at most ``max_listens`` open listens (one more is refused with
+-32603, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
+``max_queued`` pending notifications per listen. Sans-IO and not
+thread-safe: one thread (one event loop) at a time. Across replicas,
+`mcp_schema.subscription_relay` carries publications through a broker.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from mcp_schema._args import check, strings
+from mcp_schema.codec import encode
+from mcp_schema.errors import InternalError, InvalidParamsError
+
+__all__ = [
+    "LIST_CHANGED",
+    "MAX_LISTENS",
+    "MAX_QUEUED",
+    "MAX_URIS",
+    "NOTIFICATIONS",
+    "RESOURCE_UPDATED",
+    "SUBSCRIPTION_ID_KEY",
+    "Change",
+    "Filter",
+    "Listen",
+    "Subscriptions",
+    "checked_change",
+    "supported_by",
+]
+
+SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
+"""The ``_meta`` key naming the listen request of a frame on its stream."""
+
+TOOLS = "notifications/tools/list_changed"
+PROMPTS = "notifications/prompts/list_changed"
+RESOURCES = "notifications/resources/list_changed"
+RESOURCE_UPDATED = "notifications/resources/updated"
+
+LIST_CHANGED: Mapping[str, str] = {
+    "toolsListChanged": TOOLS,
+    "promptsListChanged": PROMPTS,
+    "resourcesListChanged": RESOURCES,
+}
+"""Each boolean member of a ``SubscriptionFilter``, and the notification it asks for."""
+
+NOTIFICATIONS = frozenset([*LIST_CHANGED.values(), RESOURCE_UPDATED])
+"""Every notification a listen may carry."""
+
+MAX_LISTENS = 1024
+"""Open listens a `Subscriptions` holds by default."""
+
+MAX_QUEUED = 256
+"""Pending notifications of one listen, by default, before it is torn down."""
+
+MAX_URIS = 256
+"""Resource URIs one filter may name, by default."""
+
+_ACK = "notifications/subscriptions/acknowledged"
+_FELL_BEHIND = "the subscription's reader fell behind"
+
+Change = tuple[str, "str | None"]
+"""A published change: the notification's method, and the URI of a resource updated."""
+
+
+@dataclass(frozen=True)
+class Filter:
+    """What a listen asks for (``SubscriptionFilter``): list changes, and
+    updates of some resource URIs (in the client's order, without repeats)."""
+
+    tools_list_changed: bool = False
+    prompts_list_changed: bool = False
+    resources_list_changed: bool = False
+    resource_subscriptions: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: BaseModel | Mapping[str, Any], *, max_uris: int = MAX_URIS) -> Filter:
+        """The filter of a ``SubscriptionFilter`` (model, or mapping of wire
+        names); -32602 for a member of the wrong type or too many URIs."""
+        check(value, (BaseModel, Mapping), "notifications")
+        check(max_uris, int, "max_uris")
+        wire: Any = (
+            value.model_dump(mode="json", by_alias=True, exclude_none=True)
+            if isinstance(value, BaseModel)
+            else value
+        )
+        flags = {}
+        for name in LIST_CHANGED:
+            flag = wire.get(name, False)
+            if not isinstance(flag, bool):
+                raise InvalidParamsError(f"notifications.{name} must be a boolean")
+            flags[name] = flag
+        uris = wire.get("resourceSubscriptions", [])
+        if not isinstance(uris, (list, tuple)) or not all(isinstance(u, str) for u in uris):
+            raise InvalidParamsError("notifications.resourceSubscriptions must be strings")
+        if len(uris) > max_uris:
+            raise InvalidParamsError(f"notifications.resourceSubscriptions: at most {max_uris}")
+        return cls(
+            flags["toolsListChanged"],
+            flags["promptsListChanged"],
+            flags["resourcesListChanged"],
+            tuple(dict.fromkeys(uris)),
+        )
+
+    def _lists(self) -> list[str]:
+        """The wire names of the list changes it asks for."""
+        flags = (self.tools_list_changed, self.prompts_list_changed, self.resources_list_changed)
+        return [name for name, flag in zip(LIST_CHANGED, flags, strict=True) if flag]
+
+    def methods(self) -> frozenset[str]:
+        """The notifications it asks for."""
+        asked = {LIST_CHANGED[name] for name in self._lists()}
+        return frozenset(asked | ({RESOURCE_UPDATED} if self.resource_subscriptions else set()))
+
+    def honored(self, supported: Collection[str]) -> Filter:
+        """What of it a server that sends only ``supported`` honors."""
+        return Filter(
+            self.tools_list_changed and TOOLS in supported,
+            self.prompts_list_changed and PROMPTS in supported,
+            self.resources_list_changed and RESOURCES in supported,
+            self.resource_subscriptions if RESOURCE_UPDATED in supported else (),
+        )
+
+    def wants(self, change: Change) -> bool:
+        method, uri = change
+        if method == RESOURCE_UPDATED:
+            return uri in self.resource_subscriptions
+        return method in self.methods()
+
+    def to_wire(self) -> dict[str, Any]:
+        """The ``SubscriptionFilter`` JSON: what it asks for, and nothing else."""
+        wire: dict[str, Any] = dict.fromkeys(self._lists(), True)
+        if self.resource_subscriptions:
+            wire["resourceSubscriptions"] = list(self.resource_subscriptions)
+        return wire
+
+
+def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozenset[str]:
+    """The notifications a server declaring ``capabilities`` sends: a list's
+    change when it declares ``listChanged`` for it, resource updates when
+    ``resources.subscribe``."""
+    check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
+    wire: Any = (
+        capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(capabilities, BaseModel)
+        else capabilities or {}
+    )
+
+    def declares(name: str, flag: str) -> bool:
+        member = wire.get(name)
+        return isinstance(member, Mapping) and member.get(flag) is True
+
+    lists = (("tools", TOOLS), ("prompts", PROMPTS), ("resources", RESOURCES))
+    found = {method for name, method in lists if declares(name, "listChanged")}
+    return frozenset(found | ({RESOURCE_UPDATED} if declares("resources", "subscribe") else set()))
+
+
+def checked_change(method: str, uri: str | None = None) -> Change:
+    """The change of notification ``method`` (``uri``: of the resource
+    updated, and only then); ``ValueError`` for another."""
+    check(method, str, "method")
+    check(uri, str, "uri", none=True)
+    if method not in NOTIFICATIONS:
+        raise ValueError(f"a listen carries no {method!r}")
+    if (method == RESOURCE_UPDATED) != isinstance(uri, str):
+        raise ValueError("a uri is the resource updated's, and only its")
+    return (method, uri)
+
+
+class Listen:
+    """One open ``subscriptions/listen``: its ``id`` (the request's, which
+    every frame carries) and the ``filter`` honored. A transport sets
+    `on_ready`, takes frames (`take`) whenever it fires, and stops at
+    `done`."""
+
+    def __init__(
+        self,
+        request_id: str | int,
+        honored: Filter,
+        max_queued: int,
+        gone: Callable[[Listen], None],
+    ) -> None:
+        self.id = request_id
+        self.filter = honored
+        self.on_ready: Callable[[], None] | None = None
+        """Called (with no argument) when there is something new to take."""
+        self._max_queued = max_queued
+        self._gone = gone
+        self._pending: dict[Change, None] = {}  # insertion-ordered: first publication first
+        self._ack: bytes | None = self._notification(_ACK, {"notifications": honored.to_wire()})
+        self._last: bytes | None = None  # the closing frame
+        self.ended = False
+        """No change reaches it any more (closed, cancelled or abandoned)."""
+
+    def _meta(self) -> dict[str, Any]:
+        return {SUBSCRIPTION_ID_KEY: self.id}
+
+    def _notification(self, method: str, params: dict[str, Any]) -> bytes:
+        return encode(
+            {"jsonrpc": "2.0", "method": method, "params": {"_meta": self._meta(), **params}}
+        )
+
+    def _ready(self) -> None:
+        if self.on_ready is not None:
+            self.on_ready()
+
+    def publish(self, change: Change) -> None:
+        """Queue ``change`` if the filter asks for it (what the registry calls)."""
+        if self.ended or not self.filter.wants(change) or change in self._pending:
+            return
+        if len(self._pending) >= self._max_queued:
+            self.cancel(_FELL_BEHIND)
+            return
+        was_idle = not self._pending and self._ack is None
+        self._pending[change] = None
+        if was_idle:
+            self._ready()
+
+    def take(self) -> list[bytes]:
+        """The frames to write now, in order; empties what waited."""
+        pending, self._pending = self._pending, {}
+        frames = [] if self._ack is None else [self._ack]
+        frames += [self._notification(m, {} if u is None else {"uri": u}) for m, u in pending]
+        if self._last is not None:
+            frames.append(self._last)
+        self._ack = self._last = None
+        return frames
+
+    @property
+    def done(self) -> bool:
+        """Ended, and every frame taken: the transport ends the stream."""
+        return self.ended and self._ack is None and self._last is None and not self._pending
+
+    def _end(self, last: bytes | None) -> bool:
+        if self.ended:
+            return False
+        self.ended = True
+        self._last = last
+        self._gone(self)
+        self._ready()
+        return True
+
+    def close(self) -> None:
+        """End gracefully: what is pending, then the listen request's
+        ``complete`` result. Idempotent."""
+        result = {"resultType": "complete", "_meta": self._meta()}
+        self._end(encode({"jsonrpc": "2.0", "id": self.id, "result": result}))
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Tear down: ``notifications/cancelled`` naming the listen request
+        (what was pending is dropped). Idempotent."""
+        check(reason, str, "reason", none=True)
+        params: dict[str, Any] = {"requestId": self.id}
+        if reason is not None:
+            params["reason"] = reason
+        frame = self._notification("notifications/cancelled", params)  # a raise changes nothing
+        if not self.ended:
+            self._pending.clear()
+        self._end(frame)
+
+    def abandon(self) -> None:
+        """The client cancelled: nothing more is sent (what waited is dropped). Idempotent."""
+        if self._end(None):
+            self._ack = None
+            self._pending.clear()
+
+
+class Subscriptions:
+    """The open listens of a server (see the module).
+
+    * ``supported``: the notifications the server sends (`supported_by` its
+      capabilities; default every one).
+    * ``max_listens``, ``max_queued``, ``max_uris``: the bounds.
+    """
+
+    def __init__(
+        self,
+        *,
+        supported: Collection[str] = NOTIFICATIONS,
+        max_listens: int = MAX_LISTENS,
+        max_queued: int = MAX_QUEUED,
+        max_uris: int = MAX_URIS,
+    ) -> None:
+        for name, size in (
+            ("max_listens", max_listens),
+            ("max_queued", max_queued),
+            ("max_uris", max_uris),
+        ):
+            check(size, int, name)
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
+        unknown = set(strings(supported, "supported") or ()) - NOTIFICATIONS
+        if unknown:
+            raise ValueError(f"supported names no listen notification: {sorted(unknown)}")
+        self.supported = frozenset(supported)
+        self.max_listens = max_listens
+        self.max_queued = max_queued
+        self.max_uris = max_uris
+        self._open: dict[Listen, None] = {}  # by identity: clients' ids may coincide
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def open(self, request_id: str | int, notifications: BaseModel | Mapping[str, Any]) -> Listen:
+        """A new listen for the request ``request_id`` asking for
+        ``notifications`` (a ``SubscriptionFilter``), its acknowledgement
+        queued. -32603 when ``max_listens`` are open, -32602 for a bad filter."""
+        check(request_id, (str, int), "request_id")
+        asked = Filter.of(notifications, max_uris=self.max_uris)
+        if len(self._open) >= self.max_listens:
+            raise InternalError(f"too many open subscriptions (at most {self.max_listens})")
+        listen = Listen(request_id, asked.honored(self.supported), self.max_queued, self._forget)
+        self._open[listen] = None
+        return listen
+
+    def _forget(self, listen: Listen) -> None:
+        self._open.pop(listen, None)
+
+    def publish(self, method: str, uri: str | None = None) -> int:
+        """Send notification ``method`` (``uri``: of the resource updated) to
+        every open listen asking for it; how many asked."""
+        change = checked_change(method, uri)
+        reached = [listen for listen in self._open if listen.filter.wants(change)]
+        for listen in reached:
+            listen.publish(change)
+        return len(reached)
+
+    def tools_list_changed(self) -> int:
+        return self.publish(TOOLS)
+
+    def prompts_list_changed(self) -> int:
+        return self.publish(PROMPTS)
+
+    def resources_list_changed(self) -> int:
+        return self.publish(RESOURCES)
+
+    def resource_updated(self, uri: str) -> int:
+        return self.publish(RESOURCE_UPDATED, uri)
+
+    def close(self) -> None:
+        """End every listen gracefully (the server is shutting down)."""
+        for listen in _snapshot(self._open):
+            listen.close()
+
+    def cancel(self, reason: str | None = None) -> None:
+        """Tear every listen down (``notifications/cancelled``)."""
+        for listen in _snapshot(self._open):
+            listen.cancel(reason)
+
+
+def _snapshot(listens: Iterable[Listen]) -> list[Listen]:
+    return list(listens)  # ending one removes it from what is iterated
