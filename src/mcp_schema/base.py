@@ -402,16 +402,17 @@ class _Bounded:
 
 
 MAX_EXACT_INTEGRAL_FLOAT = 2**53
-"""Largest magnitude of an integer written as a float (``5.0``, ``1e15``) that is read as
-an int: every such float is exact, and its digits (at most 16) are never much longer than
-its text. ``1e308`` would become 309 digits, so it is refused."""
+"""Largest magnitude of a request id written as a float (``5.0``) that is read as the
+int: from here on a double skips integers, so the id ``9007199254740993.0`` would become
+another request (``mcp_schema.codec.decode`` refuses it, -32700)."""
 
 
 class Int(_Bounded):
-    """A JSON Schema ``integer``: strict, bounds kept, small integral floats accepted.
+    """A JSON Schema ``integer``: strict, bounds kept, integral floats accepted.
 
-    ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
-    JSON value) while at most `MAX_EXACT_INTEGRAL_FLOAT` in magnitude.
+    ``5.0`` and ``1e16`` are integers in JSON Schema; they are read as the ints
+    ``5`` and ``10**16``, the same JSON values (the double's exact value, as
+    every peer reads it).
     Use as ``Annotated[int, Int(ge=0)]``.
     """
 
@@ -429,12 +430,8 @@ class Int(_Bounded):
                         strict=True,
                         multiple_of=1,
                         allow_inf_nan=False,
-                        ge=max(-MAX_EXACT_INTEGRAL_FLOAT, self.ge)
-                        if self.ge is not None
-                        else -MAX_EXACT_INTEGRAL_FLOAT,
-                        le=min(MAX_EXACT_INTEGRAL_FLOAT, self.le)
-                        if self.le is not None
-                        else MAX_EXACT_INTEGRAL_FLOAT,
+                        ge=self.ge,
+                        le=self.le,
                     ),
                 ),
             ],
