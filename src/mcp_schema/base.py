@@ -425,13 +425,9 @@ class Int(_Bounded):
             [
                 self._int_arm(),
                 core_schema.no_info_after_validator_function(
-                    int,
+                    _integral,
                     core_schema.float_schema(
-                        strict=True,
-                        multiple_of=1,
-                        allow_inf_nan=False,
-                        ge=self.ge,
-                        le=self.le,
+                        strict=True, allow_inf_nan=False, ge=self.ge, le=self.le
                     ),
                 ),
             ],
@@ -439,6 +435,14 @@ class Int(_Bounded):
             custom_error_message="Input should be a JSON integer" + _bounds_text(self.ge, self.le),
             serialization=core_schema.simple_ser_schema("int"),
         )
+
+
+def _integral(value: float) -> int:
+    # Not pydantic's multiple_of=1: it allows for rounding, so 5e-324 would pass
+    # (and be read as 0).
+    if not value.is_integer():
+        raise ValueError("not an integer")
+    return int(value)
 
 
 class Number(_Bounded):

@@ -441,7 +441,10 @@ def _liars() -> list[tuple[str, Any]]:
         ("hidden NaN", hidden),
         ("hidden set", HidingDict(s={1, 2})),
         ("hidden list item", HidingList([NAN])),
-        ("hidden tuple item", type("HidingTuple", (tuple,), {"__iter__": lambda s: iter(())})((NAN,))),
+        (
+            "hidden tuple item",
+            type("HidingTuple", (tuple,), {"__iter__": lambda s: iter(())})((NAN,)),
+        ),
         ("raising hash", keyed),
         ("lone surrogate", LyingStr("\ud800")),
         ("fake float", FakeFloat()),

@@ -150,3 +150,19 @@ def test_an_integer_member_written_as_a_large_float_is_read_alike_in_both_views(
     assert model.params.max_tokens == int(float(number))  # type: ignore[attr-defined]
     assert decode_dict(raw, version=VERSION)["params"]["maxTokens"] == float(number)
     assert decode_dict(encode(model), version=VERSION)["params"]["maxTokens"] == float(number)
+
+
+@pytest.mark.parametrize("number", ["5e-324", "1e-300", "0.5"])
+def test_an_integer_member_holding_a_fraction_is_refused_in_both_views(number: str) -> None:
+    # pydantic's multiple_of=1 allows for rounding: 5e-324 would be read as 0.
+    raw = (
+        b'{"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage",'
+        b' "params": {"messages": [], "maxTokens": %s}}' % number.encode()
+    )
+    for read in (decode, decode_dict):
+        with pytest.raises(McpError) as info:
+            read(raw, version=VERSION)
+        assert info.value.code == -32602
+        assert info.value.data == {
+            "errors": [{"path": "$.params.maxTokens", "reason": "Input should be a JSON integer"}]
+        }

@@ -41,7 +41,6 @@ MAX_DEPTH = 200
 limit); a deeper message is a -32700 parse error."""
 
 
-
 def as_bytes(raw: object) -> bytes:
     """``raw`` as the UTF-8 bytes the parser reads; ``TypeError`` for other types.
 

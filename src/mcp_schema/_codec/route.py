@@ -26,7 +26,6 @@ MAX_ID_LENGTH = 1024
 small; a request with a longer id is refused and answered with a null id."""
 
 
-
 class Known(NamedTuple):
     """What a reader knows about a message before it is read."""
 
