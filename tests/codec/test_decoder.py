@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import mcp_schema.v2025_11_25 as old
+from mcp_schema._codec import decoding
 from mcp_schema.codec import TASKS_EXTENSION, Decoder, ResultResponse, decode, decode_dict
 from mcp_schema.errors import McpError, MethodNotFoundError
 
@@ -76,7 +77,7 @@ def test_the_methods_a_decoder_remembers_are_bounded() -> None:
     decoder = Decoder(version="2025-11-25")
     for i in range(5000):
         decoder.decode_dict(TOOLS, method=f"vendor/{i}")
-    assert len(decoder._by_method) <= 1024
+    assert len(decoder._by_method) <= decoding._METHODS
 
 
 def test_its_errors_are_decodes_errors() -> None:

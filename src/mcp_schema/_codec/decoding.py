@@ -135,7 +135,7 @@ class Decoder:
         return known
 
 
-_METHODS = 1024
+_METHODS = 256
 """Methods a `Decoder` remembers the `Known` of (most sessions use a few dozen)."""
 
 
@@ -149,14 +149,17 @@ def decoder_of(
     """The `Decoder` of `decode`'s keyword arguments: a shared one for
     arguments of exact types (``1`` is no ``True``, so it never finds the
     decoder of ``True``), else a new one, which checks them."""
-    flags = (allow_unknown_methods, assume_complete, lenient_newer)
+    # No generator on the common path (no extensions): each costs a few
+    # tenths of a microsecond, as much as the lookup.
     if (
-        (version is None or type(version) is str)
+        (allow_unknown_methods is True or allow_unknown_methods is False)
+        and (assume_complete is True or assume_complete is False)
+        and (lenient_newer is True or lenient_newer is False)
+        and (version is None or type(version) is str)
         and type(extensions) is tuple
-        and all(type(e) is str for e in extensions)
-        and all(flag is True or flag is False for flag in flags)
+        and (not extensions or all(type(e) is str for e in extensions))
     ):
-        key = (version, extensions, *flags)
+        key = (version, extensions, allow_unknown_methods, assume_complete, lenient_newer)
         found = _DECODERS.get(key)
         if found is None:
             found = Decoder(
@@ -181,7 +184,7 @@ def decoder_of(
 
 _DECODERS: dict[tuple[Any, ...], Decoder] = {}
 """`decoder_of` by its arguments, all of exact types: most calls repeat a few."""
-_DECODERS_SIZE = 256
+_DECODERS_SIZE = 64
 
 
 def decode(

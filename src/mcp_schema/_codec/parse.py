@@ -66,8 +66,13 @@ def parse(data: bytes) -> dict[str, Any]:
     """The message's JSON value: an object, as parsed; `McpError` when it is none."""
     if data[:1] != b"{" and _BATCH.match(data):
         raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
-    value, refusal = _parsed(data)
-    if refusal is not None:
+    try:
+        value = jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False)
+    except ValueError as exc:
+        refusal = _refusal(str(exc))
+    else:
+        refusal = None
+    if refusal is not None:  # raised here, so that it does not carry the parser's exception
         if isinstance(refusal, InvalidRequestError):
             _address_repeated(refusal, data)
         raise refusal
@@ -78,15 +83,6 @@ def parse(data: bytes) -> dict[str, Any]:
     if type(value.get("id")) is float:
         _check_float_id(data, value["id"])
     return value
-
-
-def _parsed(data: bytes) -> tuple[Any, InvalidRequestError | ParseError | None]:
-    """The parsed value, or the refusal to raise (raised by the caller, so that
-    it does not carry the parser's exception along)."""
-    try:
-        return jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False), None
-    except ValueError as exc:
-        return None, _refusal(str(exc))
 
 
 def _address_repeated(err: InvalidRequestError, data: bytes) -> None:
@@ -135,13 +131,14 @@ def _refusal(message: str) -> InvalidRequestError | ParseError:
 
 
 # Which float tokens could change kind, decided from the bytes at C speed:
-# with every digit read as "0" and "E" as "e", a token that overflows or
-# underflows has an exponent of three digits or more ("e000", "e-000",
-# "e+000") or, with a shorter exponent, a run of 200 digits or more (its
-# 300-odd digits written out). Both may also match inside strings or long
-# integers: the walk of the parsed value then clears them. Past `_WALK_FROM`
-# bytes the walk alone is cheaper: it visits the values, not every byte.
-_NUMBER_SHAPES = bytes.maketrans(b"123456789E", b"000000000e")
+# with every digit read as "0", "E" as "e" and a sign as "e", a token that
+# overflows or underflows has an exponent of three digits or more ("e000",
+# "ee000") or, with a shorter exponent, a run of 200 digits or more (its
+# 300-odd digits written out). Both may also match elsewhere (a negative
+# number of three digits, a long integer, hex in a string): the walk of the
+# parsed value then clears them. Past `_WALK_FROM` bytes the walk alone is
+# cheaper: it visits the values, not every byte.
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E+-", b"000000000eee")
 _LONG_DIGITS = b"0" * 200
 _WALK_FROM = 16 * 1024
 
@@ -149,12 +146,7 @@ _WALK_FROM = 16 * 1024
 def _numbers_at_a_glance(data: bytes) -> bool:
     shapes = data.translate(_NUMBER_SHAPES)
     # find() rather than "in": the operator costs a buffer lookup more per call.
-    return (
-        shapes.find(b"e000") < 0
-        and shapes.find(b"e-000") < 0
-        and shapes.find(b"e+000") < 0
-        and shapes.find(_LONG_DIGITS) < 0
-    )
+    return shapes.find(b"e000") < 0 and shapes.find(_LONG_DIGITS) < 0
 
 
 def _plain_floats(value: Any) -> bool:
