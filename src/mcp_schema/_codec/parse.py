@@ -66,13 +66,8 @@ def parse(data: bytes) -> dict[str, Any]:
     """The message's JSON value: an object, as parsed; `McpError` when it is none."""
     if data[:1] != b"{" and _BATCH.match(data):
         raise InvalidRequestError("Invalid Request: a batch, not one message (decode each element)")
-    try:
-        value = jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False)
-    except ValueError as exc:
-        refusal = _refusal(str(exc))
-    else:
-        refusal = None
-    if refusal is not None:  # raised here, so that it does not carry the parser's exception
+    value, refusal = _parsed(data)
+    if refusal is not None:
         if isinstance(refusal, InvalidRequestError):
             _address_repeated(refusal, data)
         raise refusal
@@ -83,6 +78,15 @@ def parse(data: bytes) -> dict[str, Any]:
     if type(value.get("id")) is float:
         _check_float_id(data, value["id"])
     return value
+
+
+def _parsed(data: bytes) -> tuple[Any, InvalidRequestError | ParseError | None]:
+    """The parsed value, or the refusal to raise (raised by the caller, so that
+    it does not carry the parser's exception along)."""
+    try:
+        return jiter.from_json(data, catch_duplicate_keys=True, allow_inf_nan=False), None
+    except ValueError as exc:
+        return None, _refusal(str(exc))
 
 
 def _address_repeated(err: InvalidRequestError, data: bytes) -> None:
