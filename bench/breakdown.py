@@ -1,8 +1,10 @@
 """Where ``decode`` and ``decode_dict`` spend their time: ``python -m bench.breakdown``.
 
 Times the stages of the one decode path separately, over the captured
-sessions and a ``tools/call`` request: the floor, the duplicate-refusing
-parse alone, the number glance, the whole parse stage, the route, each view's
+sessions, a ``tools/call`` request and a 1 MiB ``resources/read`` result: the
+floor, the duplicate-refusing parse alone, the number check (the glance of
+the bytes below ``parse._WALK_FROM``, the walk of the value above), the
+whole parse stage, jiter + jsonschema-rs alone (the reference), the route, each view's
 validation of the routed message, pydantic's own validation of the exact
 class, and the two public functions whole. It reaches into the codec's
 private modules, so it is a diagnostic that may need updating when the codec
@@ -19,9 +21,9 @@ import orjson
 
 from bench import timing
 from bench.peers import _exact_validator, version_to_name
-from bench.workloads import Msg, sessions, tools_call_request
+from bench.workloads import Msg, resources_read_result, sessions, tools_call_request
 from mcp_schema import codec
-from mcp_schema._codec import parse, route, views
+from mcp_schema._codec import parse, route, schemas, views
 from mcp_schema.errors import McpError
 
 
@@ -31,13 +33,26 @@ def _stages(msg: Msg) -> dict[str, Callable[[], object]]:
     known = route.Known(version=version, method=msg.method, allow_unknown_methods=True)
     value = parse.parse(raw)
     routed = route.route(value, known, None)
+    number_check: Callable[[], object] = (
+        functools.partial(parse._numbers_at_a_glance, raw)
+        if len(raw) <= parse._WALK_FROM
+        else functools.partial(parse._plain_floats, value)
+    )
+    checked = schemas.validator(routed.target)
+    payload = "result" if routed.kind == "result" else "error" if routed.kind == "error" else None
+
+    def reference() -> object:
+        parsed = jiter.from_json(raw, catch_duplicate_keys=True, allow_inf_nan=False)
+        return checked.is_valid(parsed if payload is None else parsed[payload])
+
     return {
         "orjson.loads (floor)": functools.partial(orjson.loads, raw),
         "jiter, duplicates refused": functools.partial(
             jiter.from_json, raw, catch_duplicate_keys=True, allow_inf_nan=False
         ),
-        "number glance": functools.partial(parse._numbers_at_a_glance, raw),
+        "number check": number_check,
         "parse stage": functools.partial(parse.parse, raw),
+        "jiter + jsonschema-rs": reference,
         "route": functools.partial(route.route, value, known, None),
         "dict view (jsonschema-rs)": functools.partial(
             views.DICTS.message, routed, value, len(raw)
@@ -73,6 +88,7 @@ def report(name: str, messages: list[Msg]) -> None:
 def main() -> None:
     report("tools/call request", list(tools_call_request().messages))
     report("captured sessions", [m for w in sessions() for m in w.messages])
+    report("resources/read result (1 MiB text)", list(resources_read_result().messages))
 
 
 if __name__ == "__main__":

@@ -10,6 +10,13 @@ value, so ``encode`` refuses it instead of writing ``null`` or a lookalike.
 
 Two walks: `is_json`, a yes/no without bookkeeping for the common case, and
 `find_problem`, which names the path of the first problem once there is one.
+
+A subclass of a JSON type is judged by what it holds, read as pydantic-core
+writes it: through the builtin type's own methods (`exact`), never through
+its overrides, so a float subclass whose comparisons lie or a dict subclass
+hiding its items cannot pass a NaN, and a key whose ``__hash__`` raises is
+never hashed. The type is read with ``type()``: ``isinstance`` believes an
+object's ``__class__``.
 """
 
 from __future__ import annotations
@@ -93,9 +100,35 @@ def is_json(value: Any, depth: int = 0, models: bool = True) -> bool:
             return False
         return _self_checking(value) or find_problem(value, "$", depth) is None
     # Subclasses (an IntEnum, a str Enum, an OrderedDict) are written as their base.
-    if isinstance(value, (str, int, float, dict, list, tuple)):
+    if issubclass(kind, (str, int, float, dict, list, tuple)):
         return find_problem(value, "$", depth, models) is None
     return False
+
+
+def exact(value: Any) -> Any:
+    """A str, int, float, list or tuple subclass as the builtin value it
+    holds (read by the builtin's own method, whatever the subclass
+    overrides); anything else as it is. A dict's items are read with
+    `items_of`."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if issubclass(kind, str):
+        return str.__str__(value)
+    if issubclass(kind, int):
+        return int.__int__(value)
+    if issubclass(kind, float):
+        return float.__float__(value)
+    if issubclass(kind, list):
+        return list(list.__iter__(value))
+    if issubclass(kind, tuple):
+        return list(tuple.__iter__(value))
+    return value
+
+
+def items_of(value: dict[Any, Any]) -> Any:
+    """The items a dict (or a dict subclass) holds, as pydantic-core reads them."""
+    return dict.items(value)
 
 
 def member(path: str, key: str) -> str:
@@ -119,47 +152,53 @@ def find_problem(
     under their wire names, and their unknown members; an `Omittable` member
     holding ``None`` is left out by ``encode``, so it is no problem here.
     """
-    if isinstance(value, bool) or value is None:
+    kind = type(value)
+    if kind is bool or value is None:
         return None
-    if isinstance(value, str):
+    if issubclass(kind, BaseModel):
+        if depth >= MAX_NESTING:
+            return NotJson(path, f"nested deeper than {MAX_NESTING} levels")
+        if not models:
+            return NotJson(path, f"a {_type_name(value)} model inside a plain mapping")
+        for wire, item in written_members(value):
+            found = find_problem(item, member(path, exact(wire)), depth + 1)
+            if found is not None:
+                return found
+        return None
+    if issubclass(kind, dict):
+        if depth >= MAX_NESTING:
+            return NotJson(path, f"nested deeper than {MAX_NESTING} levels")
+        for key, item in items_of(value):
+            if not issubclass(type(key), str):
+                return NotJson(path, f"a key is a {_type_name(key)}, not a string")
+            found = find_problem(item, member(path, exact(key)), depth + 1, models)
+            if found is not None:
+                return found
+        return None
+    if not issubclass(kind, (str, int, float, list, tuple)):
+        return NotJson(path, f"a {_type_name(value)} is not a JSON value")
+    value = exact(value)
+    if type(value) is str:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
             return NotJson(path, f"a string UTF-8 cannot carry (at character {exc.start})")
         return None
-    if isinstance(value, int):
+    if type(value) is int:
         if -_INT_LIMIT < value < _INT_LIMIT:
             return None
         return NotJson(path, f"an integer of more than {MAX_DIGITS:,} digits")
-    if isinstance(value, float):
+    if type(value) is float:
         if -_FINITE_LIMIT <= value <= _FINITE_LIMIT:
             return None
         return NotJson(path, f"{value!r} is not a JSON number")
-    if isinstance(value, (dict, list, tuple, BaseModel)) and depth >= MAX_NESTING:
+    if depth >= MAX_NESTING:
         return NotJson(path, f"nested deeper than {MAX_NESTING} levels")
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return NotJson(path, f"the key {key!r} is a {_type_name(key)}, not a string")
-            found = find_problem(item, member(path, key), depth + 1, models)
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, (list, tuple)):
-        for index, item in enumerate(value):
-            found = find_problem(item, f"{path}[{index}]", depth + 1, models)
-            if found is not None:
-                return found
-        return None
-    if isinstance(value, BaseModel):
-        if not models:
-            return NotJson(path, f"a {_type_name(value)} model inside a plain mapping")
-        for wire, item in written_members(value):
-            found = find_problem(item, member(path, wire), depth + 1)
-            if found is not None:
-                return found
-        return None
-    return NotJson(path, f"a {_type_name(value)} is not a JSON value")
+    for index, item in enumerate(value):
+        found = find_problem(item, f"{path}[{index}]", depth + 1, models)
+        if found is not None:
+            return found
+    return None
 
 
 def written_members(model: BaseModel) -> list[tuple[str, Any]]:

@@ -38,16 +38,17 @@ class _Bounded:
 
 
 MAX_EXACT_INTEGRAL_FLOAT = 2**53
-"""Largest magnitude of an integer written as a float (``5.0``, ``1e15``) that is read as
-an int: every such float is exact, and its digits (at most 16) are never much longer than
-its text. ``1e308`` would become 309 digits, so it is refused."""
+"""Largest magnitude of a request id written as a float (``5.0``) that is read as the
+int: from here on a double skips integers, so the id ``9007199254740993.0`` would become
+another request (``mcp_schema.codec.decode`` refuses it, -32700)."""
 
 
 class Int(_Bounded):
-    """A JSON Schema ``integer``: strict, bounds kept, small integral floats accepted.
+    """A JSON Schema ``integer``: strict, bounds kept, integral floats accepted.
 
-    ``5.0`` is an integer in JSON Schema; it is read as the int ``5`` (the same
-    JSON value) while at most `MAX_EXACT_INTEGRAL_FLOAT` in magnitude.
+    ``5.0`` and ``1e16`` are integers in JSON Schema; they are read as the ints
+    ``5`` and ``10**16``, the same JSON values (the double's exact value, as
+    every peer reads it).
     Use as ``Annotated[int, Int(ge=0)]``.
     """
 
@@ -60,17 +61,9 @@ class Int(_Bounded):
             [
                 self._int_arm(),
                 core_schema.no_info_after_validator_function(
-                    int,
+                    _integral,
                     core_schema.float_schema(
-                        strict=True,
-                        multiple_of=1,
-                        allow_inf_nan=False,
-                        ge=max(-MAX_EXACT_INTEGRAL_FLOAT, self.ge)
-                        if self.ge is not None
-                        else -MAX_EXACT_INTEGRAL_FLOAT,
-                        le=min(MAX_EXACT_INTEGRAL_FLOAT, self.le)
-                        if self.le is not None
-                        else MAX_EXACT_INTEGRAL_FLOAT,
+                        strict=True, allow_inf_nan=False, ge=self.ge, le=self.le
                     ),
                 ),
             ],
@@ -78,6 +71,14 @@ class Int(_Bounded):
             custom_error_message="Input should be a JSON integer" + _bounds_text(self.ge, self.le),
             serialization=core_schema.simple_ser_schema("int"),
         )
+
+
+def _integral(value: float) -> int:
+    # Not pydantic's multiple_of=1: it allows for rounding, so 5e-324 would pass
+    # (and be read as 0).
+    if not value.is_integer():
+        raise ValueError("not an integer")
+    return int(value)
 
 
 class Number(_Bounded):

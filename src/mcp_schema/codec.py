@@ -11,7 +11,9 @@ Every reader takes one path, one module per stage in ``mcp_schema._codec``:
    (``decode``) or as the generated JSON Schema, returning the parsed value
    itself (``decode_dict``).
 
-Every failure is an `mcp_schema.errors.McpError` with the JSON-RPC code a
+A `Decoder` holds the options of many reads, checked once when it is made
+(``decode`` and ``decode_dict`` take them as keyword arguments and read
+through a shared one). Every failure is an `mcp_schema.errors.McpError` with the JSON-RPC code a
 server should answer with. ``encode`` writes a message back by alias, leaving
 absent members absent, so ``encode(decode(raw))`` is the JSON value of
 ``raw``; ``to_wire`` gives that JSON value of a model. ``is_request``,
@@ -23,7 +25,7 @@ requests in flight) into the same path; ``reply`` builds answers.
 from __future__ import annotations
 
 from mcp_schema._codec.correlator import MAX_PENDING, Correlator, Sender
-from mcp_schema._codec.decoding import DictMessage, decode, decode_dict
+from mcp_schema._codec.decoding import Decoder, DictMessage, decode, decode_dict
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import (
     ErrorResponse,
@@ -50,6 +52,7 @@ __all__ = [
     "MAX_PENDING",
     "TASKS_EXTENSION",
     "Correlator",
+    "Decoder",
     "DictMessage",
     "ErrorResponse",
     "ErrorResponseDict",

@@ -61,9 +61,10 @@ MAX_EXTRA_ITEMS = 2
 MAX_MAP_ITEMS = 2
 MAX_UNKNOWN_MEMBERS = 2
 MAX_JSON_DEPTH = 3
-FLOAT_LIMIT = 2**53
-"""Floats stay below this magnitude: from it on a double skips integers, and
-decoding refuses such a float rather than read a rounded number."""
+ID_FLOAT_LIMIT = 2**53
+"""Integral floats stay below this magnitude: a request id is an integer, and
+from here on a double skips integers, so decoding refuses an id written as
+such a float (it could be another request). Numbers draw every double."""
 
 
 def booleans() -> Strategy:
@@ -113,25 +114,17 @@ def _int_range(ge: float | None, le: float | None) -> tuple[int | None, int | No
 def integers(ge: float | None = None, le: float | None = None) -> Strategy:
     low, high = _int_range(ge, le)
     ints = st.integers(low, high)
-    safe_low = max(1 - FLOAT_LIMIT, low) if low is not None else 1 - FLOAT_LIMIT
-    safe_high = min(FLOAT_LIMIT - 1, high) if high is not None else FLOAT_LIMIT - 1
+    safe_low = max(1 - ID_FLOAT_LIMIT, low) if low is not None else 1 - ID_FLOAT_LIMIT
+    safe_high = min(ID_FLOAT_LIMIT - 1, high) if high is not None else ID_FLOAT_LIMIT - 1
     if safe_low > safe_high:
         return ints
     return ints | st.integers(safe_low, safe_high).map(float)
 
 
 def _floats(ge: float | None = None, le: float | None = None) -> Strategy:
-    """Finite floats within the bounds and below `FLOAT_LIMIT` in magnitude."""
-    low = -FLOAT_LIMIT if ge is None else max(ge, -FLOAT_LIMIT)
-    high = FLOAT_LIMIT if le is None else min(le, FLOAT_LIMIT)
-    return st.floats(
-        low,
-        high,
-        allow_nan=False,
-        allow_infinity=False,
-        exclude_min=low == -FLOAT_LIMIT,
-        exclude_max=high == FLOAT_LIMIT,
-    )
+    """Finite floats within the bounds: every double, subnormals to 1.7e308,
+    as peers read them (RFC 8259 section 6)."""
+    return st.floats(ge, le, allow_nan=False, allow_infinity=False)
 
 
 def numbers(ge: float | None = None, le: float | None = None) -> Strategy:

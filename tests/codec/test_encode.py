@@ -358,3 +358,149 @@ def test_nan_never_reads_back_as_null() -> None:
 def test_an_error_response_is_always_writable(data: Any) -> None:
     response = InvalidParamsError("m", data).to_response(1)
     assert json.loads(encode(response))["error"]["data"] == {"truncated": True}
+
+
+# -- subclasses that lie about their value ------------------------------------------------
+
+
+class LyingFloat(float):
+    """A NaN that says it is an ordinary number."""
+
+    def __le__(self, other: object) -> bool:
+        return True
+
+    def __ge__(self, other: object) -> bool:
+        return True
+
+    def __lt__(self, other: object) -> bool:
+        return True
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+    def __float__(self) -> float:
+        return 1.0
+
+
+class HidingDict(dict):  # type: ignore[type-arg]
+    """A dict whose Python-level views show nothing of what it holds."""
+
+    def items(self) -> Any:
+        return iter(())
+
+    def values(self) -> Any:
+        return iter(())
+
+    def keys(self) -> Any:
+        return iter(())
+
+    def __iter__(self) -> Any:
+        return iter(())
+
+
+class HidingList(list):  # type: ignore[type-arg]
+    def __iter__(self) -> Any:
+        return iter(())
+
+
+class UnhashableKey(str):
+    armed = False
+
+    def __hash__(self) -> int:
+        if UnhashableKey.armed:
+            raise RuntimeError("hash")
+        return str.__hash__(self)
+
+    def __eq__(self, other: object) -> bool:
+        return str.__eq__(self, other)
+
+
+class LyingStr(str):
+    def encode(self, *args: Any, **kwargs: Any) -> bytes:
+        return b"fine"
+
+    def isidentifier(self) -> bool:
+        raise RuntimeError("isidentifier")
+
+
+class FakeFloat:
+    """Not a float at all, though isinstance() says it is."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return float
+
+
+def _liars() -> list[tuple[str, Any]]:
+    hidden = HidingDict(x=NAN)
+    key = UnhashableKey("k")
+    keyed = {key: 1}
+    return [
+        ("float", LyingFloat(NAN)),
+        ("infinite float", LyingFloat(INF)),
+        ("hidden NaN", hidden),
+        ("hidden set", HidingDict(s={1, 2})),
+        ("hidden list item", HidingList([NAN])),
+        (
+            "hidden tuple item",
+            type("HidingTuple", (tuple,), {"__iter__": lambda s: iter(())})((NAN,)),
+        ),
+        ("raising hash", keyed),
+        ("lone surrogate", LyingStr("\ud800")),
+        ("fake float", FakeFloat()),
+    ]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in _liars()])
+def test_a_lying_subclass_is_refused_or_written_as_its_real_value(name: str) -> None:
+    value = dict(_liars())[name]
+    for message in (
+        lambda: {"jsonrpc": "2.0", "id": 1, "result": {"v": value}},
+        lambda: call({"v": value}),
+    ):
+        UnhashableKey.armed = False
+        try:
+            built = message()
+        except ValueError:
+            continue  # refused when built: never reaches the wire
+        UnhashableKey.armed = True
+        try:
+            out = encode(built)
+        except ValueError as err:  # the typed refusal, naming where
+            assert "$." in str(err), err
+            continue
+        finally:
+            UnhashableKey.armed = False
+        # Written: then it is JSON that decodes, and says what the value holds.
+        assert b"NaN" not in out and b"Infinity" not in out and b"null" not in out, out
+        decoded = json.loads(out)
+        assert decoded == json.loads(encode(json.loads(out)))
+
+
+def test_a_str_subclass_key_is_written_as_its_text() -> None:
+    key = UnhashableKey("name")
+    message = {"jsonrpc": "2.0", "id": 1, "result": {key: "x"}}
+    UnhashableKey.armed = True
+    try:
+        out = encode(message)
+    finally:
+        UnhashableKey.armed = False
+    assert json.loads(out) == {"jsonrpc": "2.0", "id": 1, "result": {"name": "x"}}
+
+
+def test_an_int_subclass_is_written_as_its_int() -> None:
+    class LyingInt(int):
+        def __lt__(self, other: object) -> bool:
+            return True
+
+        def __gt__(self, other: object) -> bool:
+            return True
+
+    assert refused({"jsonrpc": "2.0", "id": 1, "result": {"v": LyingInt(HUGE)}}, "$.result.v")
+    assert encode({"jsonrpc": "2.0", "id": 1, "result": {"v": LyingInt(7)}}).endswith(b'{"v":7}}')
+
+
+def test_a_hiding_dict_as_the_message_is_written_as_what_it_holds() -> None:
+    message = HidingDict(jsonrpc="2.0", id=1, result={})
+    assert json.loads(encode(message)) == {"jsonrpc": "2.0", "id": 1, "result": {}}
+    refused(HidingDict(jsonrpc="2.0", id=1, result={"v": NAN}), "$.result.v")

@@ -3,9 +3,11 @@ a bounded answer, and nothing it sends stays behind in memory."""
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import tracemalloc
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -78,19 +80,29 @@ def _kept_error(body: bytes, **options: Any) -> McpError:
     raise AssertionError("decoded")
 
 
-@pytest.mark.parametrize("view", ["decode", "decode_dict"])
-def test_a_kept_error_holds_neither_the_input_nor_the_validator_error(view: str) -> None:
+@pytest.mark.parametrize(
+    "read",
+    [
+        functools.partial(codec.decode, version="2025-11-25"),
+        functools.partial(codec.decode_dict, version="2025-11-25"),
+        codec.Decoder(version="2025-11-25").decode,
+        codec.Decoder(version="2025-11-25").decode_dict,
+    ],
+    ids=["decode", "decode_dict", "Decoder.decode", "Decoder.decode_dict"],
+)
+def test_a_kept_error_holds_neither_the_input_nor_the_validator_error(
+    read: Callable[[bytes], object],
+) -> None:
     items = ",".join(["1"] * 200_000)
     body = (
         '{"jsonrpc": "2.0", "id": 1, "method": "sampling/createMessage", "params": '
         '{"maxTokens": 1, "messages": [{"role": "user", "content": [' + items + "]}]}}"
     ).encode()
-    decode = getattr(codec, view)
     _kept_error(body, version="2025-11-25")  # what a first use builds is not a leak
     gc.collect()
     tracemalloc.start()
     try:
-        decode(body, version="2025-11-25")
+        read(body)
     except McpError as err:
         kept = err
     del body

@@ -104,6 +104,8 @@ _PROBES: dict[str, JSON] = {
 
 EXTRA_KEY = "x-extra-probe"
 
+_MAGNITUDES: list[JSON] = [1e16, -6.02214076e23, 1.5e300, -1.7976931348623157e308, 5e-324, -0.0]
+
 
 # --------------------------------------------------------------------------- JSON helpers
 
@@ -620,6 +622,14 @@ def mutants(value: JSON, rng: random.Random, h: Hints) -> list[Mutant]:
     path, node = pick(list(_nodes(value)))
     kind = pick([t for t in _PROBES if t != json_type(node)])
     out.append((f"retype {_show(path)} to {kind}", _edit(value, path, lambda _n: _PROBES[kind])))
+
+    # A number of another magnitude: every double is a JSON number as peers
+    # read it, and an integral one is an integer.
+    numbers = [(p, n) for p, n in _nodes(value) if json_type(n) in ("integer", "number")]
+    if numbers:
+        path, _node = pick(numbers)
+        scaled = pick(_MAGNITUDES)
+        out.append((f"scale {_show(path)} to {scaled!r}", _edit(value, path, lambda _n: scaled)))
     if not objects:
         return out
 

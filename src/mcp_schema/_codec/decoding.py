@@ -1,15 +1,18 @@
-"""``decode`` and ``decode_dict``: the three stages (`parse`, `route`, a
-view's validation) behind one signature, and the checks that follow them
-(headers, ``lenient_newer``).
+"""`Decoder`, ``decode`` and ``decode_dict``: the three stages (`parse`,
+`route`, a view's validation) behind one signature, and the checks that
+follow them (headers, ``lenient_newer``).
 
-The two functions differ in the view only; `read_value` is the one path
-both take, and the `Correlator` takes it too with what its session knows.
+A `Decoder` checks its options once, when it is made; ``decode`` and
+``decode_dict`` take the same options as keyword arguments and read through
+a `Decoder` too (`decoder_of`). The two views differ in validation only;
+`read_value` is the one path both take, and the `Correlator` takes it too
+with what its session knows.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, Final
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
@@ -30,6 +33,158 @@ DictMessage = dict[str, Any]
 """What `decode_dict` returns: the message's parsed JSON, valid as the
 TypedDict of its method and version (``<package>.dicts``), or as
 `ResultResponseDict` / `ErrorResponseDict`."""
+
+
+class Decoder:
+    """Reads messages with options checked once, at construction (as
+    msgspec's ``Decoder``): ``version``, ``extensions``,
+    ``allow_unknown_methods``, ``assume_complete`` and ``lenient_newer`` mean
+    what they mean for `decode`. What varies from one message to the next is
+    given with it: ``method`` (for a response, the method of the request it
+    answers) and ``headers``.
+
+    `decode` returns models, `decode_dict` validated plain dicts: the same
+    route, the same errors. ``TypeError`` for options of the wrong type.
+    """
+
+    __slots__ = ("__weakref__", "_by_method", "_known", "_lenient")
+
+    def __init__(
+        self,
+        *,
+        version: str | None = None,
+        extensions: Collection[str] = (),
+        allow_unknown_methods: bool = False,
+        assume_complete: bool = False,
+        lenient_newer: bool = False,
+    ) -> None:
+        check(version, str, "version", none=True)
+        check(allow_unknown_methods, bool, "allow_unknown_methods")
+        check(assume_complete, bool, "assume_complete")
+        check(lenient_newer, bool, "lenient_newer")
+        self._known: Final = Known(
+            version=version,
+            extensions=extension_set(extensions),
+            allow_unknown_methods=allow_unknown_methods,
+            assume_complete=assume_complete,
+        )
+        self._lenient: Final = lenient_newer
+        self._by_method: dict[str, Known] = {}
+
+    def __repr__(self) -> str:
+        known = self._known
+        return (
+            f"Decoder(version={known.version!r}, extensions={sorted(known.extensions)!r}, "
+            f"allow_unknown_methods={known.allow_unknown_methods!r}, "
+            f"assume_complete={known.assume_complete!r}, lenient_newer={self._lenient!r})"
+        )
+
+    def decode(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        *,
+        method: str | None = None,
+        headers: Headers | None = None,
+    ) -> Message:
+        """One message as the model of its method and version (see `decode`)."""
+        outcome = self._outcome(raw, MODELS, method, headers)
+        del raw, headers  # an error raised below keeps this frame: not the input
+        decoded: Message = returned(outcome)
+        return decoded
+
+    def decode_dict(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        *,
+        method: str | None = None,
+        headers: Headers | None = None,
+    ) -> DictMessage:
+        """One message as validated plain dicts (see `decode_dict`)."""
+        outcome = self._outcome(raw, DICTS, method, headers)
+        del raw, headers  # an error raised below keeps this frame: not the input
+        decoded: DictMessage = returned(outcome)
+        return decoded
+
+    def _outcome(
+        self,
+        raw: bytes | bytearray | memoryview | str,
+        view: View,
+        method: str | None,
+        headers: Headers | None,
+    ) -> Any:
+        """The message read in ``view``, or the `McpError` to raise, detached
+        (the caller raises it from a frame that no longer holds the input)."""
+        known = self._known if method is None else self._answering(method)
+        received = None if headers is None else received_headers(headers)
+        data = raw if type(raw) is bytes else as_bytes(raw)
+        try:
+            value = parse(data)
+            return read_value(value, len(data), known, received, view, self._lenient)[1]
+        except McpError as err:
+            return detached(err)
+
+    def _answering(self, method: str) -> Known:
+        known = self._by_method.get(method) if type(method) is str else None
+        if known is None:
+            check(method, str, "method")
+            if len(self._by_method) >= _METHODS:
+                self._by_method.clear()  # the method of a response may be any name a peer chose
+            # A str subclass is read as its text (the key is a str, hashed as one).
+            method = str.__str__(method)
+            known = self._by_method[method] = self._known._replace(method=method)
+        return known
+
+
+_METHODS = 256
+"""Methods a `Decoder` remembers the `Known` of (most sessions use a few dozen)."""
+
+
+def decoder_of(
+    version: str | None,
+    extensions: Collection[str],
+    allow_unknown_methods: bool,
+    assume_complete: bool,
+    lenient_newer: bool,
+) -> Decoder:
+    """The `Decoder` of `decode`'s keyword arguments: a shared one for
+    arguments of exact types (``1`` is no ``True``, so it never finds the
+    decoder of ``True``), else a new one, which checks them."""
+    # No generator on the common path (no extensions): each costs a few
+    # tenths of a microsecond, as much as the lookup.
+    if (
+        (allow_unknown_methods is True or allow_unknown_methods is False)
+        and (assume_complete is True or assume_complete is False)
+        and (lenient_newer is True or lenient_newer is False)
+        and (version is None or type(version) is str)
+        and type(extensions) is tuple
+        and (not extensions or all(type(e) is str for e in extensions))
+    ):
+        key = (version, extensions, allow_unknown_methods, assume_complete, lenient_newer)
+        found = _DECODERS.get(key)
+        if found is None:
+            found = Decoder(
+                version=version,
+                extensions=extensions,
+                allow_unknown_methods=allow_unknown_methods,
+                assume_complete=assume_complete,
+                lenient_newer=lenient_newer,
+            )
+            if len(_DECODERS) >= _DECODERS_SIZE:
+                _DECODERS.clear()  # a version may be any name a caller passes on
+            _DECODERS[key] = found
+        return found
+    return Decoder(
+        version=version,
+        extensions=extensions,
+        allow_unknown_methods=allow_unknown_methods,
+        assume_complete=assume_complete,
+        lenient_newer=lenient_newer,
+    )
+
+
+_DECODERS: dict[tuple[Any, ...], Decoder] = {}
+"""`decoder_of` by its arguments, all of exact types: most calls repeat a few."""
+_DECODERS_SIZE = 64
 
 
 def decode(
@@ -82,8 +237,8 @@ def decode(
     arguments of the wrong type). A raised error holds no reference to the
     input: keeping it keeps a few hundred bytes.
     """
-    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
-    outcome = _decode(raw, MODELS, known, headers, lenient_newer)
+    decoder = decoder_of(version, extensions, allow_unknown_methods, assume_complete, lenient_newer)
+    outcome = decoder._outcome(raw, MODELS, method, headers)
     del raw, headers  # an error raised below keeps this frame: not the input
     decoded: Message = returned(outcome)
     return decoded
@@ -111,31 +266,11 @@ def decode_dict(
     Raises `mcp_schema.errors.McpError` subclasses only (``TypeError`` for
     arguments of the wrong type, as `decode`).
     """
-    known = known_of(version, method, extensions, allow_unknown_methods, assume_complete)
-    outcome = _decode(raw, DICTS, known, headers, lenient_newer)
+    decoder = decoder_of(version, extensions, allow_unknown_methods, assume_complete, lenient_newer)
+    outcome = decoder._outcome(raw, DICTS, method, headers)
     del raw, headers  # an error raised below keeps this frame: not the input
     decoded: DictMessage = returned(outcome)
     return decoded
-
-
-def _decode(
-    raw: bytes | bytearray | memoryview | str,
-    view: View,
-    known: Known,
-    headers: Headers | None,
-    lenient_newer: bool,
-) -> Any:
-    """The message, or the `McpError` to raise, detached (the caller raises
-    it from a frame that no longer holds the input)."""
-    received = None if headers is None else received_headers(headers)
-    data = raw if type(raw) is bytes else as_bytes(raw)
-    if lenient_newer is not False and lenient_newer is not True:
-        check(lenient_newer, bool, "lenient_newer")
-    try:
-        value = parse(data)
-        return read_value(value, len(data), known, received, view, lenient_newer)[1]
-    except McpError as err:
-        return detached(err)
 
 
 def read_value(
@@ -198,50 +333,6 @@ def check_headers(
                 f"Invalid params: cannot be mirrored in headers: {exc}",
                 error_list([{"path": "$.params", "reason": str(exc)}]),
             ) from None
-
-
-def known_of(
-    version: str | None,
-    method: str | None,
-    extensions: Collection[str],
-    allow_unknown_methods: bool,
-    assume_complete: bool,
-) -> Known:
-    """What `decode`'s keyword arguments say about a message, checked (a
-    caller's types are not trusted: ``TypeError`` for the wrong ones)."""
-    plain = type(extensions) is tuple and not extensions
-    key = (version, method, allow_unknown_methods, assume_complete)
-    if plain:
-        found = _KNOWN.get(key)
-        # 1 == True: a flag given as an int must not find the checked entry.
-        if (
-            found is not None
-            and found.allow_unknown_methods is allow_unknown_methods
-            and found.assume_complete is assume_complete
-        ):
-            return found
-    check(version, str, "version", none=True)
-    check(method, str, "method", none=True)
-    check(allow_unknown_methods, bool, "allow_unknown_methods")
-    check(assume_complete, bool, "assume_complete")
-    known = Known(
-        version=version,
-        method=method,
-        extensions=extension_set(extensions),
-        allow_unknown_methods=allow_unknown_methods,
-        assume_complete=assume_complete,
-    )
-    if plain:
-        if len(_KNOWN) >= _KNOWN_SIZE:
-            _KNOWN.clear()  # the method of a response may be any name a peer chose
-        _KNOWN[key] = known
-    return known
-
-
-_KNOWN: dict[tuple[object, ...], Known] = {}
-"""`known_of` for calls without extensions, by their arguments: most calls
-repeat a few (a version, the method of a pending request)."""
-_KNOWN_SIZE = 4096
 
 
 def extension_set(extensions: Collection[str]) -> frozenset[str]:

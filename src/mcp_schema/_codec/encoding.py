@@ -30,7 +30,15 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from mcp_schema._exact import MAX_DIGITS, NotJson, find_problem, is_json, written_members
+from mcp_schema._exact import (
+    MAX_DIGITS,
+    NotJson,
+    exact,
+    find_problem,
+    is_json,
+    items_of,
+    written_members,
+)
 
 ENVELOPE_ORDER = ("jsonrpc", "id", "method", "params", "result", "error")
 """The order of a message's top-level members; others follow, in their own order."""
@@ -90,18 +98,25 @@ def _exact(message: Any) -> bytes:
 
 def _as_json(value: Any) -> Any:
     """``value`` as the plain JSON value `encode` writes for it (checked by
-    `find_problem` first): models become their written members."""
-    if isinstance(value, BaseModel):
-        return {wire: _as_json(item) for wire, item in written_members(value)}
-    if isinstance(value, dict):
-        return {key: _as_json(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
+    `find_problem` first), of exact builtin types: models become their
+    written members, subclasses the builtin values they hold (keys too, so
+    that no override is called, not even ``__hash__``)."""
+    kind = type(value)
+    if issubclass(kind, BaseModel):
+        return {exact(wire): _as_json(item) for wire, item in written_members(value)}
+    if issubclass(kind, dict):
+        return {exact(key): _as_json(item) for key, item in items_of(value)}
+    value = exact(value)
+    if type(value) is list:
         return [_as_json(item) for item in value]
     return value
 
 
 def _mapping(message: Mapping[str, Any]) -> bytes:
-    plain: Any = message if type(message) is dict else dict(message)
+    if type(message) is dict:
+        plain: Any = message
+    else:  # a dict subclass by what it holds, another mapping by its protocol
+        plain = dict(items_of(message) if isinstance(message, dict) else message.items())
     if not is_json(plain, 0, False):
         return _exact(plain)  # a problem, or models inside the mapping
     try:

@@ -11,10 +11,14 @@ the peer sent:
 * NaN and Infinity, which JSON does not have; a nesting deeper than
   `MAX_DEPTH`; a ``\\u`` escape that is a lone surrogate; an integer of more
   than 4,300 digits (-32700);
-* a number written as a float that the double it becomes cannot hold: beyond
-  the range of a double (read as infinity), below it (a nonzero number read
-  as zero), or of a magnitude of 2**53 or more, where a double no longer
-  holds every integer (-32700).
+* a number written as a float that would change kind as a double: beyond
+  the range of a double (read as infinity) or below it (a nonzero number
+  read as zero), -32700. Every other float is the IEEE double it reads as,
+  the interoperable JSON number of RFC 8259 section 6 (``1e16``,
+  ``6.02214076e23`` and ``1.5e300`` are ordinary numbers);
+* an ``id`` written as a float that rounding makes another id: of a
+  magnitude of 2**53 or more, where a double skips integers, or an integral
+  double read from a token that is not exactly that integer (-32700).
 
 A batch (a JSON array) is refused from its first byte, before any parse.
 """
@@ -24,20 +28,17 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal
 from typing import Any
 
 import jiter
 
+from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
 from mcp_schema.errors import InvalidRequestError, ParseError, clip
 
 MAX_DEPTH = 200
 """Deepest nesting of arrays and objects a message may have (the JSON parser's own
 limit); a deeper message is a -32700 parse error."""
-
-FLOAT_INTEGER_LIMIT = 2**53
-"""A number written as a float must stay below this magnitude: from here on a
-double skips integers, so ``9007199254740993.0`` would silently become
-``9007199254740992``."""
 
 
 def as_bytes(raw: object) -> bytes:
@@ -70,10 +71,12 @@ def parse(data: bytes) -> dict[str, Any]:
         if isinstance(refusal, InvalidRequestError):
             _address_repeated(refusal, data)
         raise refusal
-    if not _numbers_at_a_glance(data):
-        _check_numbers(data, value)
+    if (len(data) > _WALK_FROM or not _numbers_at_a_glance(data)) and not _plain_floats(value):
+        _check_numbers(data)
     if type(value) is not dict:
         raise InvalidRequestError("Invalid Request: a JSON-RPC message is a JSON object")
+    if type(value.get("id")) is float:
+        _check_float_id(data, value["id"])
     return value
 
 
@@ -131,45 +134,77 @@ def _refusal(message: str) -> InvalidRequestError | ParseError:
     return ParseError(f"Parse error: {message}")
 
 
-# Which numbers could be unsafe, decided from the bytes at C speed: with every
-# digit read as "0" and "E" as "e", a number the double cannot hold has an
-# exponent ("0e") or a run of 16 digits (an integral part of 2**53 or more, or
-# the 300-odd digits of an overflow or underflow written out). Both may also
-# match inside strings (hex ids): the exact check then clears them.
-_NUMBER_SHAPES = bytes.maketrans(b"123456789E", b"000000000e")
-_LONG_DIGITS = b"0" * 16
+# Which float tokens could change kind, decided from the bytes at C speed:
+# with every digit read as "0", "E" as "e" and a sign as "e", a token that
+# overflows or underflows has an exponent of three digits or more ("e000",
+# "ee000") or, with a shorter exponent, a run of 200 digits or more (its
+# 300-odd digits written out). Both may also match elsewhere (a negative
+# number of three digits, a long integer, hex in a string): the walk of the
+# parsed value then clears them. Past `_WALK_FROM` bytes the walk alone is
+# cheaper: it visits the values, not every byte.
+_NUMBER_SHAPES = bytes.maketrans(b"123456789E+-", b"000000000eee")
+_LONG_DIGITS = b"0" * 200
+_WALK_FROM = 16 * 1024
 
 
 def _numbers_at_a_glance(data: bytes) -> bool:
     shapes = data.translate(_NUMBER_SHAPES)
     # find() rather than "in": the operator costs a buffer lookup more per call.
-    return shapes.find(b"0e") < 0 and shapes.find(_LONG_DIGITS) < 0
+    return shapes.find(b"e000") < 0 and shapes.find(_LONG_DIGITS) < 0
 
 
-def _check_numbers(data: bytes, value: Any) -> None:
-    """The exact check of what the glance could not clear. A message without a
-    single float token reads the same with floats kept as their text (most
-    glances are set off by hex digits in a string); otherwise every float
-    token is read by the standard library's scanner, which calls back with
-    its text."""
-    if jiter.from_json(data, float_mode="lossless-float") == value:
+def _plain_floats(value: Any) -> bool:
+    """Whether no float of ``value`` is an infinity or zero: the only doubles
+    an overflow or an underflow reads as. A zero may be an honest ``0.0``:
+    the exact check reads its token."""
+    kind = type(value)
+    if kind is dict:
+        value = value.values()
+    elif kind is not list:
+        return kind is not float or (value != 0.0 and value - value == 0.0)
+    for item in value:
+        kind = type(item)
+        if kind is str or kind is int or kind is bool or item is None:
+            continue
+        if not _plain_floats(item):
+            return False
+    return True
+
+
+def _check_numbers(data: bytes) -> None:
+    """The exact check of what the walk could not clear: every float token
+    is read by the standard library's scanner, which calls back with its
+    text."""
+    try:
+        json.loads(data, parse_float=_kept_float)
+    except ParseError:
+        raise
+    except (ValueError, RecursionError):  # the parser accepted it: nothing to add
         return
-    json.loads(data, parse_float=_kept_float)
 
 
 def _kept_float(token: str) -> float:
     value = float(token)
     if math.isinf(value):
         raise _unkept(token, "is beyond the range of a double")
-    if abs(value) >= FLOAT_INTEGER_LIMIT:
-        raise _unkept(
-            token, "is written as a float of 2**53 or more, where a double skips integers"
-        )
     if value == 0.0 and any(
         digit in "123456789" for digit in token.partition("e")[0].partition("E")[0]
     ):
         raise _unkept(token, "is below the range of a double (it would read as zero)")
     return value
+
+
+def _check_float_id(data: bytes, rid: float) -> None:
+    """An id written as a float is read as the integer it is, or refused when
+    rounding made it one: another id than the peer's. A float that is no
+    integer is left to the route (-32600, no id)."""
+    if not rid.is_integer():
+        return
+    token = bytes(jiter.from_json(data, float_mode="lossless-float")["id"]).decode()
+    if abs(rid) >= MAX_EXACT_INTEGRAL_FLOAT:
+        raise _unkept(token, "is an id of 2**53 or more, where a double skips integers,")
+    if Decimal(token) != int(rid):
+        raise _unkept(token, f"is an id that a double reads as {int(rid)}, another integer,")
 
 
 def _unkept(token: str, why: str) -> ParseError:

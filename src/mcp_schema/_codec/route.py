@@ -17,15 +17,13 @@ from typing import Any, NamedTuple
 from mcp_schema._codec.catalog import BY_VERSION, SUPPORTED, Catalog, catalog
 from mcp_schema._codec.messages import Kind, RequestIdValue
 from mcp_schema._codec.schemas import Target
+from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
 from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError, quote
 from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, unsupported
 
 MAX_ID_LENGTH = 1024
 """Longest string id read as one: every error answer echoes the id, and stays
 small; a request with a longer id is refused and answered with a null id."""
-
-MAX_EXACT_INTEGRAL_FLOAT = 2**53
-"""An id written as a float (``5.0``) is read as the integer below this magnitude."""
 
 
 class Known(NamedTuple):
@@ -146,8 +144,8 @@ def kind_of(value: Mapping[str, Any]) -> Kind:
 def request_id(value: Any) -> RequestIdValue | None:
     """``value`` as a request id (the one id rule), else None: a string of at
     most `MAX_ID_LENGTH` characters, or an integer. A JSON Schema integer may
-    be written ``1.0``; it is read as the int (the parse refuses floats too
-    large for that to be exact)."""
+    be written ``1.0``; it is read as the int below `MAX_EXACT_INTEGRAL_FLOAT`
+    (the parse refuses a float id that a double rounded to an integer)."""
     kind = type(value)
     if kind is int:
         return int(value)
