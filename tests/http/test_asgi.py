@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -187,6 +188,16 @@ def test_the_example_http_server_in_auto_mode() -> None:
         _, errors = server.communicate(timeout=10)
     assert seen == {**COMMON, "version": "2026-07-28"}
     assert "Traceback" not in errors
+
+
+def test_the_example_http_server_refuses_a_short_state_key_at_start_up() -> None:
+    command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES), "http_server:app"]
+    env = {**os.environ, "MCP_STATE_KEY": "too short"}
+    done = subprocess.run(
+        [*command, "--port", "0"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "MCP_STATE_KEY: keys[0] has 9 bytes; a key needs at least 32" in done.stderr
 
 
 # -- raw HTTP -------------------------------------------------------------------------

@@ -282,6 +282,6 @@ def _question(ask: object) -> tuple[str, dict[str, Any]] | None:
     """A sealed input request as (method, params); None when it is none."""
     method = ask.get("method") if isinstance(ask, dict) else None
     params = ask.get("params") if isinstance(ask, dict) else None
-    if method not in INPUT_RESULTS or not isinstance(params, dict):
+    if not isinstance(method, str) or method not in INPUT_RESULTS or not isinstance(params, dict):
         return None
     return method, params
