@@ -1,5 +1,5 @@
 """Three replicas of ``examples/http_server.py`` (uvicorn) sharing a
-redis-server, behind nginx as a round-robin load balancer: every process on
+redis-server and one ``MCP_STATE_KEY``, behind nginx as a round-robin load balancer: every process on
 loopback, its files in one work directory, every wait bounded, everything
 torn down on the way out (`running`)."""
 
@@ -25,6 +25,7 @@ from tests.http.test_broker import _free_port, redis_server
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 WAIT = 30.0  # seconds a process has to start (or to stop)
+STATE_KEY = "the cluster's shared state key of 32 bytes or more"  # every replica's
 
 # The access log names the replica of each request and what the client sent
 # ($request_body: nginx holds small bodies in memory to pass them on); the
@@ -132,7 +133,8 @@ def running(work: Path, replicas: int = 3) -> Iterator[Cluster]:
             command += ["http_server:app", "--host", "127.0.0.1", "--port", str(port)]
             command += ["--no-access-log", "--timeout-graceful-shutdown", "2"]
             log = work / f"replica-{i}.log"
-            process = _started(stack, command, port, f"replica {i}", log, MCP_REDIS_URL=redis_url)
+            environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY}
+            process = _started(stack, command, port, f"replica {i}", log, **environment)
             started.append(Replica(f"127.0.0.1:{port}", process))
         port = _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)

@@ -1,7 +1,8 @@
 """``examples/http_server.py`` as three uvicorn replicas sharing Redis
 (``MCP_REDIS_URL``), behind nginx balancing round-robin
-(`tests.cluster.harness`): any replica serves any session, the official
-Python SDK client sees one server, and round-robin really spreads the
+(`tests.cluster.harness`): any replica serves any session, a 2026-07-28
+``ask``'s retry completes on another replica than its call (one
+``MCP_STATE_KEY``), the official Python SDK client sees one server, and round-robin really spreads the
 requests (nginx names the replica of each in ``X-Upstream`` and in its
 access log). ``make test-cluster`` runs them."""
 
@@ -174,8 +175,16 @@ def test_the_sdk_client_in_the_handshake_era_through_the_balancer(cluster: Clust
 def test_the_sdk_client_in_2026_07_28_through_the_balancer(cluster: Cluster) -> None:
     before = logged(cluster)
     assert anyio.run(session, cluster.url, "2026-07-28") == {**COMMON, "version": "2026-07-28"}
-    served = {r["upstream"] for r in logged_since(cluster, before)}
-    assert served == {replica.address for replica in cluster.replicas}
+    records = logged_since(cluster, before)
+    assert {r["upstream"] for r in records} == {replica.address for replica in cluster.replicas}
+    # Each asking tool: the call answered input-required on one replica, the retry
+    # (carrying the sealed requestState) served by another.
+    for tool in ("ask", "think"):
+        named = [r for r in records if f'"name":"{tool}"' in r["body"].replace(" ", "")]
+        calls = [r["upstream"] for r in named if "requestState" not in r["body"]]
+        retries = [r["upstream"] for r in named if "requestState" in r["body"]]
+        assert len(calls) == len(retries) == 1, named
+        assert calls != retries
 
 
 def test_a_dead_holder_means_no_session_and_no_wait(cluster: Cluster) -> None:

@@ -1,7 +1,7 @@
 """`mcp_schema.http.asgi.App` under a real ASGI server (uvicorn, on
 127.0.0.1 and a free port), serving the handlers of ``examples/server.py``:
 the official Python SDK client (``mcp`` 2.3.0) in the handshake era
-(``legacy``) and in 2026-07-28, ``examples/http_server.py`` in ``auto``
+(``legacy``) and in 2026-07-28 (its ``ask`` sealed in the ``requestState``), ``examples/http_server.py`` in ``auto``
 mode, and raw HTTP for what a client library does not do (a body too long,
 a client that hangs up, an idle stream's keep-alive)."""
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import http.client
 import importlib.util
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from mcp import Client
 
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
+from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import CancelRequested, Event, ServerSession
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -52,6 +54,7 @@ def app(**options: Any) -> App:
         capabilities=CAPABILITIES,
         handler_version="2026-07-28",
         max_body=options.pop("max_body", 4 << 20),
+        request_state=StateSealer(StateKeys("a key for the tests, at least 32 bytes")),
     )
     return App(endpoint, **options)
 
@@ -120,10 +123,11 @@ async def session(url: str, mode: str) -> dict[str, Any]:
             seen["divide"] = (await c.call_tool("divide", {"a": 1, "b": 0})).is_error
             await c.call_tool("count", {}, progress_callback=on_progress)
             seen["progress"] = reported
-            if mode == "legacy":  # asked on the request's stream, answered on another POST
-                for tool in ("ask", "think"):
-                    answer = await c.call_tool(tool, {})
-                    seen[tool] = getattr(answer.content[0], "text", None)
+            # Handshake era: asked on the request's stream, answered on another POST;
+            # 2026-07-28: an input-required result, and the retry, sealed, a new request.
+            for tool in ("ask", "think"):
+                answer = await c.call_tool(tool, {})
+                seen[tool] = getattr(answer.content[0], "text", None)
             read = await c.read_resource("config://app")
             seen["read"] = getattr(read.contents[0], "text", None)
             prompt = await c.get_prompt("review", {"code": "x"})
@@ -131,8 +135,18 @@ async def session(url: str, mode: str) -> dict[str, Any]:
     return seen
 
 
+async def unaskable(url: str, mode: str) -> dict[str, Any]:
+    """What ``ask`` and ``think`` answer a client with no elicitation or sampling callback."""
+    with anyio.fail_after(30):
+        async with Client(url, mode=mode, read_timeout_seconds=10, cache=None) as c:
+            answers = {tool: await c.call_tool(tool, {}) for tool in ("ask", "think")}
+    return {t: (getattr(a.content[0], "text", None), a.is_error) for t, a in answers.items()}
+
+
 COMMON = {
     "tools": ["echo", "divide", "count", "ask", "think"],
+    "ask": "you said yes",
+    "think": "you said maybe",
     "echo": ("hi", {"text": "hi"}),
     "divide": True,
     "progress": [1.0, 2.0, 3.0],
@@ -142,13 +156,17 @@ COMMON = {
 
 
 def test_the_sdk_client_in_the_handshake_era(url: str) -> None:
-    seen = anyio.run(session, url, "legacy")
-    asked = {"ask": "you said yes", "think": "you said maybe"}
-    assert seen == {**COMMON, **asked, "version": "2025-11-25"}
+    assert anyio.run(session, url, "legacy") == {**COMMON, "version": "2025-11-25"}
 
 
 def test_the_sdk_client_in_2026_07_28(url: str) -> None:
     assert anyio.run(session, url, "2026-07-28") == {**COMMON, "version": "2026-07-28"}
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+def test_a_client_that_cannot_be_asked_is_told_so(url: str, mode: str) -> None:
+    cannot = ("this client cannot be asked", True)
+    assert anyio.run(unaskable, url, mode) == {"ask": cannot, "think": cannot}
 
 
 def test_the_example_http_server_in_auto_mode() -> None:
@@ -170,6 +188,16 @@ def test_the_example_http_server_in_auto_mode() -> None:
         _, errors = server.communicate(timeout=10)
     assert seen == {**COMMON, "version": "2026-07-28"}
     assert "Traceback" not in errors
+
+
+def test_the_example_http_server_refuses_a_short_state_key_at_start_up() -> None:
+    command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES), "http_server:app"]
+    env = {**os.environ, "MCP_STATE_KEY": "too short"}
+    done = subprocess.run(
+        [*command, "--port", "0"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0
+    assert "MCP_STATE_KEY: keys[0] has 9 bytes; a key needs at least 32" in done.stderr
 
 
 # -- raw HTTP -------------------------------------------------------------------------

@@ -79,6 +79,7 @@ from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, stat
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
 from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
     CancelRequested,
     Event,
@@ -112,8 +113,7 @@ _CANCELLED_BY_CLOSE = "the client closed the request's stream"
 
 
 def _peek(body: bytes) -> Any:
-    """The body's JSON, read only to route it (the codec reads it strictly
-    afterwards); None when it is not JSON."""
+    """The body's JSON, only to route it (the codec reads it strictly later); None if none."""
     try:
         return jiter.from_json(body)
     except ValueError:
@@ -163,6 +163,9 @@ class Endpoint:
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
     * ``session_options``: more keyword arguments of every `ServerSession`
       (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
+    * ``request_state``: the `mcp_schema.request_state.StateSealer` a stateless-era
+      ``ask`` is sealed with (its retry then completes on any replica holding the keys),
+      bound to the user ``principal(headers)`` names (lower-case names; default None).
     * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
       response of its own (`mcp_schema.http.listen`); by default honoring
       what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
@@ -185,9 +188,11 @@ class Endpoint:
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
         subscriptions: Subscriptions | None = None,
+        request_state: StateSealer | None = None,
+        principal: Callable[[Mapping[str, str]], str | None] | None = None,
     ) -> None:
-        if not callable(handler):
-            raise TypeError(f"handler must be callable, not {type(handler).__name__}")
+        if not callable(handler) or not (principal is None or callable(principal)):
+            raise TypeError("handler must be callable, and principal callable or None")
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
             check(size, int, name)
             if size < 1:
@@ -199,12 +204,10 @@ class Endpoint:
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
         served = SUPPORTED_VERSIONS if named is None else named
-        self.handler = handler
-        self.path = path
+        self.handler, self.principal = handler, principal
+        self.path, self.loopback_origins = path, loopback_origins
         self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
-        self.loopback_origins = loopback_origins
-        self.max_body = max_body
-        self.max_buffer = max_buffer
+        self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         self.subscriptions = (
             Subscriptions(supported=supported_by(capabilities))
@@ -221,11 +224,13 @@ class Endpoint:
             "capabilities": capabilities,
             "instructions": instructions,
             "handler_version": handler_version,
+            "request_state": request_state,
         }
         self._session(served)  # the arguments are checked once, here
 
-    def _session(self, versions: Collection[str]) -> ServerSession:
-        return ServerSession(versions=versions, **self._options)
+    def _session(self, versions: Collection[str], headers: Any = None) -> ServerSession:
+        principal = None if headers is None or not self.principal else self.principal(headers)
+        return ServerSession(versions=versions, principal=principal, **self._options)
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -316,7 +321,7 @@ class Endpoint:
         if named is not _ABSENT:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, body)
-            live = LiveSession(None, self._session(self.stateless))
+            live = LiveSession(None, self._session(self.stateless, headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
             return self._unsupported(named, body)
@@ -378,34 +383,30 @@ class Endpoint:
             if not own:
                 return refusal(status_of(refused.error), refused.error, None)
             return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
-        listen = _brought(events)
-        if live.id is None and listen is not None and listen.method == LISTEN:
+        brought = _brought(events)
+        if live.id is None and brought is not None and brought.method == LISTEN:
             if media != _SSE:
-                return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", listen.id)
+                return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", brought.id)
             try:  # a stream of its own, fed by the subscriptions (mcp_schema.http.listen)
-                listening = open_listen(self.subscriptions, listen, max_buffer=self.max_buffer)
+                listening = open_listen(self.subscriptions, brought, max_buffer=self.max_buffer)
             except McpError as err:
-                return refusal(status_of(err), err, listen.id)
+                return refusal(status_of(err), err, brought.id)
             return self._streamed(listening, live)
         stream: Stream | None = None
         if "method" in value and "id" in value:  # a request: the stream of its answer
             stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
-            request = _brought(events)
-            if request is None:  # the session answered it: its answer names it
+            if brought is None:  # the session answered it: its answer names it
                 live.streams[stream_key(jiter.from_json(own[0])["id"])] = stream
             else:  # keyed as the session reads the id (1.0 is the request 1)
-                live.streams[stream_key(request.id)] = stream
-                stream.progress_token = stream_key(request.context.progress_token)
+                live.streams[stream_key(brought.id)] = stream
+                stream.progress_token = stream_key(brought.context.progress_token)
         if opening:
             self.sessions.add(live)  # initialize answered: the session lives from now on
         self._route(live, None, own)
         for event in events:
             self._run(live, event)
-        if live.id is None and server.in_flight:  # a stateless-era request left unanswered
-            for event in events:
-                if isinstance(event, (RequestReceived, InputReceived)):
-                    request = event if isinstance(event, RequestReceived) else event.request
-                    self._answer_error(live, request, InternalError("the handler did not answer"))
+        if live.id is None and server.in_flight and brought is not None:  # left unanswered
+            self._answer_error(live, brought, InternalError("the handler did not answer"))
         if stream is None:
             return Response(202, self._session_header(live))
         if stream.finished and (stream.media == _JSON or stream.frames == 1):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
@@ -17,16 +16,15 @@ from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, SERVED_BY, declares
 from mcp_schema.context import LOGGING_LEVELS, LoggingLevel, RequestContext
 from mcp_schema.errors import (
-    InvalidParamsError,
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
-    error_list,
     quote,
 )
 from mcp_schema.negotiation import answered_version, discover_result
 from mcp_schema.projection import ProjectionError, Session, project
-from mcp_schema.rounds import answered_inputs, input_required, same_call
+from mcp_schema.request_state import StateSealer
+from mcp_schema.rounds import answered_inputs, input_required
 from mcp_schema.session.events import (
     CapabilityError,
     Event,
@@ -40,7 +38,7 @@ from mcp_schema.session.events import (
 from mcp_schema.session.input import answer_to, in_version, questions
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.results import Hints, completed, protocol_of
-from mcp_schema.session.state import MAX_PENDING, Outgoing, Round
+from mcp_schema.session.state import MAX_PENDING, Outgoing, Round, SealedRounds
 from mcp_schema.versions import protocol
 
 __all__ = ["ServerSession"]
@@ -68,6 +66,13 @@ class ServerSession(Peer):
       (the session answers the others itself).
     * ``cache_scope``, ``ttl_ms``: the cache hints of stateless-era results
       that need them, unless the result sets its own.
+    * ``request_state``: a `mcp_schema.request_state.StateSealer`: a
+      stateless-era ``ask`` seals its round (the questions, its ``state``,
+      which must then be a small JSON value, the answers so far) into the
+      ``requestState``, bound to the call and to ``principal`` (the
+      authenticated user, or None), so that a session of any process holding
+      the same keys serves the retry. Without it the rounds wait in this
+      session (one connection, as on stdio).
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -89,8 +94,14 @@ class ServerSession(Peer):
         cache_scope: Literal["private", "public"] = "private",
         ttl_ms: int = 0,
         max_pending: int = MAX_PENDING,
+        request_state: StateSealer | None = None,
+        principal: str | None = None,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
+        check(request_state, StateSealer, "request_state", none=True)
+        check(principal, str, "principal", none=True)
+        if request_state is not None:
+            self._state.rounds = SealedRounds(request_state, principal)
         check(info, (BaseModel, Mapping), "info")
         check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
         check(instructions, str, "instructions", none=True)
@@ -177,7 +188,7 @@ class ServerSession(Peer):
             events.append(event)
         else:
             round_, token, answers = resumed
-            self._state.close_round(token)
+            self._state.rounds.close(token)
             given = {**round_.answers, **answers}
             handled = {k: in_version(v, self.handler_version) for k, v in given.items()}  # type: ignore[arg-type]
             events.append(InputReceived(event, handled, round_.state))
@@ -246,8 +257,9 @@ class ServerSession(Peer):
     ) -> tuple[Round, str, dict[str, McpModel]] | None:
         """A stateless-era retry answering an ``ask``: its round (still open),
         the ``requestState`` naming it, and the answers to what the round
-        still asks (-32602 for a retry of another call, or an answer that is
-        not a result of the method asked under its key)."""
+        still asks (-32602 for a state the round store refuses, a retry of
+        another call, or an answer that is not a result of the method asked
+        under its key)."""
         # The fields a model has set are in its __dict__: a params class without
         # requestState answers no round, and getattr would take pydantic's slow miss.
         params = getattr(message, "params", None)
@@ -255,14 +267,7 @@ class ServerSession(Peer):
         state = fields.get("request_state")
         if state is None:
             return None
-        found = self._state.round_for(state, event.method)
-        if not same_call(found.request.message, event.message):
-            raise InvalidParamsError(
-                "Invalid params: $.params: not the call the input was asked for",
-                error_list(
-                    [{"path": "$.params", "reason": "not the call the input was asked for"}]
-                ),
-            )
+        found = self._state.rounds.find(state, event)
         still = {k: m for k, (m, _) in found.questions.items() if k not in found.answers}
         compiled = protocol(event.version)
         assert compiled is not None  # the route read the retry in it
@@ -365,7 +370,7 @@ class ServerSession(Peer):
             token, frame = self._input_required(request, round_, asked)
             self._state.release(request)
             self._out.append(frame)
-            self._state.asked(token, round_)
+            self._state.rounds.keep(token, round_)
             return
         for method, params in asked.values():
             self._sendable(method, version, "request")
@@ -382,16 +387,16 @@ class ServerSession(Peer):
         asked: Mapping[str, tuple[str, dict[str, Any]]],
     ) -> tuple[str, bytes]:
         """The input-required result answering ``answering`` with ``asked``, for
-        ``round_`` (which keeps it): the new ``requestState`` and the frame."""
+        ``round_``: the new ``requestState`` (the round store's) and the frame."""
         version = answering.version
-        token = secrets.token_urlsafe(16)
+        token = self._state.rounds.token(round_)
         wire = {k: {"method": m, "params": p} for k, (m, p) in asked.items()}
         try:
             result = input_required(version, wire, state=token)
         except ValueError as exc:
             raise InvalidOutgoingError(str(exc)) from None
         value = self._result_value(answering, to_wire(result), version, check=False)
-        round_.result = self._check_answer(value, answering.method, version)
+        self._check_answer(value, answering.method, version)
         return token, encoded(value)
 
     def _ask_again(
@@ -404,8 +409,8 @@ class ServerSession(Peer):
         again.answers = {**found.answers, **answers}
         missing = {k: q for k, q in found.questions.items() if k not in again.answers}
         fresh, frame = self._input_required(retry, again, missing)
-        self._state.close_round(token)
-        self._state.asked(fresh, again)
+        self._state.rounds.close(token)
+        self._state.rounds.keep(fresh, again)
         self._out.append(frame)
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:

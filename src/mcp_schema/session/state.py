@@ -8,8 +8,10 @@ state, in the spirit of h11's ``_state``, in one place.
 * cancellation, a fact of the request (the event), not of its id: an id
   may be used again once its request left the table, and the cancelled
   request stays cancelled;
-* the input rounds: a server's open `Round`s, a client's input requests
-  not provided yet.
+* the input rounds: a server's open `Round`s (handshake era: by the call
+  they serve; stateless era: in a round store, `MemoryRounds` in the session
+  or `SealedRounds` in the ``requestState`` itself), a client's input
+  requests not provided yet.
 
 A stateless request served with no connection needs none of this: the
 per-request path (`mcp_schema.negotiation`, the codec) takes what it knows
@@ -19,6 +21,7 @@ as arguments, and this module is what a connection adds.
 from __future__ import annotations
 
 import enum
+import secrets
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,13 +29,18 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_schema._codec.pending import Pending
 from mcp_schema._codec.route import IdKey
+from mcp_schema._codec.wire import wire_value
 from mcp_schema.errors import InvalidParamsError, McpError, error_list, quote
+from mcp_schema.request_state import STATE_PATH, StateSealer
+from mcp_schema.rounds import INPUT_RESULTS, answered_inputs, same_call
 from mcp_schema.session.events import (
     InputRequested,
+    InvalidOutgoingError,
     RequestReceived,
     SessionStateError,
     UnknownRequestError,
 )
+from mcp_schema.versions import protocol
 
 if TYPE_CHECKING:
     from mcp_schema.base import McpModel
@@ -76,11 +84,10 @@ class Round:
     """One ``ask``: the call it serves, the questions, the answers so far."""
 
     request: RequestReceived
+    """The call (stateless era, a sealed round: its latest retry, the same call)."""
     questions: dict[str, tuple[str, dict[str, Any]]]
     """key -> (method, params as wire JSON)."""
     state: object
-    result: McpModel | None = None
-    """Stateless era: the input-required result that asked."""
     answers: dict[str, McpModel | McpError] = field(default_factory=dict)
     outgoing: list[int] = field(default_factory=list)
     """Handshake era: the ids of the requests still unanswered."""
@@ -95,8 +102,8 @@ class Connection:
         self.theirs: Pending[RequestReceived] = Pending(max_pending)
         self.mine: Pending[Outgoing] = Pending(max_pending)
         self._cancelled: OrderedDict[RequestReceived, None] = OrderedDict()
-        self.rounds: OrderedDict[str, Round] = OrderedDict()
-        """Stateless era: open rounds by the ``requestState`` that asked."""
+        self.rounds: MemoryRounds | SealedRounds = MemoryRounds()
+        """Stateless era: where open rounds wait for their retry."""
         self.asking: dict[IdKey, Round] = {}
         """Handshake era: open rounds by the id of the call they serve."""
         self._requested: OrderedDict[InputRequested, object] = OrderedDict()
@@ -168,13 +175,6 @@ class Connection:
 
     # -- input rounds -----------------------------------------------------------------
 
-    def asked(self, token: str, round_: Round) -> None:
-        """A stateless-era round is open until its retry (or until it is the oldest
-        of more than `MAX_OPEN_ROUNDS`)."""
-        self.rounds[token] = round_
-        while len(self.rounds) > MAX_OPEN_ROUNDS:
-            self.rounds.popitem(last=False)
-
     def requested(self, event: InputRequested, answers: object) -> None:
         """(Client side.) ``event`` asks for input; ``answers`` is what its input answers."""
         self._requested[event] = answers
@@ -188,16 +188,100 @@ class Connection:
     def provided(self, event: InputRequested) -> None:
         del self._requested[event]
 
-    def round_for(self, token: object, method: str) -> Round:
-        """The open round ``token`` names for a retry of ``method``; -32602 otherwise."""
-        found = self.rounds.get(token) if isinstance(token, str) else None
-        if found is None or found.request.method != method or found.result is None:
-            raise InvalidParamsError(
-                "Invalid params: $.params.requestState: unknown or expired",
-                error_list([{"path": "$.params.requestState", "reason": "unknown or expired"}]),
-            )
+
+# -- stateless-era round stores ------------------------------------------------------
+# A store gives a round its ``requestState`` (`token`, changing nothing), holds
+# it until its retry (`keep`, `close`), and finds it again from the retry
+# (`find`: -32602 for a state it does not know or a retry of another call).
+# The checks of the answers themselves are the session's, the same for both.
+
+
+def _refused(reason: str, path: str = STATE_PATH) -> InvalidParamsError:
+    return InvalidParamsError(
+        f"Invalid params: {path}: {reason}", error_list([{"path": path, "reason": reason}])
+    )
+
+
+class MemoryRounds:
+    """Rounds kept in the session, under a random token, for a connection
+    whose retries come back to it (stdio): at most `MAX_OPEN_ROUNDS`, the
+    oldest forgotten past that."""
+
+    def __init__(self) -> None:
+        self._open: OrderedDict[str, Round] = OrderedDict()
+
+    def token(self, round_: Round) -> str:
+        return secrets.token_urlsafe(16)
+
+    def keep(self, token: str, round_: Round) -> None:
+        self._open[token] = round_
+        while len(self._open) > MAX_OPEN_ROUNDS:
+            self._open.popitem(last=False)
+
+    def close(self, token: str) -> None:
+        self._open.pop(token, None)
+
+    def find(self, token: object, retry: RequestReceived) -> Round:
+        found = self._open.get(token) if isinstance(token, str) else None
+        if found is None or found.request.method != retry.method:
+            raise _refused("unknown or expired")
+        if not same_call(found.request.message, retry.message):
+            raise _refused("not the call the input was asked for", "$.params")
         return found
 
-    def close_round(self, token: str) -> None:
-        """The retry of round ``token`` is accepted: the round is over."""
-        del self.rounds[token]
+
+class SealedRounds:
+    """Rounds carried by the client: the questions, the handler's state and
+    the answers so far sealed into the ``requestState`` by ``sealer``, bound
+    to the call and to ``principal`` (`mcp_schema.request_state`), so any
+    session holding the same keys serves the retry and nothing is kept."""
+
+    def __init__(self, sealer: StateSealer, principal: str | None) -> None:
+        self._sealer, self._principal = sealer, principal
+
+    def token(self, round_: Round) -> str:
+        asked = {k: {"method": m, "params": p} for k, (m, p) in round_.questions.items()}
+        answers = {k: wire_value(a, "answer") for k, a in round_.answers.items()}
+        data = {"state": round_.state, "answers": answers}
+        try:
+            return self._sealer.seal(
+                round_.request.message, principal=self._principal, asked=asked, data=data
+            )
+        except (TypeError, ValueError) as exc:
+            if round_.answers:  # asked again: what grew is the client's answers
+                where = "$.params.inputResponses"
+                raise _refused("too large to carry to the next round", where) from None
+            raise InvalidOutgoingError(f"ask: state must be a small JSON value: {exc}") from None
+
+    def keep(self, token: str, round_: Round) -> None:
+        """Nothing to keep: the client holds the round."""
+
+    def close(self, token: str) -> None:
+        """Nothing to close: the state is valid until it expires."""
+
+    def find(self, token: object, retry: RequestReceived) -> Round:
+        opened = self._sealer.open(retry.message, principal=self._principal)
+        assert opened is not None  # the retry carries ``token``
+        asked = opened.asked
+        questions = {key: q for key, ask in asked.items() if (q := _question(ask)) is not None}
+        data = opened.data if isinstance(opened.data, dict) else {}
+        carried = data.get("answers")
+        if not questions or len(questions) < len(asked) or not isinstance(carried, dict):
+            # Sealed with these keys, but not by a session's ``ask`` (the application's own).
+            raise _refused("not a request state of this server's input rounds")
+        round_ = Round(retry, questions, data.get("state"))
+        compiled = protocol(retry.version)
+        assert compiled is not None  # the retry was read in it
+        given = {k: m for k, (m, _) in questions.items() if k in carried}
+        answers, _ = answered_inputs(carried, given, compiled.package)
+        round_.answers.update(answers)
+        return round_
+
+
+def _question(ask: object) -> tuple[str, dict[str, Any]] | None:
+    """A sealed input request as (method, params); None when it is none."""
+    method = ask.get("method") if isinstance(ask, dict) else None
+    params = ask.get("params") if isinstance(ask, dict) else None
+    if not isinstance(method, str) or method not in INPUT_RESULTS or not isinstance(params, dict):
+        return None
+    return method, params
