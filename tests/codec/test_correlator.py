@@ -136,3 +136,24 @@ def test_eight_threads_share_one_correlator() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert failures == [] and session.pending == 0
+
+
+@pytest.mark.parametrize("named", ["garbage", "2026-07-28"])
+def test_an_initialize_naming_a_version_fixes_none(named: str) -> None:
+    # initialize is read in the newest handshake-era version whatever it
+    # names; its result, not the request, fixes the session version.
+    client = codec.Correlator()
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": named}}
+    client.decode(raw({**INIT, "params": {**INIT["params"], **meta}}))
+    assert client.version is None
+    answer = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    client.decode(raw(answer))
+    assert client.version == "2025-06-18"
