@@ -138,13 +138,17 @@ def test_eight_threads_share_one_correlator() -> None:
     assert failures == [] and session.pending == 0
 
 
-@pytest.mark.parametrize("named", ["garbage", "2026-07-28"])
-def test_an_initialize_naming_a_version_fixes_none(named: str) -> None:
-    # initialize is read in the newest handshake-era version whatever it
-    # names; its result, not the request, fixes the session version.
+def test_an_initialize_naming_a_version_fixes_none() -> None:
+    # Read in the version it names; its result, not the request, fixes the
+    # session version (an initialize naming an unsupported one is refused).
     client = codec.Correlator()
-    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": named}}
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}
     client.decode(raw({**INIT, "params": {**INIT["params"], **meta}}))
+    assert client.version is None
+    garbage = {"_meta": {"io.modelcontextprotocol/protocolVersion": "garbage"}}
+    assert (
+        refusal(client, {**INIT, "id": 1, "params": {**INIT["params"], **garbage}}).code == -32022
+    )
     assert client.version is None
     answer = {
         "jsonrpc": "2.0",

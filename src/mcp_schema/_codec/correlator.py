@@ -71,7 +71,7 @@ class Correlator:
     that answered ``initialize`` itself), by a validated ``initialize``
     result, or in the stateless era by the first valid request naming a
     version (``server/discover`` excepted: it only asks; and ``initialize``,
-    read in the newest handshake-era version whatever it names). From then on a
+    whose result fixes it). From then on a
     message naming another version is refused (-32022) and the session is
     unchanged, and so is a second ``initialize`` result naming another.
     Headers, when given, must agree with the version a message is read in

@@ -64,10 +64,11 @@ def read_version(
     ``negotiated`` the session's version (None before one is fixed, and
     always for a request served with no connection), ``header`` the
     ``MCP-Protocol-Version`` header's. After negotiation a message naming
-    another version is -32022 (the session does not change); before it,
-    ``initialize`` is read in the newest handshake-era version (it chooses
-    the session's), anything else in the version it names, else the
-    header's, else the newest handshake-era one: -32022 unless served.
+    another version is -32022 (the session does not change); before it, an
+    ``initialize`` that names none is read in the newest handshake-era
+    version (it chooses the session's, whatever the header says), anything
+    else in the version it names, else the header's, else the newest
+    handshake-era one: -32022 unless served.
     """
     if negotiated is not None:
         if named is not None and named != negotiated:
@@ -76,7 +77,7 @@ def read_version(
                 shown, f" (this session speaks {negotiated})", supported=(negotiated,)
             )
         return negotiated
-    if method == "initialize":
+    if method == "initialize" and named is None:
         return DEFAULT_VERSION  # it predates any session version
     requested = named if named is not None else header
     version = DEFAULT_VERSION if requested is None else requested
