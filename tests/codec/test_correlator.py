@@ -161,3 +161,15 @@ def test_an_initialize_naming_a_version_fixes_none() -> None:
     }
     client.decode(raw(answer))
     assert client.version == "2025-06-18"
+
+
+def test_an_option_changed_between_messages_is_checked_and_followed() -> None:
+    session = codec.Correlator()
+    vendor = {"jsonrpc": "2.0", "id": 9, "method": "vendor/thing"}
+    assert refusal(session, vendor).code == -32601
+    with pytest.raises(TypeError):
+        session.allow_unknown_methods = 1  # type: ignore[assignment]
+    assert session.allow_unknown_methods is False  # a refused change changes nothing
+    session.allow_unknown_methods = True
+    session.decode(raw(vendor))
+    assert session.pending == 1

@@ -97,8 +97,8 @@ class Correlator:
             raise unsupported(version)
         if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 0:
             raise TypeError(f"max_pending must be a non-negative int, not {max_pending!r:.40}")
-        # The options every message is read with, checked once by the decoder.
-        self._decoder = Decoder(
+        self._options: dict[str, Any] = {}
+        self._reader(
             extensions=extensions,
             allow_unknown_methods=allow_unknown_methods,
             assume_complete=assume_complete,
@@ -106,16 +106,55 @@ class Correlator:
         )
         self.version = version
         """The session version; None until it is fixed (see the class)."""
-        self.extensions = frozenset(extensions)
-        self.allow_unknown_methods = allow_unknown_methods
-        self.assume_complete = assume_complete
         self.max_pending = max_pending
-        self.lenient_newer = lenient_newer
         self._lock = threading.Lock()
         self._pending: dict[str, Pending[tuple[str, str]]] = {
             space: Pending(max_pending) for space in _SPACES
         }
         self._next_id = {"client": 1, "server": 1}
+
+    def _reader(self, **changed: Any) -> None:
+        """Read every message from now on through the `Decoder` of the options
+        with ``changed`` (which it checks, once); a refused change changes nothing."""
+        options = {**self._options, **changed}
+        decoder = Decoder(**options)
+        if "extensions" in changed:
+            options["extensions"] = frozenset(changed["extensions"])  # a Collection, checked
+        self._decoder, self._options = decoder, options
+
+    # The options may be changed between messages: each change makes the decoder anew.
+    @property
+    def extensions(self) -> frozenset[str]:
+        found: frozenset[str] = self._options["extensions"]
+        return found
+
+    @extensions.setter
+    def extensions(self, value: Collection[str]) -> None:
+        self._reader(extensions=value)
+
+    @property
+    def allow_unknown_methods(self) -> bool:
+        return bool(self._options["allow_unknown_methods"])
+
+    @allow_unknown_methods.setter
+    def allow_unknown_methods(self, value: bool) -> None:
+        self._reader(allow_unknown_methods=value)
+
+    @property
+    def assume_complete(self) -> bool:
+        return bool(self._options["assume_complete"])
+
+    @assume_complete.setter
+    def assume_complete(self, value: bool) -> None:
+        self._reader(assume_complete=value)
+
+    @property
+    def lenient_newer(self) -> bool:
+        return bool(self._options["lenient_newer"])
+
+    @lenient_newer.setter
+    def lenient_newer(self, value: bool) -> None:
+        self._reader(lenient_newer=value)
 
     def decode(
         self,
