@@ -136,3 +136,40 @@ def test_eight_threads_share_one_correlator() -> None:
     finally:
         sys.setswitchinterval(interval)
     assert failures == [] and session.pending == 0
+
+
+def test_an_initialize_naming_a_version_fixes_none() -> None:
+    # Read in the version it names; its result, not the request, fixes the
+    # session version (an initialize naming an unsupported one is refused).
+    client = codec.Correlator()
+    meta = {"_meta": {"io.modelcontextprotocol/protocolVersion": "2025-06-18"}}
+    client.decode(raw({**INIT, "params": {**INIT["params"], **meta}}))
+    assert client.version is None
+    garbage = {"_meta": {"io.modelcontextprotocol/protocolVersion": "garbage"}}
+    assert (
+        refusal(client, {**INIT, "id": 1, "params": {**INIT["params"], **garbage}}).code == -32022
+    )
+    assert client.version is None
+    answer = {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "result": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "serverInfo": {"name": "s", "version": "1"},
+        },
+    }
+    client.decode(raw(answer))
+    assert client.version == "2025-06-18"
+
+
+def test_an_option_changed_between_messages_is_checked_and_followed() -> None:
+    session = codec.Correlator()
+    vendor = {"jsonrpc": "2.0", "id": 9, "method": "vendor/thing"}
+    assert refusal(session, vendor).code == -32601
+    with pytest.raises(TypeError):
+        session.allow_unknown_methods = 1  # type: ignore[assignment]
+    assert session.allow_unknown_methods is False  # a refused change changes nothing
+    session.allow_unknown_methods = True
+    session.decode(raw(vendor))
+    assert session.pending == 1

@@ -77,7 +77,7 @@ def test_the_methods_a_decoder_remembers_are_bounded() -> None:
     decoder = Decoder(version="2025-11-25")
     for i in range(5000):
         decoder.decode_dict(TOOLS, method=f"vendor/{i}")
-    assert len(decoder._by_method) <= decoding._METHODS
+    assert len(decoder._knowns) <= decoding._KNOWNS
 
 
 def test_its_errors_are_decodes_errors() -> None:

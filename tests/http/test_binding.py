@@ -506,3 +506,10 @@ def test_deleting_a_session_ends_its_open_streams() -> None:
     assert ep.handle("DELETE", "/mcp", {"mcp-session-id": session_id}).status == 200
     events(asked)  # the question, then nothing more
     assert asked.stream.done
+
+
+def test_an_initialize_with_a_version_header_opens_a_session() -> None:
+    # The header of an initialize names no session version yet: not checked against it.
+    message = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}
+    response = post(endpoint(), message, {"mcp-protocol-version": "2025-06-18"})
+    assert response.status == 200 and response.header("mcp-session-id") is not None

@@ -1,9 +1,11 @@
 """``Correlator``: pairs the responses of one connection with the requests
 they answer, so a caller that streams never names a method.
 
-It reads every message through the one decode path (`decoding.read_value`),
-telling the resolver what the connection knows: the session's version, and
-for a response the method and version of the request it answers.
+It reads every message through one `Decoder` (its options checked once,
+when the Correlator is made), telling the resolver what the connection
+knows: the session's version, and for a response the method and version of
+the request it answers. Which version that is, and which one an
+``initialize`` result fixes, `versioning` decides, as for the sessions.
 """
 
 from __future__ import annotations
@@ -16,30 +18,17 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import SUPPORTED, catalog
-from mcp_schema._codec.decoding import (
-    DictMessage,
-    detached,
-    extension_set,
-    read_value,
-    returned,
-)
+from mcp_schema._codec.decoding import Decoder, DictMessage, detached, read_known, returned
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
 from mcp_schema._codec.pending import Pending, already_in_flight
-from mcp_schema._codec.route import (
-    IdKey,
-    Known,
-    address,
-    id_key,
-    kind_of,
-    named_version,
-    request_id,
-)
+from mcp_schema._codec.route import IdKey, address, id_key, kind_of, named_version, request_id
+from mcp_schema._codec.versioning import accepted_version, read_version
 from mcp_schema._codec.views import DICTS, MODELS, View
 from mcp_schema.errors import InvalidRequestError, McpError, quote
 from mcp_schema.http_headers import Headers, received_headers
-from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS, unsupported
+from mcp_schema.versions import DEFAULT_VERSION, unsupported
 
 Sender = Literal["client", "server"]
 
@@ -50,7 +39,9 @@ _EITHER = "either"  # a request whose sender was neither given nor told by its m
 _SPACES = ("client", "server", _EITHER)
 _OTHER: dict[str, str] = {"client": "server", "server": "client"}
 _CANCELLED = "notifications/cancelled"
-_KNOWN_CACHE = 256
+_ASKING = ("server/discover", "initialize")
+"""Requests that fix no version by naming one: ``server/discover`` only asks,
+and ``initialize`` is answered with the version it fixes."""
 
 
 class Correlator:
@@ -79,7 +70,8 @@ class Correlator:
     The version is fixed by ``version`` given up front, by `fix` (a server
     that answered ``initialize`` itself), by a validated ``initialize``
     result, or in the stateless era by the first valid request naming a
-    version (``server/discover`` excepted: it only asks). From then on a
+    version (``server/discover`` excepted: it only asks; and ``initialize``,
+    whose result fixes it). From then on a
     message naming another version is refused (-32022) and the session is
     unchanged, and so is a second ``initialize`` result naming another.
     Headers, when given, must agree with the version a message is read in
@@ -105,24 +97,64 @@ class Correlator:
             raise unsupported(version)
         if not isinstance(max_pending, int) or isinstance(max_pending, bool) or max_pending < 0:
             raise TypeError(f"max_pending must be a non-negative int, not {max_pending!r:.40}")
-        check(allow_unknown_methods, bool, "allow_unknown_methods")
-        check(assume_complete, bool, "assume_complete")
-        check(lenient_newer, bool, "lenient_newer")
+        self._options: dict[str, Any] = {}
+        self._reader(
+            extensions=extensions,
+            allow_unknown_methods=allow_unknown_methods,
+            assume_complete=assume_complete,
+            lenient_newer=lenient_newer,
+        )
         self.version = version
-        self.extensions = extension_set(extensions)
-        self.allow_unknown_methods = allow_unknown_methods
-        self.assume_complete = assume_complete
+        """The session version; None until it is fixed (see the class)."""
         self.max_pending = max_pending
-        self.lenient_newer = lenient_newer
-        self._fixed = version is not None
         self._lock = threading.Lock()
         self._pending: dict[str, Pending[tuple[str, str]]] = {
             space: Pending(max_pending) for space in _SPACES
         }
         self._next_id = {"client": 1, "server": 1}
-        self._knowns: dict[tuple[str | None, str | None, str | None, bool], Known] = {}
-        """What the resolver is told, by (version, default, method, fixed): a
-        few combinations serve a whole session."""
+
+    def _reader(self, **changed: Any) -> None:
+        """Read every message from now on through the `Decoder` of the options
+        with ``changed`` (which it checks, once); a refused change changes nothing."""
+        options = {**self._options, **changed}
+        decoder = Decoder(**options)
+        if "extensions" in changed:
+            options["extensions"] = frozenset(changed["extensions"])  # a Collection, checked
+        self._decoder, self._options = decoder, options
+
+    # The options may be changed between messages: each change makes the decoder anew.
+    @property
+    def extensions(self) -> frozenset[str]:
+        found: frozenset[str] = self._options["extensions"]
+        return found
+
+    @extensions.setter
+    def extensions(self, value: Collection[str]) -> None:
+        self._reader(extensions=value)
+
+    @property
+    def allow_unknown_methods(self) -> bool:
+        return bool(self._options["allow_unknown_methods"])
+
+    @allow_unknown_methods.setter
+    def allow_unknown_methods(self, value: bool) -> None:
+        self._reader(allow_unknown_methods=value)
+
+    @property
+    def assume_complete(self) -> bool:
+        return bool(self._options["assume_complete"])
+
+    @assume_complete.setter
+    def assume_complete(self, value: bool) -> None:
+        self._reader(assume_complete=value)
+
+    @property
+    def lenient_newer(self) -> bool:
+        return bool(self._options["lenient_newer"])
+
+    @lenient_newer.setter
+    def lenient_newer(self, value: bool) -> None:
+        self._reader(lenient_newer=value)
 
     def decode(
         self,
@@ -172,24 +204,6 @@ class Correlator:
         except McpError as err:
             return detached(err)  # the caller raises it
 
-    def _known(self, version: str | None, default: str | None, method: str | None) -> Known:
-        fixed = self._fixed and version is None
-        key = (version, default, method, fixed)
-        known = self._knowns.get(key)
-        if known is None:
-            if len(self._knowns) >= _KNOWN_CACHE:
-                self._knowns.clear()  # methods come from the peer: a bounded memo
-            known = self._knowns[key] = Known(
-                version,
-                default,
-                method,
-                self.extensions,
-                self.allow_unknown_methods,
-                self.assume_complete,
-                fixed=fixed,
-            )
-        return known
-
     def fix(self, version: str) -> None:
         """Fix the session version: what a server does once it has answered
         ``initialize`` (the client's answer never passes through its reader).
@@ -197,12 +211,7 @@ class Correlator:
         if not isinstance(version, str):
             raise TypeError(f"version must be a str, not {type(version).__name__}")
         with self._lock:
-            if version not in SUPPORTED:
-                raise unsupported(version)
-            if self._fixed and version != self.version:
-                raise unsupported(version, f" (this session speaks {self.version})")
-            self.version = version
-            self._fixed = True
+            self.version = read_version(version, None, self.version)
 
     def _account(
         self,
@@ -216,17 +225,13 @@ class Correlator:
         if kind == "result" or kind == "error":
             return self._response(value, size, sender, headers, view)
         method = value.get("method")
-        named = named_version(value)
-        if method == "initialize" and not self._fixed:
-            known = self._known(DEFAULT_VERSION, None, None)  # it predates any session version
-        else:
-            known = self._known(None, self.version, None)
-        found, message = read_value(value, size, known, headers, view, self.lenient_newer)
+        found, message = read_known(
+            self._decoder, value, size, headers, view, negotiated=self.version
+        )
         if kind == "request":
             self._remember(found.id, str(method), sender, found.version)
-            if isinstance(named, str) and not self._fixed and method != "server/discover":
-                self.version = named
-                self._fixed = True
+            if self.version is None and method not in _ASKING and named_version(value) is not None:
+                self.version = found.version  # the version it named
         elif method == _CANCELLED:
             params = value.get("params")
             if type(params) is dict:
@@ -248,23 +253,22 @@ class Correlator:
             held = self._pending[answered[0]].get(answered[1][1])
             assert held is not None  # _answered found it there
             method, request_version = held
-        known = self._known(None, request_version or self.version, method)
-        found, message = read_value(value, size, known, headers, view, self.lenient_newer)
+        found, message = read_known(
+            self._decoder,
+            value,
+            size,
+            headers,
+            view,
+            version=request_version or self.version,
+            method=method,
+        )
         if answered is not None:
             self._pending[answered[0]].pop(answered[1][1])  # answered by a valid response
         if method == "initialize" and found.kind == "result":
-            self._negotiate(value["result"].get("protocolVersion"))
+            # The version a client takes from it; a second answer naming another is refused.
+            answered_with = accepted_version(value["result"].get("protocolVersion"), None)
+            self.version = read_version(answered_with, None, self.version)
         return message
-
-    def _negotiate(self, negotiated: Any) -> None:
-        if not isinstance(negotiated, str):
-            return  # the result's own validation speaks for a missing version
-        if negotiated not in HANDSHAKE_VERSIONS:
-            raise unsupported(negotiated, " (negotiated by initialize)")
-        if self._fixed and negotiated != self.version:
-            raise unsupported(negotiated, f" (this session negotiated {self.version})")
-        self.version = negotiated
-        self._fixed = True
 
     # -- the pending table --------------------------------------------------------------
 

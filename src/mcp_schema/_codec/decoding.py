@@ -47,7 +47,7 @@ class Decoder:
     route, the same errors. ``TypeError`` for options of the wrong type.
     """
 
-    __slots__ = ("__weakref__", "_by_method", "_known", "_lenient")
+    __slots__ = ("__weakref__", "_known", "_knowns", "_lenient")
 
     def __init__(
         self,
@@ -69,7 +69,7 @@ class Decoder:
             assume_complete=assume_complete,
         )
         self._lenient: Final = lenient_newer
-        self._by_method: dict[str, Known] = {}
+        self._knowns: dict[tuple[str | None, str | None, str | None, bool], Known] = {}
 
     def __repr__(self) -> str:
         known = self._known
@@ -124,19 +124,53 @@ class Decoder:
             return detached(err)
 
     def _answering(self, method: str) -> Known:
-        known = self._by_method.get(method) if type(method) is str else None
+        known = self._knowns.get((None, None, method, False)) if type(method) is str else None
         if known is None:
             check(method, str, "method")
-            if len(self._by_method) >= _METHODS:
-                self._by_method.clear()  # the method of a response may be any name a peer chose
             # A str subclass is read as its text (the key is a str, hashed as one).
-            method = str.__str__(method)
-            known = self._by_method[method] = self._known._replace(method=method)
+            known = self._told(None, None, str.__str__(method), False)
+        return known
+
+    def _told(
+        self, version: str | None, negotiated: str | None, method: str | None, session: bool
+    ) -> Known:
+        """These options, told what a reader knows of one message (see `Known`;
+        ``version`` None: this decoder's own)."""
+        key = (version, negotiated, method, session)
+        known = self._knowns.get(key)
+        if known is None:
+            if len(self._knowns) >= _KNOWNS:
+                self._knowns.clear()  # the method of a response may be any name a peer chose
+            known = self._knowns[key] = self._known._replace(
+                version=version or self._known.version,
+                negotiated=negotiated,
+                method=method,
+                session=session,
+            )
         return known
 
 
-_METHODS = 256
-"""Methods a `Decoder` remembers the `Known` of (most sessions use a few dozen)."""
+def read_known(
+    decoder: Decoder,
+    value: dict[str, Any],
+    size: int,
+    headers: Mapping[str, str] | None,
+    view: View,
+    *,
+    version: str | None = None,
+    negotiated: str | None = None,
+    method: str | None = None,
+) -> tuple[Route, Any]:
+    """`read_value` with ``decoder``'s options, for a session's reader (the
+    `Correlator`): read in ``version`` when given, else as `read_version`
+    decides for a session that has ``negotiated`` (None: nothing yet);
+    ``method`` is the one a response answers. Its route and the message."""
+    known = decoder._told(version, negotiated, method, True)
+    return read_value(value, size, known, headers, view, decoder._lenient)
+
+
+_KNOWNS = 256
+"""How many `Known` a `Decoder` remembers, by version and method (most sessions use a few dozen)."""
 
 
 def decoder_of(

@@ -17,9 +17,10 @@ from typing import Any, NamedTuple
 from mcp_schema._codec.catalog import BY_VERSION, SUPPORTED, Catalog, catalog
 from mcp_schema._codec.messages import Kind, RequestIdValue
 from mcp_schema._codec.schemas import Target
+from mcp_schema._codec.versioning import NULL_VERSION, read_version
 from mcp_schema.base import MAX_EXACT_INTEGRAL_FLOAT
 from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError, quote
-from mcp_schema.versions import DEFAULT_VERSION, PROTOCOL_VERSION_KEY, unsupported
+from mcp_schema.versions import PROTOCOL_VERSION_KEY, unsupported
 
 MAX_ID_LENGTH = 1024
 """Longest string id read as one: every error answer echoes the id, and stays
@@ -30,18 +31,19 @@ class Known(NamedTuple):
     """What a reader knows about a message before it is read."""
 
     version: str | None = None
-    """The caller's version: the message is read in it, whatever it names."""
-    default: str | None = None
-    """The version of a message that names none (a session's); else the
-    ``MCP-Protocol-Version`` header's, else the newest handshake-era version."""
+    """The caller's version: the message is read in it, whatever it names.
+    Without it `read_version` decides, from what the rest of this says."""
+    negotiated: str | None = None
+    """The session's version: a message naming another is refused (-32022),
+    and nothing about the session changes."""
     method: str | None = None
     """For a response: the method of the request it answers."""
     extensions: frozenset[str] = frozenset()
     allow_unknown_methods: bool = False
     assume_complete: bool = False
-    fixed: bool = False
-    """``default`` is a negotiated version: a message naming another is
-    refused (-32022), and nothing about the session changes."""
+    session: bool = False
+    """Read as a session reads: before negotiation, ``initialize`` in the
+    newest handshake-era version, whatever it names."""
 
 
 class Route(NamedTuple):
@@ -75,7 +77,7 @@ def route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None
             rid = _checked_id(value, kind)
     version = known.version
     if version is None or version not in SUPPORTED:
-        version = _version(known, named_version(value), headers)
+        version = _version(known, named_version(value), method, headers)
     found = BY_VERSION.get(version) if not known.extensions else None
     if found is None:
         found = catalog(version, known.extensions)
@@ -95,9 +97,9 @@ def _response_route(
     rid = value.get("id")
     if type(rid) is not int and (type(rid) is not str or len(rid) > MAX_ID_LENGTH):
         rid = _checked_id(value, kind)
-    version = known.version or known.default
+    version = known.version or known.negotiated
     if version is None or version not in SUPPORTED:
-        version = _version(known, None, headers)
+        version = _version(known, None, None, headers)
     found = BY_VERSION.get(version) if not known.extensions else None
     if found is None:
         found = catalog(version, known.extensions)
@@ -114,8 +116,9 @@ def _response_route(
 def resolved_version(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> str:
     """The version `route` reads the message in (-32022 for one it has no models for)."""
     kind = kind_of(value)
-    named = named_version(value) if kind == "request" or kind == "notification" else None
-    return _version(known, named, headers)
+    if kind == "request" or kind == "notification":
+        return _version(known, named_version(value), value["method"], headers)
+    return _version(known, None, None, headers)
 
 
 def kind_of(value: Mapping[str, Any]) -> Kind:
@@ -192,30 +195,16 @@ def named_version(value: Mapping[str, Any]) -> object:
     return NULL_VERSION if named is None else named
 
 
-NULL_VERSION = object()
-"""A version member present but null."""
-
-
-def _version(known: Known, named: object, headers: Mapping[str, str] | None) -> str:
-    """The caller's version, else the one the message names in ``_meta``
-    (naming another than a fixed session's is -32022), else the session's,
-    else the ``MCP-Protocol-Version`` header's, else the default; -32022
-    when that is not a version with models."""
-    requested: object = known.version
-    if known.fixed and named is not None and named != known.default:
-        shown = None if named is NULL_VERSION else named
-        raise unsupported(shown, f" (this session speaks {known.default})")
-    if requested is None:
-        requested = named
-    if requested is None:
-        requested = known.default
-    if requested is None and headers:
-        requested = headers.get("mcp-protocol-version")
-    if requested is None:
-        return DEFAULT_VERSION
-    if type(requested) is not str or requested not in SUPPORTED:
-        raise unsupported(None if requested is NULL_VERSION else requested)
-    return requested
+def _version(known: Known, named: object, method: object, headers: Mapping[str, str] | None) -> str:
+    """The caller's version, else the one `read_version` decides from what
+    the message names (``named``), what its reader knows and the
+    ``MCP-Protocol-Version`` header; -32022 when that is not a version with models."""
+    if known.version is not None:
+        if known.version not in SUPPORTED:
+            raise unsupported(known.version)
+        return known.version
+    header = headers.get("mcp-protocol-version") if headers else None
+    return read_version(named, method if known.session else None, known.negotiated, None, header)
 
 
 def _unknown_request(found: Catalog, method: str, known: Known) -> Target:

@@ -7,7 +7,8 @@ order of the decisions, for a POST:
    method (405), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
    (406 when it admits neither JSON nor an event stream), ``Content-Length``
    (413 beyond ``max_body``, 400 when malformed).
-2. The era, from the body: one that names its version in
+2. The era, from the body, parsed once (strictly: what is no JSON-RPC
+   message is refused here, 400): one that names its version in
    ``params._meta`` is served statelessly, whatever its method and any
    ``Mcp-Session-Id``. A version the endpoint does not serve per request
    (a handshake-era one, or an unknown one) is -32022, listing those it
@@ -15,11 +16,12 @@ order of the decisions, for a POST:
    (``Mcp-Session-Id`` minted, `secrets.token_urlsafe`), every other
    message needs a live one (400 without the header, 404 for an unknown or
    terminated id).
-3. The body and its headers in one pass: `mcp_schema.codec.decode` with
-   ``headers=`` (in a session, read in its version). A refusal is its
-   JSON-RPC error with the request's id: 404 for -32601, else 400.
-4. The message to the session (`ServerSession.receive`), each event to the
-   handler, what the session queued to the streams it belongs to: a
+3. The body and its headers in one pass, by the session
+   (`ServerSession.receive` with ``headers=``; in a session, read in its
+   version). A refusal is its JSON-RPC error with the request's id: 404
+   for -32601, else 400.
+4. Each event the session made of it to the handler, what the session
+   queued to the streams it belongs to: a
    response to its request's, progress to the stream of the request whose
    token it carries, anything else (logs, the server's requests) to the
    stream of the request the handler was serving, else to the GET stream.
@@ -66,7 +68,14 @@ import jiter
 from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
-from mcp_schema.codec import decode, encode
+
+# The codec's own stages, private to it: the endpoint parses a body once, by
+# the one strict parse, and reads the era and the id there by the codec's
+# rules, then hands the body to the session (no public reader stops there).
+from mcp_schema._codec.parse import parse
+from mcp_schema._codec.route import named_version, request_id
+from mcp_schema._codec.versioning import NULL_VERSION
+from mcp_schema.codec import encode
 from mcp_schema.errors import (
     InternalError,
     McpError,
@@ -90,12 +99,7 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.subscriptions import Subscriptions, supported_by
-from mcp_schema.versions import (
-    HANDSHAKE_VERSIONS,
-    PROTOCOL_VERSION_KEY,
-    STATELESS_VERSIONS,
-    SUPPORTED_VERSIONS,
-)
+from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = ["MAX_BODY", "Endpoint", "Handler"]
 
@@ -108,34 +112,21 @@ Handler = Callable[[ServerSession, Event], None]
 _LOG = logging.getLogger("mcp_schema.http")
 _JSON: Media = "application/json"
 _SSE: Media = "text/event-stream"
-_ABSENT = object()
 _CANCELLED_BY_CLOSE = "the client closed the request's stream"
 
 
-def _peek(body: bytes) -> Any:
-    """The body's JSON, only to route it (the codec reads it strictly later); None if none."""
-    try:
-        return jiter.from_json(body)
-    except ValueError:
-        return None
-
-
-def _named_version(value: Any) -> object:
-    params = value.get("params") if isinstance(value, dict) else None
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    if isinstance(meta, dict) and PROTOCOL_VERSION_KEY in meta:
-        return meta[PROTOCOL_VERSION_KEY]
-    return _ABSENT
+def _id_of(value: dict[str, Any]) -> str | int | None:
+    """The id of a request the endpoint refuses before its session reads
+    it, by the codec's one id rule (None for anything but a request)."""
+    return request_id(value.get("id")) if "method" in value and "id" in value else None
 
 
 def _request_id(body: bytes) -> str | int | None:
-    """The id of a request the endpoint refuses before its session reads
-    it, by the codec's one id rule (None when it has none)."""
+    """`_id_of` a body not parsed yet (what the forwarder refuses)."""
     try:
-        found = getattr(decode(body, allow_unknown_methods=True), "id", None)
+        return _id_of(parse(body))
     except McpError as err:
         return err.request_id
-    return found if isinstance(found, (str, int)) else None
 
 
 def _brought(events: list[Event]) -> RequestReceived | None:
@@ -313,43 +304,38 @@ class Endpoint:
     # -- POST -----------------------------------------------------------------------------
 
     def _post(self, headers: dict[str, str], body: bytes) -> Response:
-        value = _peek(body)
-        if not isinstance(value, dict):  # not a message: the codec says what it is
-            return self._undecodable(body)
-        named = _named_version(value)
+        # The one parse the endpoint makes, strict as every reader's: what it
+        # finds tells the era; the session then reads the body, headers and all.
+        try:
+            value = parse(body)
+        except McpError as err:  # not a message: no session reads it
+            return refusal(status_of(err), err, None)
+        named = named_version(value)
         media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
-        if named is not _ABSENT:
+        if named is not None:
             if not isinstance(named, str) or named not in self.stateless:
-                return self._unsupported(named, body)
+                return self._unsupported(named, value)
             live = LiveSession(None, self._session(self.stateless, headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
-            return self._unsupported(named, body)
-        if isinstance(value, dict) and value.get("method") == "initialize":
+            return self._unsupported(named, value)
+        if value.get("method") == "initialize":
             live = LiveSession(secrets.token_urlsafe(32), self._session(self.handshake))
             return self._exchange(live, headers, body, value, media, opening=True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
-            return refusal(400, "Bad Request: Mcp-Session-Id header is required", _request_id(body))
+            return refusal(400, "Bad Request: Mcp-Session-Id header is required", _id_of(value))
         found = self.sessions.get(session_id)
         if found is None:
-            return refusal(
-                404, "Not Found: no such session (unknown or terminated)", _request_id(body)
-            )
+            return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
         return self._exchange(found, headers, body, value, media)
 
-    @staticmethod
-    def _undecodable(body: bytes) -> Response:
-        try:
-            decode(body)
-        except McpError as err:
-            return refusal(status_of(err), err, err.request_id)
-        return refusal(400, "Invalid Request: not one JSON-RPC message")  # what jiter alone refused
-
-    def _unsupported(self, named: object, body: bytes) -> Response:
+    def _unsupported(self, named: object, value: dict[str, Any]) -> Response:
         served = self.stateless or self.handshake
         shown = (
-            clip(named) if isinstance(named, str) else quote(None if named is _ABSENT else named)
+            clip(named)
+            if isinstance(named, str)
+            else quote(None if named is NULL_VERSION else named)
         )
         error = UnsupportedProtocolVersionError(
             f"Unsupported protocol version: {shown} "
@@ -357,7 +343,7 @@ class Endpoint:
             requested=shown,
             supported=tuple(reversed(served)),
         )
-        return refusal(400, error, _request_id(body))
+        return refusal(400, error, _id_of(value))
 
     def _exchange(
         self,
@@ -370,13 +356,11 @@ class Endpoint:
         opening: bool = False,
     ) -> Response:
         server = live.server
-        try:
-            # Only the MCP headers (all named Mcp-*): the codec ignores the others.
-            mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
-            decode(body, headers=mirrored, version=server.version if live.id else None)
-        except McpError as err:
-            return refusal(status_of(err), err, err.request_id)
-        events = server.receive(body)
+        # Only the MCP headers (all named Mcp-*): the codec ignores the others.
+        mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+        if opening:  # initialize predates the session's version: its header names none yet
+            mirrored.pop("mcp-protocol-version", None)
+        events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
         if refused is not None:
