@@ -723,3 +723,26 @@ def test_any_frames_leave_a_client_session_consistent(version: str, frames: list
         for frame in client.data_to_send():
             codec.decode(frame, version=version, allow_unknown_methods=True)
         assert client.version == version and client.in_flight <= 1000
+
+
+@pytest.mark.parametrize("era", ["handshake", "stateless"])
+@pytest.mark.parametrize("number", [1e16, float(2**53), 1e300, -6.02214076e23, 5e-324])
+def test_large_and_tiny_floats_in_an_answer_reach_the_client_as_sent(
+    era: str, number: float
+) -> None:
+    # What the server's encode writes, the client's decode reads back to the
+    # same double: nothing is left pending behind a -32700.
+    client = ClientSession(info={"name": "c", "version": "1"})
+    serving = server()
+    client.initialize() if era == "handshake" else client.discover()
+    pump(client, serving, serve)
+
+    def structured(session: ServerSession, event: Event) -> None:
+        if isinstance(event, RequestReceived):  # the stateless era's first is Negotiated
+            session.respond(event, {"content": [], "structuredContent": {"v": number}})
+
+    rid = client.request("tools/call", {"name": "t", "arguments": {"v": number}})
+    (answer,) = pump(client, serving, structured)
+    assert isinstance(answer, ResponseReceived) and answer.id == rid and answer.error is None
+    assert getattr(answer.result, "structured_content") == {"v": number}  # noqa: B009
+    assert client.awaiting == 0 and serving.in_flight == 0
