@@ -161,6 +161,10 @@ class Stream:
         handler.send_header("Cache-Control", "no-cache")
         handler.send_header("Mcp-Session-Id", session.id)
         handler.end_headers()
+        # The priming event: an id and no data, and how long a client should
+        # wait before reconnecting (SSE polling of Streamable HTTP).
+        handler.wfile.write(f"id: {uuid.uuid4().hex}\nretry: 1000\ndata:\n\n".encode())
+        handler.wfile.flush()
 
     def send(self, message: BaseModel) -> None:
         self.handler.wfile.write(b"event: message\ndata: " + encode(message) + b"\n\n")
@@ -338,8 +342,11 @@ class Handler(BaseHTTPRequestHandler):
         if not 0 < size <= MAX_BODY:
             return self.plain(413)
         body = self.rfile.read(size)
-        session = SESSIONS.get(self.headers.get("Mcp-Session-Id") or "")
+        named = self.headers.get("Mcp-Session-Id")
+        session = SESSIONS.get(named or "")
         if session is None:
+            if named is not None:  # unknown or terminated: the client must start anew
+                return self.plain(404)
             session = Session()
         try:
             with session.lock:

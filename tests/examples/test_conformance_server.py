@@ -118,3 +118,36 @@ def test_undecodable_body_is_answered_with_its_error(url: str) -> None:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 400
     assert b'"id":5' in refused.value.read()
+
+
+def post(url: str, body: bytes, headers: dict[str, str]) -> Any:
+    request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    return urllib.request.urlopen(request, timeout=10)
+
+
+INITIALIZE = (
+    b'{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25",'
+    b'"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+)
+PING = b'{"jsonrpc":"2.0","id":2,"method":"ping"}'
+SSE = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def test_every_stream_opens_with_a_priming_event(url: str) -> None:
+    with post(url, INITIALIZE, SSE) as answered:
+        first = answered.read().split(b"\n\n", 1)[0].split(b"\n")
+    assert first[0].startswith(b"id: ") and len(first[0]) > 4
+    assert first[1:] == [b"retry: 1000", b"data:"]
+
+
+def test_a_terminated_or_unknown_session_is_not_found(url: str) -> None:
+    with post(url, INITIALIZE, SSE) as answered:
+        named = answered.headers["Mcp-Session-Id"]
+    with post(url, PING, {**SSE, "Mcp-Session-Id": named}) as answered:
+        assert answered.status == 200
+    ended = urllib.request.Request(url, method="DELETE", headers={"Mcp-Session-Id": named})
+    urllib.request.urlopen(ended, timeout=10).close()
+    for gone in (named, "never-issued"):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            post(url, PING, {**SSE, "Mcp-Session-Id": gone})
+        assert refused.value.code == 404

