@@ -1,6 +1,6 @@
 """Run every contender on every workload in one process, print a table, write results.json.
 
-Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--out PATH]``.
+Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--no-http] [--out PATH]``.
 Nothing here asserts: the targets are reported as PASS or MISS.
 """
 
@@ -19,6 +19,7 @@ import orjson
 import pydantic
 
 from bench import coldstart, memory, peers, timing
+from bench import http as http_bench
 from bench import session as session_bench
 from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
 
@@ -347,6 +348,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
     parser.add_argument("--only", help="run workloads whose name contains this")
     parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process timings")
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP load run")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args(argv)
     repeats, budget, cold_runs = (3, 0.005, 3) if args.quick else (7, 0.02, 10)
@@ -376,7 +378,13 @@ def main(argv: list[str] | None = None) -> int:
     for era, (ours, reference) in sessions.items():
         print(f"  {era:<10} session {ours:6.1f}  reference {reference:6.1f}")
 
+    http: dict[str, Any] = {}
+    if not args.no_http:  # the servers' numbers: python -m bench.http runs this alone
+        http = http_bench.measure(*http_bench.settings(args.quick))
+        http_bench.report(http)
+
     found = targets(table, cold, mem, sessions)
+    found += [Target(*t) for t in http_bench.targets(http)] if http else []
     print_targets(found)
 
     report: dict[str, Any] = {
@@ -391,6 +399,7 @@ def main(argv: list[str] | None = None) -> int:
         "cold_seconds": cold,
         "memory_bytes": mem,
         "session_us": {era: {"session": o, "reference": r} for era, (o, r) in sessions.items()},
+        "http": http_bench.jsonable(http) if http else {},
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }
