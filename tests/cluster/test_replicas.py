@@ -13,6 +13,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -22,8 +23,10 @@ from mcp.client import Client
 
 from tests.cluster.harness import Cluster, running
 from tests.http.test_asgi import COMMON, session
+from tests.peers.interop import install, node
 
 pytestmark = pytest.mark.cluster
+PEERS = Path(__file__).parents[1] / "peers"
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INIT = {
@@ -282,6 +285,18 @@ def test_the_sdk_client_in_auto_mode_through_the_balancer(cluster: Cluster) -> N
         TOOLS,
     ]
     assert "Changed" in event or "Change" in event, event
+
+
+def test_the_typescript_sdk_client_through_the_balancer(cluster: Cluster) -> None:
+    install()  # the pinned SDK into build/interop (npm; a no-op once there)
+    before = logged(cluster)
+    done = node(PEERS / "ts_http_client.mjs", cluster.url, timeout=60)
+    steps = [line for line in done.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
+    assert done.returncode == 0 and len(steps) == 11, done.stdout + done.stderr
+    records = logged_since(cluster, before)
+    call = next(r for r in records if '"name":"ask"' in r["body"].replace(" ", ""))
+    answer = next(r for r in records if '"blue"' in r["body"])  # the elicitation's answer
+    assert call["session"] == answer["session"] and call["upstream"] != answer["upstream"]
 
 
 def test_a_dead_holder_means_no_session_and_no_wait(cluster: Cluster) -> None:
