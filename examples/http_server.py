@@ -17,8 +17,16 @@ Deployment). Unset, everything stays in this process.
 A 2026-07-28 ``ask`` (tools ``ask`` and ``think``) seals its round into the
 ``requestState`` under ``MCP_STATE_KEY`` (at least 32 bytes; ``new,old``
 while rotating), so its retry completes on any replica given the same key.
-Unset, a random key serves this one process."""
+Unset, a random key serves this one process.
 
+The tool ``toggle`` adds the tool ``extra``, or removes it: the tool set is
+one key of the broker's store (Redis, or this process's), which each request
+reads before its handler runs, and the toggle's write and its
+``tools/list_changed`` (through a `Relay`, to the ``subscriptions/listen``
+streams of every replica) are done before its result is sent."""
+
+import asyncio
+import contextvars
 import os
 import runpy
 import secrets
@@ -26,15 +34,73 @@ from pathlib import Path
 from typing import Any
 
 from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.broker import Broker, InProcessBroker
 from mcp_schema.http import Endpoint, Handler
-from mcp_schema.http.asgi import App
+from mcp_schema.http.asgi import App, Receive, Scope, Send
 from mcp_schema.http.forward import ClusterApp
 from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.request_state import StateKeys, StateSealer
+from mcp_schema.session import Event, RequestReceived, ServerSession
+from mcp_schema.subscription_relay import Relay
 
-serve: Handler = runpy.run_path(str(Path(__file__).with_name("server.py")))["serve"]
-CAPABILITIES: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
+example = runpy.run_path(str(Path(__file__).with_name("server.py")))
+serve: Handler = example["serve"]
+CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": True}}
+CAPABILITIES.update(resources={}, prompts={}, logging={})
 INFO = {"name": "example-http-server", "version": "1.0.0"}
+EXTRA_KEY, DAY = "example/extra", 86_400.0
+ANY: dict[str, Any] = {"type": "object"}
+TOGGLE = {"name": "toggle", "description": "Add or remove extra", "inputSchema": ANY}
+EXTRA = {"name": "extra", "description": "Here until toggled", "inputSchema": ANY}
+# Per request (each its own asyncio task): whether ``extra`` is on, and the
+# writes a toggle leaves to be done before its answer is sent.
+extra_on: contextvars.ContextVar[bool] = contextvars.ContextVar("extra_on", default=False)
+pending: contextvars.ContextVar[list[asyncio.Task[None]]] = contextvars.ContextVar("pending")
+
+
+def toggling(relay: Relay) -> Handler:
+    """``serve``, with ``toggle`` and ``extra``."""
+
+    async def toggled(on: bool) -> None:
+        await relay.broker.put(EXTRA_KEY, b"on" if on else b"off", DAY)
+        await relay.tools_list_changed()
+
+    def answer(request: Any) -> Any:
+        if isinstance(request, mcp.ListToolsRequest):
+            return {"tools": [*example["TOOLS"], TOGGLE, *([EXTRA] if extra_on.get() else [])]}
+        name = request.params.name if isinstance(request, mcp.CallToolRequest) else None
+        if name == "toggle":
+            pending.get().append(asyncio.ensure_future(toggled(on := not extra_on.get())))
+            return example["text"]("extra added" if on else "extra removed")
+        return example["text"]("extra is here") if name == "extra" and extra_on.get() else None
+
+    def handler(session: ServerSession, event: Event) -> None:
+        if isinstance(event, RequestReceived) and (result := answer(event.message)) is not None:
+            return session.respond(event, result)
+        serve(session, event)
+
+    return handler
+
+
+class ToggleApp(App):
+    """The ASGI app reading the tool set before, and writing it after, each request."""
+
+    def __init__(self, endpoint: Endpoint, relay: Relay) -> None:
+        super().__init__(endpoint, relay=relay)
+        self.broker: Broker = relay.broker
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            extra_on.set(await self.broker.get(EXTRA_KEY) == b"on")
+        writes: list[asyncio.Task[None]] = []
+        pending.set(writes)
+
+        async def sent(message: Any) -> None:
+            while writes:
+                await writes.pop()
+            await send(message)
+
+        await super().__call__(scope, receive, sent)
 
 
 def sealer(key: str | None) -> StateSealer:
@@ -47,14 +113,20 @@ def sealer(key: str | None) -> StateSealer:
 
 def application(redis_url: str | None, state_key: str | None = None) -> App | ClusterApp:
     """One replica: sessions in this process, or shared through Redis."""
+    broker: Broker = InProcessBroker()
     sessions = None
     if redis_url:
         from mcp_schema.redis_broker import RedisBroker  # the ``redis`` extra
 
-        sessions = BrokerSessions(RedisBroker.from_url(redis_url))
+        broker = RedisBroker.from_url(redis_url)
+        sessions = BrokerSessions(broker)
     options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
     options["request_state"] = sealer(state_key)
-    app = App(Endpoint(serve, info=INFO, sessions=sessions, **options))
+    handler: list[Handler] = []  # the relay needs the endpoint, the handler the relay
+    endpoint = Endpoint(lambda s, e: handler[0](s, e), info=INFO, sessions=sessions, **options)
+    relay = Relay(endpoint.subscriptions, broker)
+    handler.append(toggling(relay))
+    app = ToggleApp(endpoint, relay)
     return app if sessions is None else ClusterApp(app)
 
 

@@ -13,16 +13,20 @@ import json
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio
 import pytest
+from mcp.client import Client
 
 from tests.cluster.harness import Cluster, running
 from tests.http.test_asgi import COMMON, session
+from tests.peers.interop import install, node
 
 pytestmark = pytest.mark.cluster
+PEERS = Path(__file__).parents[1] / "peers"
 
 HEADERS = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 INIT = {
@@ -40,6 +44,7 @@ STATELESS = {
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 LISTING = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+TOOLS = ["echo", "divide", "count", "ask", "think", "toggle"]  # the example's, extra off
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +105,7 @@ def test_round_robin_spreads_stateless_requests_over_every_replica(cluster: Clus
     served: Counter[str] = Counter()
     for _ in range(6):
         status, headers, body = exchange(address(cluster), "POST", message, **extra)
-        assert status == 200 and len(json.loads(body)["result"]["tools"]) == 5
+        assert status == 200 and len(json.loads(body)["result"]["tools"]) == 6
         served[headers["x-upstream"]] += 1
     assert served == {replica.address: 2 for replica in cluster.replicas}
 
@@ -159,7 +164,7 @@ def test_an_elicitation_answered_through_another_replica_than_its_stream(cluster
 def test_the_sdk_client_in_the_handshake_era_through_the_balancer(cluster: Cluster) -> None:
     before = logged(cluster)
     seen = anyio.run(session, cluster.url, "legacy")
-    asked = {"ask": "you said yes", "think": "you said maybe"}
+    asked = {"ask": "you said yes", "think": "you said maybe", "tools": TOOLS}
     assert seen == {**COMMON, **asked, "version": "2025-11-25"}
     records = logged_since(cluster, before)
     holder = next(r["upstream"] for r in records if '"initialize"' in r["body"])
@@ -174,7 +179,8 @@ def test_the_sdk_client_in_the_handshake_era_through_the_balancer(cluster: Clust
 
 def test_the_sdk_client_in_2026_07_28_through_the_balancer(cluster: Cluster) -> None:
     before = logged(cluster)
-    assert anyio.run(session, cluster.url, "2026-07-28") == {**COMMON, "version": "2026-07-28"}
+    seen = anyio.run(session, cluster.url, "2026-07-28")
+    assert seen == {**COMMON, "tools": TOOLS, "version": "2026-07-28"}
     records = logged_since(cluster, before)
     assert {r["upstream"] for r in records} == {replica.address for replica in cluster.replicas}
     # Each asking tool: the call answered input-required on one replica, the retry
@@ -187,6 +193,112 @@ def test_the_sdk_client_in_2026_07_28_through_the_balancer(cluster: Cluster) -> 
         assert calls != retries
 
 
+def stateless(method: str, **params: Any) -> tuple[dict[str, Any], dict[str, str]]:
+    """A 2026-07-28 request (its message and headers) standing alone."""
+    message = {
+        "jsonrpc": "2.0",
+        "id": 5,
+        "method": method,
+        "params": {**params, "_meta": STATELESS},
+    }
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+    if "name" in params:
+        headers["Mcp-Name"] = params["name"]
+    return message, headers
+
+
+def called(where: str, method: str, **params: Any) -> tuple[dict[str, Any], str]:
+    """The result of a stateless request to ``where``, and the replica that served it."""
+    message, headers = stateless(method, **params)
+    status, found, body = exchange(where, "POST", message, **headers)
+    assert status == 200, body
+    return json.loads(body)["result"], found.get("x-upstream", where)
+
+
+def events(stream: http.client.HTTPResponse) -> Iterator[dict[str, Any]]:
+    """The JSON-RPC messages of an event stream, as they come."""
+    while line := stream.readline():
+        if line.startswith(b"data: "):
+            yield json.loads(line[len(b"data: ") :])
+
+
+def test_a_toggle_through_one_replica_reaches_a_listen_held_by_another(cluster: Cluster) -> None:
+    holder, toggling, listing = (r.address for r in cluster.replicas)
+    message, headers = stateless("subscriptions/listen", notifications={"toolsListChanged": True})
+    connection = http.client.HTTPConnection(holder, timeout=15)
+    try:
+        connection.request("POST", "/mcp", json.dumps(message), {**HEADERS, **headers})
+        stream = connection.getresponse()
+        assert stream.getheader("content-type") == "text/event-stream"
+        changes = events(stream)
+        assert next(changes)["method"] == "notifications/subscriptions/acknowledged"
+        result, served = called(toggling, "tools/call", name="toggle")
+        assert (result["content"][0]["text"], served) == ("extra added", toggling)
+        assert next(changes)["method"] == "notifications/tools/list_changed"
+        tools, served = called(listing, "tools/list")
+        assert served == listing and [t["name"] for t in tools["tools"]] == [*TOOLS, "extra"]
+        result, _ = called(listing, "tools/call", name="extra")
+        assert result["content"][0]["text"] == "extra is here"
+        result, _ = called(listing, "tools/call", name="toggle")  # back as it was
+        assert result["content"][0]["text"] == "extra removed"
+        assert next(changes)["method"] == "notifications/tools/list_changed"
+    finally:
+        connection.close()
+    for replica in cluster.replicas:
+        tools, _ = called(replica.address, "tools/list")
+        assert [t["name"] for t in tools["tools"]] == TOOLS
+    message, headers = stateless("tools/call", name="extra")  # gone: an unknown tool
+    status, _, body = exchange(holder, "POST", message, **headers)
+    assert json.loads(body)["error"]["code"] == -32602, (status, body)
+
+
+async def toggled_twice(url: str) -> list[Any]:
+    """The SDK client in ``auto`` mode listening while it toggles ``extra`` on then off."""
+    seen: list[Any] = []
+    with anyio.fail_after(30):
+        async with Client(url, mode="auto", read_timeout_seconds=10, cache=None) as c:
+            async with c.listen(tools_list_changed=True) as changes:
+                for _ in range(2):
+                    toggle = await c.call_tool("toggle", {})
+                    seen.append(getattr(toggle.content[0], "text", None))
+                    seen.append(type(await changes.__anext__()).__name__)
+                    tools = [t.name for t in (await c.list_tools()).tools]
+                    seen.append(tools)
+                    if "extra" in tools:
+                        extra = await c.call_tool("extra", {})
+                        seen.append(getattr(extra.content[0], "text", None))
+    return seen
+
+
+def test_the_sdk_client_in_auto_mode_through_the_balancer(cluster: Cluster) -> None:
+    seen = anyio.run(session, cluster.url, "auto")
+    assert seen == {**COMMON, "tools": TOOLS, "version": "2026-07-28"}
+    changed = anyio.run(toggled_twice, cluster.url)
+    event = changed[1]
+    assert changed == [
+        "extra added",
+        event,
+        [*TOOLS, "extra"],
+        "extra is here",
+        "extra removed",
+        event,
+        TOOLS,
+    ]
+    assert "Changed" in event or "Change" in event, event
+
+
+def test_the_typescript_sdk_client_through_the_balancer(cluster: Cluster) -> None:
+    install()  # the pinned SDK into build/interop (npm; a no-op once there)
+    before = logged(cluster)
+    done = node(PEERS / "ts_http_client.mjs", cluster.url, timeout=60)
+    steps = [line for line in done.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
+    assert done.returncode == 0 and len(steps) == 11, done.stdout + done.stderr
+    records = logged_since(cluster, before)
+    call = next(r for r in records if '"name":"ask"' in r["body"].replace(" ", ""))
+    answer = next(r for r in records if '"blue"' in r["body"])  # the elicitation's answer
+    assert call["session"] == answer["session"] and call["upstream"] != answer["upstream"]
+
+
 def test_a_dead_holder_means_no_session_and_no_wait(cluster: Cluster) -> None:
     first, _, last = cluster.replicas
     session_id, _ = opened(last.address)
@@ -197,4 +309,4 @@ def test_a_dead_holder_means_no_session_and_no_wait(cluster: Cluster) -> None:
     assert (status, json.loads(body)["id"]) == (404, 1)
     status, _, body = exchange(address(cluster), "POST", LISTING, session_id)
     assert status == 404
-    assert time.monotonic() - began < 10
+    assert time.monotonic() - began < 10  # last: it kills a replica

@@ -19,6 +19,8 @@ from mcp_schema.http.asgi import App
 from mcp_schema.http.forward import ClusterApp
 from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
+from mcp_schema.subscription_relay import Relay
+from mcp_schema.subscriptions import Subscriptions
 
 HEADERS = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INIT = {
@@ -209,6 +211,27 @@ def test_a_replica_stopping_terminates_its_sessions_and_deletes_their_records() 
             assert live is not None and not live.closed
             await a.stop()
             assert live.closed and await b.sessions.holder(session_id) is None
+
+    run(body)
+
+
+def test_a_cluster_app_starts_its_apps_relay() -> None:
+    async def body() -> None:
+        broker = InProcessBroker()
+        capabilities = {"tools": {"listChanged": True}}
+        info = {"name": "t", "version": "1"}
+        endpoint = Endpoint(
+            handler, info=info, capabilities=capabilities, sessions=BrokerSessions(broker)
+        )
+        app = ClusterApp(App(endpoint, relay=Relay(endpoint.subscriptions, broker)))
+        listen = endpoint.subscriptions.open(1, {"toolsListChanged": True})
+        listen.take()  # the acknowledgement
+        other = Relay(Subscriptions(), broker)  # another replica's
+        await app.start()
+        await other.tools_list_changed()
+        await asyncio.sleep(0.05)  # the relay's turn to deliver
+        assert b"notifications/tools/list_changed" in b"".join(listen.take())
+        await app.stop()
 
     run(body)
 

@@ -429,6 +429,8 @@ class ClusterApp:
         """Listen for forwarded requests (once listening) and rewrite the
         session records periodically; a `BrokerError` when the broker does not
         let it listen within ``timeout``."""
+        if self.app.relay is not None:  # its lifespan is this one: App's is never run
+            await self.app.relay.start()
         ready = asyncio.Event()
         self._spawn(self._listen(ready))
         self._spawn(self._heartbeat())
@@ -444,6 +446,8 @@ class ClusterApp:
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.app.relay is not None:
+            await self.app.relay.aclose()
         self.app.endpoint.close()
         try:
             await self.sessions.flush()
