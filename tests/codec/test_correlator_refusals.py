@@ -14,12 +14,7 @@ import pytest
 
 from mcp_schema import codec, errors
 from mcp_schema.errors import McpError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
+from tests.hostile import raw
 
 PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 
@@ -34,19 +29,6 @@ def decode_error_of(session: codec.Correlator, body: bytes, **kw: Any) -> int:
     with pytest.raises(McpError) as info:
         session.decode(body, **kw)
     return info.value.code
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
 
 
 def j(message: Any) -> bytes:

@@ -14,25 +14,7 @@ import pytest
 from mcp_schema import codec, errors
 from mcp_schema.errors import McpError
 from mcp_schema.versions import PROTOCOL_VERSION_KEY
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
-
+from tests.hostile import META, call, raw
 
 PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 

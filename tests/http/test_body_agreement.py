@@ -6,19 +6,13 @@ calling program: ``TypeError``), in linear cost, with bounded error output.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from mcp_schema import codec
 from mcp_schema.errors import HeaderMismatchError, McpError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
+from tests.hostile import call, raw
 
 PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 
@@ -27,19 +21,6 @@ def decode_error(raw: Any, **kw: Any) -> McpError:
     with pytest.raises(McpError) as info:
         codec.decode(raw, **kw)
     return info.value
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
 
 
 GOOD_HEADERS = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "t"}

@@ -6,32 +6,13 @@ calling program: ``TypeError``), in linear cost, with bounded error output.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from mcp_schema import http_headers
 from mcp_schema.errors import HeaderMismatchError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
-
+from tests.hostile import call
 
 TOOL = {
     "name": "t",

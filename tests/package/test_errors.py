@@ -7,28 +7,9 @@ calling program: ``TypeError``), in linear cost, with bounded error output.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from mcp_schema import errors
 from mcp_schema.errors import HeaderMismatchError, McpError
-
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
 
 
 def test_quote_escapes_line_breaks_and_cuts_long_text() -> None:

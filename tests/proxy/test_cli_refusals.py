@@ -19,24 +19,6 @@ import pytest
 
 from mcp_schema.cli import main as cli_main
 
-META = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": {"sampling": {}},
-}
-
-
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
-    }
-
-
-def raw(message: Any) -> bytes:
-    return json.dumps(message).encode()
-
 
 def run_cli(*args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
