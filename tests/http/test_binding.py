@@ -240,6 +240,36 @@ def test_a_per_request_version_not_served_per_request(version: object) -> None:
 
 
 @pytest.mark.parametrize(
+    "meta",
+    [None, {"io.modelcontextprotocol/clientCapabilities": {}}],
+    ids=["no _meta", "no protocolVersion"],
+)
+def test_a_per_request_header_on_a_body_without_its_meta_is_invalid_params(
+    meta: dict[str, Any] | None,
+) -> None:
+    params = {} if meta is None else {"_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 6, "method": "server/discover", "params": params}
+    headers = {"mcp-protocol-version": STATELESS, "mcp-method": "server/discover"}
+    response = endpoint().handle("POST", "/mcp", {**BASE, **headers}, json.dumps(message).encode())
+    assert (response.status, error_of(response)) == (400, (6, -32602))
+
+
+def test_a_version_header_naming_another_version_than_the_body_is_a_mismatch() -> None:
+    message = request("server/discover", rid=7)
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "v999.0.0"
+    headers = {"mcp-protocol-version": STATELESS, "mcp-method": "server/discover"}
+    response = endpoint().handle("POST", "/mcp", {**BASE, **headers}, json.dumps(message).encode())
+    assert (response.status, error_of(response)) == (400, (7, -32020))
+    agreeing = endpoint().handle(
+        "POST",
+        "/mcp",
+        {**BASE, **headers, "mcp-protocol-version": "v999.0.0"},
+        json.dumps(message).encode(),
+    )
+    assert (agreeing.status, error_of(agreeing)) == (400, (7, -32022))
+
+
+@pytest.mark.parametrize(
     ("body", "code"), [(b"{", -32700), (b"[]", -32600), (b'{"jsonrpc": "2.0", "id": 9}', -32600)]
 )
 def test_what_is_not_a_message(body: bytes, code: int) -> None:

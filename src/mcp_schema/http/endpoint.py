@@ -12,7 +12,10 @@ order of the decisions, for a POST:
    ``params._meta`` is served statelessly, whatever its method and any
    ``Mcp-Session-Id``. A version the endpoint does not serve per request
    (a handshake-era one, or an unknown one) is -32022, listing those it
-   does. Anything else is handshake-era: ``initialize`` opens a session
+   does (-32020 when ``MCP-Protocol-Version`` names another). A request
+   whose ``MCP-Protocol-Version`` names a version served per request, with
+   no ``Mcp-Session-Id`` and no such ``_meta``, is that version's too: its
+   session refuses the ``_meta`` it lacks, -32602. Anything else is handshake-era: ``initialize`` opens a session
    (``Mcp-Session-Id`` minted, `secrets.token_urlsafe`), every other
    message needs a live one (400 without the header, 404 for an unknown or
    terminated id).
@@ -77,6 +80,7 @@ from mcp_schema._codec.route import named_version, request_id
 from mcp_schema._codec.versioning import NULL_VERSION
 from mcp_schema.codec import encode
 from mcp_schema.errors import (
+    HeaderMismatchError,
     InternalError,
     McpError,
     UnsupportedProtocolVersionError,
@@ -87,7 +91,7 @@ from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
-from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.http_headers import Headers, check_version_header, received_headers
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
     CancelRequested,
@@ -312,9 +316,19 @@ class Endpoint:
             return refusal(status_of(err), err, None)
         named = named_version(value)
         media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
+        header = headers.get("mcp-protocol-version")
+        if (
+            named is None
+            and header in self.stateless
+            and "mcp-session-id" not in headers
+            and value.get("method") != "initialize"
+        ):
+            # A per-request version's request (its header says so) without the
+            # _meta naming it: its session refuses what it lacks (-32602).
+            named = header
         if named is not None:
             if not isinstance(named, str) or named not in self.stateless:
-                return self._unsupported(named, value)
+                return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session(self.stateless, headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
@@ -330,7 +344,14 @@ class Endpoint:
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
         return self._exchange(found, headers, body, value, media)
 
-    def _unsupported(self, named: object, value: dict[str, Any]) -> Response:
+    def _unsupported(
+        self, named: object, value: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> Response:
+        if isinstance(named, str) and headers is not None:
+            try:  # a header naming another version than the body's disagrees with it first
+                check_version_header(headers, named)
+            except HeaderMismatchError as err:
+                return refusal(400, err, _id_of(value))
         served = self.stateless or self.handshake
         shown = (
             clip(named)
