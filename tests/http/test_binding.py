@@ -13,7 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_schema.errors import InvalidParamsError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
 from mcp_schema.http import Endpoint, MemorySessions, Response
 from mcp_schema.http_headers import request_headers
 from mcp_schema.session import (
@@ -69,6 +73,10 @@ def handler(session: ServerSession, event: Event) -> None:
             raise RuntimeError("a bug")
         elif name == "unknown":
             raise InvalidParamsError("Unknown tool: unknown")
+        elif name == "needs":
+            raise MissingRequiredClientCapabilityError(required_capabilities={"sampling": {}})
+        elif name == "gone":
+            raise MethodNotFoundError("Method not found: tools/call")
         elif name != "silent":
             session.respond(event, {"content": [{"type": "text", "text": name}]})
 
@@ -359,6 +367,21 @@ def test_discover_names_the_versions_served_per_request() -> None:
 def test_a_handler_that_fails_or_does_not_answer(name: str, code: int) -> None:
     response = post(endpoint(), call(name, 13))
     assert response.status == 200 and error_of(response) == (13, code)
+
+
+@pytest.mark.parametrize(
+    ("name", "status", "code"), [("needs", 400, -32021), ("gone", 404, -32601)]
+)
+def test_a_handler_error_the_specification_gives_a_status_gets_it(
+    name: str, status: int, code: int
+) -> None:
+    response = post(endpoint(), call(name, 14))
+    assert (response.status, error_of(response)) == (status, (14, code))
+    ep = endpoint()
+    in_session = {"mcp-session-id": opened(ep)}
+    handshake = {"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": {"name": name}}
+    answered = post(ep, handshake, in_session)  # a session's answers are 200, as 2025-11-25's
+    assert (answered.status, error_of(answered)) == (200, (15, code))
 
 
 def test_a_stream_cut_for_a_slow_reader_drops_what_waits() -> None:

@@ -88,7 +88,14 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.listen import LISTEN, open_listen
-from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
+from mcp_schema.http.rules import (
+    admits,
+    allowed_origin,
+    answer_status,
+    is_json,
+    refusal,
+    status_of,
+)
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
 from mcp_schema.http_headers import Headers, check_version_header, received_headers
@@ -416,7 +423,10 @@ class Endpoint:
             return Response(202, self._session_header(live))
         if stream.finished and (stream.media == _JSON or stream.frames == 1):
             answer = b"".join(stream.take_frames())  # the response alone: one JSON body
-            return Response(200, [("content-type", _JSON), *self._session_header(live)], answer)
+            status = 200
+            if live.id is None and b'"error"' in answer:  # only then is it read again
+                status = answer_status(jiter.from_json(answer).get("error"))
+            return Response(status, [("content-type", _JSON), *self._session_header(live)], answer)
         return self._streamed(stream, live)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:

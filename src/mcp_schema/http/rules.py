@@ -10,10 +10,23 @@ from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
-from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
+from mcp_schema.errors import (
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
 from mcp_schema.http.stream import Response
 
-__all__ = ["LOOPBACK_HOSTS", "admits", "allowed_origin", "is_json", "refusal", "status_of"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "admits",
+    "allowed_origin",
+    "answer_status",
+    "is_json",
+    "refusal",
+    "status_of",
+]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 """Hosts whose origins are allowed by default: a page there runs on this machine."""
@@ -93,6 +106,17 @@ def status_of(error: McpError) -> int:
     (-32601, so a client tells it from a server without the endpoint), else
     400."""
     return 404 if error.code == MethodNotFoundError.code else 400
+
+
+_ANSWER_STATUS = {MethodNotFoundError.code: 404, MissingRequiredClientCapabilityError.code: 400}
+
+
+def answer_status(error: object) -> int:
+    """The HTTP status of a stateless-era request answered with the JSON-RPC
+    ``error`` alone (None for a result): those the specification gives one
+    (-32601 404, -32021 400), 200 for any other."""
+    code = error.get("code") if isinstance(error, dict) else None
+    return _ANSWER_STATUS.get(code, 200) if isinstance(code, int) else 200
 
 
 def refusal(
