@@ -30,7 +30,12 @@ from typing import Any
 
 import uvicorn
 
-from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    McpError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateKeys, StateSealer
@@ -152,9 +157,9 @@ PROMPTS = [
     {"name": "test_prompt_with_image", "description": "Fixture prompt"},
 ]
 CAPABILITIES = {
-    "tools": {"listChanged": False},
+    "tools": {"listChanged": True},
     "resources": {"subscribe": True, "listChanged": False},
-    "prompts": {"listChanged": False},
+    "prompts": {"listChanged": True},
     "logging": {},
     "completions": {},
 }
@@ -209,8 +214,17 @@ ASKED: dict[str, dict[str, dict[str, Any]]] = {
         "user_context": elicit("What context should the prompt use?", context=STRING)
     },
 }
+# The diagnostic tools of the stateless scenario (SEP-2575): one that needs
+# sampling (-32021 without it), one that asks, one that logs only when the
+# call names a level, and two that publish a list change to the listens.
+ASKED["test_missing_capability"] = {"capital_question": sample("What is 2 + 2?", 10)}
+ASKED["test_streaming_elicitation"] = {"user_name": elicit("What is your name?", name=STRING)}
+PUBLISH: dict[str, Callable[[], object]] = {}
+"""Per tool: the change it publishes (`application` fills it, as it holds the listens)."""
 STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
 TOOLS += [tool(name) for name in ASKED if name != "test_input_required_result_prompt"]
+TOOLS += [tool(name) for name in ("test_logging_tool", "test_trigger_tool_change")]
+TOOLS.append(tool("test_trigger_prompt_change"))
 PROMPTS.append({"name": "test_input_required_result_prompt", "description": "Fixture prompt"})
 INFO = {"name": "mcp-schema-conformance", "version": "1.0.0"}
 Answer = Callable[[ServerSession, RequestReceived], Any]
@@ -292,6 +306,8 @@ FINISHED: dict[str, Finish] = {
     "test_input_required_result_tampered_state": completed("state-ok: {confirm}"),
     "test_input_required_result_capabilities": completed("Answered: {capital_question}"),
     "test_input_required_result_prompt": prompted,
+    "test_missing_capability": completed("Sampled: {capital_question}"),
+    "test_streaming_elicitation": completed("Hello, {user_name[name]}!"),
 }
 """Per tool or prompt: its result once the client answered what it asked."""
 
@@ -304,7 +320,15 @@ def call_tool(session: ServerSession, event: RequestReceived) -> Any:
     if name == "test_error_handling":
         failed = text("This tool intentionally returns an error for testing")
         return {"isError": True, "content": [failed]}
-    if name == "test_tool_with_logging":
+    if name in PUBLISH:
+        PUBLISH[name]()
+        return {"content": [text(f"{name}: published")]}
+    if name == "test_missing_capability" and not event.can_ask("sampling/createMessage"):
+        needed = {"sampling": {}}
+        raise MissingRequiredClientCapabilityError(
+            "test_missing_capability needs sampling", required_capabilities=needed
+        )
+    if name in ("test_tool_with_logging", "test_logging_tool"):
         for step in ("execution started", "processing data", "execution completed"):
             session.log("info", f"Tool {step}", request=event)  # if the client asked for logs
         return {"content": [text("Logging done")]}
@@ -435,6 +459,11 @@ def application(state_key: str | None) -> App:
         capabilities=CAPABILITIES,
         request_state=StateSealer(keys),
         session_options={"cache_scope": "public", "ttl_ms": 60_000},
+    )
+    listens = endpoint.subscriptions
+    PUBLISH.update(
+        test_trigger_tool_change=listens.tools_list_changed,
+        test_trigger_prompt_change=listens.prompts_list_changed,
     )
     return App(endpoint)
 
