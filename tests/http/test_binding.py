@@ -411,12 +411,13 @@ def test_a_session_from_initialize_to_delete() -> None:
     )
     assert listed.status == 200 and json.loads(listed.body)["result"] == {"tools": []}
     assert listed.header("mcp-session-id") == session_id
-    wrong = post(
-        ep,
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"},
-    )
-    assert (wrong.status, error_of(wrong)) == (400, (2, -32020))
+    for version, status in (("2025-06-18", 200), ("2026-07-28", 400), ("1999-01-01", 400)):
+        # Another version served in sessions: read in the negotiated one. One
+        # not served in sessions, or unknown: refused (-32020).
+        header = {"mcp-session-id": session_id, "mcp-protocol-version": version}
+        other = post(ep, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, header)
+        assert other.status == status
+        assert status == 200 or error_of(other) == (2, -32020)
     assert ep.handle("DELETE", "/mcp", {"mcp-session-id": session_id}).status == 200
     after = post(
         ep, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, {"mcp-session-id": session_id}

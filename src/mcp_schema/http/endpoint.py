@@ -388,6 +388,11 @@ class Endpoint:
         mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
         if opening:  # initialize predates the session's version: its header names none yet
             mirrored.pop("mcp-protocol-version", None)
+        elif live.id is not None and mirrored.get("mcp-protocol-version") in self.handshake:
+            # In a session the negotiated version rules: a header naming another
+            # version served in sessions misses only the client's SHOULD (2025-11-25
+            # refuses an invalid or unsupported one, 400, as the session still does).
+            mirrored.pop("mcp-protocol-version")
         events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
