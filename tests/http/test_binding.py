@@ -184,6 +184,29 @@ def test_loopback_and_configured_origins_are_allowed(origin: str) -> None:
     assert post(strict, call("echo"), {"origin": origin}).status == 403
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("mcp.example.com", 200),
+        ("MCP.example.com:8443", 200),
+        ("[::1]:3000", 200),
+        ("evil.example.com", 421),
+        ("mcp.example.com.evil.com", 421),
+        ("user@mcp.example.com", 421),
+        ("mcp.example.com:99999", 421),
+        ("mcp.example.com/x", 421),
+        (None, 421),
+    ],
+)
+def test_allowed_hosts_refuse_any_other_host(host: str | None, status: int) -> None:
+    ep = endpoint(allowed_hosts=["mcp.example.com", "::1"])
+    sent = {} if host is None else {"host": host}
+    assert post(ep, call("echo"), sent).status == status
+    early = ep.precheck("POST", "/mcp", {**BASE, **sent})
+    assert (early is None) == (status == 200)
+    assert post(endpoint(), call("echo"), sent).status == 200  # not checked unless named
+
+
 def test_a_body_beyond_the_limit_is_refused_whatever_its_length_header_says() -> None:
     ep = endpoint(max_body=300)
     assert post(ep, call("echo", padding="x" * 200)).status == 413

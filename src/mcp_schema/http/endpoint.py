@@ -4,7 +4,7 @@ An HTTP request in (method, path, headers, body), a `Response` out. The
 order of the decisions, for a POST:
 
 1. `Endpoint.precheck` (no body needed): the path (404, empty body), the
-   method (405), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
+   method (405), ``Host`` (421, when ``allowed_hosts`` are given), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
    (406 when it admits neither JSON nor an event stream), ``Content-Length``
    (413 beyond ``max_body``, 400 when malformed).
 2. The era, from the body, parsed once (strictly: what is no JSON-RPC
@@ -90,8 +90,10 @@ from mcp_schema.errors import (
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.rules import (
     admits,
+    allowed_host,
     allowed_origin,
     answer_status,
+    host_refusal,
     is_json,
     refusal,
     status_of,
@@ -160,6 +162,11 @@ class Endpoint:
     * ``allowed_origins``: origins allowed besides the loopback ones
       (``loopback_origins=False`` refuses those too). A request without
       ``Origin`` (not from a browser) is not checked.
+    * ``allowed_hosts``: the host names a request's ``Host`` may name
+      (any port; lower-case, IPv6 without brackets), else 421: DNS-rebinding
+      protection for a server reached by name. None (the default): not
+      checked here; `mcp_schema.http.asgi.App` then allows only
+      `mcp_schema.http.rules.LOOPBACK_HOSTS` when it serves on a loopback address.
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
@@ -185,6 +192,7 @@ class Endpoint:
         path: str = "/mcp",
         allowed_origins: Collection[str] = (),
         loopback_origins: bool = True,
+        allowed_hosts: Collection[str] | None = None,
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
         sessions: SessionStore | None = None,
@@ -209,6 +217,8 @@ class Endpoint:
         self.handler, self.principal = handler, principal
         self.path, self.loopback_origins = path, loopback_origins
         self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
+        hosts = strings(allowed_hosts, "allowed_hosts", none=True)
+        self.allowed_hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         self.subscriptions = (
@@ -244,6 +254,10 @@ class Endpoint:
     def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
         if path != self.path:
             return Response(404)
+        if self.allowed_hosts is not None and not allowed_host(
+            received.get("host"), self.allowed_hosts
+        ):
+            return host_refusal()
         origin = received.get("origin")
         if origin is not None and not allowed_origin(
             origin, self.allowed_origins, self.loopback_origins

@@ -1,5 +1,5 @@
 """The HTTP-level rules of the MCP endpoint, checked before any body is read:
-the request's ``Origin`` (DNS-rebinding protection), ``Accept``,
+the request's ``Host`` and ``Origin`` (DNS-rebinding protection), ``Accept``,
 ``Content-Type`` and ``Content-Length``. Each is a small pure function of
 header text; `refusal` builds the response that says what is wrong.
 """
@@ -21,8 +21,10 @@ from mcp_schema.http.stream import Response
 __all__ = [
     "LOOPBACK_HOSTS",
     "admits",
+    "allowed_host",
     "allowed_origin",
     "answer_status",
+    "host_refusal",
     "is_json",
     "refusal",
     "status_of",
@@ -99,6 +101,28 @@ def allowed_origin(origin: str, allowed: Collection[str], loopback: bool) -> boo
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK_HOSTS
+
+
+def allowed_host(host: str | None, allowed: Collection[str]) -> bool:
+    """Whether a request's ``Host`` names one of the ``allowed`` host names
+    (lower-case, IPv6 without brackets: ``::1``), whatever its port. A page
+    that rebinds its own name to this machine sends that name: refused. No
+    ``Host`` at all cannot be checked: refused too."""
+    if host is None or len(host) > _MAX_ORIGIN:
+        return False
+    try:
+        parts = urlsplit(f"//{host}")
+        parts.port  # noqa: B018 - a malformed port raises ValueError here
+    except ValueError:
+        return False
+    # Only a host and a port: no user, path, query or fragment smuggled in.
+    return "@" not in host and parts.netloc == host and parts.hostname in allowed
+
+
+def host_refusal() -> Response:
+    """The refusal of a ``Host`` the endpoint does not serve: 421 Misdirected
+    Request (RFC 9110 15.5.20), as for a name this server is not authoritative for."""
+    return refusal(421, "Misdirected Request: the request's Host is not allowed")
 
 
 def status_of(error: McpError) -> int:
