@@ -470,9 +470,9 @@ def application(state_key: str | None) -> App:
 
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 3001
+    app = application(os.environ.get("MCP_STATE_KEY"))  # a key too short stops it here
     listening = socket.create_server(("127.0.0.1", port))  # listening: the URL works once printed
     print(f"listening on http://127.0.0.1:{listening.getsockname()[1]}/mcp", flush=True)
-    app = application(os.environ.get("MCP_STATE_KEY"))
     config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
     uvicorn.Server(config).run(sockets=[listening])
 
