@@ -26,7 +26,7 @@ import secrets
 import socket
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import uvicorn
 
@@ -146,7 +146,7 @@ TEMPLATE = {
     "mimeType": "application/json",
 }
 ARGS = [{"name": "arg1", "required": True}, {"name": "arg2", "required": True}]
-PROMPTS = [
+PROMPTS: list[dict[str, Any]] = [
     {"name": "test_simple_prompt", "description": "Fixture prompt"},
     {"name": "test_prompt_with_arguments", "description": "Fixture prompt", "arguments": ARGS},
     {
@@ -181,7 +181,7 @@ def sample(prompt: str, max_tokens: int) -> dict[str, Any]:
     }
 
 
-ROOTS = {"method": "roots/list", "params": {}}
+ROOTS: dict[str, Any] = {"method": "roots/list", "params": {}}
 # What each input-required fixture asks (SEP-2322); the multi-round one asks
 # step2 once step1 is answered (`answered`).
 ASKED: dict[str, dict[str, dict[str, Any]]] = {
@@ -222,13 +222,18 @@ ASKED["test_streaming_elicitation"] = {"user_name": elicit("What is your name?",
 PUBLISH: dict[str, Callable[[], object]] = {}
 """Per tool: the change it publishes (`application` fills it, as it holds the listens)."""
 STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
-TOOLS += [tool(name) for name in ASKED if name != "test_input_required_result_prompt"]
-TOOLS += [tool(name) for name in ("test_logging_tool", "test_trigger_tool_change")]
+TOOLS.extend(tool(name) for name in ASKED if name != "test_input_required_result_prompt")
+TOOLS.extend(tool(name) for name in ("test_logging_tool", "test_trigger_tool_change"))
 TOOLS.append(tool("test_trigger_prompt_change"))
 PROMPTS.append({"name": "test_input_required_result_prompt", "description": "Fixture prompt"})
 INFO = {"name": "mcp-schema-conformance", "version": "1.0.0"}
 Answer = Callable[[ServerSession, RequestReceived], Any]
 Finish = Callable[[ServerSession, RequestReceived, dict[str, Any], object], Any]
+
+
+def params_of(event: RequestReceived) -> Any:
+    """A request's params, a model of its wire version (either era's)."""
+    return getattr(event.message, "params", None)
 
 
 def said(answer: object) -> Any:
@@ -250,10 +255,11 @@ def begin(
     asks = {key: ask for key, ask in asks.items() if event.can_ask(ask["method"])}
     if not asks:
         return {"content": [text("This client cannot be asked")], "isError": True}
-    params = getattr(event.message, "params", None)
+    params = params_of(event)
     given = getattr(params, "input_responses", None)
     if given and getattr(params, "request_state", None) is None and asks.keys() <= given.keys():
-        answers = check_input_responses(event.message, input_required(event.version, asks))
+        asked: Any = input_required(event.version, asks)  # an InputRequiredResult model
+        answers = check_input_responses(event.message, asked)
         return FINISHED[params.name](session, event, answers, state)
     session.ask(event, asks, state=state)
     return None
@@ -276,7 +282,7 @@ def multi_round(
 ) -> Any:
     if "step1" in answers:
         return begin(session, request, STEP2, state={"name": said(answers["step1"]).get("name")})
-    name = state.get("name") if isinstance(state, dict) else None
+    name = cast("dict[str, Any]", state).get("name") if isinstance(state, dict) else None
     return {"content": [text(f"{name} likes {said(answers['step2']).get('color')}")]}
 
 
@@ -313,8 +319,9 @@ FINISHED: dict[str, Finish] = {
 
 
 def call_tool(session: ServerSession, event: RequestReceived) -> Any:
-    params = event.message.params  # type: ignore[attr-defined]
-    name, args = params.name, params.arguments or {}
+    params = params_of(event)
+    name = params.name
+    arguments: dict[str, Any] = params.arguments or {}
     if name in CONTENT:
         return {"content": CONTENT[name]}
     if name == "test_error_handling":
@@ -324,7 +331,7 @@ def call_tool(session: ServerSession, event: RequestReceived) -> Any:
         PUBLISH[name]()
         return {"content": [text(f"{name}: published")]}
     if name == "test_missing_capability" and not event.can_ask("sampling/createMessage"):
-        needed = {"sampling": {}}
+        needed: dict[str, Any] = {"sampling": {}}
         raise MissingRequiredClientCapabilityError(
             "test_missing_capability needs sampling", required_capabilities=needed
         )
@@ -337,10 +344,10 @@ def call_tool(session: ServerSession, event: RequestReceived) -> Any:
             session.progress(event, done, total=100)  # if the call asked for progress
         return {"content": [text("Progress done")]}
     if name == "test_sampling":
-        return begin(session, event, {"sample": sample(str(args.get("prompt")), 100)})
+        return begin(session, event, {"sample": sample(str(arguments.get("prompt")), 100)})
     if name in ELICITED:
         form = {
-            "message": str(args.get("message", "Please answer")),
+            "message": str(arguments.get("message", "Please answer")),
             "requestedSchema": ELICITED[name],
         }
         return begin(session, event, {"form": {"method": "elicitation/create", "params": form}})
@@ -350,7 +357,7 @@ def call_tool(session: ServerSession, event: RequestReceived) -> Any:
 
 
 def get_prompt(session: ServerSession, event: RequestReceived) -> Any:
-    params = event.message.params  # type: ignore[attr-defined]
+    params = params_of(event)
     if params.name in ASKED:
         return begin(session, event, ASKED[params.name])
     return {"messages": prompt_messages(params.name, params.arguments or {})}
@@ -409,9 +416,7 @@ METHODS: dict[str, Answer] = {
     "tools/call": call_tool,
     "resources/list": listed("resources", RESOURCES),
     "resources/templates/list": listed("resourceTemplates", [TEMPLATE]),
-    "resources/read": lambda session, event: {
-        "contents": [read_resource(event.message.params.uri)]  # type: ignore[attr-defined]
-    },
+    "resources/read": lambda session, event: {"contents": [read_resource(params_of(event).uri)]},
     "resources/subscribe": lambda session, event: {},
     "resources/unsubscribe": lambda session, event: {},
     "prompts/list": listed("prompts", PROMPTS),
@@ -426,7 +431,7 @@ METHODS: dict[str, Answer] = {
 def serve(session: ServerSession, event: Event) -> None:
     if isinstance(event, InputReceived):
         request, answers, state = event.request, dict(event.responses), event.state
-        name = request.message.params.name  # type: ignore[attr-defined]
+        name = params_of(request).name
         return answered(session, request, lambda: FINISHED[name](session, request, answers, state))
     if isinstance(event, RequestReceived):
         method = METHODS.get(event.method)
