@@ -231,8 +231,8 @@ def asgi_post(application: App, server: tuple[str, int] | None, host: bytes) -> 
     """The status ``application`` answers a POST that reached ``server`` naming ``host``."""
     body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
     headers = [(b"host", host), (b"content-type", b"application/json"), (b"accept", b"*/*")]
-    scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": headers}
-    scope["server"] = server
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+    scope.update(headers=headers, server=server)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
