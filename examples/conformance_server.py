@@ -221,6 +221,11 @@ ASKED["test_missing_capability"] = {"capital_question": sample("What is 2 + 2?",
 ASKED["test_streaming_elicitation"] = {"user_name": elicit("What is your name?", name=STRING)}
 PUBLISH: dict[str, Callable[[], object]] = {}
 """Per tool: the change it publishes (`application` fills it, as it holds the listens)."""
+SEALED_ONLY = frozenset(
+    f"test_input_required_result_{name}"
+    for name in ("request_state", "tampered_state", "multi_round")
+)
+"""The rounds whose answers count only with their sealed ``requestState``."""
 STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
 TOOLS.extend(tool(name) for name in ASKED if name != "test_input_required_result_prompt")
 TOOLS.extend(tool(name) for name in ("test_logging_tool", "test_trigger_tool_change"))
@@ -250,14 +255,16 @@ def begin(
     """Ask what the client can answer; None: the answers come as `InputReceived`.
 
     A retry that carries the answers but no ``requestState`` (an ephemeral
-    round: the fixtures' first rounds need no state) is answered at once.
+    round: the fixtures' first rounds need no state) is answered at once,
+    unless its tool trusts only a sealed round (`SEALED_ONLY`): asked again.
     """
     asks = {key: ask for key, ask in asks.items() if event.can_ask(ask["method"])}
     if not asks:
         return {"content": [text("This client cannot be asked")], "isError": True}
     params = params_of(event)
     given = getattr(params, "input_responses", None)
-    if given and getattr(params, "request_state", None) is None and asks.keys() <= given.keys():
+    unsealed = getattr(params, "request_state", None) is None and params.name not in SEALED_ONLY
+    if given and unsealed and asks.keys() <= given.keys():
         asked: Any = input_required(event.version, asks)  # an InputRequiredResult model
         answers = check_input_responses(event.message, asked)
         return FINISHED[params.name](session, event, answers, state)

@@ -190,6 +190,8 @@ def test_a_sealed_round_completes_on_another_process_and_a_tampered_one_is_refus
     tampered = asked["requestState"] + "-TAMPERED"
     refused = answer(url, 3, inputResponses=answers, requestState=tampered)
     assert refused["error"]["code"] == -32602 and "result" not in refused
+    unsealed = answer(url, 4, inputResponses=answers)  # answers without the state: asked again
+    assert unsealed["result"]["resultType"] == "input_required"
 
 
 def test_a_terminated_or_unknown_session_is_not_found(url: str) -> None:
