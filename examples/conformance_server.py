@@ -1,32 +1,47 @@
-"""The fixtures of the official MCP conformance suite, served over Streamable
-HTTP on 127.0.0.1 with the standard library and mcp-schema alone:
-``python examples/conformance_server.py [PORT]`` serves ``/mcp``.
+"""The fixtures of the official MCP conformance suite
+(``@modelcontextprotocol/conformance``), served over Streamable HTTP by the
+package's binding: ``python examples/conformance_server.py [PORT]`` serves
+``http://127.0.0.1:PORT/mcp`` (port 0: any free one; the URL is printed)
+under uvicorn, in this process.
 
-Every POST body is decoded by the session's `Correlator`; every request is
-answered on an event stream, which also carries the notifications and the
-server's own requests (sampling, elicitation) made while it runs. The client
-POSTs the answers to those, and they come back typed, paired by id.
+Both eras on one endpoint (`mcp_schema.http.Endpoint`): an ``initialize``
+session (2025-11-25 and older) and per-request 2026-07-28 calls. One
+``serve(session, event)`` answers both: a handler's ``session.ask`` is a
+server-to-client request in a session and an input-required result per
+request, its round sealed into the ``requestState`` under ``MCP_STATE_KEY``
+(a random key when unset: one process). Results carry cache hints (the
+endpoint's ``ttl_ms`` and ``cache_scope``); the endpoint refuses a foreign
+``Host`` or ``Origin`` (DNS rebinding), as it serves on loopback.
+
+A module adds methods with ``METHODS.update(...)`` (each ``answer(session,
+event)`` returns a result, or None when it answers later or asks first), its
+capabilities with ``CAPABILITIES.update(...)``, and its rounds' completions
+with ``FINISHED.update(...)``.
 """
 
 from __future__ import annotations
 
-import itertools
-import queue
+import os
+import secrets
+import socket
 import sys
-import threading
-import time
-import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from pydantic import BaseModel
+import uvicorn
 
-from mcp_schema import v2025_11_25 as mcp
-from mcp_schema.codec import Correlator, encode, message_kind, reply
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    McpError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
+from mcp_schema.http import Endpoint
+from mcp_schema.http.asgi import App
+from mcp_schema.request_state import StateKeys, StateSealer
+from mcp_schema.rounds import check_input_responses, input_required
+from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
 
-MAX_BODY = 1 << 20
-LOCAL_HOSTS = {"localhost", "127.0.0.1", "[::1]"}
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
 NONE: dict[str, Any] = {"type": "object", "properties": {}}
@@ -131,7 +146,7 @@ TEMPLATE = {
     "mimeType": "application/json",
 }
 ARGS = [{"name": "arg1", "required": True}, {"name": "arg2", "required": True}]
-PROMPTS = [
+PROMPTS: list[dict[str, Any]] = [
     {"name": "test_simple_prompt", "description": "Fixture prompt"},
     {"name": "test_prompt_with_arguments", "description": "Fixture prompt", "arguments": ARGS},
     {
@@ -142,101 +157,217 @@ PROMPTS = [
     {"name": "test_prompt_with_image", "description": "Fixture prompt"},
 ]
 CAPABILITIES = {
-    "tools": {"listChanged": False},
+    "tools": {"listChanged": True},
     "resources": {"subscribe": True, "listChanged": False},
-    "prompts": {"listChanged": False},
+    "prompts": {"listChanged": True},
     "logging": {},
     "completions": {},
 }
 
 
-class Stream:
-    """One POST's event stream: the response to its request, and whatever the
-    server sends while answering it."""
-
-    def __init__(self, handler: BaseHTTPRequestHandler, session: Session) -> None:
-        self.handler, self.session = handler, session
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("Mcp-Session-Id", session.id)
-        handler.end_headers()
-        # The priming event: an id and no data, and how long a client should
-        # wait before reconnecting (SSE polling of Streamable HTTP).
-        handler.wfile.write(f"id: {uuid.uuid4().hex}\nretry: 1000\ndata:\n\n".encode())
-        handler.wfile.flush()
-
-    def send(self, message: BaseModel) -> None:
-        self.handler.wfile.write(b"event: message\ndata: " + encode(message) + b"\n\n")
-        self.handler.wfile.flush()
-
-    def ask(self, params: mcp.CreateMessageRequestParams | mcp.ElicitRequestFormParams) -> Any:
-        """Send a server-initiated request and wait for the client's answer."""
-        rid = f"server-{next(self.session.ids)}"
-        if isinstance(params, mcp.CreateMessageRequestParams):
-            request: BaseModel = mcp.CreateMessageRequest(id=rid, params=params)
-        else:
-            request = mcp.ElicitRequest(id=rid, params=params)
-        answer: queue.Queue[Any] = queue.Queue(maxsize=1)
-        with self.session.lock:
-            self.session.peer.decode(encode(request))  # so the answer decodes typed
-            self.session.waiting[rid] = answer
-        self.send(request)
-        try:
-            return getattr(answer.get(timeout=30), "result", None)
-        except queue.Empty:
-            with self.session.lock:
-                self.session.waiting.pop(rid, None)
-            raise InternalError("the client did not answer", {"id": rid}) from None
+def elicit(message: str, **fields: Any) -> dict[str, Any]:
+    schema = {"type": "object", "properties": fields, "required": list(fields)}
+    return {
+        "method": "elicitation/create",
+        "params": {"message": message, "requestedSchema": schema},
+    }
 
 
-class Session:
-    """What one ``Mcp-Session-Id`` remembers: the ids in flight both ways."""
+def sample(prompt: str, max_tokens: int) -> dict[str, Any]:
+    said = {"role": "user", "content": text(prompt)}
+    return {
+        "method": "sampling/createMessage",
+        "params": {"messages": [said], "maxTokens": max_tokens},
+    }
 
-    def __init__(self) -> None:
-        self.id, self.lock, self.ids = uuid.uuid4().hex, threading.Lock(), itertools.count(1)
-        self.peer = Correlator(version=mcp.VERSION)
-        self.waiting: dict[str | int, queue.Queue[Any]] = {}
+
+ROOTS: dict[str, Any] = {"method": "roots/list", "params": {}}
+# What each input-required fixture asks (SEP-2322); the multi-round one asks
+# step2 once step1 is answered (`answered`).
+ASKED: dict[str, dict[str, dict[str, Any]]] = {
+    "test_input_required_result_elicitation": {
+        "user_name": elicit("What is your name?", name=STRING)
+    },
+    "test_input_required_result_sampling": {
+        "capital_question": sample("What is the capital of France?", 100)
+    },
+    "test_input_required_result_list_roots": {"client_roots": ROOTS},
+    "test_input_required_result_request_state": {
+        "confirm": elicit("Please confirm", ok={"type": "boolean"})
+    },
+    "test_input_required_result_multiple_inputs": {
+        "user_name": elicit("What is your name?", name=STRING),
+        "greeting": sample("Generate a greeting", 50),
+        "client_roots": ROOTS,
+    },
+    "test_input_required_result_multi_round": {
+        "step1": elicit("Step 1: What is your name?", name=STRING)
+    },
+    "test_input_required_result_tampered_state": {
+        "confirm": elicit("Please confirm", ok={"type": "boolean"})
+    },
+    "test_input_required_result_capabilities": {
+        "confirm": elicit("Please confirm", ok={"type": "boolean"}),
+        "capital_question": sample("What is the capital of France?", 100),
+    },
+    "test_input_required_result_prompt": {
+        "user_context": elicit("What context should the prompt use?", context=STRING)
+    },
+}
+# The diagnostic tools of the stateless scenario (SEP-2575): one that needs
+# sampling (-32021 without it), one that asks, one that logs only when the
+# call names a level, and two that publish a list change to the listens.
+ASKED["test_missing_capability"] = {"capital_question": sample("What is 2 + 2?", 10)}
+ASKED["test_streaming_elicitation"] = {"user_name": elicit("What is your name?", name=STRING)}
+PUBLISH: dict[str, Callable[[], object]] = {}
+"""Per tool: the change it publishes (`application` fills it, as it holds the listens)."""
+SEALED_ONLY = frozenset(
+    f"test_input_required_result_{name}"
+    for name in ("request_state", "tampered_state", "multi_round")
+)
+"""The rounds whose answers count only with their sealed ``requestState``."""
+STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
+TOOLS.extend(tool(name) for name in ASKED if name != "test_input_required_result_prompt")
+TOOLS.extend(tool(name) for name in ("test_logging_tool", "test_trigger_tool_change"))
+TOOLS.append(tool("test_trigger_prompt_change"))
+PROMPTS.append({"name": "test_input_required_result_prompt", "description": "Fixture prompt"})
+INFO = {"name": "mcp-schema-conformance", "version": "1.0.0"}
+Answer = Callable[[ServerSession, RequestReceived], Any]
+Finish = Callable[[ServerSession, RequestReceived, dict[str, Any], object], Any]
 
 
-def call_tool(params: mcp.CallToolRequestParams, out: Stream) -> dict[str, Any]:
-    name, args = params.name, params.arguments or {}
+def params_of(event: RequestReceived) -> Any:
+    """A request's params, a model of its wire version (either era's)."""
+    return getattr(event.message, "params", None)
+
+
+def said(answer: object) -> Any:
+    """What an answer says: a sampled message's text, a form's content, the roots."""
+    content = getattr(answer, "content", None)
+    if content is not None:
+        return getattr(content, "text", content)
+    return [root.uri for root in getattr(answer, "roots", None) or ()]
+
+
+def begin(
+    session: ServerSession, event: RequestReceived, asks: dict[str, Any], state: object = None
+) -> Any:
+    """Ask what the client can answer; None: the answers come as `InputReceived`.
+
+    A retry that carries the answers but no ``requestState`` (an ephemeral
+    round: the fixtures' first rounds need no state) is answered at once,
+    unless its tool trusts only a sealed round (`SEALED_ONLY`): asked again.
+    """
+    asks = {key: ask for key, ask in asks.items() if event.can_ask(ask["method"])}
+    if not asks:
+        return {"content": [text("This client cannot be asked")], "isError": True}
+    params = params_of(event)
+    given = getattr(params, "input_responses", None)
+    unsealed = getattr(params, "request_state", None) is None and params.name not in SEALED_ONLY
+    if given and unsealed and asks.keys() <= given.keys():
+        asked: Any = input_required(event.version, asks)  # an InputRequiredResult model
+        answers = check_input_responses(event.message, asked)
+        return FINISHED[params.name](session, event, answers, state)
+    session.ask(event, asks, state=state)
+    return None
+
+
+def completed(words: str) -> Finish:
+    return lambda session, request, answers, state: {
+        "content": [text(words.format_map(Said(answers)))]
+    }
+
+
+def elicited(session: ServerSession, request: RequestReceived, answers: Any, state: object) -> Any:
+    form = answers["form"]
+    action, content = getattr(form, "action", None), getattr(form, "content", None)
+    return {"content": [text(f"Elicitation completed: action={action}, content={content}")]}
+
+
+def multi_round(
+    session: ServerSession, request: RequestReceived, answers: Any, state: object
+) -> Any:
+    if "step1" in answers:
+        return begin(session, request, STEP2, state={"name": said(answers["step1"]).get("name")})
+    name = cast("dict[str, Any]", state).get("name") if isinstance(state, dict) else None
+    return {"content": [text(f"{name} likes {said(answers['step2']).get('color')}")]}
+
+
+def prompted(session: ServerSession, request: RequestReceived, answers: Any, state: object) -> Any:
+    context = said(answers["user_context"]).get("context")
+    return {"messages": [{"role": "user", "content": text(f"Use this context: {context}")}]}
+
+
+class Said(dict[str, Any]):
+    """Answers as `str.format` fields: each one what it `said`."""
+
+    def __getitem__(self, key: str) -> Any:
+        return said(super().__getitem__(key))
+
+
+FINISHED: dict[str, Finish] = {
+    "test_sampling": completed("LLM response: {sample}"),
+    **{name: elicited for name in ELICITED},
+    "test_input_required_result_elicitation": completed("Hello, {user_name[name]}!"),
+    "test_input_required_result_sampling": completed("The model said: {capital_question}"),
+    "test_input_required_result_list_roots": completed("Roots: {client_roots}"),
+    "test_input_required_result_request_state": completed("state-ok: {confirm}"),
+    "test_input_required_result_multiple_inputs": completed(
+        "{user_name}, {greeting}, {client_roots}"
+    ),
+    "test_input_required_result_multi_round": multi_round,
+    "test_input_required_result_tampered_state": completed("state-ok: {confirm}"),
+    "test_input_required_result_capabilities": completed("Answered: {capital_question}"),
+    "test_input_required_result_prompt": prompted,
+    "test_missing_capability": completed("Sampled: {capital_question}"),
+    "test_streaming_elicitation": completed("Hello, {user_name[name]}!"),
+}
+"""Per tool or prompt: its result once the client answered what it asked."""
+
+
+def call_tool(session: ServerSession, event: RequestReceived) -> Any:
+    params = params_of(event)
+    name = params.name
+    arguments: dict[str, Any] = params.arguments or {}
     if name in CONTENT:
         return {"content": CONTENT[name]}
     if name == "test_error_handling":
-        return {
-            "isError": True,
-            "content": [text("This tool intentionally returns an error for testing")],
-        }
-    if name == "test_tool_with_logging":
-        for step, said in enumerate(("started", "processing data", "execution completed")):
-            time.sleep(0.05 if step else 0)
-            logged = mcp.LoggingMessageNotificationParams(level="info", data=f"Tool {said}")
-            out.send(mcp.LoggingMessageNotification(params=logged))
+        failed = text("This tool intentionally returns an error for testing")
+        return {"isError": True, "content": [failed]}
+    if name in PUBLISH:
+        PUBLISH[name]()
+        return {"content": [text(f"{name}: published")]}
+    if name == "test_missing_capability" and not event.can_ask("sampling/createMessage"):
+        needed: dict[str, Any] = {"sampling": {}}
+        raise MissingRequiredClientCapabilityError(
+            "test_missing_capability needs sampling", required_capabilities=needed
+        )
+    if name in ("test_tool_with_logging", "test_logging_tool"):
+        for step in ("execution started", "processing data", "execution completed"):
+            session.log("info", f"Tool {step}", request=event)  # if the client asked for logs
         return {"content": [text("Logging done")]}
     if name == "test_tool_with_progress":
-        token = params.meta.progress_token if params.meta else None
         for done in (0, 50, 100):
-            time.sleep(0.05 if done else 0)
-            if token is not None:
-                progress = mcp.ProgressNotificationParams(
-                    progress_token=token, progress=done, total=100
-                )
-                out.send(mcp.ProgressNotification(params=progress))
+            session.progress(event, done, total=100)  # if the call asked for progress
         return {"content": [text("Progress done")]}
     if name == "test_sampling":
-        message = {"role": "user", "content": text(str(args.get("prompt")))}
-        wanted = {"messages": [message], "maxTokens": 100}
-        sampled = out.ask(mcp.CreateMessageRequestParams.model_validate(wanted))
-        answered = getattr(getattr(sampled, "content", None), "text", None)
-        return {"content": [text(f"LLM response: {answered}")]}
-    schema = ELICITED.get(name)
-    if schema is None:
-        raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
-    form = {"message": str(args.get("message", "Please answer")), "requestedSchema": schema}
-    elicited = out.ask(mcp.ElicitRequestFormParams.model_validate(form))
-    action, content = getattr(elicited, "action", None), getattr(elicited, "content", None)
-    return {"content": [text(f"Elicitation completed: action={action}, content={content}")]}
+        return begin(session, event, {"sample": sample(str(arguments.get("prompt")), 100)})
+    if name in ELICITED:
+        form = {
+            "message": str(arguments.get("message", "Please answer")),
+            "requestedSchema": ELICITED[name],
+        }
+        return begin(session, event, {"form": {"method": "elicitation/create", "params": form}})
+    if name in ASKED:
+        return begin(session, event, ASKED[name])
+    raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+
+
+def get_prompt(session: ServerSession, event: RequestReceived) -> Any:
+    params = params_of(event)
+    if params.name in ASKED:
+        return begin(session, event, ASKED[params.name])
+    return {"messages": prompt_messages(params.name, params.arguments or {})}
 
 
 def read_resource(uri: str) -> dict[str, Any]:
@@ -258,7 +389,7 @@ def read_resource(uri: str) -> dict[str, Any]:
     raise InvalidParamsError(f"Resource not found: {uri}", {"uri": uri})
 
 
-def get_prompt(name: str, args: dict[str, str]) -> list[dict[str, Any]]:
+def prompt_messages(name: str, args: dict[str, str]) -> list[dict[str, Any]]:
     if name == "test_simple_prompt":
         return [{"role": "user", "content": text("This is a simple prompt for testing.")}]
     if name == "test_prompt_with_arguments":
@@ -283,112 +414,79 @@ def get_prompt(name: str, args: dict[str, str]) -> list[dict[str, Any]]:
     raise InvalidParamsError(f"Unknown prompt: {name}", {"name": name})
 
 
-def answer(request: Any, out: Stream) -> dict[str, Any]:
-    method = request.method
-    if isinstance(request, mcp.InitializeRequest):
-        info = {"name": "mcp-schema-conformance", "version": "1.0.0"}
-        return {"protocolVersion": mcp.VERSION, "capabilities": CAPABILITIES, "serverInfo": info}
-    if isinstance(request, mcp.CallToolRequest):
-        return call_tool(request.params, out)
-    if isinstance(request, mcp.ReadResourceRequest):
-        return {"contents": [read_resource(request.params.uri)]}
-    if isinstance(request, mcp.GetPromptRequest):
-        return {"messages": get_prompt(request.params.name, request.params.arguments or {})}
-    if isinstance(request, mcp.CompleteRequest):
-        return {"completion": {"values": [], "total": 0, "hasMore": False}}
-    listed: dict[str, dict[str, Any]] = {
-        "tools/list": {"tools": TOOLS},
-        "resources/list": {"resources": RESOURCES},
-        "resources/templates/list": {"resourceTemplates": [TEMPLATE]},
-        "prompts/list": {"prompts": PROMPTS},
-    }
-    if method in listed:
-        return listed[method]
-    if method in ("ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"):
-        return {}
-    raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+def listed(key: str, items: list[dict[str, Any]]) -> Answer:
+    return lambda session, event: {key: items}
 
 
-SESSIONS: dict[str, Session] = {}
+METHODS: dict[str, Answer] = {
+    "tools/list": listed("tools", TOOLS),
+    "tools/call": call_tool,
+    "resources/list": listed("resources", RESOURCES),
+    "resources/templates/list": listed("resourceTemplates", [TEMPLATE]),
+    "resources/read": lambda session, event: {"contents": [read_resource(params_of(event).uri)]},
+    "resources/subscribe": lambda session, event: {},
+    "resources/unsubscribe": lambda session, event: {},
+    "prompts/list": listed("prompts", PROMPTS),
+    "prompts/get": get_prompt,
+    "completion/complete": lambda session, event: {
+        "completion": {"values": [], "total": 0, "hasMore": False}
+    },
+}
+"""Per method: its answer (None when the client is asked first)."""
 
 
-class Handler(BaseHTTPRequestHandler):
-    def local(self) -> bool:
-        """Refuse what a rebinding page could send: a foreign Host or Origin."""
-        host = (self.headers.get("Host") or "").rsplit(":", 1)[0]
-        origin = self.headers.get("Origin")
-        origin_host = origin.split("//", 1)[-1].rsplit(":", 1)[0] if origin else "localhost"
-        return host in LOCAL_HOSTS and origin_host in LOCAL_HOSTS
+def serve(session: ServerSession, event: Event) -> None:
+    if isinstance(event, InputReceived):
+        request, answers, state = event.request, dict(event.responses), event.state
+        name = params_of(request).name
+        return answered(session, request, lambda: FINISHED[name](session, request, answers, state))
+    if isinstance(event, RequestReceived):
+        method = METHODS.get(event.method)
+        if method is None:
+            return session.fail(event, MethodNotFoundError(f"Method not found: {event.method}"))
+        return answered(session, event, lambda: method(session, event))
+    return None
 
-    def plain(self, status: int, body: bytes = b"") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
 
-    def do_GET(self) -> None:  # no stream the client opens: everything rides on a POST
-        self.plain(405)
+def answered(session: ServerSession, request: RequestReceived, answer: Callable[[], Any]) -> None:
+    """``request`` answered with what ``answer`` returns (None: not yet), or its error."""
+    try:
+        result = answer()
+    except McpError as err:
+        return session.fail(request, err)
+    if result is not None:
+        session.respond(request, result)
+    return None
 
-    def do_DELETE(self) -> None:
-        SESSIONS.pop(self.headers.get("Mcp-Session-Id") or "", None)
-        self.plain(200)
 
-    def do_POST(self) -> None:
-        if self.path != "/mcp" or not self.local():
-            return self.plain(404 if self.local() else 403)
-        length = self.headers.get("Content-Length") or ""
-        size = int(length) if length.isascii() and length.isdigit() else 0
-        if not 0 < size <= MAX_BODY:
-            return self.plain(413)
-        body = self.rfile.read(size)
-        named = self.headers.get("Mcp-Session-Id")
-        session = SESSIONS.get(named or "")
-        if session is None:
-            if named is not None:  # unknown or terminated: the client must start anew
-                return self.plain(404)
-            session = Session()
-        try:
-            with session.lock:
-                message = session.peer.decode(body)
-        except McpError as err:
-            return self.plain(400, encode(err.to_response()) if err.answerable else b"")
-        kind, rid = message_kind(message), message.__dict__.get("id")
-        if kind in ("result", "error"):
-            with session.lock:
-                waiter = session.waiting.pop(rid, None) if rid is not None else None
-            if waiter is not None:
-                waiter.put(message)
-            return self.plain(202)
-        if kind != "request":
-            return self.plain(202)
-        if isinstance(message, mcp.InitializeRequest):
-            SESSIONS[session.id] = session
-        request: Any = message  # a request of this version, whose result model the table names
-        out = Stream(self, session)
-        try:
-            result: BaseModel = mcp.REQUESTS[request.method].result.model_validate(
-                answer(request, out)
-            )
-        except McpError as err:
-            return out.send(reply(rid, err))
-        out.send(reply(rid, result))
-
-    def handle(self) -> None:
-        try:
-            super().handle()
-        except ConnectionError:  # the client hung up mid-answer: nobody is left to tell
-            pass
-
-    def log_message(self, format: str, *args: Any) -> None:  # keep stderr for failures
-        pass
+def application(state_key: str | None) -> App:
+    """The fixtures' endpoint as an ASGI app, sealing rounds under ``state_key``."""
+    try:
+        keys = StateKeys.from_env(state_key or secrets.token_urlsafe(32))
+    except ValueError as exc:
+        raise SystemExit(f"MCP_STATE_KEY: {exc}") from None
+    endpoint = Endpoint(
+        serve,
+        info=INFO,
+        capabilities=CAPABILITIES,
+        request_state=StateSealer(keys),
+        session_options={"cache_scope": "public", "ttl_ms": 60_000},
+    )
+    listens = endpoint.subscriptions
+    PUBLISH.update(
+        test_trigger_tool_change=listens.tools_list_changed,
+        test_trigger_prompt_change=listens.prompts_list_changed,
+    )
+    return App(endpoint)
 
 
 def main() -> None:
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 3001
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    print(f"listening on http://127.0.0.1:{server.server_port}/mcp", flush=True)
-    server.serve_forever()
+    app = application(os.environ.get("MCP_STATE_KEY"))  # a key too short stops it here
+    listening = socket.create_server(("127.0.0.1", port))  # listening: the URL works once printed
+    print(f"listening on http://127.0.0.1:{listening.getsockname()[1]}/mcp", flush=True)
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1)
+    uvicorn.Server(config).run(sockets=[listening])
 
 
 if __name__ == "__main__":

@@ -227,6 +227,48 @@ def initialized(host: str, port: int) -> str:
     return session_id
 
 
+def asgi_post(application: App, server: tuple[str, int] | None, host: bytes) -> int:
+    """The status ``application`` answers a POST that reached ``server`` naming ``host``."""
+    body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
+    headers = [(b"host", host), (b"content-type", b"application/json"), (b"accept", b"*/*")]
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+    scope.update(headers=headers, server=server)
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    anyio.run(application, scope, receive, send)
+    return int(sent[0]["status"])
+
+
+@pytest.mark.parametrize(
+    ("server", "host", "status"),
+    [
+        (("127.0.0.1", 3001), b"127.0.0.1:3001", 400),  # past the Host check: no session
+        (("127.0.0.1", 3001), b"localhost:3001", 400),
+        (("::1", 3001), b"[::1]:3001", 400),
+        (("127.0.0.1", 3001), b"evil.example.com:3001", 421),
+        (("127.0.0.2", 3001), b"rebound.example.com", 421),
+        (("10.0.0.1", 3001), b"mcp.example.com", 400),  # not on loopback: not checked
+        (None, b"mcp.example.com", 400),  # a Unix socket
+    ],
+)
+def test_on_loopback_only_loopback_hosts_are_served(
+    server: tuple[str, int] | None, host: bytes, status: int
+) -> None:
+    assert asgi_post(app(), server, host) == status
+
+
+def test_the_endpoints_allowed_hosts_replace_the_loopback_default() -> None:
+    endpoint = Endpoint(recorded, info={"name": "t", "version": "1"}, allowed_hosts=["mcp.test"])
+    assert asgi_post(App(endpoint), ("127.0.0.1", 80), b"mcp.test") == 400
+    assert asgi_post(App(endpoint), ("127.0.0.1", 80), b"127.0.0.1") == 421
+
+
 def test_a_body_too_long_is_refused_as_it_arrives() -> None:
     with serving(app(max_body=1000)) as (host, port):
         # Chunked, with no Content-Length to refuse on, and never finished: the

@@ -13,7 +13,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcp_schema.errors import InvalidParamsError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
 from mcp_schema.http import Endpoint, MemorySessions, Response
 from mcp_schema.http_headers import request_headers
 from mcp_schema.session import (
@@ -69,6 +73,10 @@ def handler(session: ServerSession, event: Event) -> None:
             raise RuntimeError("a bug")
         elif name == "unknown":
             raise InvalidParamsError("Unknown tool: unknown")
+        elif name == "needs":
+            raise MissingRequiredClientCapabilityError(required_capabilities={"sampling": {}})
+        elif name == "gone":
+            raise MethodNotFoundError("Method not found: tools/call")
         elif name != "silent":
             session.respond(event, {"content": [{"type": "text", "text": name}]})
 
@@ -176,6 +184,29 @@ def test_loopback_and_configured_origins_are_allowed(origin: str) -> None:
     assert post(strict, call("echo"), {"origin": origin}).status == 403
 
 
+@pytest.mark.parametrize(
+    ("host", "status"),
+    [
+        ("mcp.example.com", 200),
+        ("MCP.example.com:8443", 200),
+        ("[::1]:3000", 200),
+        ("evil.example.com", 421),
+        ("mcp.example.com.evil.com", 421),
+        ("user@mcp.example.com", 421),
+        ("mcp.example.com:99999", 421),
+        ("mcp.example.com/x", 421),
+        (None, 421),
+    ],
+)
+def test_allowed_hosts_refuse_any_other_host(host: str | None, status: int) -> None:
+    ep = endpoint(allowed_hosts=["mcp.example.com", "::1"])
+    sent = {} if host is None else {"host": host}
+    assert post(ep, call("echo"), sent).status == status
+    early = ep.precheck("POST", "/mcp", {**BASE, **sent})
+    assert (early is None) == (status == 200)
+    assert post(endpoint(), call("echo"), sent).status == 200  # not checked unless named
+
+
 def test_a_body_beyond_the_limit_is_refused_whatever_its_length_header_says() -> None:
     ep = endpoint(max_body=300)
     assert post(ep, call("echo", padding="x" * 200)).status == 413
@@ -237,6 +268,36 @@ def test_a_per_request_version_not_served_per_request(version: object) -> None:
     response = endpoint().handle("POST", "/mcp", {**BASE, "mcp-method": "server/discover"}, body)
     assert (response.status, error_of(response)) == (400, (5, -32022))
     assert json.loads(response.body)["error"]["data"]["supported"] == [STATELESS]
+
+
+@pytest.mark.parametrize(
+    "meta",
+    [None, {"io.modelcontextprotocol/clientCapabilities": {}}],
+    ids=["no _meta", "no protocolVersion"],
+)
+def test_a_per_request_header_on_a_body_without_its_meta_is_invalid_params(
+    meta: dict[str, Any] | None,
+) -> None:
+    params = {} if meta is None else {"_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 6, "method": "server/discover", "params": params}
+    headers = {"mcp-protocol-version": STATELESS, "mcp-method": "server/discover"}
+    response = endpoint().handle("POST", "/mcp", {**BASE, **headers}, json.dumps(message).encode())
+    assert (response.status, error_of(response)) == (400, (6, -32602))
+
+
+def test_a_version_header_naming_another_version_than_the_body_is_a_mismatch() -> None:
+    message = request("server/discover", rid=7)
+    message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "v999.0.0"
+    headers = {"mcp-protocol-version": STATELESS, "mcp-method": "server/discover"}
+    response = endpoint().handle("POST", "/mcp", {**BASE, **headers}, json.dumps(message).encode())
+    assert (response.status, error_of(response)) == (400, (7, -32020))
+    agreeing = endpoint().handle(
+        "POST",
+        "/mcp",
+        {**BASE, **headers, "mcp-protocol-version": "v999.0.0"},
+        json.dumps(message).encode(),
+    )
+    assert (agreeing.status, error_of(agreeing)) == (400, (7, -32022))
 
 
 @pytest.mark.parametrize(
@@ -331,6 +392,21 @@ def test_a_handler_that_fails_or_does_not_answer(name: str, code: int) -> None:
     assert response.status == 200 and error_of(response) == (13, code)
 
 
+@pytest.mark.parametrize(
+    ("name", "status", "code"), [("needs", 400, -32021), ("gone", 404, -32601)]
+)
+def test_a_handler_error_the_specification_gives_a_status_gets_it(
+    name: str, status: int, code: int
+) -> None:
+    response = post(endpoint(), call(name, 14))
+    assert (response.status, error_of(response)) == (status, (14, code))
+    ep = endpoint()
+    in_session = {"mcp-session-id": opened(ep)}
+    handshake = {"jsonrpc": "2.0", "id": 15, "method": "tools/call", "params": {"name": name}}
+    answered = post(ep, handshake, in_session)  # a session's answers are 200, as 2025-11-25's
+    assert (answered.status, error_of(answered)) == (200, (15, code))
+
+
 def test_a_stream_cut_for_a_slow_reader_drops_what_waits() -> None:
     response = post(endpoint(max_buffer=150), call("count", progressToken=1))
     assert response.stream is not None
@@ -358,12 +434,13 @@ def test_a_session_from_initialize_to_delete() -> None:
     )
     assert listed.status == 200 and json.loads(listed.body)["result"] == {"tools": []}
     assert listed.header("mcp-session-id") == session_id
-    wrong = post(
-        ep,
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"},
-    )
-    assert (wrong.status, error_of(wrong)) == (400, (2, -32020))
+    for version, status in (("2025-06-18", 200), ("2026-07-28", 400), ("1999-01-01", 400)):
+        # Another version served in sessions: read in the negotiated one. One
+        # not served in sessions, or unknown: refused (-32020).
+        header = {"mcp-session-id": session_id, "mcp-protocol-version": version}
+        other = post(ep, {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, header)
+        assert other.status == status
+        assert status == 200 or error_of(other) == (2, -32020)
     assert ep.handle("DELETE", "/mcp", {"mcp-session-id": session_id}).status == 200
     after = post(
         ep, {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}, {"mcp-session-id": session_id}

@@ -1,6 +1,10 @@
 """`App`: an ASGI 3 application serving an `Endpoint`, with no framework
 under it: ``uvicorn.run(App(endpoint))``, or mounted in any ASGI router.
 
+* On a loopback address, a request whose ``Host`` is no loopback name
+  (`mcp_schema.http.rules.LOOPBACK_HOSTS`) is refused, 421, unless the
+  endpoint names its own ``allowed_hosts``: a page whose name an attacker
+  rebinds to 127.0.0.1 reaches a local server with its own name as ``Host``.
 * Refusals that need no body (`Endpoint.precheck`) are sent before the
   body is read; the body is read chunk by chunk and refused with 413 as
   soon as it grows beyond the endpoint's ``max_body``.
@@ -28,11 +32,13 @@ never by waiting.
 from __future__ import annotations
 
 import asyncio
+import functools
+import ipaddress
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
 from mcp_schema.http.endpoint import Endpoint
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import LOOPBACK_HOSTS, allowed_host, host_refusal, refusal
 from mcp_schema.http.stream import KEEPALIVE, Response, Stream
 from mcp_schema.subscription_relay import Relay
 
@@ -71,6 +77,10 @@ class App:
         if scope["type"] != "http":
             return None  # a websocket is not an MCP transport: the server closes it
         method, path, headers = scope["method"], scope["path"], scope["headers"]
+        if self.endpoint.allowed_hosts is None and _loopback(scope.get("server")):
+            host = next((v for k, v in headers if k == b"host"), None)
+            if not allowed_host(None if host is None else host.decode("latin-1"), LOOPBACK_HOSTS):
+                return await _send_whole(send, host_refusal())
         early = self.endpoint.precheck(method, path, headers)
         if early is not None:
             return await _send_whole(send, early)
@@ -151,6 +161,19 @@ class App:
                 self.endpoint.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+@functools.lru_cache(maxsize=16)
+def _loopback_address(host: str) -> bool:
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
+
+
+def _loopback(server: object) -> bool:
+    """Whether the server socket a request arrived on is a loopback address."""
+    return isinstance(server, (tuple, list)) and bool(server) and _loopback_address(str(server[0]))
 
 
 async def _disconnect(receive: Receive) -> None:

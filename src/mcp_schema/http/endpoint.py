@@ -4,7 +4,7 @@ An HTTP request in (method, path, headers, body), a `Response` out. The
 order of the decisions, for a POST:
 
 1. `Endpoint.precheck` (no body needed): the path (404, empty body), the
-   method (405), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
+   method (405), ``Host`` (421, when ``allowed_hosts`` are given), ``Origin`` (403), ``Content-Type`` (415), ``Accept``
    (406 when it admits neither JSON nor an event stream), ``Content-Length``
    (413 beyond ``max_body``, 400 when malformed).
 2. The era, from the body, parsed once (strictly: what is no JSON-RPC
@@ -12,7 +12,10 @@ order of the decisions, for a POST:
    ``params._meta`` is served statelessly, whatever its method and any
    ``Mcp-Session-Id``. A version the endpoint does not serve per request
    (a handshake-era one, or an unknown one) is -32022, listing those it
-   does. Anything else is handshake-era: ``initialize`` opens a session
+   does (-32020 when ``MCP-Protocol-Version`` names another). A request
+   whose ``MCP-Protocol-Version`` names a version served per request, with
+   no ``Mcp-Session-Id`` and no such ``_meta``, is that version's too: its
+   session refuses the ``_meta`` it lacks, -32602. Anything else is handshake-era: ``initialize`` opens a session
    (``Mcp-Session-Id`` minted, `secrets.token_urlsafe`), every other
    message needs a live one (400 without the header, 404 for an unknown or
    terminated id).
@@ -77,6 +80,7 @@ from mcp_schema._codec.route import named_version, request_id
 from mcp_schema._codec.versioning import NULL_VERSION
 from mcp_schema.codec import encode
 from mcp_schema.errors import (
+    HeaderMismatchError,
     InternalError,
     McpError,
     UnsupportedProtocolVersionError,
@@ -84,10 +88,19 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.listen import LISTEN, open_listen
-from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
+from mcp_schema.http.rules import (
+    admits,
+    allowed_host,
+    allowed_origin,
+    answer_status,
+    host_refusal,
+    is_json,
+    refusal,
+    status_of,
+)
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
-from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.http_headers import Headers, check_version_header, received_headers
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
     CancelRequested,
@@ -149,6 +162,11 @@ class Endpoint:
     * ``allowed_origins``: origins allowed besides the loopback ones
       (``loopback_origins=False`` refuses those too). A request without
       ``Origin`` (not from a browser) is not checked.
+    * ``allowed_hosts``: the host names a request's ``Host`` may name
+      (any port; lower-case, IPv6 without brackets), else 421: DNS-rebinding
+      protection for a server reached by name. None (the default): not
+      checked here; `mcp_schema.http.asgi.App` then allows only
+      `mcp_schema.http.rules.LOOPBACK_HOSTS` when it serves on a loopback address.
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
@@ -174,6 +192,7 @@ class Endpoint:
         path: str = "/mcp",
         allowed_origins: Collection[str] = (),
         loopback_origins: bool = True,
+        allowed_hosts: Collection[str] | None = None,
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
         sessions: SessionStore | None = None,
@@ -198,6 +217,8 @@ class Endpoint:
         self.handler, self.principal = handler, principal
         self.path, self.loopback_origins = path, loopback_origins
         self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
+        hosts = strings(allowed_hosts, "allowed_hosts", none=True)
+        self.allowed_hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         self.subscriptions = (
@@ -233,6 +254,10 @@ class Endpoint:
     def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
         if path != self.path:
             return Response(404)
+        if self.allowed_hosts is not None and not allowed_host(
+            received.get("host"), self.allowed_hosts
+        ):
+            return host_refusal()
         origin = received.get("origin")
         if origin is not None and not allowed_origin(
             origin, self.allowed_origins, self.loopback_origins
@@ -312,9 +337,19 @@ class Endpoint:
             return refusal(status_of(err), err, None)
         named = named_version(value)
         media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
+        header = headers.get("mcp-protocol-version")
+        if (
+            named is None
+            and header in self.stateless
+            and "mcp-session-id" not in headers
+            and value.get("method") != "initialize"
+        ):
+            # A per-request version's request (its header says so) without the
+            # _meta naming it: its session refuses what it lacks (-32602).
+            named = header
         if named is not None:
             if not isinstance(named, str) or named not in self.stateless:
-                return self._unsupported(named, value)
+                return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session(self.stateless, headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
@@ -330,7 +365,14 @@ class Endpoint:
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
         return self._exchange(found, headers, body, value, media)
 
-    def _unsupported(self, named: object, value: dict[str, Any]) -> Response:
+    def _unsupported(
+        self, named: object, value: dict[str, Any], headers: Mapping[str, str] | None = None
+    ) -> Response:
+        if isinstance(named, str) and headers is not None:
+            try:  # a header naming another version than the body's disagrees with it first
+                check_version_header(headers, named)
+            except HeaderMismatchError as err:
+                return refusal(400, err, _id_of(value))
         served = self.stateless or self.handshake
         shown = (
             clip(named)
@@ -360,6 +402,11 @@ class Endpoint:
         mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
         if opening:  # initialize predates the session's version: its header names none yet
             mirrored.pop("mcp-protocol-version", None)
+        elif live.id is not None and mirrored.get("mcp-protocol-version") in self.handshake:
+            # In a session the negotiated version rules: a header naming another
+            # version served in sessions misses only the client's SHOULD (2025-11-25
+            # refuses an invalid or unsupported one, 400, as the session still does).
+            mirrored.pop("mcp-protocol-version")
         events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
@@ -395,7 +442,10 @@ class Endpoint:
             return Response(202, self._session_header(live))
         if stream.finished and (stream.media == _JSON or stream.frames == 1):
             answer = b"".join(stream.take_frames())  # the response alone: one JSON body
-            return Response(200, [("content-type", _JSON), *self._session_header(live)], answer)
+            status = 200
+            if live.id is None and b'"error"' in answer:  # only then is it read again
+                status = answer_status(jiter.from_json(answer).get("error"))
+            return Response(status, [("content-type", _JSON), *self._session_header(live)], answer)
         return self._streamed(stream, live)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:

@@ -1,5 +1,5 @@
 """The HTTP-level rules of the MCP endpoint, checked before any body is read:
-the request's ``Origin`` (DNS-rebinding protection), ``Accept``,
+the request's ``Host`` and ``Origin`` (DNS-rebinding protection), ``Accept``,
 ``Content-Type`` and ``Content-Length``. Each is a small pure function of
 header text; `refusal` builds the response that says what is wrong.
 """
@@ -10,10 +10,25 @@ from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
-from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
+from mcp_schema.errors import (
+    InvalidRequestError,
+    McpError,
+    MethodNotFoundError,
+    MissingRequiredClientCapabilityError,
+)
 from mcp_schema.http.stream import Response
 
-__all__ = ["LOOPBACK_HOSTS", "admits", "allowed_origin", "is_json", "refusal", "status_of"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "admits",
+    "allowed_host",
+    "allowed_origin",
+    "answer_status",
+    "host_refusal",
+    "is_json",
+    "refusal",
+    "status_of",
+]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 """Hosts whose origins are allowed by default: a page there runs on this machine."""
@@ -88,11 +103,44 @@ def allowed_origin(origin: str, allowed: Collection[str], loopback: bool) -> boo
     return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK_HOSTS
 
 
+def allowed_host(host: str | None, allowed: Collection[str]) -> bool:
+    """Whether a request's ``Host`` names one of the ``allowed`` host names
+    (lower-case, IPv6 without brackets: ``::1``), whatever its port. A page
+    that rebinds its own name to this machine sends that name: refused. No
+    ``Host`` at all cannot be checked: refused too."""
+    if host is None or len(host) > _MAX_ORIGIN:
+        return False
+    try:
+        parts = urlsplit(f"//{host}")
+        parts.port  # noqa: B018 - a malformed port raises ValueError here
+    except ValueError:
+        return False
+    # Only a host and a port: no user, path, query or fragment smuggled in.
+    return "@" not in host and parts.netloc == host and parts.hostname in allowed
+
+
+def host_refusal() -> Response:
+    """The refusal of a ``Host`` the endpoint does not serve: 421 Misdirected
+    Request (RFC 9110 15.5.20), as for a name this server is not authoritative for."""
+    return refusal(421, "Misdirected Request: the request's Host is not allowed")
+
+
 def status_of(error: McpError) -> int:
     """The HTTP status of a refused message: 404 for an unknown method
     (-32601, so a client tells it from a server without the endpoint), else
     400."""
     return 404 if error.code == MethodNotFoundError.code else 400
+
+
+_ANSWER_STATUS = {MethodNotFoundError.code: 404, MissingRequiredClientCapabilityError.code: 400}
+
+
+def answer_status(error: object) -> int:
+    """The HTTP status of a stateless-era request answered with the JSON-RPC
+    ``error`` alone (None for a result): those the specification gives one
+    (-32601 404, -32021 400), 200 for any other."""
+    code = error.get("code") if isinstance(error, dict) else None
+    return _ANSWER_STATUS.get(code, 200) if isinstance(code, int) else 200
 
 
 def refusal(
