@@ -198,7 +198,14 @@ def _known(task_id: object, principal: object) -> bool:
     length, say, is answered as unknown, in time that does not grow with it)."""
     if not isinstance(task_id, str) or not isinstance(principal, str):
         raise TypeError("task_id and principal must be strings")
-    return 0 < len(task_id) <= MAX_ID and len(principal) <= MAX_PRINCIPAL
+    if not 0 < len(task_id) <= MAX_ID or len(principal) > MAX_PRINCIPAL:
+        return False
+    try:  # no store keeps a lone surrogate, and Redis and SQLite cannot be asked for one
+        task_id.encode("utf-8")
+        principal.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def worker_stopped(record: TaskRecord, now: float) -> TaskRecord:
