@@ -440,6 +440,33 @@ def test_the_store_drops_the_first_finished_task_when_full(stores: Stores) -> No
     run(body)
 
 
+def test_an_id_used_again_after_it_expired_is_the_new_principals(stores: Stores) -> None:
+    async def body() -> None:
+        async with stores(max_live_per_principal=1) as (clock, (store,)):
+            await store.create(task(clock, "a", ttl_ms=1000))
+            clock.advance(1)  # expired while working
+            again = await store.create(task(clock, "a", principal="carol"))
+            await store.create(task(clock, "b"))  # "a" is no longer alice's
+            assert await store.get("a", "carol") == again
+            assert await store.get("a", "alice") is None
+
+    run(body)
+
+
+def test_an_id_finished_and_used_again_is_not_dropped_as_finished(stores: Stores) -> None:
+    async def body() -> None:
+        async with stores(max_tasks=2) as (clock, (store,)):
+            await finish(store, await store.create(task(clock, "f", ttl_ms=1000)), "completed")
+            clock.advance(1)  # expired once finished
+            again = await store.create(task(clock, "f", principal="dave"))
+            await store.create(task(clock, "b"))
+            with pytest.raises(TaskLimitExceeded, match="keeps 2"):
+                await store.create(task(clock, "c"))  # "f" is live now: never dropped
+            assert await store.get("f", "dave") == again
+
+    run(body)
+
+
 def test_a_record_too_large_is_refused_and_changes_nothing(stores: Stores) -> None:
     async def body() -> None:
         async with stores(max_record=100) as (clock, (store,)):

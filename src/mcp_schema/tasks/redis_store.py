@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from redis.asyncio import Redis
@@ -229,8 +229,8 @@ def _values(record: TaskRecord) -> list[Any]:
     return [expires, live, mask, *("" if value is None else value for value in fields)]
 
 
-def _record(task_id: str, flat: list[bytes]) -> TaskRecord:
-    stored = {flat[n].decode(): flat[n + 1] for n in range(0, len(flat), 2)}
+def _record(task_id: str, fields: dict[bytes, bytes]) -> TaskRecord:
+    stored = {name.decode(): value for name, value in fields.items()}
 
     def text(field: str) -> str | None:
         value = stored.get(field)
@@ -305,15 +305,20 @@ class RedisTaskStore(TaskStore):
         prefix = self._prefix
         return [f"{prefix}task:{task_id}", f"{prefix}live:{principal}", f"{prefix}finished"]
 
-    async def _call(self, what: str, script: Any, keys: list[str], args: list[Any]) -> Any:
+    async def _call(self, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
         if self._closed:
             raise InternalError("the task store is closed")
         try:
-            return await script(keys=keys, args=args)
+            return await call()
         except (RedisError, OSError) as exc:
             raise InternalError(
                 f"Redis failed to {what}: {clip(f'{type(exc).__name__}: {exc}')}"
             ) from None
+
+    async def _hgetall(self, key: str) -> dict[bytes, bytes]:
+        # redis-py types a command for its sync and async clients at once.
+        reply = cast("Awaitable[dict[bytes, bytes]]", self._client.hgetall(key))
+        return await reply
 
     async def aclose(self) -> None:
         if not self._closed:
@@ -332,7 +337,9 @@ class RedisTaskStore(TaskStore):
             f"{self._prefix}task:",
             *_values(record),
         ]
-        answer = await self._call("create a task", self._create_script, keys, args)
+        answer = await self._call(
+            "create a task", lambda: self._create_script(keys=keys, args=args)
+        )
         if answer == b"exists":
             raise ValueError("a task with this id exists")
         if answer == b"principal":
@@ -344,11 +351,22 @@ class RedisTaskStore(TaskStore):
         return record
 
     async def _get(self, task_id: str, principal: str, now: float) -> TaskRecord | None:
+        # One HGETALL is the read; the script (which stores a passed lease
+        # failed, atomically) runs only when that read sees one passed.
+        keys = self._keys(task_id, principal)
+        stored = await self._call("read a task", lambda: self._hgetall(keys[0]))
+        if not stored:
+            return None
+        record = _record(task_id, stored)
+        if record.principal != principal or record.expires_at <= now:
+            return None
+        if not record.lease_passed(now):
+            return record
         args = [_number(now), task_id, principal]
-        flat = await self._call(
-            "read a task", self._get_script, self._keys(task_id, principal), args
-        )
-        return _record(task_id, flat) if flat else None
+        flat = await self._call("read a task", lambda: self._get_script(keys=keys, args=args))
+        if not flat:
+            return None
+        return _record(task_id, {flat[n]: flat[n + 1] for n in range(0, len(flat), 2)})
 
     async def _update(self, record: TaskRecord, now: float) -> TaskRecord | None:
         args = [
@@ -361,7 +379,9 @@ class RedisTaskStore(TaskStore):
             *_values(record),
         ]
         keys = self._keys(record.task_id, record.principal)
-        answer = await self._call("update a task", self._update_script, keys, args)
+        answer = await self._call(
+            "update a task", lambda: self._update_script(keys=keys, args=args)
+        )
         if answer[0] == b"refused":
             raise TransitionRefused(f"a task {answer[1].decode()} cannot become {record.status}")
         if answer[0] == b"created":
@@ -373,4 +393,7 @@ class RedisTaskStore(TaskStore):
     ) -> bool:
         args = [_number(now), task_id, principal, owner, _number(until)]
         keys = self._keys(task_id, principal)
-        return bool(await self._call("renew a lease", self._renew_script, keys, args) == 1)
+        renewed = await self._call(
+            "renew a lease", lambda: self._renew_script(keys=keys, args=args)
+        )
+        return bool(renewed == 1)

@@ -368,8 +368,10 @@ class MemoryTaskStore(TaskStore):
         )
         self._tasks: _Expiring[TaskRecord] = _Expiring(self.max_tasks, clock, "task store")
         # The ids not terminal when last written, per principal: what the live
-        # bound counts (pruned as it counts, so it stays near the bound).
+        # bound counts (pruned when a principal reaches it, and all of them
+        # every max_tasks creations, so ids that expired unread do not pile up).
         self._running: dict[str, set[str]] = {}
+        self._creations = 0
         # Terminal ids in the order they finished: the first to drop when full.
         self._finished: collections.OrderedDict[str, None] = collections.OrderedDict()
         self._closed = False
@@ -381,17 +383,24 @@ class MemoryTaskStore(TaskStore):
     async def aclose(self) -> None:
         self._closed = True
 
-    def _live(self, principal: str, now: float) -> int:
+    def _full(self, principal: str, now: float) -> bool:
+        """Whether ``principal`` has its bound of live tasks (counted, and the
+        ids no longer live pruned, only when the ids kept reach the bound)."""
         ids = self._running.get(principal)
-        if not ids:
-            return 0
-        for task_id in list(ids):
-            record = self._tasks.get(task_id)
-            if record is None or not record.live(now):
-                ids.discard(task_id)
-        if not ids:
-            del self._running[principal]
-        return len(ids)
+        if ids is None or len(ids) < self.max_live_per_principal:
+            return False
+        ids.difference_update([i for i in ids if not self._is_live(i, principal, now)])
+        return len(ids) >= self.max_live_per_principal
+
+    def _sweep(self, now: float) -> None:
+        for principal, ids in list(self._running.items()):
+            ids.difference_update([i for i in ids if not self._is_live(i, principal, now)])
+            if not ids:
+                del self._running[principal]
+
+    def _is_live(self, task_id: str, principal: str, now: float) -> bool:
+        record = self._tasks.get(task_id)  # the id may be another principal's by now
+        return record is not None and record.principal == principal and record.live(now)
 
     def _make_room(self) -> None:
         while len(self._tasks) >= self.max_tasks and self._finished:
@@ -400,15 +409,24 @@ class MemoryTaskStore(TaskStore):
             raise TaskLimitExceeded(f"the task store keeps {self.max_tasks} live tasks")
         if len(self._finished) > 2 * len(self._tasks) + 64:  # expired ones left behind
             self._finished = collections.OrderedDict(
-                (task_id, None) for task_id in self._finished if self._tasks.get(task_id)
+                (task_id, None) for task_id in self._finished if self._is_finished(task_id)
             )
+
+    def _is_finished(self, task_id: str) -> bool:
+        record = self._tasks.get(task_id)
+        return record is not None and record.status in TERMINAL
 
     def _put(self, record: TaskRecord) -> TaskRecord:
         self._tasks.set(record.task_id, record, record.expires_at)
         if record.status in TERMINAL:
             self._finished[record.task_id] = None
-            self._running.get(record.principal, set()).discard(record.task_id)
+            ids = self._running.get(record.principal)
+            if ids is not None:
+                ids.discard(record.task_id)
+                if not ids:
+                    del self._running[record.principal]
         else:
+            self._finished.pop(record.task_id, None)  # an id used again after it expired
             self._running.setdefault(record.principal, set()).add(record.task_id)
         return record
 
@@ -424,11 +442,14 @@ class MemoryTaskStore(TaskStore):
         self._open()
         if self._tasks.get(record.task_id) is not None:
             raise ValueError("a task with this id exists")
-        if record.live(now) and self._live(record.principal, now) >= self.max_live_per_principal:
+        if record.live(now) and self._full(record.principal, now):
             raise TaskLimitExceeded(
                 f"this principal has {self.max_live_per_principal} live tasks, the most it may"
             )
         self._make_room()
+        self._creations += 1
+        if self._creations % self.max_tasks == 0:
+            self._sweep(now)
         return self._put(record)
 
     async def _get(self, task_id: str, principal: str, now: float) -> TaskRecord | None:
