@@ -440,6 +440,29 @@ def test_the_store_drops_the_first_finished_task_when_full(stores: Stores) -> No
     run(body)
 
 
+def test_a_full_store_drops_a_task_whose_worker_died_unread(stores: Stores) -> None:
+    async def body() -> None:
+        async with stores(2, max_tasks=3) as (clock, (a, b)):
+            for n, ends in enumerate([2, 1]):  # never read after, and no ttl
+                leased = task(clock, f"dead{n}", ttl_ms=None, lease_owner="w")
+                await a.create(dataclasses.replace(leased, lease_until=clock.now + ends))
+            alive = await a.create(
+                task(clock, "alive", lease_owner="w", lease_until=clock.now + 60)
+            )
+            with pytest.raises(TaskLimitExceeded, match="keeps 3"):
+                await b.create(task(clock, "new", principal="bob"))  # every kept one is live
+            clock.advance(3)  # both leases passed: their workers died
+            await b.create(task(clock, "new", principal="bob"))
+            await b.create(task(clock, "newer", principal="bob"))
+            assert await a.get("dead0", "alice") is None  # both dropped to make room
+            assert await a.get("dead1", "alice") is None
+            assert await a.get("alive", "alice") == alive
+            with pytest.raises(TaskLimitExceeded, match="keeps 3"):
+                await b.create(task(clock, "newest", principal="bob"))
+
+    run(body)
+
+
 def test_an_id_used_again_after_it_expired_is_the_new_principals(stores: Stores) -> None:
     async def body() -> None:
         async with stores(max_live_per_principal=1) as (clock, (store,)):

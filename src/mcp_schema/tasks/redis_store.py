@@ -12,13 +12,14 @@ The layout, under ``prefix``:
   sooner): its count from now on is the live count, with no scan;
 - ``kept``: every task kept, scored by its ttl's end; ``finished``: the
   terminal ones, scored by when they finished (the first dropped when the
-  store is full).
+  store is full); ``leases``: the tasks not terminal that have a lease,
+  scored by its end (dropped next, once it has passed).
 
-Every operation is one Lua script, one atomic step on the server: a creation
+Every write is one Lua script, one atomic step on the server: a creation
 checks both bounds and writes; an update compares the revision and the
-transition and writes; a read (and a renewal, and an update) first stores a
-passed lease as `failed`, so every replica sees it at its next read and
-exactly one of them writes it. The keys of one store are on one server
+transition and writes; a renewal, an update and a read that finds a passed
+lease first store the task `failed`, so every replica sees it at its next
+read and exactly one of them writes it (any other read is one ``HGETALL``). The keys of one store are on one server
 (standalone Redis, not a cluster: a script touches keys it cannot declare).
 A failure of Redis is an `mcp_schema.errors.InternalError`, nothing changed.
 """
@@ -61,7 +62,8 @@ def _lua_set(statuses: frozenset[str]) -> str:
 
 # What every script shares: the record's fields from ARGV, and a passed lease
 # stored failed. KEYS[1] the task, KEYS[2] its principal's live set, KEYS[3]
-# the finished set; ARGV[1] now, ARGV[2] the task id, ARGV[3] the principal.
+# the finished set, KEYS[4] the leases; ARGV[1] now, ARGV[2] the task id,
+# ARGV[3] the principal.
 _PRELUDE = f"""
 local FIELDS = {{{", ".join(f"'{f}'" for f in _FIELDS)}}}
 local TERMINAL = {_lua_set(TERMINAL)}
@@ -80,6 +82,7 @@ local function current()
     redis.call('HINCRBY', KEYS[1], 'r', 1)
     redis.call('ZREM', KEYS[2], ARGV[2])
     redis.call('ZADD', KEYS[3], now, ARGV[2])
+    redis.call('ZREM', KEYS[4], ARGV[2])
     s = 'failed'
   end
   return s
@@ -88,11 +91,12 @@ end
 -- Write the record whose presence mask and values start at ARGV[first];
 -- expires_at ('' for none) and the live score ('' when terminal) before them.
 local function write(first)
-  local mask, sets, dels = ARGV[first], {{}}, {{}}
+  local mask, sets, dels, lease = ARGV[first], {{}}, {{}}, nil
   for n, field in ipairs(FIELDS) do
     if string.sub(mask, n, n) == '1' then
       table.insert(sets, field)
       table.insert(sets, ARGV[first + n])
+      if field == 'l' then lease = ARGV[first + n] end
     else
       table.insert(dels, field)
     end
@@ -118,11 +122,18 @@ local function write(first)
     redis.call('ZADD', KEYS[2], live, ARGV[2])
     redis.call('ZREM', KEYS[3], ARGV[2])
   end
+  if live ~= '' and lease then
+    redis.call('ZADD', KEYS[4], lease, ARGV[2])
+  else
+    redis.call('ZREM', KEYS[4], ARGV[2])
+  end
 end
 """
 
-# KEYS[4] the kept set; ARGV[4] max live per principal, ARGV[5] max tasks,
-# ARGV[6] the task key prefix, ARGV[7..] what `write` reads.
+# KEYS[5] the kept set; ARGV[4] max live per principal, ARGV[5] max tasks,
+# ARGV[6] the store's prefix, ARGV[7..] what `write` reads. When the store is
+# full it drops the task that finished first, or else one whose lease passed
+# (its worker died and nobody read it since: it is failed either way).
 _CREATE = (
     _PRELUDE
     + """
@@ -131,22 +142,29 @@ if redis.call('EXISTS', KEYS[1]) == 1 then
   if not x or tonumber(x) > now then return 'exists' end
   redis.call('DEL', KEYS[1])  -- expired on the store's clock, not yet on Redis's
 end
-for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 64)) do
-  redis.call('ZREM', KEYS[4], id)
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0, 64)) do
+  redis.call('ZREM', KEYS[5], id)
   redis.call('ZREM', KEYS[3], id)
+  redis.call('ZREM', KEYS[4], id)
 end
 if ARGV[8] ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
   if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'principal' end
 end
-while redis.call('ZCOUNT', KEYS[4], '(' .. ARGV[1], '+inf') >= tonumber(ARGV[5]) do
-  local first = redis.call('ZPOPMIN', KEYS[3])
-  if #first == 0 then return 'full' end
-  redis.call('DEL', ARGV[6] .. first[1])
-  redis.call('ZREM', KEYS[4], first[1])
+while redis.call('ZCOUNT', KEYS[5], '(' .. ARGV[1], '+inf') >= tonumber(ARGV[5]) do
+  local id = redis.call('ZPOPMIN', KEYS[3])[1]
+  if not id then
+    id = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, 1)[1]
+    if not id then return 'full' end
+    redis.call('ZREM', KEYS[4], id)
+    local owner = redis.call('HGET', ARGV[6] .. 'task:' .. id, 'p')
+    if owner then redis.call('ZREM', ARGV[6] .. 'live:' .. owner, id) end
+  end
+  redis.call('DEL', ARGV[6] .. 'task:' .. id)
+  redis.call('ZREM', KEYS[5], id)
 end
 write(9)
-redis.call('ZADD', KEYS[4], ARGV[7] == '' and '+inf' or ARGV[7], ARGV[2])
+redis.call('ZADD', KEYS[5], ARGV[7] == '' and '+inf' or ARGV[7], ARGV[2])
 return 'ok'
 """
 )
@@ -192,6 +210,7 @@ local x = redis.call('HGET', KEYS[1], 'x')
 local ends = ARGV[5]
 if x and tonumber(x) < tonumber(ends) then ends = x end
 redis.call('ZADD', KEYS[2], ends, ARGV[2])
+redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2])
 return 1
 """
 )
@@ -303,7 +322,12 @@ class RedisTaskStore(TaskStore):
 
     def _keys(self, task_id: str, principal: str) -> list[str]:
         prefix = self._prefix
-        return [f"{prefix}task:{task_id}", f"{prefix}live:{principal}", f"{prefix}finished"]
+        return [
+            f"{prefix}task:{task_id}",
+            f"{prefix}live:{principal}",
+            f"{prefix}finished",
+            f"{prefix}leases",
+        ]
 
     async def _call(self, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
         if self._closed:
@@ -334,7 +358,7 @@ class RedisTaskStore(TaskStore):
             record.principal,
             self.max_live_per_principal,
             self.max_tasks,
-            f"{self._prefix}task:",
+            self._prefix,
             *_values(record),
         ]
         answer = await self._call(

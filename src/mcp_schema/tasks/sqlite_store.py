@@ -69,6 +69,7 @@ CREATE TABLE IF NOT EXISTS tasks (
 CREATE INDEX IF NOT EXISTS tasks_by_principal ON tasks (principal, status);
 CREATE INDEX IF NOT EXISTS tasks_by_expiry ON tasks (expires_at) WHERE expires_at IS NOT NULL;
 CREATE INDEX IF NOT EXISTS tasks_finished ON tasks (updated_at) WHERE NOT {_RUNNING};
+CREATE INDEX IF NOT EXISTS tasks_leases ON tasks (lease_until) WHERE {_RUNNING};
 CREATE TABLE IF NOT EXISTS kept (n INTEGER NOT NULL);
 INSERT INTO kept SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM kept);
 CREATE TRIGGER IF NOT EXISTS kept_insert AFTER INSERT ON tasks BEGIN UPDATE kept SET n = n + 1; END;
@@ -239,12 +240,7 @@ class SqliteTaskStore(TaskStore):
         if record.live(now):
             # Tasks whose worker died are failed now, so they stop counting
             # (and this principal's running rows stay near the bound).
-            for row in db.execute(
-                f"SELECT {_COLUMNS} FROM tasks WHERE principal = :principal AND {_RUNNING}"
-                " AND lease_until <= :now",
-                {"principal": record.principal, **clock},
-            ).fetchall():
-                db.execute(_WRITE, {**_row(worker_stopped(_record(row), now)), **clock})
+            self._fail_dead(db, "principal = :principal AND", {"principal": record.principal}, now)
             (live,) = db.execute(
                 f"SELECT COUNT(*) FROM tasks WHERE principal = :principal AND {_RUNNING}"
                 f" AND {_UNEXPIRED}",
@@ -256,6 +252,7 @@ class SqliteTaskStore(TaskStore):
                 )
         (kept,) = db.execute("SELECT n FROM kept").fetchone()
         if kept >= self.max_tasks:
+            self._fail_dead(db, "", {}, now)  # so that they can be dropped too
             db.execute(
                 f"DELETE FROM tasks WHERE task_id IN (SELECT task_id FROM tasks"
                 f" WHERE NOT {_RUNNING} ORDER BY updated_at LIMIT ?)",
@@ -264,6 +261,15 @@ class SqliteTaskStore(TaskStore):
             (kept,) = db.execute("SELECT n FROM kept").fetchone()
             if kept >= self.max_tasks:
                 raise TaskLimitExceeded(f"the task store keeps {self.max_tasks} live tasks")
+
+    @staticmethod
+    def _fail_dead(db: sqlite3.Connection, where: str, params: dict[str, Any], now: float) -> None:
+        """Store failed every task ``where`` says whose lease has passed."""
+        clock = {**params, "now": now}
+        for row in db.execute(
+            f"SELECT {_COLUMNS} FROM tasks WHERE {where} {_RUNNING} AND lease_until <= :now", clock
+        ).fetchall():
+            db.execute(_WRITE, {**_row(worker_stopped(_record(row), now)), "now": now})
 
     async def _get(self, task_id: str, principal: str, now: float) -> TaskRecord | None:
         return await self._run("read a task", lambda db: self._read(db, task_id, principal, now))
