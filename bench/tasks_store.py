@@ -37,7 +37,7 @@ from tests.http.test_broker import redis_server
 
 TASKS = 2000
 POLLS = 5
-ROUNDS = 3
+ROUNDS = 5
 STATE = b'{"call":{"method":"tools/call","params":{"name":"long_count"}}}'
 
 
