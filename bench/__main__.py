@@ -1,6 +1,7 @@
 """Run every contender on every workload in one process, print a table, write results.json.
 
-Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--no-http] [--out PATH]``.
+Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--no-http] [--no-tasks]
+[--out PATH]``.
 Nothing here asserts: the targets are reported as PASS or MISS.
 """
 
@@ -18,7 +19,7 @@ from typing import Any
 import orjson
 import pydantic
 
-from bench import coldstart, memory, peers, timing
+from bench import coldstart, memory, peers, tasks_store, timing
 from bench import http as http_bench
 from bench import session as session_bench
 from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
@@ -349,6 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="run workloads whose name contains this")
     parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process timings")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP load run")
+    parser.add_argument("--no-tasks", action="store_true", help="skip the task stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args(argv)
     repeats, budget, cold_runs = (3, 0.005, 3) if args.quick else (7, 0.02, 10)
@@ -383,6 +385,12 @@ def main(argv: list[str] | None = None) -> int:
         http = http_bench.measure(*http_bench.settings(args.quick))
         http_bench.report(http)
 
+    stores: dict[str, tasks_store.Result] = {}
+    if not args.no_tasks:  # python -m bench.tasks_store runs this alone
+        shape = tasks_store.settings(args.quick)
+        stores = tasks_store.measure(*shape)
+        tasks_store.report(stores, *shape[:2])
+
     found = targets(table, cold, mem, sessions)
     found += [Target(*t) for t in http_bench.targets(http)] if http else []
     print_targets(found)
@@ -400,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
         "memory_bytes": mem,
         "session_us": {era: {"session": o, "reference": r} for era, (o, r) in sessions.items()},
         "http": http_bench.jsonable(http) if http else {},
+        "tasks_store": tasks_store.jsonable(stores),
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

@@ -1,0 +1,1 @@
+"""The Tasks extension (``io.modelcontextprotocol/tasks``): long-running calls as tasks."""
