@@ -84,7 +84,14 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.listen import LISTEN, open_listen
-from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
+from mcp_schema.http.rules import (
+    admits,
+    allowed_origin,
+    is_json,
+    mirrored_headers,
+    refusal,
+    status_of,
+)
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
 from mcp_schema.http_headers import Headers, received_headers
@@ -356,10 +363,7 @@ class Endpoint:
         opening: bool = False,
     ) -> Response:
         server = live.server
-        # Only the MCP headers (all named Mcp-*): the codec ignores the others.
-        mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
-        if opening:  # initialize predates the session's version: its header names none yet
-            mirrored.pop("mcp-protocol-version", None)
+        mirrored = mirrored_headers(headers, opening=opening)
         events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)

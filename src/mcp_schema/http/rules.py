@@ -6,14 +6,22 @@ header text; `refusal` builds the response that says what is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
 from mcp_schema.errors import InvalidRequestError, McpError, MethodNotFoundError
 from mcp_schema.http.stream import Response
 
-__all__ = ["LOOPBACK_HOSTS", "admits", "allowed_origin", "is_json", "refusal", "status_of"]
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "admits",
+    "allowed_origin",
+    "is_json",
+    "mirrored_headers",
+    "refusal",
+    "status_of",
+]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
 """Hosts whose origins are allowed by default: a page there runs on this machine."""
@@ -86,6 +94,16 @@ def allowed_origin(origin: str, allowed: Collection[str], loopback: bool) -> boo
     except ValueError:
         return False
     return parts.scheme in ("http", "https") and parts.hostname in LOOPBACK_HOSTS
+
+
+def mirrored_headers(headers: Mapping[str, str], *, opening: bool = False) -> dict[str, str]:
+    """The headers a POST's body is read with (lower-case names): the MCP ones
+    (all named ``Mcp-*``: the codec ignores the others), but for ``initialize``
+    (``opening``) ``MCP-Protocol-Version``, which predates the session's version."""
+    mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+    if opening:
+        mirrored.pop("mcp-protocol-version", None)
+    return mirrored
 
 
 def status_of(error: McpError) -> int:
