@@ -44,10 +44,6 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mcp_schema._args import check
-
-# The codec's one reading of the version a message names (private to it, as
-# the endpoint reads it): a message read without its version header has it checked.
-from mcp_schema._codec.route import named_version
 from mcp_schema.codec import Correlator, Sender
 from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError, quote
 from mcp_schema.gateway.sse import SseEvent
@@ -55,7 +51,7 @@ from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
 from mcp_schema.http.sessions import MAX_SESSIONS
 from mcp_schema.http.stream import Response
-from mcp_schema.http_headers import Headers, check_version_header, received_headers
+from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, make_report
 from mcp_schema.subscriptions import NOTIFICATIONS, RESOURCE_UPDATED, SUBSCRIPTION_ID_KEY, Filter
@@ -200,17 +196,23 @@ class Exchange:
             self.refusal = refusal(415, "Unsupported Media Type: the body must be application/json")
             return
         # initialize is read without MCP-Protocol-Version (it predates the
-        # session's version, as the endpoint reads it); the body holds the
-        # word whenever it is one, and the rare body that holds it otherwise
-        # has that header checked after.
-        opening = b'"initialize"' in body
+        # session's version, as the endpoint reads it); a handshake-era body
+        # holds the word whenever it is one, and the rare one that holds it
+        # otherwise is read again with it, its first reading forgotten (a
+        # stateless-era request must carry it, and is read with it at once).
+        stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
+        opening = not stateless and b'"initialize"' in body
         try:
             value = self.correlator.decode_dict(
                 body, sender="client", headers=mirrored_headers(received, opening=opening)
             )
             method = value.get("method")
-            if opening and method != "initialize":
-                self._recheck(value, received)
+            if opening and method != "initialize" and "method" in value:
+                if "id" in value:
+                    self.correlator.forget(value["id"], sender="client")
+                value = self.correlator.decode_dict(
+                    body, sender="client", headers=mirrored_headers(received)
+                )
         except McpError as err:
             data = err.to_error_object().get("data")
             self.reports.append(
@@ -222,29 +224,12 @@ class Exchange:
         self.rpc_method = method if isinstance(method, str) else None
         if "method" in value and "id" in value:
             self.request_id = value["id"]
-            self.stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
+            self.stateless = stateless
             self._opening = method == "initialize"
             if method == _LISTEN:
                 params = value.get("params") or {}
                 # the codec read its filter; the URIs are bounded by the body
                 self._listen = Filter.of(params.get("notifications") or {}, max_uris=sys.maxsize)
-
-    def _recheck(self, value: dict[str, Any], received: Mapping[str, str]) -> None:
-        """The version header of a message read without it, the message
-        forgotten when it disagrees (so the refusal changes nothing)."""
-        named = named_version(value)
-        version = named if isinstance(named, str) else self.correlator.version
-        if version is None or "mcp-protocol-version" not in received:
-            return
-        try:
-            check_version_header(received, version)
-        except McpError as err:
-            if "method" in value and "id" in value:
-                self.correlator.forget(value["id"], sender="client")
-                err.request_id = value["id"]
-            else:
-                err.answerable = False
-            raise
 
     # -- the upstream's answer ------------------------------------------------------------
 
@@ -281,9 +266,7 @@ class Exchange:
         problem = self._out_of_place(value)
         if problem is None:
             return None
-        return make_report(
-            "server", number, InvalidRequestError.code, problem, None, value.get("id"), data
-        )
+        return make_report("server", number, InvalidRequestError.code, problem, None, None, data)
 
     def event(self, event: SseEvent) -> Report | None:
         """The report of one event of an event-stream answer, or None: its data
