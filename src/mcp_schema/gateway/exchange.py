@@ -167,6 +167,7 @@ class Exchange:
         self.answered = False
         """Whether a response to the request came."""
         self._listen: Filter | None = None
+        self._failed = False  # a message of the answer was reported (it may have been the response)
         self._opening = False
         self.json = False
         """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
@@ -249,6 +250,11 @@ class Exchange:
         """The report of one message of the answer (``data``: the JSON body, or
         an event's data; ``size``: the message's whole size when ``data`` is only
         its head, an overlong message not read), or None when it is valid."""
+        report = self._answer(data, size)
+        self._failed = self._failed or report is not None
+        return report
+
+    def _answer(self, data: bytes, size: int | None) -> Report | None:
         number = self._owner._number("server")
         limit = self._owner.max_message
         if size is not None or len(data) > limit:
@@ -317,13 +323,18 @@ class Exchange:
 
     def end(self, *, cut: bool = False) -> list[Report]:
         """The answer is over: a missing response reported where one must have
-        come (a JSON answer, a stateless-era request's stream); ``cut``: the
-        gateway stopped it (the client left), nothing is reported. A
+        come (a JSON answer, a stateless-era request's stream), unless a
+        message of it was reported already; ``cut``: the gateway stopped it
+        (the client left), nothing is reported. A
         request left unanswered is forgotten by its session."""
         reports: list[Report] = []
         if self.request_id is not None and not self.answered:
             self.correlator.forget(self.request_id, sender="client")
-            if not cut and (self.json or self.stateless) and self.method == "POST":
+            if (
+                not (cut or self._failed)
+                and (self.json or self.stateless)
+                and self.method == "POST"
+            ):
                 message = f"Invalid Request: the answer ended without the response to request {quote(self.request_id)}"
                 number = self._owner._numbers["server"]
                 reports.append(
