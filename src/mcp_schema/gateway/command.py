@@ -9,8 +9,9 @@ error (``gateway: listening on http://HOST:PORT/mcp``). Reports are
 written as the stdio proxy writes them (`mcp_schema.proxy.ReportLog`, by a
 thread of their own), to standard error or ``--report FILE``. SIGINT and
 SIGTERM stop it (uvicorn's graceful shutdown, at most
-`SHUTDOWN_SECONDS`); the exit status is 0, or 2 for its own failures (one
-``error:`` line)."""
+`SHUTDOWN_SECONDS`): its reports are written, then it ends as by that
+signal, as uvicorn does. Its own failures are exit status 2 (one ``error:``
+line)."""
 
 from __future__ import annotations
 
@@ -123,11 +124,19 @@ def _run(args: argparse.Namespace) -> int:
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
 
+    def finish() -> None:
+        log.finish()
+        writer.wait()
+
     class Server(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started:  # listening from now on
                 _fd.say(f"gateway: listening on http://{shown}:{bound_port}/mcp")
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            finish()  # before uvicorn raises the signal that stopped it again
 
     config = uvicorn.Config(
         app,
@@ -140,6 +149,5 @@ def _run(args: argparse.Namespace) -> int:
         Server(config).run(sockets=[sock])
     finally:
         sock.close()
-        log.finish()
-        writer.wait()
+        finish()
     return 2 if writer.failed else 0
