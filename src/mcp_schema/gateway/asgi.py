@@ -14,7 +14,9 @@ never held whole. The client disconnecting cancels the upstream request
 Two modes:
 
 * **monitor** (the default): the bytes pass unchanged, each as it comes;
-  each message is checked after it was sent on, and what fails is reported.
+  each message is checked after it was sent on (a request once its answer
+  came: a JSON answer once it was sent on, an event stream before its first
+  event), and what fails is reported.
 * **enforce**: what is invalid never reaches the other side. A client's
   invalid request is answered by the gateway (`Exchange.refusal`: the
   codec's JSON-RPC error, in the status the specification gives: 400 with
@@ -57,6 +59,7 @@ _HOP = frozenset(
 """Hop-by-hop headers (RFC 9110 7.6.1): never forwarded."""
 _UP_DROPPED = _HOP | {b"host", b"content-length", b"accept-encoding", b"expect"}
 _DOWN_DROPPED = _HOP | {b"content-length"}
+_HEAD_READ = frozenset([b"content-type", b"mcp-session-id"])
 _SSE = "text/event-stream"
 
 
@@ -130,10 +133,11 @@ class GatewayApp:
                 return None  # the client left
             body, rest = read
         self._traffic(len(body))
-        exchange = self.validator.request(method, headers, body)
-        self._report(exchange.reports)
-        if exchange.refusal is not None and self.enforce:
-            return await _send_whole(send, exchange.refusal)
+        exchange = _Deferred(self, method, headers, body)
+        if self.enforce:  # read before anything is forwarded
+            refused = exchange.get().refusal
+            if refused is not None:
+                return await _send_whole(send, refused)
         query = scope.get("query_string", b"")
         url = self.upstream + ("?" + query.decode("latin-1") if query else "")
         forwarded = [(k, v) for k, v in headers if k not in _UP_DROPPED]
@@ -152,7 +156,7 @@ class GatewayApp:
                 forwarding.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await forwarding
-                self._report(exchange.end(cut=True))
+                self._report(exchange.get().end(cut=True))
                 return None
             forwarding.result()
         finally:
@@ -181,7 +185,7 @@ class GatewayApp:
 
     async def _forward(
         self,
-        exchange: Exchange,
+        deferred: _Deferred,
         method: str,
         url: str,
         headers: list[tuple[bytes, bytes]],
@@ -194,35 +198,37 @@ class GatewayApp:
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
             error = InternalError(f"Bad gateway: the upstream cannot be reached: {exc!s:.200}")
-            return await _send_whole(send, refusal(502, error, exchange.request_id))
+            return await _send_whole(send, refusal(502, error, deferred.get().request_id))
         try:
-            exchange.head(response.status_code, response.headers.raw)
             media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             down = [(k.lower(), v) for k, v in response.headers.raw]
             if media == _SSE:
+                exchange = deferred.get()
+                exchange.head(response.status_code, _told(down))
                 start = _start(response.status_code, [h for h in down if h[0] not in _DOWN_DROPPED])
                 await self._events(exchange, response, start, send)
             else:
-                await self._whole(exchange, response, down, send)
+                await self._whole(deferred, response, down, send)
         except httpx.HTTPError:
             pass  # the upstream broke mid-answer: what was sent stands, the answer ends
         finally:
             await response.aclose()
-        self._report(exchange.end())
+        self._report(deferred.get().end())
 
     async def _whole(
         self,
-        exchange: Exchange,
+        deferred: _Deferred,
         response: httpx.Response,
         headers: list[tuple[bytes, bytes]],
         send: Send,
     ) -> None:
         """A JSON (or empty, or other) answer: checked whole when it is JSON."""
         limit = self.validator.max_message
+        status = response.status_code
         kept: list[bytes] = []
         size = 0
-        if not self.enforce:  # monitor: each chunk on as it comes, checked at the end
-            await send(_start(response.status_code, [h for h in headers if h[0] not in _HOP]))
+        if not self.enforce:  # monitor: each chunk on as it comes, all checked once sent
+            await send(_start(status, [h for h in headers if h[0] not in _HOP]))
             async for chunk in response.aiter_raw():
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 size += len(chunk)
@@ -230,11 +236,15 @@ class GatewayApp:
                     kept.append(chunk)
             await send({"type": "http.response.body", "body": b"", "more_body": False})
             self._traffic(size)
+            exchange = deferred.get()
+            exchange.head(status, _told(headers))
             if exchange.json:
                 self._report(
                     _found(exchange.answer(b"".join(kept), None if size <= limit else size))
                 )
             return
+        exchange = deferred.get()
+        exchange.head(status, _told(headers))
         async for chunk in response.aiter_raw():
             size += len(chunk)
             if size <= limit:
@@ -250,7 +260,7 @@ class GatewayApp:
                 return await _send_whole(send, bad_gateway(report, exchange.request_id))
         own = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
         kept_headers = [h for h in own if h[0].encode() not in _DOWN_DROPPED]
-        await _send_whole(send, Response(response.status_code, kept_headers, body))
+        await _send_whole(send, Response(status, kept_headers, body))
 
     async def _events(
         self, exchange: Exchange, response: httpx.Response, start: dict[str, Any], send: Send
@@ -294,6 +304,33 @@ class GatewayApp:
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+
+class _Deferred:
+    """The `Exchange` of a request, read when first needed: in enforce mode
+    before it is forwarded; in monitor mode once its answer came (and a JSON
+    answer was sent on), so that reading it adds nothing to the wait."""
+
+    __slots__ = ("_app", "_body", "_exchange", "_headers", "_method")
+
+    def __init__(
+        self, app: GatewayApp, method: str, headers: list[tuple[bytes, bytes]], body: bytes
+    ) -> None:
+        self._app, self._method, self._headers, self._body = app, method, headers, body
+        self._exchange: Exchange | None = None
+
+    def get(self) -> Exchange:
+        if self._exchange is None:
+            # Only what the validator reads (ASGI names are lower-case): the rest it would convert.
+            read = [h for h in self._headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
+            self._exchange = self._app.validator.request(self._method, read, self._body)
+            self._app._report(self._exchange.reports)
+        return self._exchange
+
+
+def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """The headers of an answer `Exchange.head` reads (the rest it would only convert)."""
+    return [h for h in headers if h[0] in _HEAD_READ]
 
 
 def _found(report: Report | None) -> list[Report]:
