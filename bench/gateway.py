@@ -8,8 +8,9 @@ all alike: ``python -m mcp_schema gateway`` in monitor mode and in enforce
 mode, the bare forwarder of ``bench.gateway_reference`` (uvicorn + httpx,
 validating nothing: the gateway's stack without its work, the reference),
 and nginx as a plain reverse proxy (``proxy_pass``, the floor of what a
-proxy adds), each one process on loopback. Reported: requests per second,
-p50 and p99 latency, and the p50 each hop adds over the direct path. The
+proxy adds), each one process on loopback. Reported: the p50 and p99
+latency one request at a time and what each hop adds to them over the
+direct path, and the requests per second with ``CONNECTIONS`` at once. The
 targets (printed PASS or MISS, never asserted): monitor mode adds at most
 1.3x the forwarder's p50 and serves at least 80% of its requests per
 second; enforce mode 1.5x and 70%.
@@ -115,7 +116,9 @@ def hops(upstream: int, work: Path) -> Iterator[dict[str, Server]]:
 
 
 def measure(seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:
-    """Each path for ``seconds`` in all, in alternating rounds."""
+    """Each path for ``seconds`` in all, in alternating rounds: half of it one
+    connection at a time (the latency a hop adds, unloaded), half with
+    ``CONNECTIONS`` at once (the requests per second it serves)."""
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-gateway-")))
         upstream = stack.enter_context(
@@ -126,16 +129,22 @@ def measure(seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:
             **stack.enter_context(hops(upstream.port, work)),
         }
         requests = {name: era_requests("2026-07-28", s.port) for name, s in paths.items()}
-        runs: dict[str, list[Run]] = {name: [] for name in paths}
+        alone: dict[str, list[Run]] = {name: [] for name in paths}
+        loaded: dict[str, list[Run]] = {name: [] for name in paths}
+        share = seconds / rounds / 2
         for name, server in paths.items():
             asyncio.run(_load(server.port, requests[name], 0.5, None))  # warm up
         for _ in range(rounds):
             for name, server in paths.items():
-                runs[name].append(
-                    asyncio.run(_load(server.port, requests[name], seconds / rounds, None))
-                )
-    loads = {name: _summary(r) for name, r in runs.items()}
-    return {"loads": loads, "connections": CONNECTIONS, "rounds": rounds}
+                run = _load(server.port, requests[name], share, None, connections=1)
+                alone[name].append(asyncio.run(run))
+                loaded[name].append(asyncio.run(_load(server.port, requests[name], share, None)))
+    return {
+        "alone": {name: _summary(r) for name, r in alone.items()},
+        "loads": {name: _summary(r) for name, r in loaded.items()},
+        "connections": CONNECTIONS,
+        "rounds": rounds,
+    }
 
 
 def added(loads: dict[str, Load], name: str) -> float:
@@ -145,11 +154,12 @@ def added(loads: dict[str, Load], name: str) -> float:
 
 def targets(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     """(name, measured, goal, passed) of each mode: the fields of ``bench.__main__.Target``."""
+    alone: dict[str, Load] = result["alone"]
     loads: dict[str, Load] = result["loads"]
-    reference = added(loads, REFERENCE)
+    reference = added(alone, REFERENCE)
     found = []
     for name, (latency, rate) in TARGETS.items():
-        over = added(loads, name) / reference if reference > 0 else float("inf")
+        over = added(alone, name) / reference if reference > 0 else float("inf")
         share = loads[name].rps / loads[REFERENCE].rps if loads[REFERENCE].rps else 0.0
         found.append(
             (
@@ -171,21 +181,31 @@ def targets(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
 
 
 def report(result: dict[str, Any]) -> None:
+    alone: dict[str, Load] = result["alone"]
     loads: dict[str, Load] = result["loads"]
     print(
-        f"\nThe gateway, tools/call echo (2026-07-28) to examples/http_server.py, "
-        f"{result['connections']} connections"
+        "\nThe gateway, tools/call echo (2026-07-28) to examples/http_server.py: latency one "
+        f"connection at a time, req/s with {result['connections']} connections"
     )
-    print(f"  {'path':<18} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'errors':>7}")
-    for name, load in loads.items():
-        more = "" if name == "direct" else f"{added(loads, name):>8.2f}"
+    print(
+        f"  {'path':<18} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} {'req/s':>9} {'errors':>7}"
+    )
+    for name, load in alone.items():
+        more = "" if name == "direct" else f"{added(alone, name):>8.3f}"
+        more99 = "" if name == "direct" else f"{load.p99_ms - alone['direct'].p99_ms:>8.3f}"
+        errors = load.errors + loads[name].errors
         print(
-            f"  {name:<18} {load.rps:>9,.0f} {load.p50_ms:>8.2f} {load.p99_ms:>8.2f} {more:>8} {load.errors:>7}"
+            f"  {name:<18} {load.p50_ms:>8.3f} {load.p99_ms:>8.3f} {more:>8} {more99:>8} "
+            f"{loads[name].rps:>9,.0f} {errors:>7}"
         )
 
 
 def jsonable(result: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "loads": {n: asdict(load) for n, load in result["loads"].items()}}
+    return {
+        **result,
+        "alone": {n: asdict(load) for n, load in result["alone"].items()},
+        "loads": {n: asdict(load) for n, load in result["loads"].items()},
+    }
 
 
 def settings(quick: bool, seconds: float = 5.0) -> float:

@@ -4,16 +4,19 @@ one ``error:`` line), and a run: listening once ready, reports to
 
 from __future__ import annotations
 
+import asyncio
 import json
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from socket import IPPROTO_TCP, TCP_NODELAY
 
 import httpx
 import pytest
 
 from mcp_schema.cli import main
+from mcp_schema.gateway.command import bound_socket
 from tests.gateway.test_gateway import CALL, HEADERS, serving
 
 
@@ -32,6 +35,28 @@ def test_a_gateway_that_cannot_start_says_why_with_status_2(
     assert main(["gateway", *argv]) == 2
     err = capfd.readouterr().err
     assert err.startswith("error: ") and said in err and err.count("\n") == 1
+
+
+def test_the_connections_of_its_socket_send_without_delay() -> None:
+    # Without TCP_NODELAY on what it accepts, each answer waits for the
+    # client's delayed ACK (some 40 ms a request).
+    sock = bound_socket("127.0.0.1", 0)
+    found: list[int] = []
+
+    async def serve() -> None:
+        def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            found.append(writer.get_extra_info("socket").getsockopt(IPPROTO_TCP, TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=sock)
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        while not found:
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+
+    asyncio.run(asyncio.wait_for(serve(), 10))
+    assert found == [1]
 
 
 def test_a_report_file_that_cannot_be_opened_is_status_2(

@@ -91,10 +91,10 @@ def example() -> Iterator[str]:
 
 async def use(url: str, mode: str) -> dict[str, Any]:
     seen: dict[str, Any] = {}
-    progress: list[float] = []
+    reported_progress: list[float] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append(done)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported_progress.append(progress)
 
     with anyio.fail_after(30):
         async with Client(url, mode=mode, read_timeout_seconds=10, cache=None) as c:
@@ -103,7 +103,7 @@ async def use(url: str, mode: str) -> dict[str, Any]:
             echo = await c.call_tool("echo", {"text": "hi"})
             seen["echo"] = getattr(echo.content[0], "text", None)
             await c.call_tool("count", {}, progress_callback=on_progress)
-            seen["progress"] = progress
+            seen["progress"] = reported_progress
             seen["ask"] = (await c.call_tool("ask", {})).is_error  # no callback: told so
             read = await c.read_resource("config://app")
             seen["read"] = getattr(read.contents[0], "text", None)
@@ -142,7 +142,7 @@ async def corrupt(scope: Any, receive: Any, send: Any) -> None:
         pass
     body = json.dumps(WRONG).encode()
     if scope["query_string"] == b"sse":
-        note = {"jsonrpc": "2.0", "method": "notifications/message"}
+        note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/message"}
         note["params"] = {"level": "info", "data": "working"}
         events = [b"data: " + json.dumps(note).encode() + b"\n\n", b"data: " + body + b"\n\n"]
         media = b"text/event-stream"
@@ -259,7 +259,7 @@ def test_an_event_stream_is_relayed_event_by_event(enforce: bool) -> None:
     # The upstream sends its second event only once the client has the first:
     # a gateway holding the stream whole would never answer.
     first_read = threading.Event()
-    note = {"jsonrpc": "2.0", "method": "notifications/message"}
+    note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/message"}
     note["params"] = {"level": "info", "data": "working"}
     done = {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "content": []}}
 

@@ -68,7 +68,7 @@ _LISTEN = "subscriptions/listen"
 def bad_gateway(report: Report, request_id: str | int | None) -> Response:
     """What enforce mode answers instead of an upstream's invalid answer: 502,
     a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
-    finding = {k: report[k] for k in ("code", "message", "data")}  # type: ignore[literal-required]
+    finding = {k: report[k] for k in ("code", "message", "data")}
     error = InternalError(
         f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
     )
