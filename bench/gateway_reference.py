@@ -7,15 +7,19 @@ nothing: the gateway's stack (uvicorn + httpx) with none of its work
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 import httpx
 
 UPSTREAM = os.environ.get("BENCH_UPSTREAM", "http://127.0.0.1:3001/mcp")
 _HOP = {b"connection", b"keep-alive", b"transfer-encoding", b"host", b"content-length"}
-client = httpx.AsyncClient(
+client = httpx.AsyncClient(  # as the gateway's: TCP_NODELAY, or each body waits for an ACK
     timeout=httpx.Timeout(30.0, read=None),
-    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+    transport=httpx.AsyncHTTPTransport(
+        limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+    ),
 )
 
 

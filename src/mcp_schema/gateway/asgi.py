@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import socket
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -98,7 +99,12 @@ class GatewayApp:
         if self._client is None:
             self._client = httpx.AsyncClient(
                 timeout=httpx.Timeout(30.0, read=None),  # a stream lasts; the client may leave
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                # httpx writes a request's head and body apart: without
+                # TCP_NODELAY the body waits out the server's delayed ACK.
+                transport=httpx.AsyncHTTPTransport(
+                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
+                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
+                ),
             )
         return self._client
 
