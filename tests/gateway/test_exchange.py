@@ -84,6 +84,25 @@ def test_a_response_to_another_id_is_reported() -> None:
     assert report is not None and "a response to id 7" in report["message"]
 
 
+def test_ids_are_matched_by_the_codecs_rule() -> None:
+    exchange = ExchangeValidator().request("POST", STATELESS, raw({**call(), "id": 1.0}))
+    assert exchange.request_id == 1
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(1, RESULT)) is None
+    other = stateless_call()
+    other.head(200, JSON)
+    assert other.answer(answer("1", RESULT)) is not None  # "1" is not 1
+
+
+def test_a_get_stream_may_replay_responses() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    exchange = validator.request("GET", {"mcp-session-id": session})
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.answer(answer(3, {"tools": []})) is None
+    assert exchange.end() == []
+
+
 def test_a_second_response_is_reported() -> None:
     exchange = stateless_call()
     exchange.head(200, [("content-type", "text/event-stream")])

@@ -44,6 +44,10 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from mcp_schema._args import check
+
+# The codec's one id rule (private to it, as the endpoint reads ids): a
+# response answers its request by the id as the codec reads both.
+from mcp_schema._codec.route import request_id
 from mcp_schema.codec import Correlator, Sender
 from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError, quote
 from mcp_schema.gateway.sse import SseEvent
@@ -224,7 +228,7 @@ class Exchange:
             return
         self.rpc_method = method if isinstance(method, str) else None
         if "method" in value and "id" in value:
-            self.request_id = value["id"]
+            self.request_id = request_id(value["id"])  # 1.0 is the request 1
             self.stateless = stateless
             self._opening = method == "initialize"
             if method == _LISTEN:
@@ -294,6 +298,8 @@ class Exchange:
     def _out_of_place(self, value: dict[str, Any]) -> str | None:
         """Why a valid message does not belong on this answer, or None."""
         if "method" not in value:  # a response
+            if self.method == "GET":
+                return None  # a stream resumed (Last-Event-ID) replays its responses
             if self.request_id is None:
                 return "Invalid Request: a response on an answer to no request"
             if self.answered:
@@ -352,5 +358,7 @@ class Exchange:
 
 
 def _same_id(found: object, expected: object) -> bool:
-    """Whether two ids are the same (``"1"`` and ``1`` are not)."""
-    return type(found) is type(expected) and found == expected
+    """Whether two ids are the same, by the codec's id rule (``"1"`` and ``1``
+    are not; ``1.0`` is ``1``)."""
+    read = request_id(found)
+    return read is not None and type(read) is type(expected) and read == expected
