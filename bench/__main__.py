@@ -20,6 +20,7 @@ import orjson
 import pydantic
 
 from bench import coldstart, memory, peers, tasks_store, timing
+from bench import gateway as gateway_bench
 from bench import http as http_bench
 from bench import session as session_bench
 from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
@@ -349,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
     parser.add_argument("--only", help="run workloads whose name contains this")
     parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process timings")
-    parser.add_argument("--no-http", action="store_true", help="skip the HTTP load run")
+    parser.add_argument(
+        "--no-http", action="store_true", help="skip the HTTP load runs (servers, gateway)"
+    )
     parser.add_argument("--no-tasks", action="store_true", help="skip the task stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
     args = parser.parse_args(argv)
@@ -384,6 +387,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_http:  # the servers' numbers: python -m bench.http runs this alone
         http = http_bench.measure(*http_bench.settings(args.quick))
         http_bench.report(http)
+    gateway: dict[str, Any] = {}
+    if not args.no_http:  # the gateway's hop: python -m bench.gateway runs this alone
+        gateway = gateway_bench.measure(gateway_bench.settings(args.quick))
+        gateway_bench.report(gateway)
 
     stores: dict[str, tasks_store.Result] = {}
     if not args.no_tasks:  # python -m bench.tasks_store runs this alone
@@ -393,6 +400,7 @@ def main(argv: list[str] | None = None) -> int:
 
     found = targets(table, cold, mem, sessions)
     found += [Target(*t) for t in http_bench.targets(http)] if http else []
+    found += [Target(*t) for t in gateway_bench.targets(gateway)] if gateway else []
     print_targets(found)
 
     report: dict[str, Any] = {
@@ -409,6 +417,7 @@ def main(argv: list[str] | None = None) -> int:
         "session_us": {era: {"session": o, "reference": r} for era, (o, r) in sessions.items()},
         "http": http_bench.jsonable(http) if http else {},
         "tasks_store": tasks_store.jsonable(stores),
+        "gateway": gateway_bench.jsonable(gateway) if gateway else {},
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

@@ -130,7 +130,12 @@ class Run:
 
 
 async def _load(
-    port: int, request: bytes, seconds: float | None, total: int | None, on_count: Any = None
+    port: int,
+    request: bytes,
+    seconds: float | None,
+    total: int | None,
+    on_count: Any = None,
+    connections: int = CONNECTIONS,
 ) -> Run:
     latencies: list[float] = []
     errors = 0
@@ -155,7 +160,7 @@ async def _load(
         finally:
             writer.close()
 
-    await asyncio.gather(*(connection() for _ in range(CONNECTIONS)))
+    await asyncio.gather(*(connection() for _ in range(connections)))
     return Run(latencies, time.perf_counter() - started, errors)
 
 

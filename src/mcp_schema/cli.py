@@ -1,5 +1,6 @@
 """``python -m mcp_schema validate FILE [--version V]``, ``diff A B [--json]`` and
-``proxy [--report FILE] -- CMD ...`` (`mcp_schema.proxy`) (hand-written runtime module).
+``proxy [--report FILE] -- CMD ...`` (`mcp_schema.proxy`) and ``gateway --listen
+HOST:PORT --upstream URL`` (`mcp_schema.gateway`) (hand-written runtime module).
 
 FILE holds JSON Lines, one JSON-RPC message per line (``-`` reads stdin).
 Responses are paired with their requests by id, the version is detected per
@@ -28,6 +29,7 @@ from typing import IO, NoReturn
 from mcp_schema._args import check, strings, writable
 from mcp_schema.codec import Correlator
 from mcp_schema.errors import McpError, ParseError, clip, quote
+from mcp_schema.gateway.command import add_arguments as add_gateway_arguments
 from mcp_schema.proxy import add_arguments as add_proxy_arguments
 from mcp_schema.proxy.lines import MAX_LINE_BYTES as MAX_LINE_BYTES  # cli names: re-exported
 from mcp_schema.proxy.lines import OverlongLine as OverlongLine
@@ -157,7 +159,14 @@ def main(
     add_proxy_arguments(
         commands.add_parser("proxy", help="run a stdio server, validating its traffic both ways")
     )
+    add_gateway_arguments(
+        commands.add_parser("gateway", help="serve /mcp in front of an HTTP server, validating")
+    )
     args = parser.parse_args(argv)
+    if args.command == "gateway":
+        from mcp_schema.gateway.command import main as gateway
+
+        return gateway(args)
     if args.command == "proxy":
         from mcp_schema.proxy import main as proxy
 

@@ -95,6 +95,7 @@ from mcp_schema.http.rules import (
     answer_status,
     host_refusal,
     is_json,
+    mirrored_headers,
     refusal,
     status_of,
 )
@@ -398,11 +399,12 @@ class Endpoint:
         opening: bool = False,
     ) -> Response:
         server = live.server
-        # Only the MCP headers (all named Mcp-*): the codec ignores the others.
-        mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
-        if opening:  # initialize predates the session's version: its header names none yet
-            mirrored.pop("mcp-protocol-version", None)
-        elif live.id is not None and mirrored.get("mcp-protocol-version") in self.handshake:
+        mirrored = mirrored_headers(headers, opening=opening)
+        if (
+            not opening
+            and live.id is not None
+            and mirrored.get("mcp-protocol-version") in self.handshake
+        ):
             # In a session the negotiated version rules: a header naming another
             # version served in sessions misses only the client's SHOULD (2025-11-25
             # refuses an invalid or unsupported one, 400, as the session still does).

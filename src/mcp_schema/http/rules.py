@@ -6,7 +6,7 @@ header text; `refusal` builds the response that says what is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
@@ -26,6 +26,7 @@ __all__ = [
     "answer_status",
     "host_refusal",
     "is_json",
+    "mirrored_headers",
     "refusal",
     "status_of",
 ]
@@ -123,6 +124,16 @@ def host_refusal() -> Response:
     """The refusal of a ``Host`` the endpoint does not serve: 421 Misdirected
     Request (RFC 9110 15.5.20), as for a name this server is not authoritative for."""
     return refusal(421, "Misdirected Request: the request's Host is not allowed")
+
+
+def mirrored_headers(headers: Mapping[str, str], *, opening: bool = False) -> dict[str, str]:
+    """The headers a POST's body is read with (lower-case names): the MCP ones
+    (all named ``Mcp-*``: the codec ignores the others), but for ``initialize``
+    (``opening``) ``MCP-Protocol-Version``, which predates the session's version."""
+    mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
+    if opening:
+        mirrored.pop("mcp-protocol-version", None)
+    return mirrored
 
 
 def status_of(error: McpError) -> int:

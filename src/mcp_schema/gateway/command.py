@@ -1,0 +1,167 @@
+"""The command line: ``python -m mcp_schema gateway --listen HOST:PORT
+[--enforce] [--report FILE] --upstream URL`` (`add_arguments`, `main`).
+
+The gateway is a `GatewayApp` run by uvicorn: the command needs the
+``http`` extra (httpx) and uvicorn installed beside it (``pip install
+'mcp-schema[http]' uvicorn``); neither is a dependency of the package. It
+binds its socket, starts, and only then listens, saying so on standard
+error (``gateway: listening on http://HOST:PORT/mcp``). Reports are
+written as the stdio proxy writes them (`mcp_schema.proxy.ReportLog`, by a
+thread of their own), to standard error or ``--report FILE``. SIGINT and
+SIGTERM stop it (uvicorn's graceful shutdown, at most
+`SHUTDOWN_SECONDS`): its reports are written, then it ends as by that
+signal, as uvicorn does. Its own failures are exit status 2 (one ``error:``
+line)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+from typing import Any
+
+from mcp_schema.errors import quote
+from mcp_schema.gateway.exchange import ExchangeValidator
+from mcp_schema.proxy import _fd
+from mcp_schema.proxy.reports import ReportLog
+
+# The stdio proxy's report writer (private to its package): the same thread,
+# the same bound on a report output that takes nothing.
+from mcp_schema.proxy.validation import _Writer
+from mcp_schema.versions import TASKS_EXTENSION
+
+__all__ = ["SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
+
+SHUTDOWN_SECONDS = 5
+"""How long open answers (event streams) get when the gateway is stopped."""
+
+
+class GatewayError(Exception):
+    """The gateway could not start (exit status 2)."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``gateway`` subcommand's arguments, on ``parser`` (`main` reads them)."""
+    parser.usage = "%(prog)s [-h] --listen HOST:PORT [--enforce] [--report FILE] --upstream URL"
+    parser.description = (
+        "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
+        "server at URL and checking every message both ways. Monitor mode (the "
+        "default) passes the bytes unchanged and reports what is invalid, one JSON "
+        "line each; --enforce answers an invalid request itself and turns an "
+        "invalid answer into 502. Needs httpx (the http extra) and uvicorn."
+    )
+    parser.add_argument("--listen", required=True, metavar="HOST:PORT", help="where to serve /mcp")
+    parser.add_argument(
+        "--upstream", required=True, metavar="URL", help="the server's MCP endpoint"
+    )
+    parser.add_argument(
+        "--enforce", action="store_true", help="refuse what is invalid instead of reporting it"
+    )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="append one JSON line per invalid message to FILE (default: standard error)",
+    )
+    parser.add_argument(
+        "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension is in use"
+    )
+
+
+def _address(listen: str) -> tuple[str, int]:
+    host, colon, port = listen.rpartition(":")
+    if not colon or not port.isdigit() or not host or int(port) > 65535:
+        raise GatewayError(f"--listen must be HOST:PORT, not {quote(listen)}")
+    return host.strip("[]"), int(port)
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host`` and ``port``, not listening yet."""
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on the connections of a
+    # socket that says so, and without it each answer waits out the client's
+    # delayed ACK (some 40 ms).
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def main(args: argparse.Namespace) -> int:
+    """The ``gateway`` subcommand, with the arguments of `add_arguments`: the exit status."""
+    try:
+        return _run(args)
+    except GatewayError as problem:
+        _fd.say(f"error: {problem}")
+        return 2
+
+
+def _run(args: argparse.Namespace) -> int:
+    host, port = _address(args.listen)
+    try:
+        import uvicorn
+
+        from mcp_schema.gateway.asgi import GatewayApp
+    except ImportError as exc:
+        raise GatewayError(
+            f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
+        ) from None
+    report_fd = 2
+    if args.report is not None:
+        try:
+            report_fd = os.open(args.report, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+        except OSError as exc:
+            raise GatewayError(
+                f"cannot write the report {quote(args.report)}: {exc.strerror or exc}"
+            ) from None
+    try:
+        sock = bound_socket(host, port)
+    except (OSError, OverflowError) as exc:
+        raise GatewayError(f"cannot listen on {quote(args.listen)}: {exc}") from None
+    extensions = (TASKS_EXTENSION,) if args.tasks else ()
+    log = ReportLog()
+    writer = _Writer(log, report_fd)
+    writer.start()
+    try:
+        app = GatewayApp(
+            args.upstream,
+            enforce=args.enforce,
+            reports=log,
+            validator=ExchangeValidator(extensions=extensions),
+        )
+    except ValueError as exc:
+        sock.close()
+        raise GatewayError(str(exc)) from None
+    bound_host, bound_port = sock.getsockname()[:2]
+    shown = f"[{bound_host}]" if ":" in bound_host else bound_host
+
+    def finish() -> None:
+        log.finish()
+        writer.wait()
+
+    class Server(uvicorn.Server):
+        async def startup(self, sockets: Any = None) -> None:
+            await super().startup(sockets)
+            if self.started:  # listening from now on
+                _fd.say(f"gateway: listening on http://{shown}:{bound_port}/mcp")
+
+        async def shutdown(self, sockets: Any = None) -> None:
+            await super().shutdown(sockets)
+            finish()  # before uvicorn raises the signal that stopped it again
+
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="on",
+        timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+    )
+    try:
+        Server(config).run(sockets=[sock])
+    finally:
+        sock.close()
+        finish()
+    return 2 if writer.failed else 0

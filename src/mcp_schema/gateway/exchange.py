@@ -1,0 +1,364 @@
+"""`ExchangeValidator`: the messages of Streamable HTTP exchanges, both
+ways, checked by the codec, each failing one a `mcp_schema.proxy.Report`
+(sans-IO: a gateway in any framework feeds it what it forwards).
+
+One `ExchangeValidator` serves a gateway. `ExchangeValidator.request`
+takes what a client sent (method, headers, body) and returns its
+`Exchange`: the body read once by a `mcp_schema.codec.Correlator`, its
+headers in the same pass (``MCP-Protocol-Version``, ``Mcp-Method``,
+``Mcp-Name`` against the body, as `mcp_schema.http.Endpoint` reads them:
+-32020 on a mismatch), and what a refusal would answer (`Exchange.refusal`,
+the codec's JSON-RPC error in the status `mcp_schema.http.rules.status_of`
+gives). Then the upstream's answer: `Exchange.head` (its status and
+headers), and each message it carries, the JSON body or the ``data`` of
+each server-sent event (`Exchange.answer`), in order; `Exchange.end` when
+it is over. Each message is read by the same Correlator, so a response is
+validated as the result of the method it answers, in its version; besides:
+
+* a response must answer the request of its exchange (its id), once; a
+  stateless-era request (2026-07-28) or a JSON answer must end with it;
+* on a ``subscriptions/listen`` stream, each change notification must be
+  one the client's filter asks for, and name the listen
+  (``io.modelcontextprotocol/subscriptionId``);
+* a message longer than ``max_message`` bytes is not read (-32700).
+
+Which Correlator reads an exchange: a request whose
+``MCP-Protocol-Version`` header names a stateless-era version is read by
+one of its own (it is self-contained); a handshake-era one by its session's
+(named by ``Mcp-Session-Id``, made at ``initialize`` and kept once the
+answer names the session; at most ``max_sessions``, the least recently
+used forgotten first; a ``DELETE`` answered 2xx forgets it), so the
+session's version is followed and the client's answer to a server's request
+(elicitation) is read against it. A GET stream is read by its session's.
+
+Reports count the messages of each direction (``line``: the message's
+number in its direction, from 1) and carry at most
+`mcp_schema.proxy.EXCERPT_BYTES` of it. Not thread-safe: one event loop.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from mcp_schema._args import check
+
+# The codec's one id rule (private to it, as the endpoint reads ids): a
+# response answers its request by the id as the codec reads both.
+from mcp_schema._codec.route import request_id
+from mcp_schema.codec import Correlator, Sender
+from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError, quote
+from mcp_schema.gateway.sse import SseEvent
+from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
+from mcp_schema.http.sessions import MAX_SESSIONS
+from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import Headers, received_headers
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
+from mcp_schema.proxy.reports import Report, make_report
+from mcp_schema.subscriptions import NOTIFICATIONS, RESOURCE_UPDATED, SUBSCRIPTION_ID_KEY, Filter
+from mcp_schema.versions import STATELESS_VERSIONS
+
+__all__ = ["MAX_MESSAGE", "Exchange", "ExchangeValidator", "bad_gateway"]
+
+MAX_MESSAGE = MAX_LINE_BYTES
+"""Longest message of an upstream's answer read, by default."""
+
+_LISTEN = "subscriptions/listen"
+
+
+def bad_gateway(report: Report, request_id: str | int | None) -> Response:
+    """What enforce mode answers instead of an upstream's invalid answer: 502,
+    a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
+    finding = {k: report[k] for k in ("code", "message", "data")}
+    error = InternalError(
+        f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
+    )
+    return refusal(502, error, request_id)
+
+
+class ExchangeValidator:
+    """The validator of one gateway's exchanges (see the module)."""
+
+    def __init__(
+        self,
+        *,
+        extensions: Collection[str] = (),
+        max_body: int = MAX_BODY,
+        max_message: int = MAX_MESSAGE,
+        max_sessions: int = MAX_SESSIONS,
+    ) -> None:
+        for name, size in (
+            ("max_body", max_body),
+            ("max_message", max_message),
+            ("max_sessions", max_sessions),
+        ):
+            check(size, int, name)
+            if size < 1:
+                raise ValueError(f"{name} must be positive, not {size}")
+        self.extensions = frozenset(extensions)
+        Correlator(extensions=self.extensions)  # checked once, here
+        self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
+        self._sessions: OrderedDict[str, Correlator] = OrderedDict()
+        self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
+
+    @property
+    def sessions(self) -> int:
+        """Handshake-era sessions followed."""
+        return len(self._sessions)
+
+    def _correlator(self) -> Correlator:
+        return Correlator(extensions=self.extensions, allow_unknown_methods=True)
+
+    def _number(self, sender: Sender) -> int:
+        self._numbers[sender] += 1
+        return self._numbers[sender]
+
+    def request(self, method: str, headers: Headers, body: bytes = b"") -> Exchange:
+        """The exchange of one HTTP request (``method``: POST, GET, DELETE...;
+        ``body``: a POST's, at most ``max_body`` bytes: a longer one is
+        `Exchange.too_long` unread)."""
+        check(method, str, "method")
+        check(body, bytes, "body")
+        received = received_headers(headers)
+        session = received.get("mcp-session-id")
+        version = received.get("mcp-protocol-version")
+        correlator = None
+        if session is not None and version not in STATELESS_VERSIONS:
+            correlator = self._sessions.get(session)
+            if correlator is not None:
+                self._sessions.move_to_end(session)
+        exchange = Exchange(self, method, session, correlator or self._correlator())
+        if method == "POST":
+            exchange._read(received, body)
+        return exchange
+
+    def _keep(self, session: str, correlator: Correlator) -> None:
+        self._sessions[session] = correlator
+        self._sessions.move_to_end(session)
+        while len(self._sessions) > self.max_sessions:
+            self._sessions.popitem(last=False)
+
+    def _forget(self, session: str) -> None:
+        self._sessions.pop(session, None)
+
+
+class Exchange:
+    """One HTTP request and the upstream's answer to it (see the module):
+    made by `ExchangeValidator.request`."""
+
+    def __init__(
+        self, owner: ExchangeValidator, method: str, session: str | None, correlator: Correlator
+    ) -> None:
+        self._owner = owner
+        self.method = method
+        """The HTTP method."""
+        self.session = session
+        """The ``Mcp-Session-Id`` the request named, or the one its answer gave."""
+        self.correlator = correlator
+        self.reports: list[Report] = []
+        """The findings of the client's request (`Exchange.refusal` answers the first)."""
+        self.refusal: Response | None = None
+        """What enforce mode answers instead of forwarding the request (None: forward it)."""
+        self.rpc_method: str | None = None
+        """The JSON-RPC method of the request (or notification) the body holds."""
+        self.request_id: str | int | None = None
+        """The id of the request the body holds (None: it holds no request)."""
+        self.stateless = False
+        """Whether the request names a stateless-era version (its answer must end with the response)."""
+        self.answered = False
+        """Whether a response to the request came."""
+        self._listen: Filter | None = None
+        self._failed = False  # a message of the answer was reported (it may have been the response)
+        self._opening = False
+        self.json = False
+        """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
+
+    # -- the client's request -------------------------------------------------------------
+
+    def _read(self, received: dict[str, str], body: bytes) -> None:
+        number = self._owner._number("client")
+        if len(body) > self._owner.max_body:
+            message = (
+                f"Parse error: a body of {len(body):,} bytes is longer than the limit of "
+                f"{self._owner.max_body:,}; not read"
+            )
+            self.reports.append(
+                make_report("client", number, ParseError.code, message, None, None, body)
+            )
+            self.refusal = refusal(
+                413, f"Payload Too Large: at most {self._owner.max_body:,} bytes"
+            )
+            return
+        if not is_json(received.get("content-type")):
+            report = make_report(
+                "client", number, InvalidRequestError.code,
+                "Invalid Request: a POST body must be application/json", None, None, body,
+            )  # fmt: skip
+            self.reports.append(report)
+            self.refusal = refusal(415, "Unsupported Media Type: the body must be application/json")
+            return
+        # initialize is read without MCP-Protocol-Version (it predates the
+        # session's version, as the endpoint reads it); a handshake-era body
+        # holds the word whenever it is one, and the rare one that holds it
+        # otherwise is read again with it, its first reading forgotten (a
+        # stateless-era request must carry it, and is read with it at once).
+        stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
+        opening = not stateless and b'"initialize"' in body
+        try:
+            value = self.correlator.decode_dict(
+                body, sender="client", headers=mirrored_headers(received, opening=opening)
+            )
+            method = value.get("method")
+            if opening and method != "initialize" and "method" in value:
+                if "id" in value:
+                    self.correlator.forget(value["id"], sender="client")
+                value = self.correlator.decode_dict(
+                    body, sender="client", headers=mirrored_headers(received)
+                )
+        except McpError as err:
+            data = err.to_error_object().get("data")
+            self.reports.append(
+                make_report("client", number, err.code, err.message, data, err.request_id, body)
+            )
+            self.request_id = err.request_id if err.answerable else None
+            self.refusal = refusal(status_of(err), err, self.request_id)
+            return
+        self.rpc_method = method if isinstance(method, str) else None
+        if "method" in value and "id" in value:
+            self.request_id = request_id(value["id"])  # 1.0 is the request 1
+            self.stateless = stateless
+            self._opening = method == "initialize"
+            if method == _LISTEN:
+                params = value.get("params") or {}
+                # the codec read its filter; the URIs are bounded by the body
+                self._listen = Filter.of(params.get("notifications") or {}, max_uris=sys.maxsize)
+
+    # -- the upstream's answer ------------------------------------------------------------
+
+    def head(self, status: int, headers: Headers) -> None:
+        """The upstream's answer starts: its status and headers."""
+        received = received_headers(headers)
+        self.json = is_json(received.get("content-type"))
+        given = received.get("mcp-session-id")
+        if 200 <= status < 300:
+            if self._opening and given is not None:
+                self.session = given
+                self._owner._keep(given, self.correlator)
+            elif self.method == "DELETE" and self.session is not None:
+                self._owner._forget(self.session)
+
+    def answer(self, data: bytes, size: int | None = None) -> Report | None:
+        """The report of one message of the answer (``data``: the JSON body, or
+        an event's data; ``size``: the message's whole size when ``data`` is only
+        its head, an overlong message not read), or None when it is valid."""
+        report = self._answer(data, size)
+        self._failed = self._failed or report is not None
+        return report
+
+    def _answer(self, data: bytes, size: int | None) -> Report | None:
+        number = self._owner._number("server")
+        limit = self._owner.max_message
+        if size is not None or len(data) > limit:
+            whole = len(data) if size is None else size
+            message = (
+                f"Parse error: a message of {whole:,} bytes is longer than the limit of "
+                f"{limit:,}; not read"
+            )
+            return make_report("server", number, ParseError.code, message, None, None, data, whole)
+        try:
+            value = self.correlator.decode_dict(data, sender="server")
+        except McpError as err:
+            found = err.to_error_object().get("data")
+            return make_report("server", number, err.code, err.message, found, err.request_id, data)
+        problem = self._out_of_place(value)
+        if problem is None:
+            return None
+        return make_report("server", number, InvalidRequestError.code, problem, None, None, data)
+
+    def event(self, event: SseEvent) -> Report | None:
+        """The report of one event of an event-stream answer, or None: its data
+        is a message (`answer`); one with no data is none (a comment, a
+        keep-alive), but one the stream ended inside is reported (-32700)."""
+        if event.overlong:
+            return self.answer(event.raw, event.size)
+        if event.unfinished:
+            if not event.raw.strip(b"\r\n"):
+                return None  # only the LF of a last CR LF
+            number = self._owner._number("server")
+            message = (
+                f"Parse error: the stream ended inside an event of {event.size:,} bytes "
+                "(no empty line ended it); no reader dispatches it"
+            )
+            return make_report("server", number, ParseError.code, message, None, None, event.raw)
+        return None if event.data is None else self.answer(event.data)
+
+    def _out_of_place(self, value: dict[str, Any]) -> str | None:
+        """Why a valid message does not belong on this answer, or None."""
+        if "method" not in value:  # a response
+            if self.method == "GET":
+                return None  # a stream resumed (Last-Event-ID) replays its responses
+            if self.request_id is None:
+                return "Invalid Request: a response on an answer to no request"
+            if self.answered:
+                return f"Invalid Request: a second response to request {quote(self.request_id)}"
+            if not _same_id(value.get("id"), self.request_id):
+                return (
+                    f"Invalid Request: a response to id {quote(value.get('id'))} "
+                    f"on the answer to request {quote(self.request_id)}"
+                )
+            self.answered = True
+            return None
+        if self._listen is not None and value["method"] in NOTIFICATIONS:
+            params: Mapping[str, Any] = value.get("params") or {}
+            uri = params.get("uri") if value["method"] == RESOURCE_UPDATED else None
+            if not self._listen.wants((value["method"], uri)):
+                return (
+                    f"Invalid Request: the listen's filter does not ask for {value['method']}"
+                    + (f" of {quote(uri)}" if uri is not None else "")
+                )
+            meta = params.get("_meta") or {}
+            if not _same_id(meta.get(SUBSCRIPTION_ID_KEY), self.request_id):
+                return (
+                    f"Invalid Request: {SUBSCRIPTION_ID_KEY} must name the listen "
+                    f"{quote(self.request_id)}, not {quote(meta.get(SUBSCRIPTION_ID_KEY))}"
+                )
+        return None
+
+    def end(self, *, cut: bool = False) -> list[Report]:
+        """The answer is over: a missing response reported where one must have
+        come (a JSON answer, a stateless-era request's stream), unless a
+        message of it was reported already; ``cut``: the gateway stopped it
+        (the client left), nothing is reported. A
+        request left unanswered is forgotten by its session."""
+        reports: list[Report] = []
+        if self.request_id is not None and not self.answered:
+            self.correlator.forget(self.request_id, sender="client")
+            if (
+                not (cut or self._failed)
+                and (self.json or self.stateless)
+                and self.method == "POST"
+            ):
+                message = f"Invalid Request: the answer ended without the response to request {quote(self.request_id)}"
+                number = self._owner._numbers["server"]
+                reports.append(
+                    make_report(
+                        "server",
+                        number,
+                        InvalidRequestError.code,
+                        message,
+                        None,
+                        self.request_id,
+                        b"",
+                    )
+                )
+        return reports
+
+
+def _same_id(found: object, expected: object) -> bool:
+    """Whether two ids are the same, by the codec's id rule (``"1"`` and ``1``
+    are not; ``1.0`` is ``1``)."""
+    read = request_id(found)
+    return read is not None and type(read) is type(expected) and read == expected

@@ -1,0 +1,97 @@
+"""``python -m mcp_schema gateway``: its refusals at start (exit status 2,
+one ``error:`` line), and a run: listening once ready, reports to
+``--report FILE`` as JSON lines, stopped by SIGTERM (its reports written first)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from socket import IPPROTO_TCP, TCP_NODELAY
+
+import httpx
+import pytest
+
+from mcp_schema.cli import main
+from mcp_schema.gateway.command import bound_socket
+from tests.gateway.test_gateway import CALL, HEADERS, serving
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--listen", "nowhere", "--upstream", "http://127.0.0.1:1/mcp"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:99999", "--upstream", "http://127.0.0.1:1/mcp"], "HOST:PORT"),
+        (["--listen", "127.0.0.1:0", "--upstream", "ftp://x/mcp"], "http(s) URL"),
+        (["--listen", "256.1.1.1:80", "--upstream", "http://127.0.0.1:1/mcp"], "cannot listen"),
+    ],
+)
+def test_a_gateway_that_cannot_start_says_why_with_status_2(
+    argv: list[str], said: str, capfd: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["gateway", *argv]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith("error: ") and said in err and err.count("\n") == 1
+
+
+def test_the_connections_of_its_socket_send_without_delay() -> None:
+    # Without TCP_NODELAY on what it accepts, each answer waits for the
+    # client's delayed ACK (some 40 ms a request).
+    sock = bound_socket("127.0.0.1", 0)
+    found: list[int] = []
+
+    async def serve() -> None:
+        def accepted(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            found.append(writer.get_extra_info("socket").getsockopt(IPPROTO_TCP, TCP_NODELAY))
+            writer.close()
+
+        server = await asyncio.start_server(accepted, sock=sock)
+        _, writer = await asyncio.open_connection(*sock.getsockname()[:2])
+        while not found:
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+
+    asyncio.run(asyncio.wait_for(serve(), 10))
+    assert found == [1]
+
+
+def test_a_report_file_that_cannot_be_opened_is_status_2(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/mcp"]
+    assert main(["gateway", *argv, "--report", str(tmp_path / "no" / "such")]) == 2
+    assert "cannot write the report" in capfd.readouterr().err
+
+
+@pytest.mark.slow  # a gateway process of its own: about 2 s
+def test_a_run_reports_to_its_file_and_stops_on_sigterm(tmp_path: Path) -> None:
+    report = tmp_path / "report.jsonl"
+
+    async def upstream(scope: object, receive: object, send: object) -> None:
+        raise AssertionError("enforce mode forwards nothing invalid")
+
+    with serving(upstream) as url:
+        command = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", "127.0.0.1:0"]
+        command += ["--upstream", url, "--enforce", "--report", str(report)]
+        gateway = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        try:
+            assert gateway.stderr is not None
+            line = gateway.stderr.readline()
+            assert line.startswith("gateway: listening on http://127.0.0.1:")
+            answer = httpx.post(
+                line.split(" on ")[1].strip(),
+                content=json.dumps(CALL),
+                headers={**HEADERS, "mcp-name": "other"},
+                timeout=10,
+            )
+            assert answer.status_code == 400
+        finally:
+            gateway.send_signal(signal.SIGTERM)
+            status = gateway.wait(10)
+    assert status == -signal.SIGTERM  # uvicorn's way: ended as by the signal
+    [found] = [json.loads(line) for line in report.read_text().splitlines()]
+    assert (found["code"], found["direction"]) == (-32020, "client->server")

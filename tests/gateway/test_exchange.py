@@ -1,0 +1,237 @@
+"""`mcp_schema.gateway.ExchangeValidator`, sans-IO: a client's request read
+by the codec with its headers, then the upstream's answer checked against
+it (its id, its method's result type, a listen's filter), in both eras."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from mcp_schema.gateway import Exchange, ExchangeValidator, SseEvent, bad_gateway
+from tests.hostile import META, call, raw
+
+STATELESS = {
+    "content-type": "application/json",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "t",
+}
+RESULT = {"resultType": "complete", "content": [{"type": "text", "text": "hi"}]}
+INIT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {},
+    "clientInfo": {"name": "c", "version": "1"},
+}
+INIT_RESULT = {
+    "protocolVersion": "2025-11-25",
+    "capabilities": {"tools": {}},
+    "serverInfo": {"name": "s", "version": "1"},
+}
+JSON = [("content-type", "application/json")]
+
+
+def answer(rid: Any, result: Any) -> bytes:
+    return raw({"jsonrpc": "2.0", "id": rid, "result": result})
+
+
+def stateless_call(validator: ExchangeValidator | None = None) -> Exchange:
+    exchange = (validator or ExchangeValidator()).request("POST", STATELESS, raw(call()))
+    assert exchange.reports == [] and exchange.refusal is None
+    return exchange
+
+
+def test_a_valid_stateless_call_and_its_answer_report_nothing() -> None:
+    exchange = stateless_call()
+    assert (exchange.rpc_method, exchange.request_id, exchange.stateless) == ("tools/call", 1, True)
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(1, RESULT)) is None
+    assert exchange.end() == []
+
+
+def test_a_header_mismatch_is_refused_400_with_the_codecs_error() -> None:
+    exchange = ExchangeValidator().request("POST", {**STATELESS, "mcp-name": "other"}, raw(call()))
+    assert exchange.refusal is not None and exchange.refusal.status == 400
+    body = json.loads(exchange.refusal.body)
+    assert body["id"] == 1 and body["error"]["code"] == -32020
+    assert body["error"]["data"]["header"] == "Mcp-Name"
+    [report] = exchange.reports
+    assert (report["direction"], report["code"], report["id"]) == ("client->server", -32020, 1)
+
+
+def test_an_unknown_method_is_refused_with_404_as_the_endpoint_does() -> None:
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"_meta": META}}
+    headers = {**STATELESS}
+    del headers["mcp-name"]
+    exchange = ExchangeValidator().request("POST", headers, raw(message))
+    assert exchange.refusal is not None and exchange.refusal.status == 400  # params.name missing
+    assert json.loads(exchange.refusal.body)["error"]["code"] == -32602
+
+
+def test_the_result_is_read_as_the_methods_result() -> None:
+    exchange = stateless_call()
+    exchange.head(200, JSON)
+    report = exchange.answer(answer(1, {"content": "not a list", "resultType": "complete"}))
+    assert report is not None
+    assert (report["direction"], report["code"], report["id"]) == ("server->client", -32602, None)
+
+
+def test_a_response_to_another_id_is_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, JSON)
+    report = exchange.answer(answer(7, RESULT))
+    assert report is not None and "a response to id 7" in report["message"]
+
+
+def test_ids_are_matched_by_the_codecs_rule() -> None:
+    exchange = ExchangeValidator().request("POST", STATELESS, raw({**call(), "id": 1.0}))
+    assert exchange.request_id == 1
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(1, RESULT)) is None
+    other = stateless_call()
+    other.head(200, JSON)
+    assert other.answer(answer("1", RESULT)) is not None  # "1" is not 1
+
+
+def test_a_get_stream_may_replay_responses() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    exchange = validator.request("GET", {"mcp-session-id": session})
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.answer(answer(3, {"tools": []})) is None
+    assert exchange.end() == []
+
+
+def test_a_second_response_is_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.answer(answer(1, RESULT)) is None
+    report = exchange.answer(answer(1, RESULT))
+    assert report is not None and "a second response" in report["message"]
+
+
+def test_a_stateless_stream_ending_without_the_response_is_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, [("content-type", "text/event-stream")])
+    [report] = exchange.end()
+    assert "ended without the response to request 1" in report["message"]
+
+
+def test_a_client_that_left_is_no_finding() -> None:
+    exchange = stateless_call()
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.end(cut=True) == []
+
+
+def test_reports_number_the_messages_of_each_direction() -> None:
+    validator = ExchangeValidator()
+    for expected in (1, 2):
+        exchange = stateless_call(validator)
+        exchange.head(200, JSON)
+        report = exchange.answer(b"{}")
+        assert report is not None and report["line"] == expected
+
+
+def handshake(validator: ExchangeValidator) -> str:
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}
+    exchange = validator.request("POST", {"content-type": "application/json"}, raw(init))
+    assert exchange.refusal is None
+    exchange.head(200, [*JSON, ("mcp-session-id", "s1")])
+    assert exchange.answer(answer(0, INIT_RESULT)) is None
+    assert exchange.session == "s1" and validator.sessions == 1
+    return "s1"
+
+
+def test_a_handshake_session_is_followed_by_its_id() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    headers = {"content-type": "application/json", "mcp-session-id": session}
+    listed = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    exchange = validator.request("POST", headers, raw(listed))
+    assert exchange.refusal is None
+    assert exchange.correlator.version == "2025-11-25"  # the session's, from initialize
+    exchange.head(200, [("content-type", "text/event-stream")])
+    # A server's request on the stream, answered by the client on another POST.
+    asked = {"jsonrpc": "2.0", "id": 5, "method": "roots/list"}
+    assert exchange.answer(raw(asked)) is None
+    reply = validator.request("POST", headers, answer(5, {"roots": []}))
+    assert reply.reports == [] and reply.request_id is None
+    bad = validator.request("POST", headers, answer(5, {"roots": []}))
+    assert bad.reports == []  # answered already: read generically, as the proxy reads it
+    assert exchange.answer(answer(1, {"tools": []})) is None
+    assert exchange.end() == []
+
+
+def test_delete_forgets_the_session() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    exchange = validator.request("DELETE", {"mcp-session-id": session})
+    exchange.head(200, [])
+    assert validator.sessions == 0
+
+
+def test_sessions_are_bounded_the_least_recent_forgotten() -> None:
+    validator = ExchangeValidator(max_sessions=1)
+    handshake(validator)
+    init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}
+    exchange = validator.request("POST", {"content-type": "application/json"}, raw(init))
+    exchange.head(200, [*JSON, ("mcp-session-id", "s2")])
+    assert validator.sessions == 1
+
+
+def listen(uris: list[str]) -> Exchange:
+    params = {
+        "_meta": META,
+        "notifications": {"toolsListChanged": True, "resourceSubscriptions": uris},
+    }
+    message = {"jsonrpc": "2.0", "id": "L", "method": "subscriptions/listen", "params": params}
+    headers = {**STATELESS, "mcp-method": "subscriptions/listen"}
+    del headers["mcp-name"]
+    exchange = ExchangeValidator().request("POST", headers, raw(message))
+    assert exchange.refusal is None, exchange.reports
+    exchange.head(200, [("content-type", "text/event-stream")])
+    return exchange
+
+
+def note(method: str, listen_id: Any = "L", **params: Any) -> bytes:
+    meta = {"io.modelcontextprotocol/subscriptionId": listen_id}
+    return raw({"jsonrpc": "2.0", "method": method, "params": {"_meta": meta, **params}})
+
+
+def test_a_listen_carries_what_its_filter_asks_for() -> None:
+    exchange = listen(["file:///a"])
+    assert exchange.answer(note("notifications/tools/list_changed")) is None
+    assert exchange.answer(note("notifications/resources/updated", uri="file:///a")) is None
+
+
+@pytest.mark.parametrize(
+    ("frame", "found"),
+    [
+        (note("notifications/prompts/list_changed"), "does not ask for"),
+        (note("notifications/resources/updated", uri="file:///b"), 'of "file:///b"'),
+        (note("notifications/tools/list_changed", listen_id="other"), "must name the listen"),
+    ],
+)
+def test_a_listen_notification_the_filter_refuses_is_reported(frame: bytes, found: str) -> None:
+    report = listen(["file:///a"]).answer(frame)
+    assert report is not None and found in report["message"]
+
+
+def test_an_event_without_data_is_no_message_and_one_cut_short_is_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.event(SseEvent(b": keep-alive\n\n", None, 14)) is None
+    report = exchange.event(SseEvent(b"data: {", None, 7, unfinished=True))
+    assert report is not None and report["code"] == -32700
+
+
+def test_bad_gateway_names_the_finding_to_the_requests_id() -> None:
+    exchange = stateless_call()
+    exchange.head(200, JSON)
+    report = exchange.answer(answer(1, {"content": 1, "resultType": "complete"}))
+    assert report is not None
+    response = bad_gateway(report, exchange.request_id)
+    body = json.loads(response.body)
+    assert response.status == 502 and body["id"] == 1 and body["error"]["code"] == -32603
+    assert body["error"]["data"]["finding"]["code"] == report["code"]

@@ -1,0 +1,289 @@
+"""`mcp_schema.gateway.asgi.GatewayApp` under uvicorn, end to end: the
+official Python SDK client (``mcp`` 2.3.0, auto mode, and the handshake
+era) through monitor mode to ``examples/http_server.py``; an upstream that
+answers wrong (reported in monitor mode, refused in enforce mode); a
+hand-made client whose headers disagree with its body; a client leaving
+an event stream, which cancels the upstream's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import runpy
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+import uvicorn
+from mcp import Client
+
+from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.proxy import ReportLog
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
+META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": {},
+    "io.modelcontextprotocol/clientInfo": {"name": "hand", "version": "1"},
+}
+HEADERS = {
+    "content-type": "application/json",
+    "accept": "application/json, text/event-stream",
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tools/call",
+    "mcp-name": "echo",
+}
+CALL = {
+    "jsonrpc": "2.0",
+    "id": 7,
+    "method": "tools/call",
+    "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": META},
+}
+
+
+def waited_for(condition: Callable[[], bool], seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+@contextmanager
+def serving(application: Any) -> Iterator[str]:
+    """``application`` under uvicorn in a thread: its ``/mcp`` URL."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(application, log_level="warning", timeout_graceful_shutdown=1)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        waited_for(lambda: server.started)
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/mcp"
+    finally:
+        server.should_exit = True
+        thread.join(10)
+        sock.close()
+
+
+def reported(log: ReportLog) -> list[dict[str, Any]]:
+    """Every report line the log kept, once the session is over."""
+    log.finish()
+    lines = []
+    while (data := log.take()) is not None:
+        lines += [json.loads(line) for line in data.splitlines()]
+    return lines
+
+
+@pytest.fixture(scope="module")
+def example() -> Iterator[str]:
+    with serving(runpy.run_path(str(EXAMPLES / "http_server.py"))["app"]) as url:
+        yield url
+
+
+async def use(url: str, mode: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    reported_progress: list[float] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported_progress.append(progress)
+
+    with anyio.fail_after(30):
+        async with Client(url, mode=mode, read_timeout_seconds=10, cache=None) as c:
+            seen["version"] = c.protocol_version
+            seen["tools"] = [t.name for t in (await c.list_tools()).tools]
+            echo = await c.call_tool("echo", {"text": "hi"})
+            seen["echo"] = getattr(echo.content[0], "text", None)
+            await c.call_tool("count", {}, progress_callback=on_progress)
+            seen["progress"] = reported_progress
+            seen["ask"] = (await c.call_tool("ask", {})).is_error  # no callback: told so
+            read = await c.read_resource("config://app")
+            seen["read"] = getattr(read.contents[0], "text", None)
+    return seen
+
+
+@pytest.mark.parametrize(("mode", "version"), [("auto", "2026-07-28"), ("legacy", "2025-11-25")])
+def test_the_sdk_client_through_monitor_mode_is_served_and_nothing_reported(
+    example: str, mode: str, version: str
+) -> None:
+    log = ReportLog()
+    with serving(GatewayApp(example, reports=log)) as url:
+        seen = anyio.run(use, url, mode)
+    assert seen == {
+        "version": version,
+        "tools": ["echo", "divide", "count", "ask", "think", "toggle"],
+        "echo": "hi",
+        "progress": [1.0, 2.0, 3.0],
+        "ask": True,
+        "read": '{"debug": false}',
+    }
+    assert reported(log) == []
+
+
+# -- an upstream that answers wrong -------------------------------------------------------
+
+WRONG = {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "content": "oops"}}
+
+
+async def corrupt(scope: Any, receive: Any, send: Any) -> None:
+    """An upstream answering every POST with a tools/call result the schema refuses,
+    as JSON or (``?sse``) as one event after a good notification."""
+    if scope["type"] != "http":
+        return
+    while (await receive()).get("more_body"):
+        pass
+    body = json.dumps(WRONG).encode()
+    if scope["query_string"] == b"sse":
+        note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/message"}
+        note["params"] = {"level": "info", "data": "working"}
+        events = [b"data: " + json.dumps(note).encode() + b"\n\n", b"data: " + body + b"\n\n"]
+        media = b"text/event-stream"
+    else:
+        events, media = [body], b"application/json"
+    await send(
+        {"type": "http.response.start", "status": 200, "headers": [(b"content-type", media)]}
+    )
+    for event in events:
+        await send({"type": "http.response.body", "body": event, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+@pytest.fixture(scope="module")
+def corrupted() -> Iterator[str]:
+    with serving(corrupt) as url:
+        yield url
+
+
+def post(url: str, body: Any, headers: dict[str, str] = HEADERS) -> httpx.Response:
+    return httpx.post(url, content=json.dumps(body).encode(), headers=headers, timeout=10)
+
+
+def test_monitor_mode_passes_a_wrong_answer_unchanged_and_reports_it(corrupted: str) -> None:
+    log = ReportLog()
+    with serving(GatewayApp(corrupted, reports=log)) as url:
+        answer = post(url, CALL)
+    assert answer.status_code == 200 and answer.json() == WRONG
+    [report] = reported(log)
+    assert report["direction"] == "server->client" and report["code"] == -32602
+    assert "content" in json.dumps(report["data"])
+
+
+def test_enforce_mode_turns_a_wrong_answer_into_502_to_the_requests_id(corrupted: str) -> None:
+    log = ReportLog()
+    with serving(GatewayApp(corrupted, enforce=True, reports=log)) as url:
+        answer = post(url, CALL)
+    assert answer.status_code == 502
+    error = answer.json()
+    assert error["id"] == 7 and error["error"]["code"] == -32603
+    assert error["error"]["data"]["finding"]["code"] == -32602
+    assert [r["code"] for r in reported(log)] == [-32602]
+
+
+def test_enforce_mode_ends_an_event_stream_with_the_error_for_a_wrong_event(
+    corrupted: str,
+) -> None:
+    with serving(GatewayApp(corrupted + "?sse", enforce=True)) as url:
+        answer = post(url, CALL)
+    assert answer.headers["content-type"].startswith("text/event-stream")
+    datas = [json.loads(line[6:]) for line in answer.text.splitlines() if line.startswith("data: ")]
+    assert [d.get("method") for d in datas] == ["notifications/message", None]
+    assert datas[1]["id"] == 7 and datas[1]["error"]["code"] == -32603
+
+
+def test_enforce_mode_refuses_a_header_body_mismatch_and_forwards_nothing(example: str) -> None:
+    log = ReportLog()
+    with serving(GatewayApp(example, enforce=True, reports=log)) as url:
+        answer = post(url, CALL, {**HEADERS, "mcp-name": "divide"})
+        good = post(url, CALL)
+    assert answer.status_code == 400
+    error = answer.json()["error"]
+    assert error["code"] == -32020 and error["data"]["header"] == "Mcp-Name"
+    assert answer.json()["id"] == 7
+    assert good.status_code == 200 and good.json()["result"]["content"][0]["text"] == "hi"
+    [report] = reported(log)
+    assert (report["direction"], report["code"], report["id"]) == ("client->server", -32020, 7)
+
+
+def test_monitor_mode_forwards_a_mismatch_and_reports_it(example: str) -> None:
+    log = ReportLog()
+    with serving(GatewayApp(example, reports=log)) as url:
+        answer = post(url, CALL, {**HEADERS, "mcp-name": "divide"})
+    assert answer.status_code == 400  # the example's own refusal, unchanged
+    assert [r["code"] for r in reported(log)] == [-32020]
+
+
+def test_an_unreachable_upstream_is_502() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # nobody listens there
+    with serving(GatewayApp(f"http://127.0.0.1:{port}/mcp", enforce=True)) as url:
+        answer = post(url, CALL)
+    assert answer.status_code == 502 and answer.json()["id"] == 7
+
+
+def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:
+    gone = threading.Event()
+
+    async def endless(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await receive()
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": open\n\n", "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    with serving(endless) as upstream, serving(GatewayApp(upstream)) as url:
+        with httpx.stream("POST", url, content=json.dumps(CALL), headers=HEADERS) as answer:
+            assert next(answer.iter_raw()) == b": open\n\n"
+        assert gone.wait(10)
+
+
+def test_other_paths_are_404_and_not_forwarded(example: str) -> None:
+    with serving(GatewayApp(example)) as url:
+        assert httpx.get(url.replace("/mcp", "/other")).status_code == 404
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_an_event_stream_is_relayed_event_by_event(enforce: bool) -> None:
+    # The upstream sends its second event only once the client has the first:
+    # a gateway holding the stream whole would never answer.
+    first_read = threading.Event()
+    note: dict[str, Any] = {"jsonrpc": "2.0", "method": "notifications/message"}
+    note["params"] = {"level": "info", "data": "working"}
+    done = {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "content": []}}
+
+    async def stepwise(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await receive()
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        event = b"data: " + json.dumps(note).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": event, "more_body": True})
+        while not first_read.is_set():
+            await asyncio.sleep(0.01)
+        event = b"data: " + json.dumps(done).encode() + b"\n\n"
+        await send({"type": "http.response.body", "body": event, "more_body": False})
+
+    log = ReportLog()
+    with (
+        serving(stepwise) as upstream,
+        serving(GatewayApp(upstream, enforce=enforce, reports=log)) as url,
+    ):
+        with httpx.stream("POST", url, content=json.dumps(CALL), headers=HEADERS) as answer:
+            chunks = answer.iter_raw()
+            assert b"working" in next(chunks)
+            first_read.set()
+            assert b'"id":7' in b"".join(chunks).replace(b" ", b"")
+    assert reported(log) == []
