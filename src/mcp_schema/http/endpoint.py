@@ -216,6 +216,7 @@ class Endpoint:
             "instructions": instructions,
             "handler_version": handler_version,
             "request_state": request_state,
+            "listens": False,  # a listen is a stream of its own (``_exchange``), not the session's
         }
         self._session(served)  # the arguments are checked once, here
 
