@@ -52,8 +52,8 @@ from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError
 
 __all__ = [
-    "LIST_CHANGED",
     "LISTEN",
+    "LIST_CHANGED",
     "MAX_LISTENS",
     "MAX_QUEUED",
     "MAX_URIS",

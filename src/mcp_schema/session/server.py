@@ -233,7 +233,9 @@ class ServerSession(Peer):
         if self._state.version is None:
             self._state.open(event.version)
             context = event.context
-            events.append(Negotiated(event.version, context.client_info, context.client_capabilities))
+            events.append(
+                Negotiated(event.version, context.client_info, context.client_capabilities)
+            )
 
     def _projected(self, message: McpModel, context: RequestContext) -> McpModel:
         facts = Session(
