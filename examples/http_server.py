@@ -49,9 +49,6 @@ CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": True}}
 CAPABILITIES.update(resources={}, prompts={}, logging={})
 INFO = {"name": "example-http-server", "version": "1.0.0"}
 EXTRA_KEY, DAY = "example/extra", 86_400.0
-ANY: dict[str, Any] = {"type": "object"}
-TOGGLE = {"name": "toggle", "description": "Add or remove extra", "inputSchema": ANY}
-EXTRA = {"name": "extra", "description": "Here until toggled", "inputSchema": ANY}
 # Per request (each its own asyncio task): whether ``extra`` is on, and the
 # writes a toggle leaves to be done before its answer is sent.
 extra_on: contextvars.ContextVar[bool] = contextvars.ContextVar("extra_on", default=False)
@@ -67,7 +64,7 @@ def toggling(relay: Relay) -> Handler:
 
     def answer(request: Any) -> Any:
         if isinstance(request, mcp.ListToolsRequest):
-            return {"tools": [*example["TOOLS"], TOGGLE, *([EXTRA] if extra_on.get() else [])]}
+            return {"tools": [*example["TOOLS"], *([example["EXTRA"]] if extra_on.get() else [])]}
         name = request.params.name if isinstance(request, mcp.CallToolRequest) else None
         if name == "toggle":
             pending.get().append(asyncio.ensure_future(toggled(on := not extra_on.get())))
