@@ -83,6 +83,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.cors import cors_headers, preflight
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
@@ -149,6 +150,9 @@ class Endpoint:
     * ``allowed_origins``: origins allowed besides the loopback ones
       (``loopback_origins=False`` refuses those too). A request without
       ``Origin`` (not from a browser) is not checked.
+    * ``cors``: answer CORS preflights and add ``Access-Control-*`` headers
+      for the ``allowed_origins`` (`mcp_schema.http.cors`; by default, when
+      there are any).
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
@@ -174,6 +178,7 @@ class Endpoint:
         path: str = "/mcp",
         allowed_origins: Collection[str] = (),
         loopback_origins: bool = True,
+        cors: bool | None = None,
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
         sessions: SessionStore | None = None,
@@ -192,12 +197,14 @@ class Endpoint:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r}")
         check(loopback_origins, bool, "loopback_origins")
+        check(cors, bool, "cors", none=True)
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
         served = SUPPORTED_VERSIONS if named is None else named
         self.handler, self.principal = handler, principal
         self.path, self.loopback_origins = path, loopback_origins
         self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
+        self.cors = bool(self.allowed_origins) if cors is None else cors
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         self.subscriptions = (
@@ -229,7 +236,16 @@ class Endpoint:
     def precheck(self, method: str, path: str, headers: Headers) -> Response | None:
         """The refusal of a request that needs no body to refuse, or None:
         an adapter calls it before reading the body."""
-        return self._precheck(method, path, received_headers(headers))
+        received = received_headers(headers)
+        return self._cors(received, self._precheck(method, path, received))
+
+    def _cors(self, received: dict[str, str], response: Response | None) -> Response | None:
+        """``response`` with the CORS headers of the request's origin, when it gets them."""
+        origin = received.get("origin")
+        if response is not None and self.cors and origin in self.allowed_origins:
+            assert origin is not None
+            response.headers += cors_headers(origin)
+        return response
 
     def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
         if path != self.path:
@@ -239,6 +255,9 @@ class Endpoint:
             origin, self.allowed_origins, self.loopback_origins
         ):
             return refusal(403, "Forbidden: the request's Origin is not allowed")
+        if method == "OPTIONS" and self.cors and origin in self.allowed_origins:
+            # A CORS preflight; `_cors` adds the origin's headers.
+            return preflight(received, self._allow()[0][1])
         accept = received.get("accept")
         if method == "POST":
             if not is_json(received.get("content-type")):
@@ -279,6 +298,11 @@ class Endpoint:
     def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
         """The response to one HTTP request (the adapter drains its stream, if any)."""
         received = received_headers(headers)  # once: every later check reads this dict
+        response = self._cors(received, self._handle(method, path, received, body))
+        assert response is not None
+        return response
+
+    def _handle(self, method: str, path: str, received: dict[str, str], body: bytes) -> Response:
         early = self._precheck(method, path, received)
         if early is not None:
             return early
