@@ -85,6 +85,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.http.cors import cors_headers, preflight
 from mcp_schema.http.listen import LISTEN, open_listen
+from mcp_schema.http.resume import Replays, ResumableStream
 from mcp_schema.http.rules import admits, allowed_origin, is_json, refusal, status_of
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
@@ -156,6 +157,10 @@ class Endpoint:
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+    * ``replay``: events kept per event stream of a handshake-era session,
+      for a client resuming it with ``Last-Event-ID``
+      (`mcp_schema.http.resume`; 0, the default: no event ids, and a stream
+      the client closes is cancellation of its request).
     * ``session_options``: more keyword arguments of every `ServerSession`
       (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
     * ``request_state``: the `mcp_schema.request_state.StateSealer` a stateless-era
@@ -181,6 +186,7 @@ class Endpoint:
         cors: bool | None = None,
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
+        replay: int = 0,
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
         subscriptions: Subscriptions | None = None,
@@ -198,6 +204,10 @@ class Endpoint:
             raise ValueError(f"path must start with '/', not {path!r}")
         check(loopback_origins, bool, "loopback_origins")
         check(cors, bool, "cors", none=True)
+        check(replay, int, "replay")
+        if replay < 0:
+            raise ValueError(f"replay must not be negative, not {replay}")
+        self.replay = replay
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
         served = SUPPORTED_VERSIONS if named is None else named
@@ -316,10 +326,31 @@ class Endpoint:
             self.sessions.remove(live.id)
             live.close()
             return Response(200)
-        if live.listener is not None:
+        last = received.get("last-event-id")
+        if last is not None and self.replay:
+            resumed = self._replays(live).resume(last)
+            return resumed if isinstance(resumed, Response) else self._streamed(resumed, live)
+        listener = live.listener
+        if listener is not None and not (
+            isinstance(listener, ResumableStream) and listener.detached
+        ):
             return refusal(409, "Conflict: the session's GET stream is open already")
-        live.listener = Stream(max_buffer=self.max_buffer, on_abandon=self._listener_gone(live))
+        live.listener = self._stream(live, _SSE, self._listener_gone(live))
         return self._streamed(live.listener, live)
+
+    def _replays(self, live: LiveSession) -> Replays:
+        if live.replays is None:
+            live.replays = Replays(self.replay)
+        return live.replays
+
+    def _stream(
+        self, live: LiveSession, media: Media, on_abandon: Callable[[Stream], None]
+    ) -> Stream:
+        """A new stream of ``live``: resumable when it is an event stream of a
+        handshake-era session and the endpoint keeps events (``replay``)."""
+        if self.replay and live.id is not None and media == _SSE:
+            return self._replays(live).open(self.max_buffer, on_abandon)
+        return Stream(media, max_buffer=self.max_buffer, on_abandon=on_abandon)
 
     def close(self) -> None:
         """Terminate every session and end every listen: the server is shutting down."""
@@ -403,7 +434,7 @@ class Endpoint:
             return self._streamed(listening, live)
         stream: Stream | None = None
         if "method" in value and "id" in value:  # a request: the stream of its answer
-            stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
+            stream = self._stream(live, media, self._gone(live))
             if brought is None:  # the session answered it: its answer names it
                 live.streams[stream_key(jiter.from_json(own[0])["id"])] = stream
             else:  # keyed as the session reads the id (1.0 is the request 1)
