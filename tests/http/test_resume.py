@@ -6,12 +6,15 @@ nothing, and a detached stream that outgrows its buffer is cancellation."""
 
 from __future__ import annotations
 
+import http.client
 import json
 from typing import Any
 
 from mcp_schema.http import Endpoint, Response
+from mcp_schema.http.asgi import App
 from mcp_schema.session import CancelRequested
-from tests.http.test_binding import SEEN, call, endpoint, opened, post
+from tests.http.test_asgi import serving, waited_for
+from tests.http.test_binding import BASE, INIT, SEEN, call, endpoint, opened, post
 
 
 def sse(response: Response) -> list[tuple[str, Any]]:
@@ -139,3 +142,66 @@ def test_a_detached_stream_that_outgrows_its_buffer_is_cancellation() -> None:
     (cancelled,) = [e for e in SEEN if isinstance(e, CancelRequested)]
     assert cancelled.request.id == 5
     assert code(get(ep, session_id, "1-1")) == (400, -32600)
+
+
+def read_event(stream: http.client.HTTPResponse) -> tuple[str, Any]:
+    """The next event with data of an event stream: its id and message."""
+    fields: dict[str, str] = {}
+    while True:
+        line = stream.readline().decode()
+        assert line, "the stream ended"
+        if line == "\n":
+            if fields.get("data"):
+                return fields["id"], json.loads(fields["data"])
+            fields = {}
+        else:
+            name, _, value = line.rstrip("\n").partition(": ")
+            fields[name] = value
+
+
+def posted(
+    host: str, port: int, message: Any, session_id: str | None = None
+) -> http.client.HTTPResponse:
+    connection = http.client.HTTPConnection(host, port, timeout=10)
+    named = {"mcp-session-id": session_id} if session_id else {}
+    connection.request("POST", "/mcp", json.dumps(message), {**BASE, **named})
+    response = connection.getresponse()
+    response.read()
+    connection.close()
+    return response
+
+
+def test_under_uvicorn_a_dropped_connection_is_resumed_with_last_event_id() -> None:
+    ep = endpoint(replay=8)
+    with serving(App(ep)) as (host, port):
+        init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}
+        session_id = posted(host, port, init).getheader("mcp-session-id") or ""
+        ask = {"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "ask"}}
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        connection.request("POST", "/mcp", json.dumps(ask), {**BASE, "mcp-session-id": session_id})
+        stream = connection.getresponse()
+        event_id, question = read_event(stream)
+        assert (event_id, question["method"]) == ("1-1", "elicitation/create")
+        connection.close()  # the network drops it
+        live = ep.sessions.get(session_id)
+        assert live is not None and live.replays is not None
+        waited_for(lambda: getattr(live.replays.get(1), "detached", False), 5)  # type: ignore[union-attr]
+        reply = {
+            "jsonrpc": "2.0",
+            "id": question["id"],
+            "result": {"action": "accept", "content": {}},
+        }
+        assert posted(host, port, reply, session_id).status == 202
+        connection = http.client.HTTPConnection(host, port, timeout=10)
+        headers = {
+            "accept": "text/event-stream",
+            "mcp-session-id": session_id,
+            "last-event-id": "1-1",
+        }
+        connection.request("GET", "/mcp", headers=headers)
+        resumed = connection.getresponse()
+        assert resumed.status == 200
+        event_id, result = read_event(resumed)
+        connection.close()
+    assert (event_id, result["id"], result["result"]["content"][0]["text"]) == ("1-2", 5, "asked")
+    assert not [e for e in SEEN if isinstance(e, CancelRequested)]

@@ -50,6 +50,8 @@ the client's ``notifications/cancelled`` for it, so the handler sees a
 `CancelRequested` and the session drops any answer; the server's own
 pending requests for it are cancelled too. (A stateless-era request is
 answered before its stream is written, so there is nothing left to cancel.)
+With ``replay``, a handshake-era stream the client leaves waits to be
+resumed instead (`mcp_schema.http.resume`); only its overflow cancels.
 
 GET with a live ``Mcp-Session-Id`` opens the session's stream for what
 relates to no request (one at a time: 409); DELETE terminates the session.

@@ -121,6 +121,10 @@ class Replays:
             self._streams.popitem(last=False)
         return stream
 
+    def get(self, number: int) -> ResumableStream | None:
+        """Stream ``number``, while it is kept."""
+        return self._streams.get(number)
+
     def resume(self, last_event_id: str) -> ResumableStream | Response:
         """The stream ``last_event_id`` names, attached again after it, or the refusal."""
         found = _EVENT_ID.fullmatch(last_event_id)
