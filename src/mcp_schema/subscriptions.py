@@ -200,6 +200,7 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
 def listened(message: BaseModel) -> BaseModel | Mapping[str, Any]:
     """The ``notifications`` filter a ``subscriptions/listen`` request
     model asks for (none: an empty one, which asks for nothing)."""
+    check(message, BaseModel, "message")
     asked = getattr(getattr(message, "params", None), "notifications", None)
     return asked if isinstance(asked, (BaseModel, Mapping)) else {}
 
