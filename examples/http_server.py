@@ -21,9 +21,12 @@ Unset, a random key serves this one process.
 
 The tool ``toggle`` adds the tool ``extra``, or removes it: the tool set is
 one key of the broker's store (Redis, or this process's), which each request
-reads before its handler runs, and the toggle's write and its
-``tools/list_changed`` (through a `Relay`, to the ``subscriptions/listen``
-streams of every replica) are done before its result is sent."""
+reads before its handler runs. The toggle's write (a compare-and-set on what
+the request read) and its ``tools/list_changed`` (through a `Relay`, to the
+``subscriptions/listen`` streams of every replica) are done before its result
+is sent; when another toggle changed the set first, nothing has been sent,
+and the request is served again on what that one left, so racing toggles
+are each one transition, none lost."""
 
 import asyncio
 import contextvars
@@ -45,34 +48,41 @@ from mcp_schema.subscription_relay import Relay
 
 example = runpy.run_path(str(Path(__file__).with_name("server.py")))
 serve: Handler = example["serve"]
-CAPABILITIES: dict[str, Any] = {"tools": {"listChanged": True}}
-CAPABILITIES.update(resources={}, prompts={}, logging={})
+CAPABILITIES = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
 INFO = {"name": "example-http-server", "version": "1.0.0"}
 EXTRA_KEY, DAY = "example/extra", 86_400.0
-ANY: dict[str, Any] = {"type": "object"}
-TOGGLE = {"name": "toggle", "description": "Add or remove extra", "inputSchema": ANY}
-EXTRA = {"name": "extra", "description": "Here until toggled", "inputSchema": ANY}
-# Per request (each its own asyncio task): whether ``extra`` is on, and the
-# writes a toggle leaves to be done before its answer is sent.
-extra_on: contextvars.ContextVar[bool] = contextvars.ContextVar("extra_on", default=False)
-pending: contextvars.ContextVar[list[asyncio.Task[None]]] = contextvars.ContextVar("pending")
+# Per request (each its own asyncio task): the tool set as the request found
+# it, and the writes a toggle leaves to be done before its answer is sent.
+stored: contextvars.ContextVar[bytes | None] = contextvars.ContextVar("stored", default=None)
+pending: contextvars.ContextVar[list[asyncio.Task[bool]]] = contextvars.ContextVar("pending")
+
+
+class Raced(Exception): ...  # another toggle changed the tool set since this request read it
 
 
 def toggling(relay: Relay) -> Handler:
     """``serve``, with ``toggle`` and ``extra``."""
 
-    async def toggled(on: bool) -> None:
-        await relay.broker.put(EXTRA_KEY, b"on" if on else b"off", DAY)
-        await relay.tools_list_changed()
+    async def toggled(found: bytes | None, on: bool) -> bool:
+        """Compare and set: whether the tool set was still ``found`` (and ``on`` now)."""
+        value = b"on" if on else b"off"
+        if found is None:
+            won = await relay.broker.put_if_absent(EXTRA_KEY, value, DAY)
+        else:
+            won = await relay.broker.compare_and_set(EXTRA_KEY, found, value, DAY)
+        if won:
+            await relay.tools_list_changed()
+        return won
 
     def answer(request: Any) -> Any:
+        extra = stored.get() == b"on"
         if isinstance(request, mcp.ListToolsRequest):
-            return {"tools": [*example["TOOLS"], TOGGLE, *([EXTRA] if extra_on.get() else [])]}
+            return {"tools": [*example["TOOLS"], *([example["EXTRA"]] if extra else [])]}
         name = request.params.name if isinstance(request, mcp.CallToolRequest) else None
         if name == "toggle":
-            pending.get().append(asyncio.ensure_future(toggled(on := not extra_on.get())))
-            return example["text"]("extra added" if on else "extra removed")
-        return example["text"]("extra is here") if name == "extra" and extra_on.get() else None
+            pending.get().append(asyncio.ensure_future(toggled(stored.get(), not extra)))
+            return example["text"]("extra removed" if extra else "extra added")
+        return example["text"]("extra is here") if name == "extra" and extra else None
 
     def handler(session: ServerSession, event: Event) -> None:
         if isinstance(event, RequestReceived) and (result := answer(event.message)) is not None:
@@ -83,24 +93,38 @@ def toggling(relay: Relay) -> Handler:
 
 
 class ToggleApp(App):
-    """The ASGI app reading the tool set before, and writing it after, each request."""
+    """The ASGI app reading the tool set before each request, and writing a
+    toggle's before its answer: if another toggle came first, nothing has
+    been sent yet, and the request is served again on what that one left."""
 
     def __init__(self, endpoint: Endpoint, relay: Relay) -> None:
         super().__init__(endpoint, relay=relay)
         self.broker: Broker = relay.broker
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
-            extra_on.set(await self.broker.get(EXTRA_KEY) == b"on")
-        writes: list[asyncio.Task[None]] = []
-        pending.set(writes)
+        body: list[Any] = []  # the request's body as it came, to serve it again
+        while True:
+            try:
+                return await self.served(scope, receive, send, body)
+            except Raced:
+                pass  # another toggle came first, and nothing was sent: on what it left
+
+    async def served(self, scope: Scope, receive: Receive, send: Send, body: list[Any]) -> None:
+        again = iter(list(body))
+        stored.set(await self.broker.get(EXTRA_KEY) if scope["type"] == "http" else None)
+        pending.set(writes := list[asyncio.Task[bool]]())
+
+        async def replayed() -> Any:
+            if (message := next(again, None)) is None:
+                body.append(message := await receive())
+            return message
 
         async def sent(message: Any) -> None:
-            while writes:
-                await writes.pop()
+            if not all([await writes.pop() for _ in list(writes)]):  # every toggle's write
+                raise Raced
             await send(message)
 
-        await super().__call__(scope, receive, sent)
+        await super().__call__(scope, replayed, sent)
 
 
 def sealer(key: str | None) -> StateSealer:

@@ -6,7 +6,10 @@ models; the session reads each request into them and projects each answer back
 into the version the client speaks. Tools with structured output, an error
 result, progress and logging, tools that ask the user or the client's model
 (elicitation or sampling requests, in 2026-07-28 an input-required result;
-only of a client that can answer them), a resource and a prompt."""
+only of a client that can answer them), a resource and a prompt. The tool
+``toggle`` adds the tool ``extra`` or removes it, and publishes the change:
+the session serves 2026-07-28 ``subscriptions/listen`` itself (acknowledged,
+each listen's notifications tagged with its id, only what it asked for)."""
 
 import sys
 from typing import Any
@@ -23,7 +26,9 @@ TOOLS: list[dict[str, Any]] = [
     {"name": "count", "description": "Count to 3 with progress", "inputSchema": {"type": "object"}},
     {"name": "ask", "description": "Ask the user for a word", "inputSchema": {"type": "object"}},
     {"name": "think", "description": "Ask the client's model", "inputSchema": {"type": "object"}},
+    {"name": "toggle", "description": "Add or remove extra", "inputSchema": {"type": "object"}},
 ]
+EXTRA = {"name": "extra", "description": "Here until toggled", "inputSchema": {"type": "object"}}
 SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "A word?"}}]}
 ELICIT = {"message": "A word?", "requestedSchema": TEXT}
 ASKS: dict[str, Any] = {
@@ -48,6 +53,12 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
             session.progress(event, step, total=3)  # sent only if the call asked for progress
         session.log("info", "counted to 3", request=event)  # only if the client asked for logs
         return text("1 2 3")
+    if name == "toggle":  # the tool list changes: the listens that asked to know hear of it
+        TOOLS.remove(EXTRA) if EXTRA in TOOLS else TOOLS.append(EXTRA)
+        session.subscriptions.tools_list_changed()
+        return text("extra added" if EXTRA in TOOLS else "extra removed")
+    if name == "extra" and EXTRA in TOOLS:
+        return text("extra is here")
     if name not in ASKS:
         raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
     if not event.can_ask(ASKS[name]["method"]):  # declared by the client, and in its version
@@ -92,7 +103,7 @@ def serve(session: ServerSession, event: Event) -> None:
 
 
 def main() -> None:
-    capabilities: dict[str, Any] = {"tools": {}, "resources": {}, "prompts": {}, "logging": {}}
+    capabilities = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
     info = {"name": "example-server", "version": "1.0.0"}
     session = ServerSession(info=info, capabilities=capabilities, handler_version=mcp.VERSION)
     for line in sys.stdin.buffer:

@@ -52,6 +52,7 @@ from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError
 
 __all__ = [
+    "LISTEN",
     "LIST_CHANGED",
     "MAX_LISTENS",
     "MAX_QUEUED",
@@ -64,8 +65,11 @@ __all__ = [
     "Listen",
     "Subscriptions",
     "checked_change",
+    "listened",
     "supported_by",
 ]
+
+LISTEN = "subscriptions/listen"
 
 SUBSCRIPTION_ID_KEY = "io.modelcontextprotocol/subscriptionId"
 """The ``_meta`` key naming the listen request of a frame on its stream."""
@@ -191,6 +195,14 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
     lists = (("tools", TOOLS), ("prompts", PROMPTS), ("resources", RESOURCES))
     found = {method for name, method in lists if declares(name, "listChanged")}
     return frozenset(found | ({RESOURCE_UPDATED} if declares("resources", "subscribe") else set()))
+
+
+def listened(message: BaseModel) -> BaseModel | Mapping[str, Any]:
+    """The ``notifications`` filter a ``subscriptions/listen`` request
+    model asks for (none: an empty one, which asks for nothing)."""
+    check(message, BaseModel, "message")
+    asked = getattr(getattr(message, "params", None), "notifications", None)
+    return asked if isinstance(asked, (BaseModel, Mapping)) else {}
 
 
 def checked_change(method: str, uri: str | None = None) -> Change:

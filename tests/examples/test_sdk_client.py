@@ -124,7 +124,7 @@ def expected(mode: str, version: str, callbacks: bool) -> dict[str, Any]:
     cannot = ("this client cannot be asked", True)
     return {
         "version": version,
-        "tools": ["echo", "divide", "count", "ask", "think"],
+        "tools": ["echo", "divide", "count", "ask", "think", "toggle"],
         "echo": ("hi", {"text": "hi"} if structured else None),
         "divide": True,
         "progress": [1.0, 2.0, 3.0],

@@ -56,6 +56,20 @@ from mcp_schema.registry import COMPILED
 
 PIPELINE = "pipeline rewrite"
 TOOLS_CHANGED = "notifications/tools/list_changed"
+LISTEN_REQUEST = new.SubscriptionsListenRequest.model_validate(
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "subscriptions/listen",
+        "params": {
+            "_meta": {
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+            },
+            "notifications": {"toolsListChanged": True},
+        },
+    }
+)
 
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -441,6 +455,11 @@ CASES = [
     # subscriptions
     Case("subscriptions.checked_change", subscriptions.checked_change, (TOOLS_CHANGED,)),
     Case("subscriptions.supported_by", subscriptions.supported_by, ({"tools": {}},)),
+    Case(
+        "subscriptions.listened",
+        subscriptions.listened,
+        (LISTEN_REQUEST,),
+    ),
     Case("subscriptions.Subscriptions", subscriptions.Subscriptions, (), {"max_listens": 2}),
     Case(
         "subscriptions.Subscriptions.open",

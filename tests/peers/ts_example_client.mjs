@@ -44,7 +44,7 @@ await step('ping', () => client.ping());
 await step('logging/setLevel', () => client.setLoggingLevel('info'));
 await step('tools/list', async () => {
     const names = (await client.listTools()).tools.map(t => t.name).sort().join(',');
-    expect(names === 'ask,count,divide,echo,think', `tools ${names}`);
+    expect(names === 'ask,count,divide,echo,think,toggle', `tools ${names}`);
 });
 await step('tools/call-structured', async () => {
     const result = await client.callTool({ name: 'echo', arguments: { text: 'hello' } });

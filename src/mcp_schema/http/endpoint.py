@@ -53,6 +53,8 @@ the client's ``notifications/cancelled`` for it, so the handler sees a
 `CancelRequested` and the session drops any answer; the server's own
 pending requests for it are cancelled too. (A stateless-era request is
 answered before its stream is written, so there is nothing left to cancel.)
+With ``replay``, a handshake-era stream the client leaves waits to be
+resumed instead (`mcp_schema.http.resume`); only its overflow cancels.
 
 GET with a live ``Mcp-Session-Id`` opens the session's stream for what
 relates to no request (one at a time: 409); DELETE terminates the session.
@@ -87,7 +89,9 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.cors import cors_headers, preflight
 from mcp_schema.http.listen import LISTEN, open_listen
+from mcp_schema.http.resume import Replays, ResumableStream
 from mcp_schema.http.rules import (
     admits,
     allowed_host,
@@ -168,9 +172,16 @@ class Endpoint:
       protection for a server reached by name. None (the default): not
       checked here; `mcp_schema.http.asgi.App` then allows only
       `mcp_schema.http.rules.LOOPBACK_HOSTS` when it serves on a loopback address.
+    * ``cors``: answer CORS preflights and add ``Access-Control-*`` headers
+      for the ``allowed_origins`` (`mcp_schema.http.cors`; by default, when
+      there are any).
     * ``max_body``: bytes of a POST body; ``max_buffer``: bytes a stream
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+    * ``replay``: events kept per event stream of a handshake-era session,
+      for a client resuming it with ``Last-Event-ID``
+      (`mcp_schema.http.resume`; 0, the default: no event ids, and a stream
+      the client closes is cancellation of its request).
     * ``session_options``: more keyword arguments of every `ServerSession`
       (``cache_scope``, ``ttl_ms``, ``take``, ``max_pending``...).
     * ``request_state``: the `mcp_schema.request_state.StateSealer` a stateless-era
@@ -194,8 +205,10 @@ class Endpoint:
         allowed_origins: Collection[str] = (),
         loopback_origins: bool = True,
         allowed_hosts: Collection[str] | None = None,
+        cors: bool | None = None,
         max_body: int = MAX_BODY,
         max_buffer: int = MAX_BUFFER,
+        replay: int = 0,
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
         subscriptions: Subscriptions | None = None,
@@ -212,6 +225,11 @@ class Endpoint:
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r}")
         check(loopback_origins, bool, "loopback_origins")
+        check(cors, bool, "cors", none=True)
+        check(replay, int, "replay")
+        if replay < 0:
+            raise ValueError(f"replay must not be negative, not {replay}")
+        self.replay = replay
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
         served = SUPPORTED_VERSIONS if named is None else named
@@ -220,6 +238,7 @@ class Endpoint:
         self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
         hosts = strings(allowed_hosts, "allowed_hosts", none=True)
         self.allowed_hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
+        self.cors = bool(self.allowed_origins) if cors is None else cors
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         self.subscriptions = (
@@ -238,6 +257,7 @@ class Endpoint:
             "instructions": instructions,
             "handler_version": handler_version,
             "request_state": request_state,
+            "listens": False,  # a listen is a stream of its own (``_exchange``), not the session's
         }
         self._session(served)  # the arguments are checked once, here
 
@@ -250,7 +270,16 @@ class Endpoint:
     def precheck(self, method: str, path: str, headers: Headers) -> Response | None:
         """The refusal of a request that needs no body to refuse, or None:
         an adapter calls it before reading the body."""
-        return self._precheck(method, path, received_headers(headers))
+        received = received_headers(headers)
+        return self._cors(received, self._precheck(method, path, received))
+
+    def _cors(self, received: dict[str, str], response: Response | None) -> Response | None:
+        """``response`` with the CORS headers of the request's origin, when it gets them."""
+        origin = received.get("origin")
+        if response is not None and self.cors and origin in self.allowed_origins:
+            assert origin is not None
+            response.headers += cors_headers(origin)
+        return response
 
     def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
         if path != self.path:
@@ -264,6 +293,9 @@ class Endpoint:
             origin, self.allowed_origins, self.loopback_origins
         ):
             return refusal(403, "Forbidden: the request's Origin is not allowed")
+        if method == "OPTIONS" and self.cors and origin in self.allowed_origins:
+            # A CORS preflight; `_cors` adds the origin's headers.
+            return preflight(received, self._allow()[0][1])
         accept = received.get("accept")
         if method == "POST":
             if not is_json(received.get("content-type")):
@@ -304,6 +336,11 @@ class Endpoint:
     def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
         """The response to one HTTP request (the adapter drains its stream, if any)."""
         received = received_headers(headers)  # once: every later check reads this dict
+        response = self._cors(received, self._handle(method, path, received, body))
+        assert response is not None
+        return response
+
+    def _handle(self, method: str, path: str, received: dict[str, str], body: bytes) -> Response:
         early = self._precheck(method, path, received)
         if early is not None:
             return early
@@ -317,10 +354,31 @@ class Endpoint:
             self.sessions.remove(live.id)
             live.close()
             return Response(200)
-        if live.listener is not None:
+        last = received.get("last-event-id")
+        if last is not None and self.replay:
+            resumed = self._replays(live).resume(last)
+            return resumed if isinstance(resumed, Response) else self._streamed(resumed, live)
+        listener = live.listener
+        if listener is not None and not (
+            isinstance(listener, ResumableStream) and listener.detached
+        ):
             return refusal(409, "Conflict: the session's GET stream is open already")
-        live.listener = Stream(max_buffer=self.max_buffer, on_abandon=self._listener_gone(live))
+        live.listener = self._stream(live, _SSE, self._listener_gone(live))
         return self._streamed(live.listener, live)
+
+    def _replays(self, live: LiveSession) -> Replays:
+        if live.replays is None:
+            live.replays = Replays(self.replay)
+        return live.replays
+
+    def _stream(
+        self, live: LiveSession, media: Media, on_abandon: Callable[[Stream], None]
+    ) -> Stream:
+        """A new stream of ``live``: resumable when it is an event stream of a
+        handshake-era session and the endpoint keeps events (``replay``)."""
+        if self.replay and live.id is not None and media == _SSE:
+            return self._replays(live).open(self.max_buffer, on_abandon)
+        return Stream(media, max_buffer=self.max_buffer, on_abandon=on_abandon)
 
     def close(self) -> None:
         """Terminate every session and end every listen: the server is shutting down."""
@@ -427,7 +485,7 @@ class Endpoint:
             return self._streamed(listening, live)
         stream: Stream | None = None
         if "method" in value and "id" in value:  # a request: the stream of its answer
-            stream = Stream(media, max_buffer=self.max_buffer, on_abandon=self._gone(live))
+            stream = self._stream(live, media, self._gone(live))
             if brought is None:  # the session answered it: its answer names it
                 live.streams[stream_key(jiter.from_json(own[0])["id"])] = stream
             else:  # keyed as the session reads the id (1.0 is the request 1)

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from mcp_schema.http.stream import MAX_BUFFER, Stream
 from mcp_schema.session import RequestReceived
-from mcp_schema.subscriptions import Listen, Subscriptions
+from mcp_schema.subscriptions import LISTEN, Listen, Subscriptions, listened
 
 __all__ = ["LISTEN", "ListenStream", "open_listen"]
-
-LISTEN = "subscriptions/listen"
 
 
 class ListenStream(Stream):
@@ -42,6 +40,5 @@ def open_listen(
 ) -> ListenStream:
     """The stream of a new listen for ``request`` (a ``subscriptions/listen``);
     raises its `McpError` when ``subscriptions`` refuses it."""
-    params = getattr(request.message, "params", None)
-    listen = subscriptions.open(request.id, getattr(params, "notifications", {}))
+    listen = subscriptions.open(request.id, listened(request.message))
     return ListenStream(listen, max_buffer=max_buffer)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Protocol
 
+from mcp_schema.http.resume import Replays
 from mcp_schema.http.stream import Stream
 from mcp_schema.session import ServerSession
 
@@ -46,6 +47,8 @@ class LiveSession:
         self.streams: dict[StreamKey, Stream] = {}
         self.listener: Stream | None = None
         self.closed = False
+        self.replays: Replays | None = None
+        """Its resumable streams (`mcp_schema.http.resume`), when the endpoint keeps any."""
 
     def close(self) -> None:
         """Terminate: every open stream ends (unanswered requests get no answer)."""

@@ -220,8 +220,8 @@ class Peer:
         if request is None:
             return  # unknown, answered already, or cancelled twice: nothing to do
         reason = params.get("reason") if type(params) is dict else None
-        self._on_cancel(request)
-        events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
+        if self._on_cancel(request):
+            events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
 
     def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
         rid = request_id(value.get("id"))
@@ -274,8 +274,9 @@ class Peer:
     def _on_notification(self, route: Route, message: McpModel, events: list[Event]) -> None:
         raise NotImplementedError
 
-    def _on_cancel(self, request: RequestReceived) -> None:
-        """The peer cancelled ``request``."""
+    def _on_cancel(self, request: RequestReceived) -> bool:
+        """The peer cancelled ``request``: whether the author hears of it (`CancelRequested`)."""
+        return True
 
     # -- answering the peer -------------------------------------------------------------
 

@@ -36,9 +36,11 @@ from mcp_schema.session.events import (
     ResponseReceived,
 )
 from mcp_schema.session.input import answer_to, in_version, questions
+from mcp_schema.session.listens import Listens
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import MAX_PENDING, Outgoing, Round, SealedRounds
+from mcp_schema.subscriptions import LISTEN, Subscriptions, supported_by
 from mcp_schema.versions import protocol
 
 __all__ = ["ServerSession"]
@@ -73,6 +75,15 @@ class ServerSession(Peer):
       authenticated user, or None), so that a session of any process holding
       the same keys serves the retry. Without it the rounds wait in this
       session (one connection, as on stdio).
+    * ``subscriptions``: where the listens of ``subscriptions/listen``
+      (2026-07-28) are open, and what publishes to them
+      (`mcp_schema.subscriptions.Subscriptions`; by default one of its own,
+      honoring what ``capabilities`` declare): the session serves each on
+      this connection itself (`mcp_schema.session.listens`: acknowledged,
+      its frames among the others in `data_to_send`, ended by the client's
+      ``notifications/cancelled``), unless ``listens`` is False, which hands
+      them to the handler as any request (`mcp_schema.http.Endpoint` does
+      so: each listen is a stream of its own there).
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -96,6 +107,8 @@ class ServerSession(Peer):
         max_pending: int = MAX_PENDING,
         request_state: StateSealer | None = None,
         principal: str | None = None,
+        subscriptions: Subscriptions | None = None,
+        listens: bool = True,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
         check(request_state, StateSealer, "request_state", none=True)
@@ -125,6 +138,21 @@ class ServerSession(Peer):
         self._opening: RequestContext | None = None
         """The context ``initialize`` gave, read once: every handshake-era request shares it."""
         self._log_level: LoggingLevel | None = None
+        check(subscriptions, Subscriptions, "subscriptions", none=True)
+        check(listens, bool, "listens")
+        self._subscriptions = subscriptions
+        self._serves_listens = listens
+        self._listens: Listens | None = None
+        """The listens this connection opened (built at the first)."""
+
+    @property
+    def subscriptions(self) -> Subscriptions:
+        """The open listens and what publishes to them (``subscriptions=``).
+        Publish a change (``session.subscriptions.tools_list_changed()``...),
+        then send what `data_to_send` returns."""
+        if self._subscriptions is None:  # built when first needed: most sessions never do
+            self._subscriptions = Subscriptions(supported=supported_by(self.capabilities))
+        return self._subscriptions
 
     @property
     def _hints(self) -> Hints:
@@ -174,6 +202,8 @@ class ServerSession(Peer):
             event = RequestReceived(
                 route.id, method, self._projected(message, context), context, version
             )
+        if method == LISTEN and self._serves_listens:
+            return self._listen(event, events)
         resumed = self._resumed(event, message) if stateless else None
         if resumed is not None and len(resumed[2]) < len(resumed[0].questions) - len(
             resumed[0].answers
@@ -193,6 +223,19 @@ class ServerSession(Peer):
             handled = {k: in_version(v, self.handler_version) for k, v in given.items()}  # type: ignore[arg-type]
             events.append(InputReceived(event, handled, round_.state))
         return None
+
+    def _listen(self, event: RequestReceived, events: list[Event]) -> None:
+        """Open the listen ``event`` asks for on this connection (see `Listens`)."""
+        if self._listens is None:
+            self._listens = Listens(self.subscriptions)
+        self._listens.open(event)  # the registry's refusal changes nothing
+        self._state.accept(event)  # in flight until its listen ends (admissible: checked)
+        if self._state.version is None:
+            self._state.open(event.version)
+            context = event.context
+            events.append(
+                Negotiated(event.version, context.client_info, context.client_capabilities)
+            )
 
     def _projected(self, message: McpModel, context: RequestContext) -> McpModel:
         facts = Session(
@@ -275,6 +318,17 @@ class ServerSession(Peer):
         return found, state, answers
 
     # -- answering ------------------------------------------------------------------------
+
+    def data_to_send(self) -> list[bytes]:
+        """The frames queued since the last call, in order (each listen's
+        frames after the others, and its changes coalesced since the last
+        call: `mcp_schema.subscriptions`); emptied by the call."""
+        if self._listens:
+            frames, ended = self._listens.take()
+            self._out += frames
+            for request in ended:  # its last frame answered it
+                self._state.release(request)
+        return super().data_to_send()
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer ``request`` with ``result``: a model of the wire version or of the
@@ -477,8 +531,11 @@ class ServerSession(Peer):
 
     # -- bookkeeping -----------------------------------------------------------------------
 
-    def _on_cancel(self, request: RequestReceived) -> None:
+    def _on_cancel(self, request: RequestReceived) -> bool:
+        if self._listens is not None and self._listens.abandon(request):
+            return False  # the session's own listen: the handler never saw it
         self._on_answered(request)
+        return True
 
     def _on_answered(self, request: RequestReceived) -> None:
         round_ = self._state.asking.pop(id_key(request.id), None)

@@ -1,0 +1,60 @@
+"""``subscriptions/listen`` served on a session's own connection (stdio),
+where every listen shares the one channel and its frames are told apart by
+``io.modelcontextprotocol/subscriptionId`` (the specification's
+[Subscriptions](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)
+page).
+
+The listens themselves are `mcp_schema.subscriptions`' (the same
+`Listen` as over HTTP, where each is a stream of its own): this module only
+keeps which of them the connection opened, by the request that opened
+each, and takes their frames when the session's are taken
+(`ServerSession.data_to_send`), so that changes published between two
+takes coalesce as the subscriptions module says. The listen request stays
+in flight until its listen ends: its ``complete`` result (`Listen.close`)
+or the server's ``notifications/cancelled`` (`Listen.cancel`) is its
+answer; the client's ``notifications/cancelled`` for it abandons it.
+"""
+
+from __future__ import annotations
+
+from mcp_schema.session.events import RequestReceived
+from mcp_schema.subscriptions import Listen, Subscriptions, listened
+
+__all__ = ["Listens"]
+
+
+class Listens:
+    """The listens open on one connection, in ``subscriptions``."""
+
+    def __init__(self, subscriptions: Subscriptions) -> None:
+        self.subscriptions = subscriptions
+        self._open: dict[RequestReceived, Listen] = {}  # by identity, in the order opened
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def open(self, request: RequestReceived) -> None:
+        """A listen for ``request`` (a ``subscriptions/listen``), its
+        acknowledgement queued; its `McpError` (-32602, -32603) when the
+        registry refuses it, nothing changed."""
+        self._open[request] = self.subscriptions.open(request.id, listened(request.message))
+
+    def abandon(self, request: RequestReceived) -> bool:
+        """The client cancelled ``request``: whether it was a listen (now ended, silently)."""
+        listen = self._open.pop(request, None)
+        if listen is None:
+            return False
+        listen.abandon()
+        return True
+
+    def take(self) -> tuple[list[bytes], list[RequestReceived]]:
+        """The frames of every listen, in the order the listens were opened,
+        and the requests whose listen is over (answered by its last frame)."""
+        frames: list[bytes] = []
+        ended: list[RequestReceived] = []
+        for request, listen in list(self._open.items()):
+            frames += listen.take()
+            if listen.done:
+                del self._open[request]
+                ended.append(request)
+        return frames, ended
