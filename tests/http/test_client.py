@@ -55,7 +55,7 @@ def endpoint(versions: list[str] | None = None, handler: Any = None) -> Endpoint
 
 
 def binding(mode: Mode = "auto", asks: bool = False) -> ClientBinding:
-    capabilities = {"elicitation": {}} if asks else {}
+    capabilities: dict[str, Any] = {"elicitation": {}} if asks else {}
     return ClientBinding(ClientSession(info=INFO, capabilities=capabilities), mode)
 
 

@@ -65,7 +65,7 @@ def said(result: Any) -> str:
 
 async def asked(url: str, *, callback: bool, **options: Any) -> tuple[str | None, str]:
     """The version negotiated and what the tool ``ask`` answered."""
-    capabilities = {"elicitation": {}} if callback else {}
+    capabilities: dict[str, Any] = {"elicitation": {}} if callback else {}
     on_input = word if callback else None
     client = HttpClient(url, info=INFO, capabilities=capabilities, on_input=on_input, **options)
     async with client:

@@ -29,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import httpx
@@ -148,7 +148,7 @@ class HttpClient:
 
     async def listen(
         self, params: BaseModel | Mapping[str, Any]
-    ) -> AsyncIterator[NotificationReceived]:
+    ) -> AsyncGenerator[NotificationReceived, None]:
         """The notifications of a ``subscriptions/listen`` stream (the
         acknowledgement first), until the caller stops iterating (which closes
         the stream) or the server ends it (its error, if any, raised)."""
