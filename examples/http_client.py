@@ -18,9 +18,10 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Awaitable
 from typing import Any
 
+from mcp_schema.base import McpModel
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import McpError
 from mcp_schema.http.binding import Mode
@@ -33,40 +34,34 @@ CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 SAMPLES: dict[str, Any] = {"boolean": True, "integer": 1, "number": 1, "string": "yes"}
 
 
-def sample(schema: object) -> Any:
+def sample(schema: dict[str, Any]) -> Any:
     """A value the JSON Schema ``schema`` (one property's) accepts, for the simple ones."""
-    if not isinstance(schema, Mapping):
-        return "yes"
     if "default" in schema:
         return schema["default"]
-    if isinstance(schema.get("enum"), list) and schema["enum"]:
+    if schema.get("enum"):
         return schema["enum"][0]
-    kind = schema.get("type")
-    return SAMPLES.get(kind if isinstance(kind, str) else "string", "yes")
+    return SAMPLES.get(str(schema.get("type")), "yes")
 
 
-def arguments(schema: object) -> dict[str, Any]:
-    """A value of each required property of an object schema."""
-    if not isinstance(schema, Mapping):
-        return {}
-    properties = schema.get("properties")
-    required = schema.get("required")
-    if not isinstance(properties, Mapping) or not isinstance(required, list):
-        return {}
-    return {name: sample(properties.get(name)) for name in required if isinstance(name, str)}
+def arguments(schema: dict[str, Any]) -> dict[str, Any]:
+    """A value of each required property of an object schema (a tool's inputSchema)."""
+    properties: dict[str, Any] = schema.get("properties", {})
+    required: list[str] = schema.get("required", [])
+    return {name: sample(properties.get(name) or {}) for name in required}
 
 
 async def answer(event: InputRequested) -> dict[str, Any]:
     """Every ask of the server answered, keyed as asked."""
     answers: dict[str, Any] = {}
     for key, asked in event.requests.items():
-        method = getattr(asked, "method", None)
-        params = to_wire(asked).get("params") or {}
-        if method == "elicitation/create":
-            fields = (params.get("requestedSchema") or {}).get("properties") or {}
+        wire = to_wire(asked)
+        params: dict[str, Any] = wire.get("params") or {}
+        if wire.get("method") == "elicitation/create":
+            form: dict[str, Any] = params.get("requestedSchema", {})
+            fields: dict[str, Any] = form.get("properties", {})
             content = {name: sample(field) for name, field in fields.items()}
             answers[key] = {"action": "accept", "content": content}
-        elif method == "sampling/createMessage":
+        elif wire.get("method") == "sampling/createMessage":
             reply = {"type": "text", "text": "a word"}
             answers[key] = {"role": "assistant", "content": reply, "model": "example"}
         else:  # roots/list
@@ -81,52 +76,47 @@ def mode_of(version: str | None) -> tuple[Mode, list[str] | None]:
     return ("stateless" if version in STATELESS_VERSIONS else "handshake"), [version]
 
 
-def said(what: str, result: Any) -> None:
-    print(what, json.dumps(to_wire(result))[:400])
+async def said(what: str, answering: Awaitable[McpModel]) -> dict[str, Any]:
+    """The answer's wire form, printed on one line (or the error the call raised)."""
+    try:
+        result = to_wire(await answering)
+    except McpError as err:
+        print(what, "failed:", err.message)
+        return {}
+    print(what, json.dumps(result)[:400])
+    return result
 
 
-async def run(url: str, context: Mapping[str, Any], version: str | None) -> None:
+async def run(url: str, context: dict[str, Any], version: str | None) -> None:
     mode, versions = mode_of(version)
     async with HttpClient(
-        url,
-        info=INFO,
-        capabilities=CAPABILITIES,
-        versions=versions,
-        mode=mode,
-        on_input=answer,
+        url, info=INFO, capabilities=CAPABILITIES, versions=versions, mode=mode, on_input=answer
     ) as client:
         offered = client.session.server_capabilities or {}
         print("connected", client.session.version)
-        listed = await client.list_tools()
-        tools = {tool.name: tool for tool in getattr(listed, "tools", [])}
-        calls = context.get("toolCalls")
-        if not isinstance(calls, list):
-            schemas = {name: to_wire(tool) for name, tool in tools.items()}
-            calls = [
-                {"name": n, "arguments": arguments(t.get("inputSchema"))}
-                for n, t in schemas.items()
-            ]
+        listed = await said("tools/list", client.list_tools())
+        tools: list[dict[str, Any]] = listed.get("tools", [])
+        calls: list[dict[str, Any]] = context.get("toolCalls") or [
+            {"name": tool["name"], "arguments": arguments(tool["inputSchema"])} for tool in tools
+        ]
         for call in calls:
-            try:
-                said(
-                    f"tools/call {call['name']}",
-                    await client.call_tool(call["name"], call.get("arguments")),
-                )
-            except McpError as err:
-                print(f"tools/call {call['name']} failed: {err.message}")
+            await said(
+                f"tools/call {call['name']}", client.call_tool(call["name"], call.get("arguments"))
+            )
         if "resources" in offered:
-            resources = await client.request("resources/list", {})
-            for resource in getattr(resources, "resources", []):
-                said(
-                    f"resources/read {resource.uri}",
-                    await client.request("resources/read", {"uri": resource.uri}),
-                )
+            resources = await said("resources/list", client.request("resources/list", {}))
+            found: list[dict[str, Any]] = resources.get("resources", [])
+            for resource in found:
+                read = client.request("resources/read", {"uri": resource["uri"]})
+                await said(f"resources/read {resource['uri']}", read)
         if "prompts" in offered:
-            prompts = await client.request("prompts/list", {})
-            for prompt in getattr(prompts, "prompts", []):
-                needed = {a.name: "x" for a in (prompt.arguments or []) if a.required}
-                params = {"name": prompt.name, "arguments": needed}
-                said(f"prompts/get {prompt.name}", await client.request("prompts/get", params))
+            prompts = await said("prompts/list", client.request("prompts/list", {}))
+            listed_prompts: list[dict[str, Any]] = prompts.get("prompts", [])
+            for prompt in listed_prompts:
+                named: list[dict[str, Any]] = prompt.get("arguments", [])
+                needed = {a["name"]: "x" for a in named if a.get("required")}
+                got = client.request("prompts/get", {"name": prompt["name"], "arguments": needed})
+                await said(f"prompts/get {prompt['name']}", got)
 
 
 def main() -> None:
