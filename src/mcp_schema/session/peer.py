@@ -159,6 +159,7 @@ class Peer:
         """
         if not isinstance(frame, (bytes, bytearray, memoryview, str)):
             raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
+        check(answering, (str, int), "answering", none=True)
         received = None if headers is None else received_headers(headers)
         if tools is not None:
             tools = _checked_tools(tools)
