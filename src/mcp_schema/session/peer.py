@@ -135,6 +135,7 @@ class Peer:
         *,
         headers: Headers | None = None,
         tools: Iterable[Tool] | None = None,
+        answering: str | int | None = None,
     ) -> list[Event]:
         """Read one frame from the peer: the events it makes, in order.
 
@@ -147,12 +148,18 @@ class Peer:
         `ToolHeaders`, which are read once) or else the tools the session last
         answered ``tools/list`` with.
 
+        ``answering``: the id of this side's request whose answer the frame
+        came with (on Streamable HTTP, the POST of that request); a response
+        to any other request is then refused, and the request it names is
+        still awaited.
+
         Never raises for what the peer sent: a frame refused becomes a
         `ProtocolError` event, with its error frame queued when JSON-RPC
         answers it. A ``frame`` (or ``headers``) of another type is a ``TypeError``.
         """
         if not isinstance(frame, (bytes, bytearray, memoryview, str)):
             raise TypeError(f"a frame is bytes or str, not {type(frame).__name__}")
+        check(answering, (str, int), "answering", none=True)
         received = None if headers is None else received_headers(headers)
         if tools is not None:
             tools = _checked_tools(tools)
@@ -163,7 +170,7 @@ class Peer:
             value = parse(data)
             kind = kind_of(value)
             if kind == "result" or kind == "error":
-                self._response(value, len(data), events)
+                self._response(value, len(data), events, answering)
             else:
                 self._incoming(value, len(data), events, received, tools)
         except McpError as err:
@@ -223,8 +230,16 @@ class Peer:
         if self._on_cancel(request):
             events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
 
-    def _response(self, value: dict[str, Any], size: int, events: list[Event]) -> None:
+    def _response(
+        self, value: dict[str, Any], size: int, events: list[Event], answering: object = None
+    ) -> None:
         rid = request_id(value.get("id"))
+        if answering is not None and rid != answering:
+            what = "null" if rid is None else quote(rid)
+            raise InvalidRequestError(
+                f"Invalid Request: a response to id {what} where the answer to "
+                f"{quote(answering)} was due"
+            )
         pending = None if rid is None else self._state.answered(rid)
         if pending is None:
             what = "null" if rid is None else quote(rid)
