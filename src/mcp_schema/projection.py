@@ -258,6 +258,12 @@ def _definition_name(cls: type[BaseModel]) -> str:
 
 
 @cache
+def _enveloped(envelope: type[BaseModel], cls: type[BaseModel]) -> type[BaseModel]:
+    """``ResultResponse[cls]`` (or ``ErrorResponse[cls]``), parametrized once."""
+    return envelope[cls]  # type: ignore[index,no-any-return]
+
+
+@cache
 def _target_class(name: str, version: CompiledVersion) -> type[BaseModel]:
     cls = getattr(importlib.import_module(f"{version.package}.models"), name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
@@ -391,9 +397,12 @@ def _project(
     removed = tuple(walk.removed)
     if strict and removed:
         raise ProjectionError(f"{to_version} cannot carry these members", removed)
-    model: type[BaseModel] = cls if envelope is None else envelope[cls]  # type: ignore[index]
+    model = cls if envelope is None else _enveloped(envelope, cls)
     try:
-        projected = model.model_validate(data)
+        # pydantic's own validation: ``data`` is JSON (to_wire's, walked), so the
+        # check McpModel.model_validate adds (no unknown member that is not a
+        # JSON value) cannot fail, and it would walk the whole message again.
+        projected = model.__pydantic_validator__.validate_python(data)
     except ValidationError as exc:
         paths = tuple(
             "$"
