@@ -147,8 +147,10 @@ class _Walk:
                 self.removed.append(_path(path, key))
                 continue
             attr = attrs.get(key)
-            walked = attr is not None and _walked(raw)
-            out[key] = self.value(getattr(model, attr), raw, _path(path, key)) if walked else raw
+            if attr is not None and _walked(raw):
+                out[key] = self.value(getattr(model, attr), raw, _path(path, key))
+            else:
+                out[key] = raw
         return out
 
 
