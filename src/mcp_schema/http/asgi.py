@@ -34,6 +34,7 @@ from typing import Any
 from mcp_schema.http.endpoint import Endpoint
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import KEEPALIVE, Response, Stream
+from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
 
 __all__ = ["KEEPALIVE_SECONDS", "App"]
@@ -70,8 +71,11 @@ class App:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None  # a websocket is not an MCP transport: the server closes it
-        method, path, headers = scope["method"], scope["path"], scope["headers"]
-        early = self.endpoint.precheck(method, path, headers)
+        method, path = scope["method"], scope["path"]
+        # The headers read into one dict and the precheck made once, before the
+        # body: the endpoint's own steps of `Endpoint.handle`, which would do both again.
+        received = received_headers(scope["headers"])
+        early = self.endpoint._precheck(method, path, received)
         if early is not None:
             return await _send_whole(send, early)
         body = b""
@@ -82,7 +86,7 @@ class App:
             if isinstance(read, Response):
                 return await _send_whole(send, read)
             body = read
-        response = self.endpoint.handle(method, path, headers, body)
+        response = self.endpoint._prechecked(method, received, body)
         if response.stream is None:
             return await _send_whole(send, response)
         return await self._drain(response, response.stream, receive, send)

@@ -281,6 +281,11 @@ class Endpoint:
         early = self._precheck(method, path, received)
         if early is not None:
             return early
+        return self._prechecked(method, received, body)
+
+    def _prechecked(self, method: str, received: dict[str, str], body: bytes) -> Response:
+        """`handle` once `_precheck` let the request through (the adapter's path:
+        it prechecks before reading the body, and neither is done twice)."""
         if method == "POST":
             if len(body) > self.max_body:
                 return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
