@@ -365,7 +365,10 @@ class Endpoint:
         mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
         if opening:  # initialize predates the session's version: its header names none yet
             mirrored.pop("mcp-protocol-version", None)
-        events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
+        # The body and its headers, in one pass. The session's private entry
+        # after its parse: `_post` parsed the body already (to tell its era), by
+        # the same strict parse, and a second parse would only repeat it.
+        events = server._receive_parsed(value, len(body), mirrored)
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
         if refused is not None:
