@@ -7,8 +7,11 @@ HTTP/1.1 keep-alive client (``CONNECTIONS`` connections for a fixed time, the tw
 servers alternating in ``ROUNDS`` rounds) in
 both eras: a 2026-07-28 per-request call (its ``_meta`` and headers), and a
 handshake-era call after one ``initialize`` (``Mcp-Session-Id`` where the
-server gives one). Reported: requests per second, p50 and p99 latency, and the
-resident memory of our server at the start, middle and end of
+server gives one). Reported: requests per second, p50 and p99 latency, the
+CPU time each request cost the server and the load generator (on a shared
+machine the server's CPU per request moves less than its requests per
+second; a generator costing about as much as the server would be the
+bottleneck), and the resident memory of our server at the start, middle and end of
 ``MEMORY_REQUESTS`` requests. Nothing here asserts: the targets print as PASS
 or MISS.
 """
@@ -19,6 +22,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -33,6 +37,7 @@ ROUNDS = 5
 RPS_TARGET = 3.0  # ours over the official server's requests per second
 P99_TARGET = 1 / 3  # ours over the official server's p99
 MEMORY_REQUESTS = 100_000
+HTTP = "h11"  # uvicorn's HTTP/1.1 implementation for both servers (--http)
 SERVERS = {
     "mcp-schema": ["--app-dir", str(ROOT / "examples"), "http_server:app"],
     "official mcp": ["bench.http_reference:app"],
@@ -53,6 +58,10 @@ class Load:
     p50_ms: float
     p99_ms: float
     errors: int
+    server_us: float
+    """The server process's CPU time (user + system) per request."""
+    client_us: float
+    """The load generator's CPU time per request."""
 
 
 def _request(port: int, body: dict[str, Any], headers: dict[str, str]) -> bytes:
@@ -127,6 +136,14 @@ class Run:
     latencies: list[float]
     seconds: float
     errors: int
+    server_cpu: float = 0.0
+    client_cpu: float = 0.0
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def _load(
@@ -136,10 +153,13 @@ async def _load(
     total: int | None,
     on_count: Any = None,
     connections: int = CONNECTIONS,
+    pid: int | None = None,
 ) -> Run:
     latencies: list[float] = []
     errors = 0
     done = 0
+    server_started = 0.0 if pid is None else _cpu_seconds(pid)
+    client_started = time.process_time()
     started = time.perf_counter()
     deadline = started + (seconds or 1e9)
 
@@ -161,7 +181,9 @@ async def _load(
             writer.close()
 
     await asyncio.gather(*(connection() for _ in range(connections)))
-    return Run(latencies, time.perf_counter() - started, errors)
+    elapsed = time.perf_counter() - started
+    server = 0.0 if pid is None else _cpu_seconds(pid) - server_started
+    return Run(latencies, elapsed, errors, server, time.process_time() - client_started)
 
 
 def _summary(runs: list[Run]) -> Load:
@@ -175,6 +197,8 @@ def _summary(runs: list[Run]) -> Load:
         round(latencies[n // 2] * 1e3, 2),
         round(latencies[min(n - 1, n * 99 // 100)] * 1e3, 2),
         sum(run.errors for run in runs),
+        round(sum(run.server_cpu for run in runs) / n * 1e6, 1),
+        round(sum(run.client_cpu for run in runs) / n * 1e6, 1),
     )
 
 
@@ -186,9 +210,12 @@ def _rss_kib(pid: int) -> int:
 
 
 class Server:
-    """One uvicorn worker on a free loopback port, stopped on exit."""
+    """One uvicorn worker on a free loopback port, stopped on exit, its HTTP
+    parser named (uvicorn's ``auto`` would pick whichever is installed: h11,
+    the one the bench group brings, or httptools, several times cheaper, which
+    would change both servers' cost per request between machines)."""
 
-    def __init__(self, target: list[str]) -> None:
+    def __init__(self, target: list[str], http: str = HTTP) -> None:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
@@ -203,6 +230,8 @@ class Server:
             str(self.port),
             "--workers",
             "1",
+            "--http",
+            http,
             "--log-level",
             "warning",
             "--no-access-log",
@@ -225,13 +254,17 @@ class Server:
         self.process.wait(10)
 
 
-def measure(seconds: float, memory_requests: int, rounds: int = ROUNDS) -> dict[str, Any]:
+def measure(
+    seconds: float, memory_requests: int, rounds: int = ROUNDS, http: str = HTTP
+) -> dict[str, Any]:
     """Every server in every era for ``seconds``, in alternating rounds (the machine's
     load changes under both alike); then our server's RSS over ``memory_requests``."""
     loads: dict[str, dict[str, Load]] = {}
     memory: dict[str, int] = {}
     with contextlib.ExitStack() as stack:
-        servers = {name: stack.enter_context(Server(target)) for name, target in SERVERS.items()}
+        servers = {
+            name: stack.enter_context(Server(target, http)) for name, target in SERVERS.items()
+        }
         for era in ("2026-07-28", "2025-11-25"):
             requests = {name: era_requests(era, s.port) for name, s in servers.items()}
             runs: dict[str, list[Run]] = {name: [] for name in servers}
@@ -239,7 +272,8 @@ def measure(seconds: float, memory_requests: int, rounds: int = ROUNDS) -> dict[
                 asyncio.run(_load(server.port, requests[name], 0.5, None))  # warm up
             for _ in range(rounds):
                 for name, server in servers.items():
-                    load = _load(server.port, requests[name], seconds / rounds, None)
+                    pid = server.process.pid
+                    load = _load(server.port, requests[name], seconds / rounds, None, pid=pid)
                     runs[name].append(asyncio.run(load))
             loads[era] = {name: _summary(r) for name, r in runs.items()}
         ours = servers["mcp-schema"]
@@ -259,6 +293,7 @@ def measure(seconds: float, memory_requests: int, rounds: int = ROUNDS) -> dict[
         "connections": CONNECTIONS,
         "rounds": rounds,
         "memory_requests": memory_requests,
+        "http": http,
     }
 
 
@@ -286,13 +321,25 @@ def targets(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
 
 def report(result: dict[str, Any]) -> None:
     print(
-        f"\nStreamable HTTP, tools/call echo, one uvicorn worker, {result['connections']} connections"
+        f"\nStreamable HTTP, tools/call echo, one uvicorn worker ({result['http']}),"
+        f" {result['connections']} connections"
     )
-    print(f"  {'era':<12} {'server':<12} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}")
+    print(
+        f"  {'era':<12} {'server':<12} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'errors':>7}"
+        f" {'server CPU us/req':>18} {'client CPU us/req':>18}"
+    )
     for era, by in result["loads"].items():
         for name, load in by.items():
             print(
                 f"  {era:<12} {name:<12} {load.rps:>9,.0f} {load.p50_ms:>8.2f} {load.p99_ms:>8.2f} {load.errors:>7}"
+                f" {load.server_us:>18,.0f} {load.client_us:>18,.0f}"
+            )
+    for era, by in result["loads"].items():
+        ours, ref = by["mcp-schema"], by["official mcp"]
+        if ours.server_us:
+            print(
+                f"  {era}: the official server spends {ref.server_us / ours.server_us:.2f}x"
+                " our server's CPU per request"
             )
     rss = result["rss_kib"]
     if rss:
@@ -316,8 +363,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.http", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="shorter runs, no memory run")
     parser.add_argument("--seconds", type=float, default=5.0, help="per server and era")
+    parser.add_argument(
+        "--http",
+        default=HTTP,
+        help="uvicorn's --http for both servers (httptools: installed apart)",
+    )
     args = parser.parse_args(argv)
-    result = measure(*settings(args.quick, args.seconds))
+    result = measure(*settings(args.quick, args.seconds), http=args.http)
     report(result)
     for name, measured, goal, passed in targets(result):
         print(f"  {'PASS' if passed else 'MISS'}  {name:<48} {measured}  (target {goal})")

@@ -40,6 +40,8 @@ def check(value: object, kinds: type | tuple[type, ...], name: str, *, none: boo
 
     A bool is never taken for an int, and an int is taken for a float.
     """
+    if type(value) is kinds or (none and value is None):
+        return  # the usual call, without the tuple and the isinstance chain below
     kinds = kinds if isinstance(kinds, tuple) else (kinds,)
     if (none and value is None) or _fits(value, kinds):
         return

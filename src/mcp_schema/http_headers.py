@@ -306,13 +306,17 @@ def received_headers(headers: Headers) -> dict[str, str]:
         )
     else:
         items = headers
-    lines: dict[str, list[str]] = {}
+    joined: dict[str, str] = {}
     for item in items:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise TypeError(f"a header must be a (name, value) pair, not {type(item).__name__}")
         name, value = item
-        lines.setdefault(_header_str(name, "name").lower(), []).append(_header_str(value, "value"))
-    return {name: ", ".join(values) for name, values in lines.items()}
+        # An ASGI server's (bytes, bytes) pairs decoded inline: the per-request path.
+        key = name.decode("latin-1") if type(name) is bytes else _header_str(name, "name")
+        text = value.decode("latin-1") if type(value) is bytes else _header_str(value, "value")
+        key = key.lower()
+        joined[key] = text if key not in joined else f"{joined[key]}, {text}"
+    return joined
 
 
 def check_request_headers(

@@ -11,18 +11,18 @@ table in docs/guide/versions.md.
 from __future__ import annotations
 
 import importlib
-import json
 import re
 import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ValidationError
 
 from mcp_schema._args import check
 from mcp_schema.base import McpModel
-from mcp_schema.codec import ErrorResponse, ResultResponse
+from mcp_schema.codec import ErrorResponse, ResultResponse, to_wire
 from mcp_schema.context import CAPABILITIES_KEY, INFO_KEY, LOG_LEVEL_KEY
 from mcp_schema.diff import VersionDiff, definitions, diff
 from mcp_schema.errors import MAX_ERRORS, MAX_MESSAGE, clip, quote
@@ -117,7 +117,10 @@ class _Walk:
                 kept.append(self.value(item, raw, _path(path, index)))
             return kept
         if isinstance(model, dict) and isinstance(data, dict):
-            return {k: self.value(model.get(k), v, _path(path, k)) for k, v in data.items()}
+            return {
+                k: self.value(model.get(k), v, _path(path, k)) if _walked(v) else v
+                for k, v in data.items()
+            }
         return data
 
     def model(
@@ -137,19 +140,30 @@ class _Walk:
         schema = "$schema" in target or "$schema" in _wire_names(type(model))
         lacking = frozenset() if schema else self.changes.removed_members(name)
         lacking -= envelope | self.kept.get(path, frozenset())
-        attrs = {
-            (f.serialization_alias or f.alias or attr): attr
-            for attr, f in type(model).model_fields.items()
-        }
+        attrs = _attributes(type(model))
         out: dict[str, Any] = {}
         for key, raw in data.items():
-            here = _path(path, key)
             if key in lacking or not _carried(target.get(key), raw):
-                self.removed.append(here)
+                self.removed.append(_path(path, key))
                 continue
             attr = attrs.get(key)
-            out[key] = raw if attr is None else self.value(getattr(model, attr), raw, here)
+            if attr is not None and _walked(raw):
+                out[key] = self.value(getattr(model, attr), raw, _path(path, key))
+            else:
+                out[key] = raw
         return out
+
+
+def _walked(raw: Any) -> bool:
+    """Whether `_Walk.value` looks inside ``raw`` (it hands anything else back
+    as it is, so its path need not be spelled)."""
+    return isinstance(raw, (dict, list))
+
+
+@cache
+def _attributes(cls: type[BaseModel]) -> dict[str, str]:
+    """The attribute of each wire name of ``cls``, worked out once per class."""
+    return {(f.serialization_alias or f.alias or a): a for a, f in cls.model_fields.items()}
 
 
 def _carried(member: Any, raw: Any) -> bool:
@@ -185,6 +199,7 @@ def _result_type_in(result: dict[str, Any], target: type[BaseModel]) -> None:
             result.setdefault(key, default)
 
 
+@cache
 def _params_members(generic: type[BaseModel]) -> frozenset[str]:
     """The wire names of the ``params`` members a version's generic Request (or
     Notification) defines: what every request's (notification's) params may carry."""
@@ -200,8 +215,8 @@ def _params_members(generic: type[BaseModel]) -> frozenset[str]:
     return frozenset()
 
 
-def _wire_names(cls: type[BaseModel]) -> set[str]:
-    return {(f.serialization_alias or f.alias or a) for a, f in cls.model_fields.items()}
+def _wire_names(cls: type[BaseModel]) -> frozenset[str]:
+    return frozenset(_attributes(cls))
 
 
 def _session_out(request: dict[str, Any]) -> Session:
@@ -234,6 +249,7 @@ def _session_in(request: dict[str, Any], session: Session | None, version: str) 
         meta[LOG_LEVEL_KEY] = session.log_level
 
 
+@cache
 def _definition_name(cls: type[BaseModel]) -> str:
     """The definition a generated class stands for in every version: its own,
     or for a class the generator derived from another of its module (a
@@ -243,6 +259,13 @@ def _definition_name(cls: type[BaseModel]) -> str:
     return cls.__name__
 
 
+@cache
+def _enveloped(envelope: type[BaseModel], cls: type[BaseModel]) -> type[BaseModel]:
+    """``ResultResponse[cls]`` (or ``ErrorResponse[cls]``), parametrized once."""
+    return envelope[cls]  # type: ignore[index,no-any-return]
+
+
+@cache
 def _target_class(name: str, version: CompiledVersion) -> type[BaseModel]:
     cls = getattr(importlib.import_module(f"{version.package}.models"), name, None)
     if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
@@ -332,9 +355,7 @@ def _project(
         raise ProjectionError(f"{type(body).__name__} ({source.extension}) has no other version")
     if source.version == to_version:
         return Projection(message, (), None)
-    data = json.loads(
-        type(message).__pydantic_serializer__.to_json(message, by_alias=True, exclude_unset=True)
-    )
+    data = to_wire(message)
     name = _definition_name(type(body))
     stateless_out = source.era == "stateless" and target.era == "handshake"
     stateless_in = source.era == "handshake" and target.era == "stateless"
@@ -358,7 +379,7 @@ def _project(
         # on the generic Request (Notification), not on each one's params.
         tables = target.load()
         generic = tables.request if "id" in data else tables.notification
-        envelope_members = frozenset(_wire_names(tables.request) | _wire_names(tables.notification))
+        envelope_members = _wire_names(tables.request) | _wire_names(tables.notification)
         walk = _Walk(
             diff(source.version, to_version), to_version, {"$.params": _params_members(generic)}
         )
@@ -378,9 +399,12 @@ def _project(
     removed = tuple(walk.removed)
     if strict and removed:
         raise ProjectionError(f"{to_version} cannot carry these members", removed)
-    model: type[BaseModel] = cls if envelope is None else envelope[cls]  # type: ignore[index]
+    model = cls if envelope is None else _enveloped(envelope, cls)
     try:
-        projected = model.model_validate(data)
+        # pydantic's own validation: ``data`` is JSON (to_wire's, walked), so the
+        # check McpModel.model_validate adds (no unknown member that is not a
+        # JSON value) cannot fail, and it would walk the whole message again.
+        projected = model.__pydantic_validator__.validate_python(data)
     except ValidationError as exc:
         paths = tuple(
             "$"

@@ -40,6 +40,7 @@ from typing import Any
 from mcp_schema.http.endpoint import Endpoint
 from mcp_schema.http.rules import LOOPBACK_HOSTS, allowed_host, host_refusal, refusal
 from mcp_schema.http.stream import KEEPALIVE, Response, Stream
+from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
 
 __all__ = ["KEEPALIVE_SECONDS", "App"]
@@ -76,12 +77,16 @@ class App:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None  # a websocket is not an MCP transport: the server closes it
-        method, path, headers = scope["method"], scope["path"], scope["headers"]
+        method, path = scope["method"], scope["path"]
+        # The headers read into one dict and the precheck made once, before the
+        # body: the endpoint's own steps of `Endpoint.handle` (its private steps:
+        # `precheck` then `handle` would read the headers and precheck twice).
+        received = received_headers(scope["headers"])
         if self.endpoint.allowed_hosts is None and _loopback(scope.get("server")):
-            host = next((v for k, v in headers if k == b"host"), None)
-            if not allowed_host(None if host is None else host.decode("latin-1"), LOOPBACK_HOSTS):
+            if not allowed_host(received.get("host"), LOOPBACK_HOSTS):
                 return await _send_whole(send, host_refusal())
-        early = self.endpoint.precheck(method, path, headers)
+        endpoint = self.endpoint
+        early = endpoint._cors(received, endpoint._precheck(method, path, received))
         if early is not None:
             return await _send_whole(send, early)
         body = b""
@@ -92,7 +97,8 @@ class App:
             if isinstance(read, Response):
                 return await _send_whole(send, read)
             body = read
-        response = self.endpoint.handle(method, path, headers, body)
+        response = endpoint._prechecked(method, received, body)
+        endpoint._cors(received, response)  # adds the CORS headers, in place
         if response.stream is None:
             return await _send_whole(send, response)
         return await self._drain(response, response.stream, receive, send)

@@ -344,6 +344,11 @@ class Endpoint:
         early = self._precheck(method, path, received)
         if early is not None:
             return early
+        return self._prechecked(method, received, body)
+
+    def _prechecked(self, method: str, received: dict[str, str], body: bytes) -> Response:
+        """`handle` once `_precheck` let the request through (the adapter's path:
+        it prechecks before reading the body, and neither is done twice)."""
         if method == "POST":
             if len(body) > self.max_body:
                 return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
@@ -467,7 +472,10 @@ class Endpoint:
             # version served in sessions misses only the client's SHOULD (2025-11-25
             # refuses an invalid or unsupported one, 400, as the session still does).
             mirrored.pop("mcp-protocol-version")
-        events = server.receive(body, headers=mirrored)  # the body and its headers, in one pass
+        # The body and its headers, in one pass. The session's private entry
+        # after its parse: `_post` parsed the body already (to tell its era), by
+        # the same strict parse, and a second parse would only repeat it.
+        events = server._receive_parsed(value, len(body), mirrored)
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
         if refused is not None:

@@ -163,19 +163,34 @@ class Peer:
         received = None if headers is None else received_headers(headers)
         if tools is not None:
             tools = _checked_tools(tools)
-        events: list[Event] = []
-        value: dict[str, Any] | None = None
         try:
             data = frame if type(frame) is bytes else as_bytes(frame)  # a str may not encode
             value = parse(data)
+        except McpError as err:
+            events: list[Event] = []
+            self._refuse(err, events)
+            return events
+        return self._receive_parsed(value, len(data), received, tools, answering)
+
+    def _receive_parsed(
+        self,
+        value: dict[str, Any],
+        size: int,
+        received: dict[str, str] | None,
+        tools: Iterable[Tool] | None = None,
+        answering: str | int | None = None,
+    ) -> list[Event]:
+        """`receive` of a frame of ``size`` bytes parsed already, by the one
+        strict parse (``received``: its headers as `received_headers` gives them)."""
+        events: list[Event] = []
+        try:
             kind = kind_of(value)
             if kind == "result" or kind == "error":
-                self._response(value, len(data), events, answering)
+                self._response(value, size, events, answering)
             else:
-                self._incoming(value, len(data), events, received, tools)
+                self._incoming(value, size, events, received, tools)
         except McpError as err:
-            if value is not None:
-                address(err, value)
+            address(err, value)
             self._refuse(err, events)
         return events
 
