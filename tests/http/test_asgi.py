@@ -226,22 +226,47 @@ def initialized(host: str, port: int) -> str:
     return session_id
 
 
-def asgi_post(application: App, server: tuple[str, int] | None, host: bytes) -> int:
-    """The status ``application`` answers a POST that reached ``server`` naming ``host``."""
+def asgi_call(
+    application: App,
+    server: tuple[str, int] | None,
+    host: bytes,
+    method: str = "POST",
+    extra: tuple[tuple[bytes, bytes], ...] = (),
+) -> tuple[int, dict[bytes, bytes]]:
+    """The status and head ``application`` answers a request (a POST of a
+    notification, or a bodiless ``method``) that reached ``server`` naming ``host``."""
     body = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}).encode()
     headers = [(b"host", host), (b"content-type", b"application/json"), (b"accept", b"*/*")]
-    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
-    scope.update(headers=headers, server=server)
+    scope: dict[str, Any] = {"type": "http", "method": method, "path": "/mcp"}
+    scope.update(headers=[*headers, *extra], server=server)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": body, "more_body": False}
+        return {"type": "http.request", "body": body if method == "POST" else b""}
 
     async def send(message: Any) -> None:
         sent.append(message)
 
     anyio.run(application, scope, receive, send)
-    return int(sent[0]["status"])
+    return int(sent[0]["status"]), dict(sent[0]["headers"])
+
+
+def asgi_post(application: App, server: tuple[str, int] | None, host: bytes) -> int:
+    """The status ``application`` answers a POST that reached ``server`` naming ``host``."""
+    return asgi_call(application, server, host)[0]
+
+
+def test_the_adapter_gives_an_allowed_origin_its_cors_headers() -> None:
+    origin = b"https://app.example.com"
+    endpoint = Endpoint(
+        recorded, info={"name": "t", "version": "1"}, allowed_origins=[origin.decode()]
+    )
+    asking = ((b"origin", origin), (b"access-control-request-method", b"POST"))
+    status, head = asgi_call(App(endpoint), ("127.0.0.1", 80), b"127.0.0.1", "OPTIONS", asking)
+    assert status == 204 and head[b"access-control-allow-origin"] == origin  # the preflight
+    status, head = asgi_call(App(endpoint), ("127.0.0.1", 80), b"127.0.0.1", "POST", asking[:1])
+    assert status == 400 and head[b"access-control-allow-origin"] == origin  # no session: readable
+    assert b"access-control-allow-origin" not in asgi_call(App(endpoint), None, b"h")[1]
 
 
 @pytest.mark.parametrize(
