@@ -82,7 +82,7 @@ class App:
             if isinstance(read, Response):
                 return await _send_whole(send, read)
             body = read
-        response = self.endpoint.handle(method, path, headers, body)
+        response = await self.endpoint.handle_async(method, path, headers, body)
         if response.stream is None:
             return await _send_whole(send, response)
         return await self._drain(response, response.stream, receive, send)
@@ -149,6 +149,10 @@ class App:
                 if self.relay is not None:
                     await self.relay.aclose()
                 self.endpoint.close()
+                if (
+                    self.endpoint.tasks is not None
+                ):  # its work stops; the store says so once the leases pass
+                    await self.endpoint.tasks.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

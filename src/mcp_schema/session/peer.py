@@ -92,6 +92,8 @@ class Peer:
         self._knowns: dict[str, Known] = {}
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
+        self._extensions: frozenset[str] = frozenset()
+        """The extensions whose methods and results this side reads and sends."""
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -124,7 +126,7 @@ class Peer:
         """What the pipeline is told about a peer's request or notification in ``version``."""
         known = self._knowns.get(version)
         if known is None:
-            known = self._knowns[version] = Known(version=version)
+            known = self._knowns[version] = Known(version=version, extensions=self._extensions)
         return known
 
     # -- reading -----------------------------------------------------------------------
@@ -204,7 +206,7 @@ class Peer:
                 self._on_notification(route, message, events)
             return
         assert route.id is not None and route.method is not None
-        entry = catalog(route.version, ()).requests.get(route.method)
+        entry = catalog(route.version, self._extensions).requests.get(route.method)
         if entry is not None and entry.sender not in (_PEER[self.role], "both"):
             raise MethodNotFoundError(
                 f"Method not found: a {_PEER[self.role]} does not send {route.method}",
@@ -231,7 +233,7 @@ class Peer:
             raise InvalidRequestError(
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
-        known = Known(version=pending.version, method=pending.method)
+        known = Known(version=pending.version, method=pending.method, extensions=self._extensions)
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
@@ -294,7 +296,8 @@ class Peer:
         fraction of pydantic's cost); anything else, models inside a mapping
         included, is read by the model view, which accepts it or says why not."""
         try:
-            found = route(value, Known(version=version, method=method), None)
+            known = Known(version=version, method=method, extensions=self._extensions)
+            found = route(value, known, None)
             if not model and _schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
@@ -331,7 +334,8 @@ class Peer:
     def _checked(self, value: dict[str, Any], version: str) -> McpModel:
         """``value`` (a whole request or notification) read as the peer will read it."""
         try:
-            _, message = read_value(value, 0, Known(version=version), None, MODELS)
+            known = Known(version=version, extensions=self._extensions)
+            _, message = read_value(value, 0, known, None, MODELS)
         except McpError as err:
             raise InvalidOutgoingError(f"{version}: {err.message}") from None
         return message  # type: ignore[no-any-return]
@@ -339,7 +343,7 @@ class Peer:
     def _sendable(
         self, method: str, version: str, kind: Literal["request", "notification"]
     ) -> None:
-        found = catalog(version, ())
+        found = catalog(version, self._extensions)
         entry = (found.requests if kind == "request" else found.notifications).get(method)
         if entry is None:
             raise InvalidOutgoingError(f"{version} has no {kind} {quote(method)}")

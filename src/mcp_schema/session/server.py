@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -39,9 +40,30 @@ from mcp_schema.session.input import answer_to, in_version, questions
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import MAX_PENDING, Outgoing, Round, SealedRounds
-from mcp_schema.versions import protocol
+from mcp_schema.tasks.protocol import (
+    TASK_METHODS,
+    TASK_SUPPORTED,
+    TaskProtocol,
+    declares_tasks,
+    has_tasks,
+    missing_tasks,
+)
+from mcp_schema.tasks.store import TaskRecord
+from mcp_schema.tasks.worker import Work
+from mcp_schema.versions import TASKS_EXTENSION, protocol
 
-__all__ = ["ServerSession"]
+__all__ = ["PendingTask", "ServerSession"]
+
+
+@dataclass(frozen=True, eq=False)
+class PendingTask:
+    """A call a handler answers with a task (`ServerSession.run_as_task`),
+    waiting to be stored: its request, the new record, the work to start."""
+
+    request: RequestReceived
+    record: TaskRecord
+    work: Work
+
 
 ANSWERED_BY_SESSION = ("ping", "logging/setLevel")
 """Requests the session answers itself unless the author takes them (``take=``)."""
@@ -73,6 +95,13 @@ class ServerSession(Peer):
       authenticated user, or None), so that a session of any process holding
       the same keys serves the retry. Without it the rounds wait in this
       session (one connection, as on stdio).
+    * ``tasks``: the Tasks extension's rules (a
+      `mcp_schema.tasks.TaskServer`, which also holds the store): the
+      session declares the extension, reads its methods, refuses them with
+      -32021 from a client that did not declare it on the request, and lets
+      a handler answer a call with a task (`run_as_task`). The transport's
+      driver serves ``tasks/*`` and stores new tasks (`TaskServer.serve`,
+      `TaskServer.flush`).
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -96,10 +125,16 @@ class ServerSession(Peer):
         max_pending: int = MAX_PENDING,
         request_state: StateSealer | None = None,
         principal: str | None = None,
+        tasks: TaskProtocol | None = None,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
         check(request_state, StateSealer, "request_state", none=True)
         check(principal, str, "principal", none=True)
+        check(tasks, TaskProtocol, "tasks", none=True)
+        self.principal = principal
+        """Who the requests come from (the authenticated user), or None."""
+        self.tasks = tasks
+        self._pending_tasks: list[PendingTask] = []
         if request_state is not None:
             self._state.rounds = SealedRounds(request_state, principal)
         check(info, (BaseModel, Mapping), "info")
@@ -110,6 +145,12 @@ class ServerSession(Peer):
         check(ttl_ms, int, "ttl_ms")
         self.info = wire_or_type_error(info, "info")
         self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
+        if tasks is not None:
+            self._extensions = frozenset({TASKS_EXTENSION})
+            declared = self.capabilities.get("extensions")
+            extensions = dict(declared) if isinstance(declared, Mapping) else {}
+            extensions.setdefault(TASKS_EXTENSION, {})
+            self.capabilities = {**self.capabilities, "extensions": extensions}
         self.instructions = instructions
         if handler_version is not None and protocol(handler_version) is None:
             raise ValueError(f"no models for handler version {handler_version!r}")
@@ -165,6 +206,8 @@ class ServerSession(Peer):
                 f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
                 {"method": method},
             )
+        if method in TASK_METHODS and not declares_tasks(context.client_capabilities):
+            raise missing_tasks(method)
         event = RequestReceived(route.id, method, message, context, version)
         if method == "logging/setLevel" and method not in self.take:
             level = to_wire(message).get("params", {}).get("level")
@@ -338,6 +381,75 @@ class ServerSession(Peer):
         if version in STATELESS:
             value["result"] = completed(wire, request.method, version, self._hints, sent=False)
         return self._check_answer(value, request.method, version)
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def accepts_task(self, request: RequestReceived) -> bool:
+        """Whether ``request`` may be answered with a task: the session has
+        ``tasks``, the method is one the extension runs as a task, and the
+        client declared the extension on this very request."""
+        return (
+            self.tasks is not None
+            and request.method in TASK_SUPPORTED
+            and has_tasks(request.version)
+            and declares_tasks(request.context.client_capabilities)
+        )
+
+    def require_task(self, request: RequestReceived) -> bool:
+        """For a call the server only runs as a task: whether it may
+        (`accepts_task`); if not, ``request`` is answered with the
+        extension's -32021 naming the capability it needs."""
+        if self.accepts_task(request):
+            return True
+        self.fail(request, missing_tasks(request.method))
+        return False
+
+    def run_as_task(
+        self,
+        request: RequestReceived,
+        work: Work,
+        *,
+        ttl_ms: int | Literal["default"] | None = "default",
+        poll_interval_ms: int | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord:
+        """Answer ``request`` with a task running ``work`` (an async function
+        of a `mcp_schema.tasks.TaskContext` returning the call's result): the
+        new task's record, not stored yet. The driver stores it, then sends
+        the ``CreateTaskResult`` and starts ``work``
+        (`mcp_schema.tasks.TaskServer.flush`). ``ttl_ms`` and
+        ``poll_interval_ms`` default to the ``tasks`` rules'.
+
+        `CapabilityError` unless `accepts_task` (check it first; a server
+        that needs a task answers with `require_task`)."""
+        if not callable(work):
+            raise TypeError(f"work must be an async function, not {type(work).__name__}")
+        if not self.accepts_task(request):
+            raise CapabilityError(
+                "this call cannot be answered with a task (no tasks rules, a method the "
+                f"extension does not run as a task, or a client that did not declare "
+                f"{TASKS_EXTENSION}): check session.accepts_task(request) first"
+            )
+        self._state.answerable(request)  # UnknownRequestError when it is not in flight
+        assert self.tasks is not None  # accepts_task said so
+        askable = [m for m in ASKED_CAPABILITY if request.can_ask(m)]
+        record = self.tasks.new(
+            request.method,
+            request.version,
+            self.principal or "",
+            askable=askable,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+            status_message=status_message,
+        )
+        self._pending_tasks.append(PendingTask(request, record, work))
+        return record
+
+    def pending_tasks(self) -> list[PendingTask]:
+        """The tasks started since the last call, to store (the driver's);
+        emptied by the call."""
+        pending, self._pending_tasks = self._pending_tasks, []
+        return pending
 
     # -- what the server sends ------------------------------------------------------------
 
