@@ -197,6 +197,7 @@ class Peer:
         if headers is not None and method == "tools/call":
             tool = self._called_tool(value.get("params"), tools)
         known = self._known(version)
+        value = self._set_aside(value, version)
         route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
             assert route.method is not None
@@ -278,6 +279,11 @@ class Peer:
 
     def _on_cancel(self, request: RequestReceived) -> None:
         """The peer cancelled ``request``."""
+
+    def _set_aside(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        """``value`` as it is read: a role may set aside what it judges
+        later, with what only it knows (see `ServerSession`)."""
+        return value
 
     # -- answering the peer -------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema._codec.route import Route, id_key
+from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, SERVED_BY, declares
@@ -135,6 +136,11 @@ class ServerSession(Peer):
         """Who the requests come from (the authenticated user), or None."""
         self.tasks = tasks
         self._pending_tasks: list[PendingTask] = []
+        self._unread: dict[Any, dict[str, Any]] = {}
+        """Of each ``tasks/update`` in flight, the answers its schema refuses,
+        by key: judged against the task (`unread_answers`)."""
+        self._aside: dict[str, Any] = {}
+        """What the frame being read set aside, until its request is accepted."""
         if request_state is not None:
             self._state.rounds = SealedRounds(request_state, principal)
         check(info, (BaseModel, Mapping), "info")
@@ -224,6 +230,8 @@ class ServerSession(Peer):
             return self._ask_again(event, *resumed)
         # Accepted: only now does the request change the session.
         self._state.accept(event)
+        if self._aside:
+            self._unread[id_key(route.id)], self._aside = self._aside, {}
         if stateless and self._state.version is None:
             self._state.open(version)
             events.append(Negotiated(version, context.client_info, context.client_capabilities))
@@ -383,6 +391,38 @@ class ServerSession(Peer):
         return self._check_answer(value, request.method, version)
 
     # -- tasks ------------------------------------------------------------------------------
+
+    def _set_aside(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        # The extension ignores answers under keys a task does not ask, whatever
+        # they hold; only the store knows which keys those are. So the answers
+        # of a tasks/update that are no input response at all are set aside here,
+        # the rest read as usual, and `TaskServer` refuses any set aside under a
+        # key the task asks (-32602), ignoring the others.
+        self._aside = {}
+        params = value.get("params")
+        responses = params.get("inputResponses") if isinstance(params, dict) else None
+        if (
+            not isinstance(params, dict)
+            or not self._extensions
+            or value.get("method") != "tasks/update"
+            or type(responses) is not dict
+            or not has_tasks(version)
+        ):
+            return value
+        compiled = protocol(version)
+        assert compiled is not None  # the version was read
+        check = validator(Target(compiled.package, "InputResponse"))
+        unread = {k: v for k, v in responses.items() if not check.is_valid(v)}
+        if not unread:
+            return value
+        kept = {k: v for k, v in responses.items() if k not in unread}
+        self._aside = unread
+        return {**value, "params": {**params, "inputResponses": kept}}
+
+    def unread_answers(self, request: RequestReceived) -> dict[str, Any]:
+        """The answers of the ``tasks/update`` ``request`` that are no input
+        response (as sent, by key), set aside when it was read; emptied by the call."""
+        return self._unread.pop(id_key(request.id), {})
 
     def accepts_task(self, request: RequestReceived) -> bool:
         """Whether ``request`` may be answered with a task: the session has
@@ -593,6 +633,7 @@ class ServerSession(Peer):
         self._on_answered(request)
 
     def _on_answered(self, request: RequestReceived) -> None:
+        self._unread.pop(id_key(request.id), None)
         round_ = self._state.asking.pop(id_key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:

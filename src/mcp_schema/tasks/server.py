@@ -118,7 +118,8 @@ class TaskServer(TaskProtocol):
                 assert compiled is not None  # the session read the request in it
                 assert isinstance(params, BaseModel)  # the codec read a tasks/update
                 responses = to_wire(params).get("inputResponses", {})
-                new = self.updated(record, responses, compiled.package)
+                unread = session.unread_answers(event)
+                new = self.updated(record, {**unread, **responses}, compiled.package)
             else:
                 new = self.cancelled(record)
             if new is None:
