@@ -33,7 +33,12 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from mcp_schema._codec.wire import to_wire
-from mcp_schema.errors import InvalidParamsError, McpError, MissingRequiredClientCapabilityError
+from mcp_schema.errors import (
+    InvalidParamsError,
+    McpError,
+    MissingRequiredClientCapabilityError,
+    quote,
+)
 from mcp_schema.rounds import answered_inputs
 from mcp_schema.tasks.store import MAX_TTL_MS, TERMINAL, TaskRecord, TaskStatus
 from mcp_schema.versions import TASKS_EXTENSION, extensions_of
@@ -244,6 +249,13 @@ class TaskProtocol:
         outstanding = {k: q["method"] for k, q in asked.items() if k in responses}
         if not outstanding:
             return None
+        for key in outstanding:
+            if not isinstance(responses[key], Mapping):  # no result of any method
+                where = f"$.params.inputResponses[{quote(key)}]"
+                raise InvalidParamsError(
+                    f"Invalid params: {where}: not an object",
+                    {"errors": [{"path": where, "reason": "not an object"}]},
+                )
         answers, _ = answered_inputs(responses, outstanding, package)
         state["answers"] = {**state["answers"], **{k: to_wire(a) for k, a in answers.items()}}
         state["asked"] = {k: q for k, q in asked.items() if k not in answers}
@@ -296,8 +308,9 @@ class TaskProtocol:
         error: McpError | None = None,
         status_message: str | None = None,
     ) -> TaskRecord:
-        """``record`` completed with ``result`` (a wire result of its method)
-        or failed with ``error``."""
+        """``record`` completed with ``result`` (a wire result of its method;
+        the last status message kept) or failed with ``error`` (its message
+        the status message)."""
         state = read_state(record)
         state["asked"], state["answers"] = {}, {}
         if error is not None:
@@ -306,7 +319,8 @@ class TaskProtocol:
             message: str | None = error.message if status_message is None else status_message
         else:
             assert result is not None
-            outcome, status, message = _json(dict(result)), "completed", status_message
+            outcome, status = _json(dict(result)), "completed"
+            message = record.status_message if status_message is None else status_message
         return with_state(
             record,
             state,

@@ -169,11 +169,15 @@ class TaskServer(TaskProtocol):
             started.append(task)
         return started
 
-    async def aclose(self) -> None:
-        """Cancel the work still running here (each task is reported failed
-        by the store once its lease passes) and close the store."""
-        for task in list(self._running):
+    async def stop(self) -> None:
+        """Cancel the work still running here (a replica shutting down): the
+        store reports each of its tasks failed once its lease passes."""
+        running = list(self._running)
+        for task in running:
             task.cancel()
-        if self._running:
-            await asyncio.gather(*self._running, return_exceptions=True)
+        await asyncio.gather(*running, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """`stop`, then close the store."""
+        await self.stop()
         await self.store.aclose()
