@@ -186,7 +186,7 @@ def test_the_example_http_server_in_auto_mode() -> None:
         watchdog.cancel()
         server.terminate()
         _, errors = server.communicate(timeout=10)
-    tools = ["echo", "divide", "count", "ask", "think", "toggle"]  # the example's (no extra)
+    tools = ["echo", "divide", "count", "ask", "think", "long_count", "toggle"]  # no extra
     assert seen == {**COMMON, "tools": tools, "version": "2026-07-28"}
     assert "Traceback" not in errors
 

@@ -77,6 +77,12 @@ class TaskContext:
         found = params.get("arguments") if isinstance(params, dict) else None
         return found if isinstance(found, dict) else {}
 
+    def can_ask(self, method: str) -> bool:
+        """Whether the client declared, on the call, what ``method``
+        (``elicitation/create``, ``sampling/createMessage``...) needs, so
+        `ask` may ask it."""
+        return method in read_state(self.record)["askable"]
+
     async def _write(self, change: Callable[[TaskRecord], TaskRecord | None]) -> TaskRecord:
         """Store ``change`` of the current record, by compare-and-set, retried
         on a fresh read; `TaskOver` when the task is over or gone."""
