@@ -1,8 +1,8 @@
 """The Tasks extension's protocol, sans-IO: what a stored `TaskRecord` means
 on the wire, and what each request makes of it (hand-written runtime module).
 
-The rules are the extension's
-[Tasks](https://modelcontextprotocol.io/extensions/tasks) page (2026-07-28).
+The rules are the extension's specification page (2026-07-28; in the
+specification repository, ``docs/ext-tasks/specification/2026-07-28/tasks.md``).
 Nothing here reads or writes a store, a clock aside: `TaskProtocol` turns a
 call into a new record (`TaskProtocol.new`), a record into the
 ``CreateTaskResult`` answering the call (`TaskProtocol.created`) and into
