@@ -11,6 +11,7 @@ scenarios by themselves.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import secrets
 import sys
 from typing import Any
@@ -108,8 +109,8 @@ def serve(session: ServerSession, event: Event) -> bool:
     """Answer ``event`` if it is a call of one of `TOOLS`; whether it was."""
     if isinstance(event, InputReceived):  # test_tool_with_task's second round
         answer = event.responses.get("user_name")
-        content = getattr(answer, "content", None) or {}
-        name = content.get("name", "") if isinstance(content, dict) else ""
+        content: Any = getattr(answer, "content", None) or {}
+        name: Any = content.get("name", "") if isinstance(content, dict) else ""
         session.run_as_task(event.request, greeting(str(name)))
         return True
     if not isinstance(event, RequestReceived) or event.method != "tools/call":
@@ -118,7 +119,7 @@ def serve(session: ServerSession, event: Event) -> bool:
     name = getattr(params, "name", None)
     if not isinstance(name, str) or name not in NAMES:
         return False
-    arguments = getattr(params, "arguments", None) or {}
+    arguments: dict[str, Any] = getattr(params, "arguments", None) or {}
     if name in REQUIRED and not session.require_task(event):
         return True
     if name == "greet":
@@ -135,7 +136,9 @@ def serve(session: ServerSession, event: Event) -> bool:
 
 
 def main() -> None:
-    import uvicorn
+    uvicorn: Any = importlib.import_module(
+        "uvicorn"
+    )  # the test group's ASGI server (not a runtime dependency)
 
     from mcp_schema.http import Endpoint
     from mcp_schema.http.asgi import App

@@ -120,7 +120,10 @@ async def long_count(task: TaskContext) -> Any:
         await task.report(f"counted {step} of 3")
         await asyncio.sleep(1)
         if step == 2 and task.can_ask("elicitation/create"):
-            ask = {"message": "Count on?", "requestedSchema": {"type": "object", "properties": {}}}
+            ask: dict[str, Any] = {
+                "message": "Count on?",
+                "requestedSchema": {"type": "object", "properties": {}},
+            }
             await task.ask({"go_on": {"method": "elicitation/create", "params": ask}})
     return example["text"]("counted to 3")
 
