@@ -109,9 +109,8 @@ def serve(session: ServerSession, event: Event) -> bool:
     """Answer ``event`` if it is a call of one of `TOOLS`; whether it was."""
     if isinstance(event, InputReceived):  # test_tool_with_task's second round
         answer = event.responses.get("user_name")
-        content: Any = getattr(answer, "content", None) or {}
-        name: Any = content.get("name", "") if isinstance(content, dict) else ""
-        session.run_as_task(event.request, greeting(str(name)))
+        content: Any = getattr(answer, "content", None) or {}  # an ElicitResult's: an object
+        session.run_as_task(event.request, greeting(str(content.get("name", ""))))
         return True
     if not isinstance(event, RequestReceived) or event.method != "tools/call":
         return False
