@@ -28,8 +28,9 @@ the extension asks of storage, the same in all three:
 - **bounds**: at most ``max_live_per_principal`` live tasks (not terminal,
   not expired, lease not passed) per principal, and at most ``max_tasks``
   kept in all (when full, the task that finished first is dropped to make
-  room, as the extension lets a server purge a task; when every kept task is
-  live, `TaskLimitExceeded`); at most ``max_record`` bytes of ``state``,
+  room, as the extension lets a server purge a task, or else one whose lease
+  passed, unread since; when every kept task is live, `TaskLimitExceeded`);
+  at most ``max_record`` bytes of ``state``,
   ``outcome`` and ``status_message`` per record; ids, principals and owners
   of bounded length. Past a bound: a typed error, nothing stored.
 """
@@ -39,6 +40,7 @@ from __future__ import annotations
 import abc
 import collections
 import dataclasses
+import heapq
 import json
 import math
 import time
@@ -198,7 +200,14 @@ def _known(task_id: object, principal: object) -> bool:
     length, say, is answered as unknown, in time that does not grow with it)."""
     if not isinstance(task_id, str) or not isinstance(principal, str):
         raise TypeError("task_id and principal must be strings")
-    return 0 < len(task_id) <= MAX_ID and len(principal) <= MAX_PRINCIPAL
+    if not 0 < len(task_id) <= MAX_ID or len(principal) > MAX_PRINCIPAL:
+        return False
+    try:  # no store keeps a lone surrogate, and Redis and SQLite cannot be asked for one
+        task_id.encode("utf-8")
+        principal.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def worker_stopped(record: TaskRecord, now: float) -> TaskRecord:
@@ -361,10 +370,15 @@ class MemoryTaskStore(TaskStore):
         )
         self._tasks: _Expiring[TaskRecord] = _Expiring(self.max_tasks, clock, "task store")
         # The ids not terminal when last written, per principal: what the live
-        # bound counts (pruned as it counts, so it stays near the bound).
+        # bound counts (pruned when a principal reaches it, and all of them
+        # every max_tasks creations, so ids that expired unread do not pile up).
         self._running: dict[str, set[str]] = {}
+        self._creations = 0
         # Terminal ids in the order they finished: the first to drop when full.
         self._finished: collections.OrderedDict[str, None] = collections.OrderedDict()
+        # (lease_until, id) of every lease written: when full, the tasks whose
+        # worker died (unread since) are failed, so they can be dropped too.
+        self._leases: list[tuple[float, str]] = []
         self._closed = False
 
     def _open(self) -> None:
@@ -374,36 +388,73 @@ class MemoryTaskStore(TaskStore):
     async def aclose(self) -> None:
         self._closed = True
 
-    def _live(self, principal: str, now: float) -> int:
+    def _full(self, principal: str, now: float) -> bool:
+        """Whether ``principal`` has its bound of live tasks (counted, and the
+        ids no longer live pruned, only when the ids kept reach the bound)."""
         ids = self._running.get(principal)
-        if not ids:
-            return 0
-        for task_id in list(ids):
-            record = self._tasks.get(task_id)
-            if record is None or not record.live(now):
-                ids.discard(task_id)
-        if not ids:
-            del self._running[principal]
-        return len(ids)
+        if ids is None or len(ids) < self.max_live_per_principal:
+            return False
+        ids.difference_update([i for i in ids if not self._is_live(i, principal, now)])
+        return len(ids) >= self.max_live_per_principal
 
-    def _make_room(self) -> None:
-        while len(self._tasks) >= self.max_tasks and self._finished:
-            self._tasks.delete(self._finished.popitem(last=False)[0])
-        if len(self._tasks) >= self.max_tasks:
-            raise TaskLimitExceeded(f"the task store keeps {self.max_tasks} live tasks")
+    def _sweep(self, now: float) -> None:
+        for principal, ids in list(self._running.items()):
+            ids.difference_update([i for i in ids if not self._is_live(i, principal, now)])
+            if not ids:
+                del self._running[principal]
+
+    def _is_live(self, task_id: str, principal: str, now: float) -> bool:
+        record = self._tasks.get(task_id)  # the id may be another principal's by now
+        return record is not None and record.principal == principal and record.live(now)
+
+    def _make_room(self, now: float) -> None:
+        while len(self._tasks) >= self.max_tasks:
+            if self._finished:
+                self._tasks.delete(self._finished.popitem(last=False)[0])
+            elif not self._fail_a_dead_task(now):
+                raise TaskLimitExceeded(f"the task store keeps {self.max_tasks} live tasks")
         if len(self._finished) > 2 * len(self._tasks) + 64:  # expired ones left behind
             self._finished = collections.OrderedDict(
-                (task_id, None) for task_id in self._finished if self._tasks.get(task_id)
+                (task_id, None) for task_id in self._finished if self._is_finished(task_id)
             )
+
+    def _fail_a_dead_task(self, now: float) -> bool:
+        """Store failed the task whose lease passed first; whether there was one."""
+        while self._leases and self._leases[0][0] <= now:
+            until, task_id = heapq.heappop(self._leases)
+            record = self._tasks.get(task_id)
+            if record is not None and record.lease_until == until and record.lease_passed(now):
+                self._put(worker_stopped(record, now))
+                return True
+        return False
+
+    def _is_finished(self, task_id: str) -> bool:
+        record = self._tasks.get(task_id)
+        return record is not None and record.status in TERMINAL
 
     def _put(self, record: TaskRecord) -> TaskRecord:
         self._tasks.set(record.task_id, record, record.expires_at)
         if record.status in TERMINAL:
             self._finished[record.task_id] = None
-            self._running.get(record.principal, set()).discard(record.task_id)
+            ids = self._running.get(record.principal)
+            if ids is not None:
+                ids.discard(record.task_id)
+                if not ids:
+                    del self._running[record.principal]
         else:
+            self._finished.pop(record.task_id, None)  # an id used again after it expired
             self._running.setdefault(record.principal, set()).add(record.task_id)
+            if record.lease_until is not None:
+                heapq.heappush(self._leases, (record.lease_until, record.task_id))
+                if len(self._leases) > 2 * len(self._tasks) + 64:  # renewed, finished, expired
+                    self._leases = sorted(set(filter(self._lease_kept, self._leases)))  # a heap
         return record
+
+    def _lease_kept(self, entry: tuple[float, str]) -> bool:
+        """Whether ``entry`` is still the lease of a task not terminal (else stale)."""
+        until, task_id = entry
+        record = self._tasks.get(task_id)
+        return record is not None and record.status not in TERMINAL and record.lease_until == until
 
     def _current(self, task_id: str, principal: str, now: float) -> TaskRecord | None:
         record = self._tasks.get(task_id)
@@ -417,11 +468,14 @@ class MemoryTaskStore(TaskStore):
         self._open()
         if self._tasks.get(record.task_id) is not None:
             raise ValueError("a task with this id exists")
-        if record.live(now) and self._live(record.principal, now) >= self.max_live_per_principal:
+        if record.live(now) and self._full(record.principal, now):
             raise TaskLimitExceeded(
                 f"this principal has {self.max_live_per_principal} live tasks, the most it may"
             )
-        self._make_room()
+        self._make_room(now)
+        self._creations += 1
+        if self._creations % self.max_tasks == 0:
+            self._sweep(now)
         return self._put(record)
 
     async def _get(self, task_id: str, principal: str, now: float) -> TaskRecord | None:
