@@ -45,6 +45,7 @@ from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import Event, RequestReceived, ServerSession
 from mcp_schema.subscription_relay import Relay
+from mcp_schema.tasks import TaskContext, TaskServer
 
 example = runpy.run_path(str(Path(__file__).with_name("server.py")))
 serve: Handler = example["serve"]
@@ -127,6 +128,46 @@ class ToggleApp(App):
         await super().__call__(scope, replayed, sent)
 
 
+# -- long_count: a task where the client declared the Tasks extension --------------------
+# (statusMessage tells the progress: the extension has no progress notifications for tasks)
+LONG_COUNT = {
+    "name": "long_count",
+    "description": "Count to 3, slowly",
+    "inputSchema": {"type": "object"},
+}
+example["TOOLS"].append(LONG_COUNT)  # what serve lists
+
+
+async def long_count(task: TaskContext) -> Any:
+    """A second per step, told through the status message; one question on the way."""
+    for step in range(1, 4):
+        await task.report(f"counted {step} of 3")
+        await asyncio.sleep(1)
+        if step == 2 and task.can_ask("elicitation/create"):
+            ask: dict[str, Any] = {
+                "message": "Count on?",
+                "requestedSchema": {"type": "object", "properties": {}},
+            }
+            await task.ask({"go_on": {"method": "elicitation/create", "params": ask}})
+    return example["text"]("counted to 3")
+
+
+def counting(inner: Handler) -> Handler:
+    """``inner``, with ``long_count``: a task when the call may be one, else at once."""
+
+    def handler(session: ServerSession, event: Event) -> None:
+        call = event.message if isinstance(event, RequestReceived) else None
+        if not isinstance(call, mcp.CallToolRequest) or call.params.name != "long_count":
+            return inner(session, event)
+        assert isinstance(event, RequestReceived)
+        if session.accepts_task(event):
+            session.run_as_task(event, long_count, poll_interval_ms=500)
+        else:
+            session.respond(event, example["text"]("counted to 3"))
+
+    return handler
+
+
 def sealer(key: str | None) -> StateSealer:
     """The sealer of ``MCP_STATE_KEY``; a key too short stops the server at start-up."""
     try:
@@ -146,10 +187,11 @@ def application(redis_url: str | None, state_key: str | None = None) -> App | Cl
         sessions = BrokerSessions(broker)
     options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
     options["request_state"] = sealer(state_key)
+    options["tasks"] = TaskServer()  # one process's tasks (a shared store: docs/guide/tasks.md)
     handler: list[Handler] = []  # the relay needs the endpoint, the handler the relay
     endpoint = Endpoint(lambda s, e: handler[0](s, e), info=INFO, sessions=sessions, **options)
     relay = Relay(endpoint.subscriptions, broker)
-    handler.append(toggling(relay))
+    handler.append(counting(toggling(relay)))
     app = ToggleApp(endpoint, relay)
     return app if sessions is None else ClusterApp(app)
 

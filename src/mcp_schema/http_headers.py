@@ -7,7 +7,8 @@ balancers can route without parsing the body:
   (omitted when the body has none);
 * ``Mcp-Method``: the body's ``method``;
 * ``Mcp-Name``: ``params.name`` for ``tools/call`` and ``prompts/get``, ``params.uri``
-  for ``resources/read``;
+  for ``resources/read``, ``params.taskId`` for the Tasks extension's ``tasks/get``,
+  ``tasks/update`` and ``tasks/cancel``;
 * ``Mcp-Param-<Name>``: each ``tools/call`` argument whose property in the tool's
   ``inputSchema`` is annotated ``"x-mcp-header": "<Name>"`` (omitted when the argument is
   absent or null).
@@ -79,6 +80,8 @@ _VERSION_HEADER = "MCP-Protocol-Version"
 _METHOD_HEADER = "Mcp-Method"
 _NAME_HEADER = "Mcp-Name"
 _NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+# The Tasks extension routes its requests by task ("Streamable HTTP: Routing Headers").
+_NAME_FIELDS.update(dict.fromkeys(("tasks/get", "tasks/update", "tasks/cancel"), "taskId"))
 
 _PREFIX, _SUFFIX = "=?base64?", "?="
 _SAFE_CHARS = frozenset("\t" + "".join(map(chr, range(0x20, 0x7F))))

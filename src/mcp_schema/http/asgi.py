@@ -97,7 +97,7 @@ class App:
             if isinstance(read, Response):
                 return await _send_whole(send, read)
             body = read
-        response = endpoint._prechecked(method, received, body)
+        response = await endpoint._prechecked_async(method, received, body)
         endpoint._cors(received, response)  # adds the CORS headers, in place
         if response.stream is None:
             return await _send_whole(send, response)
@@ -165,6 +165,10 @@ class App:
                 if self.relay is not None:
                     await self.relay.aclose()
                 self.endpoint.close()
+                if (
+                    self.endpoint.tasks is not None
+                ):  # its work stops; the store says so once the leases pass
+                    await self.endpoint.tasks.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 

@@ -67,6 +67,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import jiter
@@ -117,6 +118,7 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.subscriptions import Subscriptions, supported_by
+from mcp_schema.tasks.server import TaskServer
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 __all__ = ["MAX_BODY", "Endpoint", "Handler"]
@@ -145,6 +147,17 @@ def _request_id(body: bytes) -> str | int | None:
         return _id_of(parse(body))
     except McpError as err:
         return err.request_id
+
+
+@dataclass(frozen=True)
+class _Exchange:
+    """A POST read by its session: the events left to run, the request it
+    brought, the stream of its answer (None for what is not a request)."""
+
+    live: LiveSession
+    events: list[Event]
+    brought: RequestReceived | None
+    stream: Stream | None
 
 
 def _brought(events: list[Event]) -> RequestReceived | None:
@@ -190,6 +203,11 @@ class Endpoint:
     * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
       response of its own (`mcp_schema.http.listen`); by default honoring
       what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
+    * ``tasks``: the Tasks extension (a `mcp_schema.tasks.TaskServer` and its
+      store), given to every session: ``tasks/*`` are answered from the
+      store and the tasks handlers start are stored before their
+      ``CreateTaskResult`` is sent. Both wait for the store, so they are
+      served by `handle_async` (the ASGI app's); `handle` answers them -32603.
     """
 
     def __init__(
@@ -214,6 +232,7 @@ class Endpoint:
         subscriptions: Subscriptions | None = None,
         request_state: StateSealer | None = None,
         principal: Callable[[Mapping[str, str]], str | None] | None = None,
+        tasks: TaskServer | None = None,
     ) -> None:
         if not callable(handler) or not (principal is None or callable(principal)):
             raise TypeError("handler must be callable, and principal callable or None")
@@ -250,8 +269,12 @@ class Endpoint:
         """The versions served per request, oldest first."""
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
         """The versions served in sessions (``initialize``), oldest first."""
+        if tasks is not None and not isinstance(tasks, TaskServer):
+            raise TypeError(f"tasks must be a TaskServer, not {type(tasks).__name__}")
+        self.tasks = tasks
         self._options: dict[str, Any] = {
             **(session_options or {}),
+            "tasks": tasks,
             "info": info,
             "capabilities": capabilities,
             "instructions": instructions,
@@ -352,7 +375,52 @@ class Endpoint:
         if method == "POST":
             if len(body) > self.max_body:
                 return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
-            return self._post(received, body)
+            exchange = self._post(received, body)
+            if isinstance(exchange, Response):
+                return exchange
+            for event in exchange.events:
+                self._run(exchange.live, event)
+            return self._done(exchange)
+        return self._other(method, received)
+
+    async def handle_async(
+        self, method: str, path: str, headers: Headers, body: bytes = b""
+    ) -> Response:
+        """`handle`, waiting for the task store where the request needs it
+        (``tasks/*``, a call a handler answered with a task)."""
+        received = received_headers(headers)
+        early = self._precheck(method, path, received)
+        response = (
+            early if early is not None else await self._prechecked_async(method, received, body)
+        )
+        self._cors(received, response)  # adds the CORS headers, in place
+        return response
+
+    async def _prechecked_async(
+        self, method: str, received: dict[str, str], body: bytes
+    ) -> Response:
+        """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
+        tasks = self.tasks
+        if method != "POST" or tasks is None:
+            return self._prechecked(method, received, body)
+        if len(body) > self.max_body:
+            return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
+        exchange = self._post(received, body)
+        if isinstance(exchange, Response):
+            return exchange
+        live = exchange.live
+        for event in exchange.events:
+            if await tasks.serve(live.server, event):
+                self._route(live, None, live.server.data_to_send())
+                continue
+            self._run(live, event)
+            await tasks.flush(live.server)
+            request = _brought([event])
+            context = None if request is None else stream_key(request.id)
+            self._route(live, context, live.server.data_to_send())
+        return self._done(exchange)
+
+    def _other(self, method: str, received: dict[str, str]) -> Response:
         live = self._live(received)
         assert isinstance(live, LiveSession) and live.id is not None  # precheck passed
         if method == "DELETE":
@@ -392,7 +460,7 @@ class Endpoint:
 
     # -- POST -----------------------------------------------------------------------------
 
-    def _post(self, headers: dict[str, str], body: bytes) -> Response:
+    def _post(self, headers: dict[str, str], body: bytes) -> Response | _Exchange:
         # The one parse the endpoint makes, strict as every reader's: what it
         # finds tells the era; the session then reads the body, headers and all.
         try:
@@ -460,7 +528,10 @@ class Endpoint:
         media: Media,
         *,
         opening: bool = False,
-    ) -> Response:
+    ) -> Response | _Exchange:
+        """The body read by ``live``'s session, and the stream of its answer:
+        what is left is to run its events (`handle`, `handle_async`), then
+        `_done`; or the response already (a refusal, a listen)."""
         server = live.server
         mirrored = mirrored_headers(headers, opening=opening)
         if (
@@ -502,8 +573,16 @@ class Endpoint:
         if opening:
             self.sessions.add(live)  # initialize answered: the session lives from now on
         self._route(live, None, own)
-        for event in events:
-            self._run(live, event)
+        return _Exchange(live, events, brought, stream)
+
+    def _done(self, exchange: _Exchange) -> Response:
+        """The response of an exchange whose events have run."""
+        live, brought, stream, server = (
+            exchange.live,
+            exchange.brought,
+            exchange.stream,
+            exchange.live.server,
+        )
         if live.id is None and server.in_flight and brought is not None:  # left unanswered
             self._answer_error(live, brought, InternalError("the handler did not answer"))
         if stream is None:

@@ -6,7 +6,7 @@ One session object per connection: `ServerSession` or `ClientSession`.
 * ``session.receive(frame)`` reads one frame (one JSON-RPC message, as
   bytes or str) and returns the events it makes (`RequestReceived`,
   `NotificationReceived`, `CancelRequested`, `InputReceived`,
-  `InputRequested`, `ResponseReceived`, `Negotiated`, `ProtocolError`). It
+  `InputRequested`, `ResponseReceived`, `TaskChanged`, `Negotiated`, `ProtocolError`). It
   never raises for what the peer sent: a refused frame is a `ProtocolError`
   event and, where JSON-RPC answers, an error frame queued to send.
 * Everything the author sends (``respond``, ``fail``, ``ask``, ``log``,
@@ -38,6 +38,7 @@ from mcp_schema.session.events import (
     ResponseReceived,
     SessionError,
     SessionStateError,
+    TaskChanged,
     UnknownRequestError,
 )
 from mcp_schema.session.server import ServerSession
@@ -65,5 +66,6 @@ __all__ = [
     "ServerSession",
     "SessionError",
     "SessionStateError",
+    "TaskChanged",
     "UnknownRequestError",
 ]

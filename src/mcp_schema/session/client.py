@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import STATELESS
-from mcp_schema._codec.route import Route
+from mcp_schema._codec.decoding import read_value
+from mcp_schema._codec.route import Known, Route
+from mcp_schema._codec.views import MODELS
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, CAPABILITIES_KEY
@@ -38,10 +41,34 @@ from mcp_schema.session.events import (
     RequestReceived,
     ResponseReceived,
     SessionStateError,
+    TaskChanged,
 )
 from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.state import MAX_PENDING, Outgoing
-from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, protocol
+from mcp_schema.tasks.protocol import declares_tasks
+from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, TASKS_EXTENSION, protocol
+
+
+@dataclass
+class _Followed:
+    """A task answering the call ``call`` (of ``method``, in ``version``) that
+    the client follows: its id, the interval the server suggests, and the
+    input keys already surfaced (each once)."""
+
+    call: str | int
+    method: str
+    version: str
+    task_id: str
+    interval_ms: int | None
+    seen: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class _TaskInput:
+    """What an `InputRequested` of a task answers: ``tasks/update`` of it."""
+
+    followed: _Followed
+
 
 __all__ = ["ClientSession"]
 
@@ -58,6 +85,14 @@ class ClientSession(Peer):
     with the ``_meta`` every request carries); answers come as
     `ResponseReceived`, and a server asking for input, in either era, as
     `InputRequested`, answered with `provide_input`.
+
+    Tasks (a client whose ``capabilities`` declare the Tasks extension): a
+    call answered with a task is followed: a `TaskChanged` event, then `poll`
+    (at `poll_interval`) sends ``tasks/get``; the task's input requests come
+    as `InputRequested` (each key once), answered with `provide_input`
+    (``tasks/update``); its end is the call's `ResponseReceived`, with the
+    result or error the task carries; `cancel_task` sends ``tasks/cancel``
+    and stops following it.
 
     Not thread-safe: one thread at a time; nothing in it blocks.
     """
@@ -85,6 +120,9 @@ class ClientSession(Peer):
         """Stateless era: the level every request asks log messages at (None: none)."""
         self.server_info: dict[str, Any] | None = None
         self.server_capabilities: dict[str, Any] | None = None
+        if declares_tasks(self.capabilities):
+            self._extensions = frozenset({TASKS_EXTENSION})
+        self._followed: dict[str | int, _Followed] = {}
 
     # -- negotiation ----------------------------------------------------------------------
 
@@ -207,6 +245,12 @@ class ClientSession(Peer):
         if not isinstance(event, InputRequested):
             raise TypeError(f"expected an InputRequested event, not {type(event).__name__}")
         token = self._state.answering(event)
+        if isinstance(token, _TaskInput):
+            answers = {k: wire_or_type_error(v, f"responses[{k!r}]") for k, v in responses.items()}
+            params = {"taskId": token.followed.task_id, "inputResponses": answers}
+            self._send("tasks/update", params, _acknowledged, token.followed.version)
+            self._state.provided(event)
+            return
         if isinstance(token, RequestReceived):
             (answer,) = (responses.get(k) for k in event.requests)
             if answer is None:
@@ -236,6 +280,78 @@ class ClientSession(Peer):
         if pending is not None:
             pending.on_answer(pending, None, error, events)
         return events
+
+    # -- tasks ------------------------------------------------------------------------------
+
+    def _follow(self, sent: Outgoing, call: str | int, task: McpModel, events: list[Event]) -> None:
+        if len(self._followed) >= self.max_pending:
+            refusal = InvalidRequestError("Invalid Request: too many tasks followed at once")
+            events.append(ResponseReceived(call, sent.method, None, refusal))
+            return
+        task_id = getattr(task, "task_id", "")
+        interval = getattr(task, "poll_interval_ms", None)
+        self._followed[call] = _Followed(call, sent.method, sent.version, task_id, interval)
+        events.append(TaskChanged(call, task))
+
+    def _following(self, call: str | int) -> _Followed:
+        followed = self._followed.get(call)
+        if followed is None:
+            raise SessionStateError(f"no task answers the call {call!r} (or it ended)")
+        return followed
+
+    def poll_interval(self, call: str | int) -> float:
+        """Seconds to wait before polling the task of ``call`` (the server's suggestion, else 1)."""
+        interval = self._following(call).interval_ms
+        return 1.0 if interval is None else interval / 1000
+
+    def poll(self, call: str | int) -> int:
+        """Send ``tasks/get`` for the task of ``call``; its id."""
+        followed = self._following(call)
+        params = {"taskId": followed.task_id}
+        return self._send("tasks/get", params, _polled(self, followed), followed.version).id
+
+    def cancel_task(self, call: str | int) -> int:
+        """Send ``tasks/cancel`` for the task of ``call`` and stop following it; its id."""
+        followed = self._following(call)
+        sent = self._send(
+            "tasks/cancel", {"taskId": followed.task_id}, _acknowledged, followed.version
+        )
+        del self._followed[call]
+        return sent.id
+
+    def _polled(self, followed: _Followed, task: McpModel, events: list[Event]) -> None:
+        if self._followed.get(followed.call) is not followed:
+            return  # cancelled meanwhile
+        interval = getattr(task, "poll_interval_ms", None)
+        followed.interval_ms = interval if isinstance(interval, int) else followed.interval_ms
+        events.append(TaskChanged(followed.call, task))
+        status = getattr(task, "status", None)
+        if status == "input_required":
+            asked = dict(getattr(task, "input_requests", None) or {})
+            fresh = {k: v for k, v in asked.items() if k not in followed.seen}
+            if fresh:
+                followed.seen.update(fresh)
+                asking = InputRequested(fresh, followed.call)
+                self._state.requested(asking, _TaskInput(followed))
+                events.append(asking)
+            return
+        if status not in ("completed", "failed", "cancelled"):
+            return
+        del self._followed[followed.call]
+        if status == "completed":
+            value = {"jsonrpc": "2.0", "id": 0, "result": getattr(task, "result", {})}
+            try:
+                known = Known(version=followed.version, method=followed.method)
+                _, message = read_value(value, 0, known, None, MODELS)
+            except McpError as err:
+                events.append(ResponseReceived(followed.call, followed.method, None, err))
+                return
+            result = getattr(message, "result", None)
+            events.append(ResponseReceived(followed.call, followed.method, result, None))
+        elif status == "failed":
+            error = to_wire(getattr(task, "error", None) or {"code": -32603, "message": "failed"})
+            failure = McpError.from_error_object(error)
+            events.append(ResponseReceived(followed.call, followed.method, None, failure))
 
     # -- the server's requests (handshake era) --------------------------------------------
 
@@ -292,6 +408,9 @@ def _answering(session: ClientSession, origin: int | None) -> Any:
         sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
     ) -> None:
         first = sent.id if origin is None else origin
+        if result is not None and getattr(result, "result_type", None) == "task":
+            session._follow(sent, first, result, events)
+            return
         asks = getattr(result, "input_requests", None)
         if result is not None and getattr(result, "result_type", None) == "input_required":
             asking = InputRequested(dict(asks or {}), first)
@@ -301,6 +420,24 @@ def _answering(session: ClientSession, origin: int | None) -> Any:
         events.append(ResponseReceived(first, sent.method, result, error))
 
     return answered
+
+
+def _polled(session: ClientSession, followed: _Followed) -> Any:
+    def answered(
+        sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+    ) -> None:
+        if result is not None:
+            session._polled(followed, result, events)
+        elif session._followed.pop(followed.call, None) is not None:  # unknown or expired
+            events.append(ResponseReceived(followed.call, followed.method, None, error))
+
+    return answered
+
+
+def _acknowledged(
+    sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
+) -> None:
+    events.append(ResponseReceived(sent.id, sent.method, result, error))
 
 
 def _member(model: McpModel, name: str) -> McpModel | None:

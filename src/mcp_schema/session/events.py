@@ -31,6 +31,7 @@ __all__ = [
     "ResponseReceived",
     "SessionError",
     "SessionStateError",
+    "TaskChanged",
     "UnknownRequestError",
 ]
 
@@ -117,6 +118,19 @@ class ResponseReceived:
 
 
 @dataclass(frozen=True, eq=False)
+class TaskChanged:
+    """(Client side.) The server answered the call ``call`` with a task, or a
+    poll of it (``ClientSession.poll``) found it: ``task`` is the
+    ``CreateTaskResult`` or the detailed task (its ``status``,
+    ``status_message``, ``poll_interval_ms``). Its input requests come as an
+    `InputRequested`, its end as the call's `ResponseReceived` (a cancelled
+    task ends with this event alone)."""
+
+    call: str | int
+    task: McpModel
+
+
+@dataclass(frozen=True, eq=False)
 class Negotiated:
     """The session's version is fixed: after ``initialize`` (handshake era),
     or by the first request naming a version (stateless era) or the
@@ -145,6 +159,7 @@ Event = Union[
     InputReceived,
     InputRequested,
     ResponseReceived,
+    TaskChanged,
     Negotiated,
     ProtocolError,
 ]

@@ -92,6 +92,8 @@ class Peer:
         self._knowns: dict[str, Known] = {}
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
+        self._extensions: frozenset[str] = frozenset()
+        """The extensions whose methods and results this side reads and sends."""
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -124,7 +126,7 @@ class Peer:
         """What the pipeline is told about a peer's request or notification in ``version``."""
         known = self._knowns.get(version)
         if known is None:
-            known = self._knowns[version] = Known(version=version)
+            known = self._knowns[version] = Known(version=version, extensions=self._extensions)
         return known
 
     # -- reading -----------------------------------------------------------------------
@@ -217,6 +219,7 @@ class Peer:
         if headers is not None and method == "tools/call":
             tool = self._called_tool(value.get("params"), tools)
         known = self._known(version)
+        value = self._set_aside(value, version)
         route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
             assert route.method is not None
@@ -226,7 +229,7 @@ class Peer:
                 self._on_notification(route, message, events)
             return
         assert route.id is not None and route.method is not None
-        entry = catalog(route.version, ()).requests.get(route.method)
+        entry = catalog(route.version, self._extensions).requests.get(route.method)
         if entry is not None and entry.sender not in (_PEER[self.role], "both"):
             raise MethodNotFoundError(
                 f"Method not found: a {_PEER[self.role]} does not send {route.method}",
@@ -261,7 +264,7 @@ class Peer:
             raise InvalidRequestError(
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
-        known = Known(version=pending.version, method=pending.method)
+        known = Known(version=pending.version, method=pending.method, extensions=self._extensions)
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
@@ -308,6 +311,11 @@ class Peer:
         """The peer cancelled ``request``: whether the author hears of it (`CancelRequested`)."""
         return True
 
+    def _set_aside(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        """``value`` as it is read: a role may set aside what it judges
+        later, with what only it knows (see `ServerSession`)."""
+        return value
+
     # -- answering the peer -------------------------------------------------------------
 
     def _check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
@@ -325,7 +333,8 @@ class Peer:
         fraction of pydantic's cost); anything else, models inside a mapping
         included, is read by the model view, which accepts it or says why not."""
         try:
-            found = route(value, Known(version=version, method=method), None)
+            known = Known(version=version, method=method, extensions=self._extensions)
+            found = route(value, known, None)
             if not model and _schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
@@ -362,7 +371,8 @@ class Peer:
     def _checked(self, value: dict[str, Any], version: str) -> McpModel:
         """``value`` (a whole request or notification) read as the peer will read it."""
         try:
-            _, message = read_value(value, 0, Known(version=version), None, MODELS)
+            known = Known(version=version, extensions=self._extensions)
+            _, message = read_value(value, 0, known, None, MODELS)
         except McpError as err:
             raise InvalidOutgoingError(f"{version}: {err.message}") from None
         return message  # type: ignore[no-any-return]
@@ -370,7 +380,7 @@ class Peer:
     def _sendable(
         self, method: str, version: str, kind: Literal["request", "notification"]
     ) -> None:
-        found = catalog(version, ())
+        found = catalog(version, self._extensions)
         entry = (found.requests if kind == "request" else found.notifications).get(method)
         if entry is None:
             raise InvalidOutgoingError(f"{version} has no {kind} {quote(method)}")

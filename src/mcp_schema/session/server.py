@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -11,6 +12,7 @@ from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema._codec.route import Route, id_key
+from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, SERVED_BY, declares
@@ -41,9 +43,30 @@ from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import MAX_PENDING, Outgoing, Round, SealedRounds
 from mcp_schema.subscriptions import LISTEN, Subscriptions, supported_by
-from mcp_schema.versions import protocol
+from mcp_schema.tasks.protocol import (
+    TASK_METHODS,
+    TASK_SUPPORTED,
+    TaskProtocol,
+    declares_tasks,
+    has_tasks,
+    missing_tasks,
+)
+from mcp_schema.tasks.store import TaskRecord
+from mcp_schema.tasks.worker import Work
+from mcp_schema.versions import TASKS_EXTENSION, protocol
 
-__all__ = ["ServerSession"]
+__all__ = ["PendingTask", "ServerSession"]
+
+
+@dataclass(frozen=True, eq=False)
+class PendingTask:
+    """A call a handler answers with a task (`ServerSession.run_as_task`),
+    waiting to be stored: its request, the new record, the work to start."""
+
+    request: RequestReceived
+    record: TaskRecord
+    work: Work
+
 
 ANSWERED_BY_SESSION = ("ping", "logging/setLevel")
 """Requests the session answers itself unless the author takes them (``take=``)."""
@@ -84,6 +107,13 @@ class ServerSession(Peer):
       ``notifications/cancelled``), unless ``listens`` is False, which hands
       them to the handler as any request (`mcp_schema.http.Endpoint` does
       so: each listen is a stream of its own there).
+    * ``tasks``: the Tasks extension's rules (a
+      `mcp_schema.tasks.TaskServer`, which also holds the store): the
+      session declares the extension, reads its methods, refuses them with
+      -32021 from a client that did not declare it on the request, and lets
+      a handler answer a call with a task (`run_as_task`). The transport's
+      driver serves ``tasks/*`` and stores new tasks (`TaskServer.serve`,
+      `TaskServer.flush`).
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -109,10 +139,21 @@ class ServerSession(Peer):
         principal: str | None = None,
         subscriptions: Subscriptions | None = None,
         listens: bool = True,
+        tasks: TaskProtocol | None = None,
     ) -> None:
         super().__init__(versions=versions, max_pending=max_pending)
         check(request_state, StateSealer, "request_state", none=True)
         check(principal, str, "principal", none=True)
+        check(tasks, TaskProtocol, "tasks", none=True)
+        self.principal = principal
+        """Who the requests come from (the authenticated user), or None."""
+        self.tasks = tasks
+        self._pending_tasks: list[PendingTask] = []
+        self._unread: dict[Any, dict[str, Any]] = {}
+        """Of each ``tasks/update`` in flight, the answers its schema refuses,
+        by key: judged against the task (`unread_answers`)."""
+        self._aside: dict[str, Any] = {}
+        """What the frame being read set aside, until its request is accepted."""
         if request_state is not None:
             self._state.rounds = SealedRounds(request_state, principal)
         check(info, (BaseModel, Mapping), "info")
@@ -123,6 +164,12 @@ class ServerSession(Peer):
         check(ttl_ms, int, "ttl_ms")
         self.info = wire_or_type_error(info, "info")
         self.capabilities = wire_or_type_error(capabilities or {}, "capabilities")
+        if tasks is not None:
+            self._extensions = frozenset({TASKS_EXTENSION})
+            declared = self.capabilities.get("extensions")
+            extensions = dict(declared) if isinstance(declared, Mapping) else {}
+            extensions.setdefault(TASKS_EXTENSION, {})
+            self.capabilities = {**self.capabilities, "extensions": extensions}
         self.instructions = instructions
         if handler_version is not None and protocol(handler_version) is None:
             raise ValueError(f"no models for handler version {handler_version!r}")
@@ -193,6 +240,8 @@ class ServerSession(Peer):
                 f"Method not found: {method} (this server does not declare {'.'.join(needed)})",
                 {"method": method},
             )
+        if method in TASK_METHODS and not declares_tasks(context.client_capabilities):
+            raise missing_tasks(method)
         event = RequestReceived(route.id, method, message, context, version)
         if method == "logging/setLevel" and method not in self.take:
             level = to_wire(message).get("params", {}).get("level")
@@ -211,6 +260,8 @@ class ServerSession(Peer):
             return self._ask_again(event, *resumed)
         # Accepted: only now does the request change the session.
         self._state.accept(event)
+        if self._aside:
+            self._unread[id_key(route.id)], self._aside = self._aside, {}
         if stateless and self._state.version is None:
             self._state.open(version)
             events.append(Negotiated(version, context.client_info, context.client_capabilities))
@@ -393,6 +444,107 @@ class ServerSession(Peer):
             value["result"] = completed(wire, request.method, version, self._hints, sent=False)
         return self._check_answer(value, request.method, version)
 
+    # -- tasks ------------------------------------------------------------------------------
+
+    def _set_aside(self, value: dict[str, Any], version: str) -> dict[str, Any]:
+        # The extension ignores answers under keys a task does not ask, whatever
+        # they hold; only the store knows which keys those are. So the answers
+        # of a tasks/update that are no input response at all are set aside here,
+        # the rest read as usual, and `TaskServer` refuses any set aside under a
+        # key the task asks (-32602), ignoring the others.
+        self._aside = {}
+        params = value.get("params")
+        responses = params.get("inputResponses") if isinstance(params, dict) else None
+        if (
+            not isinstance(params, dict)
+            or not self._extensions
+            or value.get("method") != "tasks/update"
+            or type(responses) is not dict
+            or not has_tasks(version)
+        ):
+            return value
+        compiled = protocol(version)
+        assert compiled is not None  # the version was read
+        check = validator(Target(compiled.package, "InputResponse"))
+        unread = {k: v for k, v in responses.items() if not check.is_valid(v)}
+        if not unread:
+            return value
+        kept = {k: v for k, v in responses.items() if k not in unread}
+        self._aside = unread
+        return {**value, "params": {**params, "inputResponses": kept}}
+
+    def unread_answers(self, request: RequestReceived) -> dict[str, Any]:
+        """The answers of the ``tasks/update`` ``request`` that are no input
+        response (as sent, by key), set aside when it was read; emptied by the call."""
+        return self._unread.pop(id_key(request.id), {})
+
+    def accepts_task(self, request: RequestReceived) -> bool:
+        """Whether ``request`` may be answered with a task: the session has
+        ``tasks``, the method is one the extension runs as a task, and the
+        client declared the extension on this very request."""
+        return (
+            self.tasks is not None
+            and request.method in TASK_SUPPORTED
+            and has_tasks(request.version)
+            and declares_tasks(request.context.client_capabilities)
+        )
+
+    def require_task(self, request: RequestReceived) -> bool:
+        """For a call the server only runs as a task: whether it may
+        (`accepts_task`); if not, ``request`` is answered with the
+        extension's -32021 naming the capability it needs."""
+        if self.accepts_task(request):
+            return True
+        self.fail(request, missing_tasks(request.method))
+        return False
+
+    def run_as_task(
+        self,
+        request: RequestReceived,
+        work: Work,
+        *,
+        ttl_ms: int | Literal["default"] | None = "default",
+        poll_interval_ms: int | None = None,
+        status_message: str | None = None,
+    ) -> TaskRecord:
+        """Answer ``request`` with a task running ``work`` (an async function
+        of a `mcp_schema.tasks.TaskContext` returning the call's result): the
+        new task's record, not stored yet. The driver stores it, then sends
+        the ``CreateTaskResult`` and starts ``work``
+        (`mcp_schema.tasks.TaskServer.flush`). ``ttl_ms`` and
+        ``poll_interval_ms`` default to the ``tasks`` rules'.
+
+        `CapabilityError` unless `accepts_task` (check it first; a server
+        that needs a task answers with `require_task`)."""
+        if not callable(work):
+            raise TypeError(f"work must be an async function, not {type(work).__name__}")
+        if not self.accepts_task(request):
+            raise CapabilityError(
+                "this call cannot be answered with a task (no tasks rules, a method the "
+                f"extension does not run as a task, or a client that did not declare "
+                f"{TASKS_EXTENSION}): check session.accepts_task(request) first"
+            )
+        self._state.answerable(request)  # UnknownRequestError when it is not in flight
+        assert self.tasks is not None  # accepts_task said so
+        askable = [m for m in ASKED_CAPABILITY if request.can_ask(m)]
+        record = self.tasks.new(
+            request.method,
+            request.version,
+            self.principal or "",
+            askable=askable,
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+            status_message=status_message,
+        )
+        self._pending_tasks.append(PendingTask(request, record, work))
+        return record
+
+    def pending_tasks(self) -> list[PendingTask]:
+        """The tasks started since the last call, to store (the driver's);
+        emptied by the call."""
+        pending, self._pending_tasks = self._pending_tasks, []
+        return pending
+
     # -- what the server sends ------------------------------------------------------------
 
     def ask(
@@ -538,6 +690,7 @@ class ServerSession(Peer):
         return True
 
     def _on_answered(self, request: RequestReceived) -> None:
+        self._unread.pop(id_key(request.id), None)
         round_ = self._state.asking.pop(id_key(request.id), None)
         if round_ is not None:
             for rid in round_.outgoing:

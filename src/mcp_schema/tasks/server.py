@@ -1,0 +1,183 @@
+"""`TaskServer`: the Tasks extension served from a `TaskStore`, for any
+transport (hand-written runtime module).
+
+A `mcp_schema.session.ServerSession` given ``tasks=TaskServer(store)``
+reads the extension's methods, gates them (-32021 for a request whose
+client did not declare the extension), and lets a handler answer a call with
+a task (``session.run_as_task``); it does no I/O. The transport's driver, an
+asyncio coroutine, does the rest with this object:
+
+* `TaskServer.serve` answers a ``tasks/get``, ``tasks/update`` or
+  ``tasks/cancel`` event from the store (-32602 for a task id unknown,
+  expired or another principal's, never told apart);
+* `TaskServer.flush` stores the tasks the handler started, then queues each
+  ``CreateTaskResult`` (never before the task is stored: a ``tasks/get``
+  right after resolves), and starts each task's work (`mcp_schema.tasks.worker.run`)
+  as an asyncio task of the application's event loop, kept here until it
+  ends (`TaskServer.aclose` cancels what still runs).
+
+`mcp_schema.http.Endpoint` (``tasks=``) drives both; on stdio, the loop that
+feeds the session calls them after each ``receive``. ``on_change`` hears
+every record a worker or a request of this process stored (the status
+notifications of ``subscriptions/listen`` are sent from it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from mcp_schema._codec.wire import to_wire
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError
+from mcp_schema.session.events import RequestReceived
+from mcp_schema.tasks.protocol import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_POLL_INTERVAL_MS,
+    DEFAULT_TTL_MS,
+    NO_SUCH_TASK,
+    TASK_METHODS,
+    TaskProtocol,
+)
+from mcp_schema.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, TransitionRefused
+from mcp_schema.tasks.worker import TaskContext, lease_owner, run
+from mcp_schema.versions import protocol
+
+if TYPE_CHECKING:  # the session takes a TaskServer: at run time it is only called
+    from mcp_schema.session.server import ServerSession
+
+__all__ = ["TaskServer"]
+
+_MAX_TRIES = 64
+
+
+class TaskServer(TaskProtocol):
+    """The extension's rules (`TaskProtocol`: ``ttl_ms``, ``poll_interval_ms``,
+    ``lease_seconds``) over ``store`` (default a `MemoryTaskStore`)."""
+
+    def __init__(
+        self,
+        store: TaskStore | None = None,
+        *,
+        ttl_ms: int | None = DEFAULT_TTL_MS,
+        poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
+        lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        super().__init__(
+            ttl_ms=ttl_ms,
+            poll_interval_ms=poll_interval_ms,
+            lease_seconds=lease_seconds,
+            clock=clock,
+        )
+        if store is not None and not isinstance(store, TaskStore):
+            raise TypeError(f"store must be a TaskStore, not {type(store).__name__}")
+        self.store: TaskStore = MemoryTaskStore() if store is None else store
+        self.on_change: Callable[[TaskRecord], None] | None = None
+        """Called with each record this process stores (a worker's or a request's)."""
+        self._running: set[asyncio.Task[None]] = set()
+
+    def _changed(self, record: TaskRecord) -> None:
+        if self.on_change is not None:
+            self.on_change(record)
+
+    @property
+    def running(self) -> int:
+        """The tasks whose work runs in this process."""
+        return len(self._running)
+
+    async def serve(self, session: ServerSession, event: object) -> bool:
+        """Answer ``event`` when it is a ``tasks/*`` request (then True)."""
+        if not isinstance(event, RequestReceived) or event.method not in TASK_METHODS:
+            return False
+        try:
+            answer = await self._answer(session, event)
+        except McpError as err:
+            session.fail(event, err)
+        else:
+            session.respond(event, answer)
+        return True
+
+    async def _answer(self, session: ServerSession, event: RequestReceived) -> dict[str, Any]:
+        params = getattr(event.message, "params", None)
+        task_id = getattr(params, "task_id", None)
+        principal = session.principal or ""
+        for _ in range(_MAX_TRIES):
+            record = (
+                None if not isinstance(task_id, str) else await self.store.get(task_id, principal)
+            )
+            if record is None:
+                raise InvalidParamsError(NO_SUCH_TASK)
+            if event.method == "tasks/get":
+                return self.detailed(record)
+            if event.method == "tasks/update":
+                compiled = protocol(event.version)
+                assert compiled is not None  # the session read the request in it
+                assert isinstance(params, BaseModel)  # the codec read a tasks/update
+                responses = to_wire(params).get("inputResponses", {})
+                unread = session.unread_answers(event)
+                new = self.updated(record, {**unread, **responses}, compiled.package)
+            else:
+                new = self.cancelled(record)
+            if new is None:
+                return {}
+            try:
+                stored = await self.store.update(new, revision=record.revision)
+            except TransitionRefused:
+                continue  # it moved on meanwhile: read it again
+            if stored is not None:
+                self._changed(stored)
+                return {}
+        raise InternalError("the task changed too often to be updated")
+
+    async def flush(self, session: ServerSession) -> list[asyncio.Task[None]]:
+        """Store the tasks ``session``'s handler started, answer each call
+        with its ``CreateTaskResult`` (or the store's refusal: -32603 past the
+        bound on live tasks, nothing stored), and start their work; the
+        asyncio tasks started."""
+        started: list[asyncio.Task[None]] = []
+        for pending in session.pending_tasks():
+            until = self.clock() + self.lease_seconds
+            record = pending.record
+            leased = TaskRecord(
+                **{**record.__dict__, "lease_owner": lease_owner(), "lease_until": until}
+            )
+            try:
+                created = await self.store.create(leased)
+            except McpError as err:
+                session.fail(pending.request, err)
+                continue
+            except ValueError:
+                session.fail(pending.request, InternalError("the task could not be stored"))
+                continue
+            session.respond(pending.request, self.created(created))
+            self._changed(created)
+            context = TaskContext(
+                self.store,
+                self,
+                created,
+                pending.request.message,
+                pending.request.version,
+                published=self._changed,
+            )
+            task = asyncio.ensure_future(run(context, pending.work))
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
+            started.append(task)
+        return started
+
+    async def stop(self) -> None:
+        """Cancel the work still running here (a replica shutting down): the
+        store reports each of its tasks failed once its lease passes."""
+        running = list(self._running)
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+
+    async def aclose(self) -> None:
+        """`stop`, then close the store."""
+        await self.stop()
+        await self.store.aclose()
