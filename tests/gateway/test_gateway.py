@@ -119,7 +119,7 @@ def test_the_sdk_client_through_monitor_mode_is_served_and_nothing_reported(
         seen = anyio.run(use, url, mode)
     assert seen == {
         "version": version,
-        "tools": ["echo", "divide", "count", "ask", "think", "toggle"],
+        "tools": ["echo", "divide", "count", "ask", "think", "toggle", "long_count"],
         "echo": "hi",
         "progress": [1.0, 2.0, 3.0],
         "ask": True,
