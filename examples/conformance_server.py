@@ -28,6 +28,7 @@ import sys
 from collections.abc import Callable
 from typing import Any, cast
 
+import conformance_tasks  # beside this file: the Tasks extension's fixtures
 import uvicorn
 
 from mcp_schema.errors import (
@@ -41,6 +42,7 @@ from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.rounds import check_input_responses, input_required
 from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
+from mcp_schema.tasks import TaskServer
 
 PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
 WAV = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA="
@@ -230,6 +232,7 @@ STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
 TOOLS.extend(tool(name) for name in ASKED if name != "test_input_required_result_prompt")
 TOOLS.extend(tool(name) for name in ("test_logging_tool", "test_trigger_tool_change"))
 TOOLS.append(tool("test_trigger_prompt_change"))
+TOOLS.extend(conformance_tasks.TOOLS)
 PROMPTS.append({"name": "test_input_required_result_prompt", "description": "Fixture prompt"})
 INFO = {"name": "mcp-schema-conformance", "version": "1.0.0"}
 Answer = Callable[[ServerSession, RequestReceived], Any]
@@ -436,6 +439,8 @@ METHODS: dict[str, Answer] = {
 
 
 def serve(session: ServerSession, event: Event) -> None:
+    if conformance_tasks.serve(session, event):
+        return None
     if isinstance(event, InputReceived):
         request, answers, state = event.request, dict(event.responses), event.state
         name = params_of(request).name
@@ -470,6 +475,7 @@ def application(state_key: str | None) -> App:
         info=INFO,
         capabilities=CAPABILITIES,
         request_state=StateSealer(keys),
+        tasks=TaskServer(),
         session_options={"cache_scope": "public", "ttl_ms": 60_000},
     )
     listens = endpoint.subscriptions

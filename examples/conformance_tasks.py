@@ -108,6 +108,8 @@ REQUIRED = frozenset({"failing_job", "test_tool_with_task"})
 def serve(session: ServerSession, event: Event) -> bool:
     """Answer ``event`` if it is a call of one of `TOOLS`; whether it was."""
     if isinstance(event, InputReceived):  # test_tool_with_task's second round
+        if getattr(event.request.message.params, "name", None) != "test_tool_with_task":
+            return False
         answer = event.responses.get("user_name")
         content: Any = getattr(answer, "content", None) or {}  # an ElicitResult's: an object
         session.run_as_task(event.request, greeting(str(content.get("name", ""))))

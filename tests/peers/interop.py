@@ -32,14 +32,17 @@ NEXT_PACKAGES = ("@modelcontextprotocol/conformance@0.2.0-alpha.12",)
 # The revisions whose required scenarios the fixtures pass in full, each run
 # against its own fixture server: both eras are served on one endpoint
 # (2025-11-25 through initialize sessions, 2026-07-28 per request). The suite
-# also runs what a revision does not score (the tasks extension, pending
-# scenarios): reported by it, left out of the table.
+# also runs what a revision does not score: the Tasks extension's scenarios,
+# counted all the same (SCORED_EXTENSIONS), and pending ones, left out.
 REQUIREMENTS = ("2025-11-25", "2026-07-28")
 SUITE_TIMEOUT, CLIENT_TIMEOUT = 300, 120
 # One line of the suite's summary: "✓ tools-list: 1 passed, 0 failed".
 SUMMARY = re.compile(r"^\S+ (?P<name>[\w-]+): (?P<passed>\d+) passed, (?P<failed>\d+) failed$")
 # A scenario 0.2.0's --requirements runs but does not score: "  ✗ json-schema-2020-12 (pending)".
-UNSCORED = re.compile(r"^  \S+ (?P<name>[\w-]+) \([\w-]+\)$")
+# Those of an extension (the Tasks extension's "tasks-*", which the fixtures
+# serve: examples/conformance_tasks.py) are counted here all the same.
+UNSCORED = re.compile(r"^  \S+ (?P<name>[\w-]+) \((?P<kind>[\w-]+)\)$")
+SCORED_EXTENSIONS = ("tasks-",)
 STEP = re.compile(r"^(?P<status>ok|FAIL) +(?P<name>\S+)(?: (?P<why>.*))?$")
 
 
@@ -82,7 +85,11 @@ def conformance(prefix: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def summary(run: subprocess.CompletedProcess[str], label: str) -> list[tuple[str, int, int]]:
     """The suite's scored summary rows: (label and scenario, checks passed, checks failed)."""
     lines = run.stdout.splitlines()
-    unscored = {m["name"] for m in map(UNSCORED.match, lines) if m}
+    unscored = {
+        m["name"]
+        for m in map(UNSCORED.match, lines)
+        if m and not (m["kind"] == "extension" and m["name"].startswith(SCORED_EXTENSIONS))
+    }
     rows = [m.group("name", "passed", "failed") for m in map(SUMMARY.match, lines) if m]
     if not rows:
         sys.exit(f"the conformance suite printed no summary:\n{run.stdout}\n{run.stderr}")
