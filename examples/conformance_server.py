@@ -22,13 +22,14 @@ with ``FINISHED.update(...)``.
 from __future__ import annotations
 
 import os
+import runpy
 import secrets
 import socket
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, cast
 
-import conformance_tasks  # beside this file: the Tasks extension's fixtures
 import uvicorn
 
 from mcp_schema.errors import (
@@ -106,6 +107,10 @@ ELICITED = {
     "test_elicitation_sep1034_defaults": DEFAULTS,
     "test_elicitation_sep1330_enums": ENUMS,
 }
+# The Tasks extension's fixtures, beside this file (a script, as this one is).
+TASKS = runpy.run_path(str(Path(__file__).with_name("conformance_tasks.py")))
+serve_tasks: Callable[[ServerSession, Event], bool] = TASKS["serve"]
+
 TOOLS = [
     *(tool(f"test_{name}") for name in ("simple_text", "image_content", "audio_content")),
     *(tool(f"test_{name}") for name in ("embedded_resource", "multiple_content_types")),
@@ -232,7 +237,7 @@ STEP2 = {"step2": elicit("Step 2: What is your favorite color?", color=STRING)}
 TOOLS.extend(tool(name) for name in ASKED if name != "test_input_required_result_prompt")
 TOOLS.extend(tool(name) for name in ("test_logging_tool", "test_trigger_tool_change"))
 TOOLS.append(tool("test_trigger_prompt_change"))
-TOOLS.extend(conformance_tasks.TOOLS)
+TOOLS.extend(TASKS["TOOLS"])
 PROMPTS.append({"name": "test_input_required_result_prompt", "description": "Fixture prompt"})
 INFO = {"name": "mcp-schema-conformance", "version": "1.0.0"}
 Answer = Callable[[ServerSession, RequestReceived], Any]
@@ -439,7 +444,7 @@ METHODS: dict[str, Answer] = {
 
 
 def serve(session: ServerSession, event: Event) -> None:
-    if conformance_tasks.serve(session, event):
+    if serve_tasks(session, event):
         return None
     if isinstance(event, InputReceived):
         request, answers, state = event.request, dict(event.responses), event.state

@@ -108,7 +108,10 @@ REQUIRED = frozenset({"failing_job", "test_tool_with_task"})
 def serve(session: ServerSession, event: Event) -> bool:
     """Answer ``event`` if it is a call of one of `TOOLS`; whether it was."""
     if isinstance(event, InputReceived):  # test_tool_with_task's second round
-        if getattr(event.request.message.params, "name", None) != "test_tool_with_task":
+        if (
+            getattr(getattr(event.request.message, "params", None), "name", None)
+            != "test_tool_with_task"
+        ):
             return False
         answer = event.responses.get("user_name")
         content: Any = getattr(answer, "content", None) or {}  # an ElicitResult's: an object
