@@ -30,7 +30,7 @@ async function step(name, fn) {
 }
 const text = result => result.content?.[0]?.text;
 const names = async client => (await client.listTools()).tools.map(t => t.name).join(',');
-const BASE = 'echo,divide,count,ask,think,toggle';
+const BASE = 'echo,divide,count,ask,think,toggle,long_count';
 const TIMEOUT = { timeout: 10000 };
 
 async function connected(capabilities) {
