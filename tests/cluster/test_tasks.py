@@ -25,7 +25,7 @@ from tests.cluster.test_replicas import address, exchange
 
 pytestmark = pytest.mark.cluster
 LEASE = 2.0  # seconds: the replicas' lease, so that a dead worker shows soon
-DECLARING = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
+DECLARING: dict[str, Any] = {"elicitation": {}, "extensions": {TASKS_EXTENSION: {}}}
 GO_ON = {"go_on": {"action": "accept", "content": {}}}  # the answer to long_count's one question
 
 
@@ -38,12 +38,15 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         assert "Traceback" not in log.read_text(errors="replace"), log.read_text()[-3000:]
 
 
-def sent(where: str, method: str, **params: Any) -> tuple[dict[str, Any], str]:
-    """A 2026-07-28 request declaring the extension, sent to ``where``: its
-    result, and the replica that served it (nginx's ``X-Upstream``)."""
+def sent(
+    where: str, method: str, capabilities: dict[str, Any] = DECLARING, **params: Any
+) -> tuple[dict[str, Any], str]:
+    """A 2026-07-28 request of a client with ``capabilities`` (by default
+    declaring the extension, and elicitation), sent to ``where``: its result,
+    and the replica that served it (nginx's ``X-Upstream``)."""
     meta = {
         "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": DECLARING,
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
     }
     message = {"jsonrpc": "2.0", "id": 3, "method": method, "params": {**params, "_meta": meta}}
     status, found, body = exchange(where, "POST", message, **request_headers(message))
