@@ -14,6 +14,14 @@ replica of many: the session records and the forwarding between replicas go
 through Redis, so any replica serves any session (``docs/guide/serving.md``,
 Deployment). Unset, everything stays in this process.
 
+The task store follows the broker: with ``MCP_REDIS_URL``, a `RedisTaskStore`
+on the same Redis (any replica answers for any task); else with
+``MCP_TASKS_DB`` naming a file, a `SqliteTaskStore` there (one process's
+tasks, kept across its restarts); else this process's memory.
+``MCP_TASK_LEASE_SECONDS`` (default 30) is the lease a task's worker renews:
+a task whose process died is reported ``failed`` once it passes
+(``docs/guide/tasks.md``, Deployment).
+
 A 2026-07-28 ``ask`` (tools ``ask`` and ``think``) seals its round into the
 ``requestState`` under ``MCP_STATE_KEY`` (at least 32 bytes; ``new,old``
 while rotating), so its retry completes on any replica given the same key.
@@ -45,7 +53,7 @@ from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import Event, RequestReceived, ServerSession
 from mcp_schema.subscription_relay import Relay
-from mcp_schema.tasks import TaskContext, TaskServer
+from mcp_schema.tasks import DEFAULT_LEASE_SECONDS, TaskContext, TaskServer, TaskStore
 
 example = runpy.run_path(str(Path(__file__).with_name("server.py")))
 serve: Handler = example["serve"]
@@ -176,8 +184,27 @@ def sealer(key: str | None) -> StateSealer:
         raise SystemExit(f"MCP_STATE_KEY: {exc}") from None
 
 
-def application(redis_url: str | None, state_key: str | None = None) -> App | ClusterApp:
-    """One replica: sessions in this process, or shared through Redis."""
+def task_store(redis_url: str | None, tasks_db: str | None) -> TaskStore | None:
+    """The broker's Redis, else the SQLite file, else None (this process's memory)."""
+    if redis_url:
+        from mcp_schema.tasks.redis_store import RedisTaskStore  # the ``redis`` extra
+
+        return RedisTaskStore(redis_url)
+    if tasks_db:
+        from mcp_schema.tasks.sqlite_store import SqliteTaskStore
+
+        return SqliteTaskStore(tasks_db)
+    return None
+
+
+def application(
+    redis_url: str | None,
+    state_key: str | None = None,
+    tasks_db: str | None = None,
+    lease_seconds: float = DEFAULT_LEASE_SECONDS,
+) -> App | ClusterApp:
+    """One replica: sessions and tasks in this process, or shared through Redis
+    (the tasks in ``tasks_db`` without Redis)."""
     broker: Broker = InProcessBroker()
     sessions = None
     if redis_url:
@@ -187,7 +214,8 @@ def application(redis_url: str | None, state_key: str | None = None) -> App | Cl
         sessions = BrokerSessions(broker)
     options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
     options["request_state"] = sealer(state_key)
-    options["tasks"] = TaskServer()  # one process's tasks (a shared store: docs/guide/tasks.md)
+    store = task_store(redis_url, tasks_db)
+    options["tasks"] = TaskServer(store, lease_seconds=lease_seconds)
     handler: list[Handler] = []  # the relay needs the endpoint, the handler the relay
     endpoint = Endpoint(lambda s, e: handler[0](s, e), info=INFO, sessions=sessions, **options)
     relay = Relay(endpoint.subscriptions, broker)
@@ -196,4 +224,6 @@ def application(redis_url: str | None, state_key: str | None = None) -> App | Cl
     return app if sessions is None else ClusterApp(app)
 
 
-app = application(os.environ.get("MCP_REDIS_URL"), os.environ.get("MCP_STATE_KEY"))
+env = os.environ.get
+lease = float(env("MCP_TASK_LEASE_SECONDS") or DEFAULT_LEASE_SECONDS)  # TaskServer checks it
+app = application(env("MCP_REDIS_URL"), env("MCP_STATE_KEY"), env("MCP_TASKS_DB"), lease)

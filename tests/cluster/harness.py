@@ -119,8 +119,9 @@ def _started(
 
 
 @contextmanager
-def running(work: Path, replicas: int = 3) -> Iterator[Cluster]:
-    """The cluster, its files under ``work``; every process stopped after."""
+def running(work: Path, replicas: int = 3, **env: str) -> Iterator[Cluster]:
+    """The cluster, its files under ``work``, ``env`` added to each replica's
+    environment; every process stopped after."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
@@ -133,7 +134,7 @@ def running(work: Path, replicas: int = 3) -> Iterator[Cluster]:
             command += ["http_server:app", "--host", "127.0.0.1", "--port", str(port)]
             command += ["--no-access-log", "--timeout-graceful-shutdown", "2"]
             log = work / f"replica-{i}.log"
-            environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY}
+            environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
             process = _started(stack, command, port, f"replica {i}", log, **environment)
             started.append(Replica(f"127.0.0.1:{port}", process))
         port = _free_port()
