@@ -198,12 +198,8 @@ class Relay:
                     received = _change_of(message.data)
                     if received is None:
                         _LOG.warning("ignored a broker message that is no change")
-                    elif received[0] == self._origin:  # this relay's own went out at once
-                        pass
-                    elif isinstance(received[1][1], Mapping):
-                        self.subscriptions.task_changed(*received[1])
-                    else:
-                        self.subscriptions.publish(*received[1])
+                    elif received[0] != self._origin:  # this relay's own went out at once
+                        self._deliver(received[1])
                 return  # closed
             except SubscriptionOverflow:
                 self.subscriptions.cancel(_MISSED)
@@ -215,6 +211,14 @@ class Relay:
                 await subscription.aclose()
             subscription = self.broker.subscribe(self.channel, max_queued=self._max_queued)
             await subscription.__aenter__()
+
+    def _deliver(self, received: Change | _TaskStatus) -> None:
+        """A change (or a task's status) another replica published, to this one's listens."""
+        subject, detail = received
+        if isinstance(detail, Mapping):
+            self.subscriptions.task_changed(subject, detail)
+        else:
+            self.subscriptions.publish(subject, detail)
 
     async def aclose(self) -> None:
         """Stop relaying (the broker stays open: it is the caller's); the

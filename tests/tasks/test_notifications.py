@@ -45,7 +45,7 @@ def test_a_task_reaches_the_listens_of_its_principal_naming_it() -> None:
     unnamed = subs.open(3, {"toolsListChanged": True}, principal="alice")
     (ack,) = frames(alice)
     assert ack["method"] == ACK and ack["params"]["notifications"] == {"taskIds": ["t1", "t2"]}
-    frames(other), frames(unnamed)
+    assert len(frames(other)) == len(frames(unnamed)) == 1  # their acknowledgements
     assert subs.task_changed("alice", task("t1")) == 1
     assert subs.task_changed("alice", task("t3")) == 0  # named by no listen
     (sent,) = frames(alice)

@@ -133,10 +133,12 @@ def test_a_broker_message_that_is_no_task_status_is_ignored(message: dict[str, A
             good = {**message, "from": "x", "principal": "", "task": task("t")}
             good.pop("uri", None)
             await broker.publish(CHANNEL, raw(good))  # after it: a status that is one
+            sent = listen.take()
             for _ in range(100):
-                if sent := listen.take():
+                if sent:
                     break
                 await asyncio.sleep(0.005)
+                sent = listen.take()
         assert [json.loads(frame)["params"]["taskId"] for frame in sent] == ["t"]
 
     run(test)
