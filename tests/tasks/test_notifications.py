@@ -17,7 +17,7 @@ from mcp_schema.http_headers import request_headers
 from mcp_schema.session import ProtocolError, ServerSession
 from mcp_schema.subscription_relay import Relay
 from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY, TASKS, Subscriptions
-from mcp_schema.tasks import MemoryTaskStore, TaskServer
+from mcp_schema.tasks import MemoryTaskStore, TaskRecord, TaskServer
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.v2026_07_28.tasks import TaskStatusNotification
 from tests.tasks.serving import BASE, PLAIN, Jobs, endpoint, post, request, settled, start
@@ -184,5 +184,40 @@ def test_a_status_changed_on_one_replica_reaches_a_listener_on_another() -> None
         finally:
             for relay in relays:
                 await relay.aclose()
+
+    run(test)
+
+
+class Recording(InProcessBroker):
+    """A broker that keeps what is published, each publication awaiting once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.published: list[dict[str, Any]] = []
+
+    async def _publish(self, channel: str, data: bytes) -> bool:
+        await asyncio.sleep(0)
+        self.published.append(json.loads(data))
+        return await super()._publish(channel, data)
+
+
+def test_statuses_waiting_for_the_broker_coalesce_per_task_newest_last() -> None:
+    async def test() -> None:
+        broker, tasks = Recording(), TaskServer()
+        relay = Relay(Subscriptions(), broker)
+        relay.carry(tasks)
+        listen = relay.subscriptions.open(1, {"taskIds": ["a", "b"]}, principal="p")
+        listen.take()
+        assert tasks.on_change is not None
+        for task_id, status in (("a", "working"), ("b", "working"), ("a", "completed")):
+            record = TaskRecord(task_id, "p", status, 0.0, 1.0, None)  # type: ignore[arg-type]
+            tasks.on_change(record)
+        assert len(listen.take()) == 2  # this replica's listens at once, coalesced there too
+        for _ in range(20):
+            await asyncio.sleep(0)
+        sent = [(m["task"]["taskId"], m["task"]["status"]) for m in broker.published]
+        assert sent == [("b", "working"), ("a", "completed")]
+        assert {m["principal"] for m in broker.published} == {"p"}
+        await relay.aclose()
 
     run(test)
