@@ -107,6 +107,14 @@ def test_a_stdio_session_serves_task_status_to_declaring_clients_only() -> None:
     assert sent["method"] == TASKS and sent["params"]["_meta"] == {SUBSCRIPTION_ID_KEY: 2}
 
 
+def test_a_server_without_the_extension_ignores_task_ids_of_any_client() -> None:
+    session = ServerSession(info={"name": "s", "version": "1"}, capabilities={"tools": {}})
+    session.receive(listen_frame(1, PLAIN, taskIds=["t"], toolsListChanged=True))
+    (ack,) = [json.loads(f) for f in session.data_to_send()]
+    assert ack["method"] == ACK and ack["params"]["notifications"] == {}
+    assert session.subscriptions.task_changed("", task("t")) == 0
+
+
 async def open_listen(served: Endpoint, *task_ids: str, **headers: str) -> Response:
     value = request("subscriptions/listen", {"notifications": {"taskIds": list(task_ids)}})
     sent = {**BASE, "accept": "application/json, text/event-stream", **request_headers(value)}

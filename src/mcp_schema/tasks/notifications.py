@@ -7,7 +7,8 @@ specification repository, ``docs/ext-tasks/specification/2026-07-28/tasks.md``):
 
 * A listen's filter names tasks in ``taskIds``; a client that did not
   declare the extension on the listen request is answered -32021, nothing
-  opened (`open_listen`).
+  opened (`open_listen`), by a server that sends task status (a server
+  without the extension ignores the member, as any it does not know).
 * The acknowledgement repeats the ids asked, whether or not they name a
   task: an unknown id and another principal's are never told apart. A
   listen hears only of its own principal's tasks (the principal of the
@@ -36,9 +37,11 @@ def open_listen(
     """The listen ``request`` (a ``subscriptions/listen``) opens in
     ``subscriptions``, hearing of ``principal``'s tasks; its `McpError` when
     refused (-32602, -32603, and -32021 for ``taskIds`` from a client that did
-    not declare the extension), nothing opened."""
+    not declare the extension, when ``subscriptions`` send task status),
+    nothing opened."""
     asked = subscriptions.filter_of(listened(request.message))
-    if asked.task_ids and not declares_tasks(request.context.client_capabilities):
+    sends = TASKS in subscriptions.supported
+    if asked.task_ids and sends and not declares_tasks(request.context.client_capabilities):
         raise missing_tasks(TASKS)
     return subscriptions.open(request.id, asked, principal=principal or "")
 
