@@ -15,7 +15,14 @@ another replica it reaches the listens open when that relay receives it:
 one published just before a listen opened there may still reach it (a
 spare notification, which a client answers by refetching; never a lost
 one). Messages are small JSON objects (``from``: the publishing relay,
-``method``, ``uri``); one that is not a change is ignored and logged. A relay that falls behind
+``method``, ``uri``; a task's status: ``principal`` and ``task``, its
+``DetailedTask``); one that is not a change is ignored and logged.
+
+Task status notifications: `Relay.carry` makes a `TaskServer`'s
+``on_change`` hand each record to this replica's listens at once and queue
+it for the broker, sent in order by one sender; while it waits, a task's
+newer status replaces its older one (the coalescing of listens), so what
+waits is bounded by the tasks the store holds. A relay that falls behind
 the broker (`SubscriptionOverflow`) may have missed changes, so it tears
 down every local listen (``notifications/cancelled``: the clients listen
 again and refetch) and subscribes again; a broker that fails tears them
@@ -28,7 +35,9 @@ import asyncio
 import json
 import logging
 import secrets
+from collections.abc import Mapping
 from types import TracebackType
+from typing import Any
 
 import jiter
 
@@ -44,11 +53,14 @@ from mcp_schema.subscriptions import (
     PROMPTS,
     RESOURCE_UPDATED,
     RESOURCES,
+    TASKS,
     TOOLS,
     Change,
     Subscriptions,
     checked_change,
 )
+from mcp_schema.tasks.server import TaskServer
+from mcp_schema.tasks.store import TaskRecord
 
 __all__ = ["CHANNEL", "Relay"]
 
@@ -60,11 +72,30 @@ _MISSED = "the server may have missed changes: listen again"
 _BROKEN = "the server lost its broker"
 
 
-def _change_of(data: bytes) -> tuple[str, Change] | None:
-    """The publishing relay and the change of a broker message; None for another message."""
+_TaskStatus = tuple[str, Mapping[str, Any]]
+"""A task's status published: its principal, its ``DetailedTask``."""
+
+
+def _task_of(value: dict[str, Any]) -> _TaskStatus | None:
+    principal, task = value.get("principal"), value.get("task")
+    if set(value) != {"from", "method", "principal", "task"} or not isinstance(principal, str):
+        return None
+    if not isinstance(task, dict) or not isinstance(task.get("taskId"), str):
+        return None
+    return principal, task
+
+
+def _change_of(data: bytes) -> tuple[str, Change | _TaskStatus] | None:
+    """The publishing relay and the change (or task status) of a broker
+    message; None for another message."""
     try:
         value = jiter.from_json(data)
-        if not isinstance(value, dict) or set(value) - {"from", "method", "uri"}:
+        if not isinstance(value, dict):
+            return None
+        if value.get("method") == TASKS and isinstance(value.get("from"), str):
+            task = _task_of(value)
+            return None if task is None else (value["from"], task)
+        if set(value) - {"from", "method", "uri"}:
             return None
         origin, method, uri = value.get("from"), value.get("method"), value.get("uri")
         if not isinstance(origin, str) or not isinstance(method, str):
@@ -99,6 +130,8 @@ class Relay:
         self._max_queued = max_queued
         self._task: asyncio.Task[None] | None = None
         self._origin = secrets.token_hex(8)
+        self._outbox: dict[tuple[str, str], bytes] = {}  # (principal, task id): its latest
+        self._sender: asyncio.Task[None] | None = None
 
     async def publish(self, method: str, uri: str | None = None) -> None:
         """Publish notification ``method`` (``uri``: of the resource updated)
@@ -107,6 +140,35 @@ class Relay:
         message = {"from": self._origin, "method": method, **({} if uri is None else {"uri": uri})}
         await self.broker.publish(self.channel, json.dumps(message).encode())
         self.subscriptions.publish(*change)  # here at once: the listens open now, no later one
+
+    def carry(self, tasks: TaskServer) -> None:
+        """Make ``tasks``' ``on_change`` send task status notifications to the
+        listens of every replica (replacing the endpoint's, which reaches this
+        replica's only). The hook is called in the event loop running ``tasks``."""
+
+        def changed(record: TaskRecord) -> None:
+            task = tasks.detailed(record)
+            message = {"from": self._origin, "method": TASKS, "principal": record.principal}
+            key = (record.principal, record.task_id)
+            self._outbox.pop(key, None)  # the newer status goes last
+            self._outbox[key] = json.dumps({**message, "task": task}).encode()
+            self.subscriptions.task_changed(record.principal, task)
+            if self._sender is None:
+                self._sender = asyncio.ensure_future(self._send())
+
+        tasks.on_change = changed
+
+    async def _send(self) -> None:
+        """Publish the task statuses queued, oldest first, until none is left."""
+        try:
+            while self._outbox:
+                key = next(iter(self._outbox))
+                await self.broker.publish(self.channel, self._outbox.pop(key))
+        except BrokerError:
+            _LOG.exception("the subscriptions relay could not publish a task's status")
+            self._outbox.clear()
+        finally:
+            self._sender = None
 
     async def tools_list_changed(self) -> None:
         await self.publish(TOOLS)
@@ -137,7 +199,7 @@ class Relay:
                     if received is None:
                         _LOG.warning("ignored a broker message that is no change")
                     elif received[0] != self._origin:  # this relay's own went out at once
-                        self.subscriptions.publish(*received[1])
+                        self._deliver(received[1])
                 return  # closed
             except SubscriptionOverflow:
                 self.subscriptions.cancel(_MISSED)
@@ -150,15 +212,26 @@ class Relay:
             subscription = self.broker.subscribe(self.channel, max_queued=self._max_queued)
             await subscription.__aenter__()
 
+    def _deliver(self, received: Change | _TaskStatus) -> None:
+        """A change (or a task's status) another replica published, to this one's listens."""
+        subject, detail = received
+        if isinstance(detail, Mapping):
+            self.subscriptions.task_changed(subject, detail)
+        else:
+            self.subscriptions.publish(subject, detail)
+
     async def aclose(self) -> None:
-        """Stop relaying (the broker stays open: it is the caller's)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
+        """Stop relaying (the broker stays open: it is the caller's); the
+        task statuses not sent yet are dropped."""
+        self._outbox.clear()
+        for task in (self._task, self._sender):
+            if task is not None:
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+        self._task = self._sender = None
 
     async def __aenter__(self) -> Relay:
         await self.start()

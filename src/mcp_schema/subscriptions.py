@@ -23,6 +23,12 @@ into a `Listen`, whose frames a transport writes as it takes them
 3. Every frame carries ``io.modelcontextprotocol/subscriptionId`` (the
    listen request's id) in ``_meta``.
 
+Task status (``notifications/tasks``, the Tasks extension's ``taskIds``
+member of the filter) is published with its payload, the detailed task
+(`Subscriptions.task_changed`): it reaches only the listens of the task's
+principal that name the task, and coalesces to the latest status. Which
+listen may ask for it at all is `mcp_schema.tasks.notifications`' rule.
+
 How it ends: the client cancels (`Listen.abandon`: the HTTP stream closed,
 or on stdio its ``notifications/cancelled``), and nothing more is sent; the
 server ends it gracefully (`Listen.close`: what is pending, then the
@@ -34,7 +40,8 @@ may listen again and refetch).
 
 Bounded: at most ``max_listens`` open listens (one more is refused with
 -32603, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
-``max_queued`` pending notifications per listen. Sans-IO and not
+``max_queued`` pending notifications per listen, ``max_task_ids`` task ids
+in one filter (-32602). Sans-IO and not
 thread-safe: one thread (one event loop) at a time. Across replicas,
 `mcp_schema.subscription_relay` carries publications through a broker.
 """
@@ -50,16 +57,19 @@ from pydantic import BaseModel
 from mcp_schema._args import check, strings
 from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError
+from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
     "LISTEN",
     "LIST_CHANGED",
     "MAX_LISTENS",
     "MAX_QUEUED",
+    "MAX_TASK_IDS",
     "MAX_URIS",
     "NOTIFICATIONS",
     "RESOURCE_UPDATED",
     "SUBSCRIPTION_ID_KEY",
+    "TASKS",
     "Change",
     "Filter",
     "Listen",
@@ -78,6 +88,7 @@ TOOLS = "notifications/tools/list_changed"
 PROMPTS = "notifications/prompts/list_changed"
 RESOURCES = "notifications/resources/list_changed"
 RESOURCE_UPDATED = "notifications/resources/updated"
+TASKS = "notifications/tasks"
 
 LIST_CHANGED: Mapping[str, str] = {
     "toolsListChanged": TOOLS,
@@ -86,7 +97,7 @@ LIST_CHANGED: Mapping[str, str] = {
 }
 """Each boolean member of a ``SubscriptionFilter``, and the notification it asks for."""
 
-NOTIFICATIONS = frozenset([*LIST_CHANGED.values(), RESOURCE_UPDATED])
+NOTIFICATIONS = frozenset([*LIST_CHANGED.values(), RESOURCE_UPDATED, TASKS])
 """Every notification a listen may carry."""
 
 MAX_LISTENS = 1024
@@ -98,29 +109,42 @@ MAX_QUEUED = 256
 MAX_URIS = 256
 """Resource URIs one filter may name, by default."""
 
+MAX_TASK_IDS = 256
+"""Task ids one filter may name, by default."""
+
 _ACK = "notifications/subscriptions/acknowledged"
 _FELL_BEHIND = "the subscription's reader fell behind"
 
 Change = tuple[str, "str | None"]
-"""A published change: the notification's method, and the URI of a resource updated."""
+"""A published change: the notification's method, and the URI of a resource
+updated (the id of a task whose status changed)."""
 
 
 @dataclass(frozen=True)
 class Filter:
-    """What a listen asks for (``SubscriptionFilter``): list changes, and
-    updates of some resource URIs (in the client's order, without repeats)."""
+    """What a listen asks for (``SubscriptionFilter``): list changes,
+    updates of some resource URIs, the status of some tasks (each in the
+    client's order, without repeats)."""
 
     tools_list_changed: bool = False
     prompts_list_changed: bool = False
     resources_list_changed: bool = False
     resource_subscriptions: tuple[str, ...] = ()
+    task_ids: tuple[str, ...] = ()
 
     @classmethod
-    def of(cls, value: BaseModel | Mapping[str, Any], *, max_uris: int = MAX_URIS) -> Filter:
+    def of(
+        cls,
+        value: BaseModel | Mapping[str, Any],
+        *,
+        max_uris: int = MAX_URIS,
+        max_task_ids: int = MAX_TASK_IDS,
+    ) -> Filter:
         """The filter of a ``SubscriptionFilter`` (model, or mapping of wire
-        names); -32602 for a member of the wrong type or too many URIs."""
+        names); -32602 for a member of the wrong type, too many URIs or task ids."""
         check(value, (BaseModel, Mapping), "notifications")
         check(max_uris, int, "max_uris")
+        check(max_task_ids, int, "max_task_ids")
         wire: Any = (
             value.model_dump(mode="json", by_alias=True, exclude_none=True)
             if isinstance(value, BaseModel)
@@ -132,16 +156,12 @@ class Filter:
             if not isinstance(flag, bool):
                 raise InvalidParamsError(f"notifications.{name} must be a boolean")
             flags[name] = flag
-        uris = wire.get("resourceSubscriptions", [])
-        if not isinstance(uris, (list, tuple)) or not all(isinstance(u, str) for u in uris):
-            raise InvalidParamsError("notifications.resourceSubscriptions must be strings")
-        if len(uris) > max_uris:
-            raise InvalidParamsError(f"notifications.resourceSubscriptions: at most {max_uris}")
         return cls(
             flags["toolsListChanged"],
             flags["promptsListChanged"],
             flags["resourcesListChanged"],
-            tuple(dict.fromkeys(uris)),
+            _names(wire, "resourceSubscriptions", max_uris),
+            _names(wire, "taskIds", max_task_ids),
         )
 
     def _lists(self) -> list[str]:
@@ -152,7 +172,8 @@ class Filter:
     def methods(self) -> frozenset[str]:
         """The notifications it asks for."""
         asked = {LIST_CHANGED[name] for name in self._lists()}
-        return frozenset(asked | ({RESOURCE_UPDATED} if self.resource_subscriptions else set()))
+        asked |= {RESOURCE_UPDATED} if self.resource_subscriptions else set()
+        return frozenset(asked | ({TASKS} if self.task_ids else set()))
 
     def honored(self, supported: Collection[str]) -> Filter:
         """What of it a server that sends only ``supported`` honors."""
@@ -161,12 +182,15 @@ class Filter:
             self.prompts_list_changed and PROMPTS in supported,
             self.resources_list_changed and RESOURCES in supported,
             self.resource_subscriptions if RESOURCE_UPDATED in supported else (),
+            self.task_ids if TASKS in supported else (),
         )
 
     def wants(self, change: Change) -> bool:
         method, uri = change
         if method == RESOURCE_UPDATED:
             return uri in self.resource_subscriptions
+        if method == TASKS:
+            return uri in self.task_ids
         return method in self.methods()
 
     def to_wire(self) -> dict[str, Any]:
@@ -174,13 +198,25 @@ class Filter:
         wire: dict[str, Any] = dict.fromkeys(self._lists(), True)
         if self.resource_subscriptions:
             wire["resourceSubscriptions"] = list(self.resource_subscriptions)
+        if self.task_ids:
+            wire["taskIds"] = list(self.task_ids)
         return wire
+
+
+def _names(wire: Mapping[str, Any], name: str, most: int) -> tuple[str, ...]:
+    """The strings of member ``name`` of a filter (at most ``most``), without repeats."""
+    names = wire.get(name, [])
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise InvalidParamsError(f"notifications.{name} must be strings")
+    if len(names) > most:
+        raise InvalidParamsError(f"notifications.{name}: at most {most}")
+    return tuple(dict.fromkeys(names))
 
 
 def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozenset[str]:
     """The notifications a server declaring ``capabilities`` sends: a list's
     change when it declares ``listChanged`` for it, resource updates when
-    ``resources.subscribe``."""
+    ``resources.subscribe``, task status when the Tasks extension."""
     check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
     wire: Any = (
         capabilities.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -194,7 +230,10 @@ def supported_by(capabilities: BaseModel | Mapping[str, Any] | None) -> frozense
 
     lists = (("tools", TOOLS), ("prompts", PROMPTS), ("resources", RESOURCES))
     found = {method for name, method in lists if declares(name, "listChanged")}
-    return frozenset(found | ({RESOURCE_UPDATED} if declares("resources", "subscribe") else set()))
+    found |= {RESOURCE_UPDATED} if declares("resources", "subscribe") else set()
+    extensions = wire.get("extensions")
+    tasks = isinstance(extensions, Mapping) and isinstance(extensions.get(TASKS_EXTENSION), Mapping)
+    return frozenset(found | ({TASKS} if tasks else set()))
 
 
 def listened(message: BaseModel) -> BaseModel | Mapping[str, Any]:
@@ -210,6 +249,8 @@ def checked_change(method: str, uri: str | None = None) -> Change:
     updated, and only then); ``ValueError`` for another."""
     check(method, str, "method")
     check(uri, str, "uri", none=True)
+    if method == TASKS:  # it needs the task's principal and its status
+        raise ValueError("a task's status is published by task_changed")
     if method not in NOTIFICATIONS:
         raise ValueError(f"a listen carries no {method!r}")
     if (method == RESOURCE_UPDATED) != isinstance(uri, str):
@@ -219,7 +260,8 @@ def checked_change(method: str, uri: str | None = None) -> Change:
 
 class Listen:
     """One open ``subscriptions/listen``: its ``id`` (the request's, which
-    every frame carries) and the ``filter`` honored. A transport sets
+    every frame carries), the ``filter`` honored and the ``principal`` whose
+    tasks it may hear of. A transport sets
     `on_ready`, takes frames (`take`) whenever it fires, and stops at
     `done`."""
 
@@ -229,14 +271,17 @@ class Listen:
         honored: Filter,
         max_queued: int,
         gone: Callable[[Listen], None],
+        principal: str = "",
     ) -> None:
         self.id = request_id
         self.filter = honored
+        self.principal = principal
         self.on_ready: Callable[[], None] | None = None
         """Called (with no argument) when there is something new to take."""
         self._max_queued = max_queued
         self._gone = gone
-        self._pending: dict[Change, None] = {}  # insertion-ordered: first publication first
+        # insertion-ordered (first publication first); each change's params, the latest
+        self._pending: dict[Change, Mapping[str, Any] | None] = {}
         self._ack: bytes | None = self._notification(_ACK, {"notifications": honored.to_wire()})
         self._last: bytes | None = None  # the closing frame
         self.ended = False
@@ -254,15 +299,20 @@ class Listen:
         if self.on_ready is not None:
             self.on_ready()
 
-    def publish(self, change: Change) -> None:
-        """Queue ``change`` if the filter asks for it (what the registry calls)."""
-        if self.ended or not self.filter.wants(change) or change in self._pending:
+    def publish(self, change: Change, params: Mapping[str, Any] | None = None) -> None:
+        """Queue ``change`` (its notification's ``params``, replacing those
+        still pending) if the filter asks for it (what the registry calls)."""
+        if self.ended or not self.filter.wants(change):
+            return
+        if change in self._pending:
+            if params is not None:
+                self._pending[change] = params
             return
         if len(self._pending) >= self._max_queued:
             self.cancel(_FELL_BEHIND)
             return
         was_idle = not self._pending and self._ack is None
-        self._pending[change] = None
+        self._pending[change] = params
         if was_idle:
             self._ready()
 
@@ -270,7 +320,9 @@ class Listen:
         """The frames to write now, in order; empties what waited."""
         pending, self._pending = self._pending, {}
         frames = [] if self._ack is None else [self._ack]
-        frames += [self._notification(m, {} if u is None else {"uri": u}) for m, u in pending]
+        for (method, uri), params in pending.items():
+            given = {"uri": uri} if params is None and uri is not None else params
+            frames.append(self._notification(method, dict(given or {})))
         if self._last is not None:
             frames.append(self._last)
         self._ack = self._last = None
@@ -320,7 +372,7 @@ class Subscriptions:
 
     * ``supported``: the notifications the server sends (`supported_by` its
       capabilities; default every one).
-    * ``max_listens``, ``max_queued``, ``max_uris``: the bounds.
+    * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds.
     """
 
     def __init__(
@@ -330,11 +382,13 @@ class Subscriptions:
         max_listens: int = MAX_LISTENS,
         max_queued: int = MAX_QUEUED,
         max_uris: int = MAX_URIS,
+        max_task_ids: int = MAX_TASK_IDS,
     ) -> None:
         for name, size in (
             ("max_listens", max_listens),
             ("max_queued", max_queued),
             ("max_uris", max_uris),
+            ("max_task_ids", max_task_ids),
         ):
             check(size, int, name)
             if size < 1:
@@ -346,20 +400,36 @@ class Subscriptions:
         self.max_listens = max_listens
         self.max_queued = max_queued
         self.max_uris = max_uris
+        self.max_task_ids = max_task_ids
         self._open: dict[Listen, None] = {}  # by identity: clients' ids may coincide
 
     def __len__(self) -> int:
         return len(self._open)
 
-    def open(self, request_id: str | int, notifications: BaseModel | Mapping[str, Any]) -> Listen:
+    def filter_of(self, notifications: BaseModel | Mapping[str, Any]) -> Filter:
+        """The `Filter` of ``notifications`` within this registry's bounds (-32602 beyond)."""
+        return Filter.of(notifications, max_uris=self.max_uris, max_task_ids=self.max_task_ids)
+
+    def open(
+        self,
+        request_id: str | int,
+        notifications: BaseModel | Mapping[str, Any] | Filter,
+        *,
+        principal: str = "",
+    ) -> Listen:
         """A new listen for the request ``request_id`` asking for
-        ``notifications`` (a ``SubscriptionFilter``), its acknowledgement
-        queued. -32603 when ``max_listens`` are open, -32602 for a bad filter."""
+        ``notifications`` (a ``SubscriptionFilter``, or its `filter_of`), its
+        acknowledgement queued; it hears of ``principal``'s tasks only.
+        -32603 when ``max_listens`` are open, -32602 for a bad filter."""
         check(request_id, (str, int), "request_id")
-        asked = Filter.of(notifications, max_uris=self.max_uris)
+        check(principal, str, "principal")
+        asked = (
+            notifications if isinstance(notifications, Filter) else self.filter_of(notifications)
+        )
         if len(self._open) >= self.max_listens:
             raise InternalError(f"too many open subscriptions (at most {self.max_listens})")
-        listen = Listen(request_id, asked.honored(self.supported), self.max_queued, self._forget)
+        honored = asked.honored(self.supported)
+        listen = Listen(request_id, honored, self.max_queued, self._forget, principal)
         self._open[listen] = None
         return listen
 
@@ -373,6 +443,23 @@ class Subscriptions:
         reached = [listen for listen in self._open if listen.filter.wants(change)]
         for listen in reached:
             listen.publish(change)
+        return len(reached)
+
+    def task_changed(self, principal: str, task: Mapping[str, Any]) -> int:
+        """Send ``notifications/tasks`` with ``task`` (a ``DetailedTask``, of
+        ``principal``) to every open listen of ``principal`` naming it; how many."""
+        check(principal, str, "principal")
+        check(task, Mapping, "task")
+        task_id = task.get("taskId")
+        check(task_id, str, "task.taskId")
+        change = (TASKS, task_id)
+        reached = [
+            listen
+            for listen in self._open
+            if listen.principal == principal and listen.filter.wants(change)
+        ]
+        for listen in reached:
+            listen.publish(change, task)
         return len(reached)
 
     def tools_list_changed(self) -> int:

@@ -30,6 +30,7 @@ from mcp_schema.subscriptions import (
     NOTIFICATIONS,
     RESOURCE_UPDATED,
     SUBSCRIPTION_ID_KEY,
+    TASKS,
     Filter,
     Listen,
     Subscriptions,
@@ -110,7 +111,10 @@ def test_capabilities_name_what_is_supported() -> None:
     assert supported_by(None) == frozenset()
     model = ServerCapabilities(tools={"listChanged": True}, prompts={"listChanged": False})
     assert supported_by(model) == {TOOLS}
-    everything = {"resources": {"listChanged": True, "subscribe": True}}
+    everything = {
+        "resources": {"listChanged": True, "subscribe": True},
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    }
     assert (
         supported_by(
             {**everything, "tools": {"listChanged": True}, "prompts": {"listChanged": True}}
@@ -171,7 +175,7 @@ def test_changes_coalesce_deterministically_and_only_as_asked(ops: list[Any]) ->
 @given(
     st.integers(0, 15),
     st.lists(st.sampled_from("abc")),
-    st.lists(st.sampled_from([*NOTIFICATIONS])),
+    st.lists(st.sampled_from(sorted(NOTIFICATIONS - {TASKS}))),  # tasks: tests/tasks/
 )
 def test_no_notification_the_client_did_not_ask_for(
     bits: int, uris: list[str], sent: list[str]

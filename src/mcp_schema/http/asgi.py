@@ -18,7 +18,8 @@ under it: ``uvicorn.run(App(endpoint))``, or mounted in any ASGI router.
   is cancellation too.
 * ``lifespan``: startup starts ``relay`` (a
   `mcp_schema.subscription_relay.Relay`, if given: changes published on any
-  replica reach this one's listens); shutdown stops it and terminates every
+  replica reach this one's listens, and the endpoint's task status
+  notifications every replica's: `Relay.carry`); shutdown stops it and terminates every
   session and listen, which ends their open streams. A server may wait for open responses before it gets there (a
   GET stream lasts until its client leaves): give it a graceful-shutdown
   timeout (uvicorn's ``--timeout-graceful-shutdown``).
@@ -71,6 +72,8 @@ class App:
         self.endpoint = endpoint
         self.keepalive = float(keepalive)
         self.relay = relay
+        if relay is not None and endpoint.tasks is not None:
+            relay.carry(endpoint.tasks)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":

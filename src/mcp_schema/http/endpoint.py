@@ -117,7 +117,8 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
-from mcp_schema.subscriptions import Subscriptions, supported_by
+from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
+from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
@@ -208,6 +209,8 @@ class Endpoint:
       store and the tasks handlers start are stored before their
       ``CreateTaskResult`` is sent. Both wait for the store, so they are
       served by `handle_async` (the ASGI app's); `handle` answers them -32603.
+      Its ``on_change`` sends task status notifications to the listens of
+      ``subscriptions`` (`mcp_schema.tasks.notifications`).
     """
 
     def __init__(
@@ -260,18 +263,19 @@ class Endpoint:
         self.cors = bool(self.allowed_origins) if cors is None else cors
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
+        if tasks is not None and not isinstance(tasks, TaskServer):
+            raise TypeError(f"tasks must be a TaskServer, not {type(tasks).__name__}")
+        sent = supported_by(capabilities) | ({TASKS} if tasks is not None else set())
         self.subscriptions = (
-            Subscriptions(supported=supported_by(capabilities))
-            if subscriptions is None
-            else subscriptions
+            Subscriptions(supported=sent) if subscriptions is None else subscriptions
         )
         self.stateless = tuple(v for v in STATELESS_VERSIONS if v in served)
         """The versions served per request, oldest first."""
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
         """The versions served in sessions (``initialize``), oldest first."""
-        if tasks is not None and not isinstance(tasks, TaskServer):
-            raise TypeError(f"tasks must be a TaskServer, not {type(tasks).__name__}")
         self.tasks = tasks
+        if tasks is not None:  # status notifications to this replica's listens (a Relay: all)
+            tasks.on_change = notifier(tasks, self.subscriptions)
         self._options: dict[str, Any] = {
             **(session_options or {}),
             "tasks": tasks,
@@ -558,7 +562,12 @@ class Endpoint:
             if media != _SSE:
                 return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", brought.id)
             try:  # a stream of its own, fed by the subscriptions (mcp_schema.http.listen)
-                listening = open_listen(self.subscriptions, brought, max_buffer=self.max_buffer)
+                listening = open_listen(
+                    self.subscriptions,
+                    brought,
+                    max_buffer=self.max_buffer,
+                    principal=server.principal,
+                )
             except McpError as err:
                 return refusal(status_of(err), err, brought.id)
             return self._streamed(listening, live)

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from mcp_schema.http.stream import MAX_BUFFER, Stream
 from mcp_schema.session import RequestReceived
-from mcp_schema.subscriptions import LISTEN, Listen, Subscriptions, listened
+from mcp_schema.subscriptions import LISTEN, Listen, Subscriptions
+from mcp_schema.tasks.notifications import open_listen as opened
 
 __all__ = ["LISTEN", "ListenStream", "open_listen"]
 
@@ -36,9 +37,14 @@ class ListenStream(Stream):
 
 
 def open_listen(
-    subscriptions: Subscriptions, request: RequestReceived, *, max_buffer: int = MAX_BUFFER
+    subscriptions: Subscriptions,
+    request: RequestReceived,
+    *,
+    max_buffer: int = MAX_BUFFER,
+    principal: str | None = None,
 ) -> ListenStream:
-    """The stream of a new listen for ``request`` (a ``subscriptions/listen``);
-    raises its `McpError` when ``subscriptions`` refuses it."""
-    listen = subscriptions.open(request.id, listened(request.message))
+    """The stream of a new listen for ``request`` (a ``subscriptions/listen``;
+    of ``principal``'s tasks); raises its `McpError` when it is refused
+    (`mcp_schema.tasks.notifications.open_listen`)."""
+    listen = opened(subscriptions, request, principal)
     return ListenStream(listen, max_buffer=max_buffer)

@@ -18,16 +18,19 @@ answer; the client's ``notifications/cancelled`` for it abandons it.
 from __future__ import annotations
 
 from mcp_schema.session.events import RequestReceived
-from mcp_schema.subscriptions import Listen, Subscriptions, listened
+from mcp_schema.subscriptions import Listen, Subscriptions
+from mcp_schema.tasks.notifications import open_listen
 
 __all__ = ["Listens"]
 
 
 class Listens:
-    """The listens open on one connection, in ``subscriptions``."""
+    """The listens open on one connection, in ``subscriptions``, hearing of
+    ``principal``'s tasks."""
 
-    def __init__(self, subscriptions: Subscriptions) -> None:
+    def __init__(self, subscriptions: Subscriptions, principal: str | None = None) -> None:
         self.subscriptions = subscriptions
+        self.principal = principal
         self._open: dict[RequestReceived, Listen] = {}  # by identity, in the order opened
 
     def __len__(self) -> int:
@@ -35,9 +38,9 @@ class Listens:
 
     def open(self, request: RequestReceived) -> None:
         """A listen for ``request`` (a ``subscriptions/listen``), its
-        acknowledgement queued; its `McpError` (-32602, -32603) when the
-        registry refuses it, nothing changed."""
-        self._open[request] = self.subscriptions.open(request.id, listened(request.message))
+        acknowledgement queued; its `McpError` (-32602, -32603, -32021) when
+        it is refused, nothing changed."""
+        self._open[request] = open_listen(self.subscriptions, request, self.principal)
 
     def abandon(self, request: RequestReceived) -> bool:
         """The client cancelled ``request``: whether it was a listen (now ended, silently)."""

@@ -278,7 +278,7 @@ class ServerSession(Peer):
     def _listen(self, event: RequestReceived, events: list[Event]) -> None:
         """Open the listen ``event`` asks for on this connection (see `Listens`)."""
         if self._listens is None:
-            self._listens = Listens(self.subscriptions)
+            self._listens = Listens(self.subscriptions, self.principal)
         self._listens.open(event)  # the registry's refusal changes nothing
         self._state.accept(event)  # in flight until its listen ends (admissible: checked)
         if self._state.version is None:
