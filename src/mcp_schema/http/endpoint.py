@@ -377,8 +377,6 @@ class Endpoint:
         """`handle` once `_precheck` let the request through (the adapter's path:
         it prechecks before reading the body, and neither is done twice)."""
         if method == "POST":
-            if len(body) > self.max_body:
-                return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
             exchange = self._post(received, body)
             if isinstance(exchange, Response):
                 return exchange
@@ -407,8 +405,6 @@ class Endpoint:
         tasks = self.tasks
         if method != "POST" or tasks is None:
             return self._prechecked(method, received, body)
-        if len(body) > self.max_body:
-            return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         exchange = self._post(received, body)
         if isinstance(exchange, Response):
             return exchange
@@ -465,6 +461,8 @@ class Endpoint:
     # -- POST -----------------------------------------------------------------------------
 
     def _post(self, headers: dict[str, str], body: bytes) -> Response | _Exchange:
+        if len(body) > self.max_body:
+            return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         # The one parse the endpoint makes, strict as every reader's: what it
         # finds tells the era; the session then reads the body, headers and all.
         try:
