@@ -27,6 +27,9 @@ A 2026-07-28 ``ask`` (tools ``ask`` and ``think``) seals its round into the
 while rotating), so its retry completes on any replica given the same key.
 Unset, a random key serves this one process.
 
+``MCP_VERSIONS`` (comma-separated, say ``2026-07-28``) names the versions it
+serves, as for ``examples/server.py``; unset, every version the package knows.
+
 The tool ``toggle`` adds the tool ``extra``, or removes it: the tool set is
 one key of the broker's store (Redis, or this process's), which each request
 reads before its handler runs. The toggle's write (a compare-and-set on what
@@ -202,6 +205,7 @@ def application(
     state_key: str | None = None,
     tasks_db: str | None = None,
     lease_seconds: float = DEFAULT_LEASE_SECONDS,
+    versions: str | None = None,
 ) -> App | ClusterApp:
     """One replica: sessions and tasks in this process, or shared through Redis
     (the tasks in ``tasks_db`` without Redis)."""
@@ -213,11 +217,15 @@ def application(
         broker = RedisBroker.from_url(redis_url)
         sessions = BrokerSessions(broker)
     options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
+    options["versions"] = example["served_versions"](versions)
     options["request_state"] = sealer(state_key)
     store = task_store(redis_url, tasks_db)
     options["tasks"] = TaskServer(store, lease_seconds=lease_seconds)
     handler: list[Handler] = []  # the relay needs the endpoint, the handler the relay
-    endpoint = Endpoint(lambda s, e: handler[0](s, e), info=INFO, sessions=sessions, **options)
+    try:
+        endpoint = Endpoint(lambda s, e: handler[0](s, e), info=INFO, sessions=sessions, **options)
+    except ValueError as exc:  # a version the package does not know
+        raise SystemExit(f"MCP_VERSIONS: {exc}") from None
     relay = Relay(endpoint.subscriptions, broker)
     handler.append(counting(toggling(relay)))
     app = ToggleApp(endpoint, relay)
@@ -226,4 +234,6 @@ def application(
 
 env = os.environ.get
 lease = float(env("MCP_TASK_LEASE_SECONDS") or DEFAULT_LEASE_SECONDS)  # TaskServer checks it
-app = application(env("MCP_REDIS_URL"), env("MCP_STATE_KEY"), env("MCP_TASKS_DB"), lease)
+app = application(
+    env("MCP_REDIS_URL"), env("MCP_STATE_KEY"), env("MCP_TASKS_DB"), lease, env("MCP_VERSIONS")
+)

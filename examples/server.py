@@ -9,8 +9,12 @@ result, progress and logging, tools that ask the user or the client's model
 only of a client that can answer them), a resource and a prompt. The tool
 ``toggle`` adds the tool ``extra`` or removes it, and publishes the change:
 the session serves 2026-07-28 ``subscriptions/listen`` itself (acknowledged,
-each listen's notifications tagged with its id, only what it asked for)."""
+each listen's notifications tagged with its id, only what it asked for).
 
+``MCP_VERSIONS`` (comma-separated, say ``2025-06-18``) names the versions it
+serves; unset, every version the package knows."""
+
+import os
 import sys
 from typing import Any
 
@@ -102,10 +106,24 @@ def serve(session: ServerSession, event: Event) -> None:
             session.fail(event, err)
 
 
+def served_versions(value: str | None) -> list[str] | None:
+    """The versions ``MCP_VERSIONS`` names (None, all of them, when it is unset or empty)."""
+    named = [v.strip() for v in (value or "").split(",") if v.strip()]
+    return named or None
+
+
 def main() -> None:
     capabilities = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
     info = {"name": "example-server", "version": "1.0.0"}
-    session = ServerSession(info=info, capabilities=capabilities, handler_version=mcp.VERSION)
+    try:
+        session = ServerSession(
+            info=info,
+            capabilities=capabilities,
+            handler_version=mcp.VERSION,
+            versions=served_versions(os.environ.get("MCP_VERSIONS")),
+        )
+    except ValueError as exc:  # a version the package does not know
+        raise SystemExit(f"MCP_VERSIONS: {exc}") from None
     for line in sys.stdin.buffer:
         for event in session.receive(line):
             serve(session, event)
