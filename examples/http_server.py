@@ -217,7 +217,7 @@ def application(
         broker = RedisBroker.from_url(redis_url)
         sessions = BrokerSessions(broker)
     options: dict[str, Any] = {"capabilities": CAPABILITIES, "handler_version": mcp.VERSION}
-    options["versions"] = example["served_versions"](versions)
+    options["versions"] = [v for v in (versions or "").split(",") if v] or None  # None: all
     options["request_state"] = sealer(state_key)
     store = task_store(redis_url, tasks_db)
     options["tasks"] = TaskServer(store, lease_seconds=lease_seconds)

@@ -35,6 +35,7 @@ TOOLS: list[dict[str, Any]] = [
 EXTRA = {"name": "extra", "description": "Here until toggled", "inputSchema": {"type": "object"}}
 SAMPLE = {"messages": [{"role": "user", "content": {"type": "text", "text": "A word?"}}]}
 ELICIT = {"message": "A word?", "requestedSchema": TEXT}
+VERSIONS = [v for v in os.environ.get("MCP_VERSIONS", "").split(",") if v] or None  # None: all
 ASKS: dict[str, Any] = {
     "ask": {"method": "elicitation/create", "params": ELICIT},
     "think": {"method": "sampling/createMessage", "params": {**SAMPLE, "maxTokens": 9}},
@@ -106,24 +107,12 @@ def serve(session: ServerSession, event: Event) -> None:
             session.fail(event, err)
 
 
-def served_versions(value: str | None) -> list[str] | None:
-    """The versions ``MCP_VERSIONS`` names (None, all of them, when it is unset or empty)."""
-    named = [v.strip() for v in (value or "").split(",") if v.strip()]
-    return named or None
-
-
 def main() -> None:
     capabilities = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
     info = {"name": "example-server", "version": "1.0.0"}
-    try:
-        session = ServerSession(
-            info=info,
-            capabilities=capabilities,
-            handler_version=mcp.VERSION,
-            versions=served_versions(os.environ.get("MCP_VERSIONS")),
-        )
-    except ValueError as exc:  # a version the package does not know
-        raise SystemExit(f"MCP_VERSIONS: {exc}") from None
+    session = ServerSession(
+        info=info, capabilities=capabilities, handler_version=mcp.VERSION, versions=VERSIONS
+    )
     for line in sys.stdin.buffer:
         for event in session.receive(line):
             serve(session, event)

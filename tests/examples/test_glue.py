@@ -1,5 +1,5 @@
-"""examples/server.py stays what docs/guide/sessions.md and the README say it is: at most 88 lines of
-code, 18 of them wire glue (the functions ``main`` and ``serve``)."""
+"""examples/server.py stays what docs/guide/sessions.md and the README say it is: at most 92 lines of
+code, 20 of them wire glue (the functions ``main`` and ``serve``)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ def test_the_example_server_is_small_and_mostly_features() -> None:
     source = SERVER.read_text(encoding="utf-8")
     tree = ast.parse(source)
     lines = code_lines(source, tree)
-    assert len(lines) <= 88
+    assert len(lines) <= 92
     functions = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
     glue = [
         number
@@ -32,4 +32,4 @@ def test_the_example_server_is_small_and_mostly_features() -> None:
         for number in lines
         if functions[name].lineno <= number <= (functions[name].end_lineno or 0)
     ]
-    assert len(glue) == 18
+    assert len(glue) == 20

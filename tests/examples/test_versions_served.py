@@ -65,8 +65,8 @@ def test_the_stdio_server_serves_every_version_when_unset() -> None:
 
 def test_an_unknown_version_stops_the_stdio_server() -> None:
     done = stdio("2025-06-18,2099-01-01", INITIALIZE)
-    assert done.returncode == 1 and done.stdout == ""
-    assert done.stderr.startswith("MCP_VERSIONS:") and "2099-01-01" in done.stderr
+    assert done.returncode != 0 and done.stdout == ""
+    assert "2099-01-01" in done.stderr.splitlines()[-1]  # the error names it
 
 
 def test_the_http_server_serves_only_the_versions_named() -> None:
