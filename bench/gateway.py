@@ -48,18 +48,20 @@ error_log {work}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
     access_log off;
+    keepalive_requests 100000000;  # 1000 by default: the load client does not reconnect
     client_body_temp_path {work}/body;
     proxy_temp_path {work}/proxy;
     fastcgi_temp_path {work}/fastcgi;
     uwsgi_temp_path {work}/uwsgi;
     scgi_temp_path {work}/scgi;
-    upstream mcp {{ server {upstream}; keepalive 64; }}
+    upstream mcp {{ server {upstream}; keepalive 64; keepalive_requests 100000000; }}
     server {{
         listen 127.0.0.1:{port};
         location / {{
             proxy_pass http://mcp;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+            proxy_set_header Host {upstream};  # the upstream's own, as the forwarders send
             proxy_buffering off;
         }}
     }}
