@@ -220,13 +220,100 @@ def test_monitor_mode_forwards_a_mismatch_and_reports_it(example: str) -> None:
     assert [r["code"] for r in reported(log)] == [-32020]
 
 
-def test_an_unreachable_upstream_is_502() -> None:
+@pytest.mark.parametrize("enforce", [False, True])
+def test_an_unreachable_upstream_is_502_and_reported_once_with_a_count(enforce: bool) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nobody listens there
-    with serving(GatewayApp(f"http://127.0.0.1:{port}/mcp", enforce=True)) as url:
-        answer = post(url, CALL)
-    assert answer.status_code == 502 and answer.json()["id"] == 7
+    log = ReportLog()
+    with serving(GatewayApp(f"http://127.0.0.1:{port}/mcp", enforce=enforce, reports=log)) as url:
+        answers = [post(url, CALL) for _ in range(20)]
+    assert {(a.status_code, a.json()["id"], a.json()["error"]["code"]) for a in answers} == {
+        (502, 7, -32603)
+    }
+    first, last = reported(log)  # the run of the same failure: its first, then its count
+    assert (first["direction"], first["code"], first["id"]) == ("server->client", -32603, 7)
+    assert "cannot be reached" in first["message"]
+    assert first["message"] == answers[0].json()["error"]["message"]
+    assert (first["repeats"], last["repeats"], last["message"]) == (0, 19, first["message"])
+
+
+# -- Mcp-Param-* headers, of the tools the upstream listed --------------------------------
+
+REGION = {
+    "name": "where",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    },
+}
+
+
+def annotating(calls: list[bytes]) -> Any:
+    """An upstream listing `REGION` and answering each call (kept in ``calls``)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        if request["method"] == "tools/list":
+            result: dict[str, Any] = {"tools": [REGION], "cacheScope": "private", "ttlMs": 0}
+        else:
+            calls.append(body)
+            result = {"content": []}
+        answer = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"resultType": "complete", **result},
+        }
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+
+    return app
+
+
+def region_call(region: str) -> dict[str, Any]:
+    params = {"name": "where", "arguments": {"region": region}, "_meta": META}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_param_headers_are_checked_against_the_tools_the_upstream_listed(enforce: bool) -> None:
+    calls: list[bytes] = []
+    log = ReportLog()
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    to_list = {**HEADERS, "mcp-method": "tools/list"}
+    del to_list["mcp-name"]
+    calling = {**HEADERS, "mcp-name": "where"}
+    with (
+        serving(annotating(calls)) as upstream,
+        serving(GatewayApp(upstream, enforce=enforce, reports=log)) as url,
+    ):
+        before = post(url, region_call("eu"), calling)  # not listed yet: not checked
+        assert post(url, listing, to_list).json()["result"]["tools"] == [REGION]
+        good = post(url, region_call("eu"), {**calling, "mcp-param-region": "eu"})
+        missing = post(url, region_call("eu"), calling)
+        wrong = post(url, region_call("eu"), {**calling, "Mcp-Param-Region": "us"})
+    assert before.status_code == good.status_code == 200
+    found = reported(log)
+    assert [(r["direction"], r["code"], r["id"]) for r in found] == [
+        ("client->server", -32020, 7)
+    ] * 2
+    assert [r["data"]["reason"] for r in found] == ["missing", "mismatch"]
+    if enforce:  # refused, never forwarded
+        assert len(calls) == 2
+        for refused in (missing, wrong):
+            assert refused.status_code == 400
+            assert refused.json()["id"] == 7 and refused.json()["error"]["code"] == -32020
+    else:  # forwarded as they came
+        assert len(calls) == 4 and missing.status_code == wrong.status_code == 200
 
 
 def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:

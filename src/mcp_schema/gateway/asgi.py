@@ -27,8 +27,10 @@ Two modes:
   replaced by that error as an event, and the stream ends there.
 
 An upstream that cannot be reached, or fails mid-answer before its status,
-is 502 with -32603 in both modes. Reports go to a `ReportLog` (bounded,
-written by a thread of its own: forwarding never waits for them).
+is 502 with -32603 in both modes, and reported (`Exchange.unreachable`: a
+run of such failures is one line and their count). Reports go to a
+`ReportLog` (bounded, written by a thread of its own: forwarding never
+waits for them).
 """
 
 from __future__ import annotations
@@ -41,14 +43,12 @@ from typing import Any
 
 import httpx
 
-from mcp_schema.errors import InternalError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.sse import EventSplitter
 
 # The ASGI types and helpers of the package's own adapter: a refusal is
 # written exactly as the endpoint's, and a client leaving is seen the same way.
 from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
-from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog
 
@@ -203,8 +203,10 @@ class GatewayApp:
             request = client.build_request(method, url, headers=headers, content=content)
             response = await client.send(request, stream=True)
         except httpx.HTTPError as exc:
-            error = InternalError(f"Bad gateway: the upstream cannot be reached: {exc!s:.200}")
-            return await _send_whole(send, refusal(502, error, deferred.get().request_id))
+            exchange = deferred.get()
+            report, answer = exchange.unreachable(str(exc) or type(exc).__name__)
+            self._report([report, *exchange.end()])
+            return await _send_whole(send, answer)
         try:
             media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             down = [(k.lower(), v) for k, v in response.headers.raw]
