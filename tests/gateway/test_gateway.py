@@ -336,6 +336,29 @@ def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:
         assert gone.wait(10)
 
 
+def test_one_clients_cookies_never_reach_the_upstream_with_anothers_request() -> None:
+    seen: list[dict[bytes, bytes]] = []
+
+    async def cookie_setter(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        seen.append(dict(scope["headers"]))
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
+        headers = [(b"content-type", b"application/json"), (b"set-cookie", b"s=secret; Path=/")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    with serving(cookie_setter) as upstream, serving(GatewayApp(upstream)) as url:
+        first = post(url, CALL)  # each post is a client of its own
+        second = post(url, CALL, {**HEADERS, "user-agent": "mine"})
+    assert first.headers["set-cookie"] == "s=secret; Path=/"  # passed on to its client
+    assert second.status_code == 200
+    assert [h.get(b"cookie") for h in seen] == [None, None]  # and kept by no one else
+    assert seen[1][b"user-agent"] == b"mine" and b"cookie" not in seen[0]
+
+
 def test_other_paths_are_404_and_not_forwarded(example: str) -> None:
     with serving(GatewayApp(example)) as url:
         assert httpx.get(url.replace("/mcp", "/other")).status_code == 404
