@@ -24,6 +24,7 @@ import pytest
 import uvicorn
 from mcp import Client
 
+from mcp_schema.gateway import ExchangeValidator
 from mcp_schema.gateway.asgi import GatewayApp
 from mcp_schema.proxy import ReportLog
 
@@ -357,6 +358,38 @@ def test_one_clients_cookies_never_reach_the_upstream_with_anothers_request() ->
     assert second.status_code == 200
     assert [h.get(b"cookie") for h in seen] == [None, None]  # and kept by no one else
     assert seen[1][b"user-agent"] == b"mine" and b"cookie" not in seen[0]
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_a_body_over_the_limit_is_forwarded_whole_in_monitor_mode_and_413_in_enforce(
+    enforce: bool,
+) -> None:
+    sizes: list[int] = []
+
+    async def measuring(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        size, more = 0, True
+        while more:
+            message = await receive()
+            size, more = size + len(message.get("body", b"")), message.get("more_body", False)
+        sizes.append(size)
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    log = ReportLog()
+    big = {**CALL, "params": {**CALL["params"], "arguments": {"text": "x" * 300_000}}}
+    with serving(measuring) as upstream:
+        app = GatewayApp(
+            upstream, enforce=enforce, reports=log, validator=ExchangeValidator(max_body=1000)
+        )
+        with serving(app) as url:
+            answer = post(url, big)
+    assert answer.status_code == (413 if enforce else 200)
+    assert sizes == ([] if enforce else [len(json.dumps(big))])
+    assert [r["code"] for r in reported(log)] == [-32700]
 
 
 def test_other_paths_are_404_and_not_forwarded(example: str) -> None:

@@ -253,6 +253,7 @@ class Exchange:
         self._listen: Filter | None = None
         self._failed = False  # a message of the answer was reported (it may have been the response)
         self._opening = False
+        self._unread = False  # the body was not read (too long, or not JSON): its id is unknown
         self.json = False
         """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
 
@@ -271,6 +272,7 @@ class Exchange:
             self.refusal = refusal(
                 413, f"Payload Too Large: at most {self._owner.max_body:,} bytes"
             )
+            self._unread = True
             return
         if not is_json(received.get("content-type")):
             report = make_report(
@@ -279,6 +281,7 @@ class Exchange:
             )  # fmt: skip
             self.reports.append(report)
             self.refusal = refusal(415, "Unsupported Media Type: the body must be application/json")
+            self._unread = True
             return
         # initialize is read without MCP-Protocol-Version (it predates the
         # session's version, as the endpoint reads it); a handshake-era body
@@ -387,6 +390,8 @@ class Exchange:
             if self.method == "GET":
                 return None  # a stream resumed (Last-Event-ID) replays its responses
             if self.request_id is None:
+                if self._unread:  # monitor mode forwarded a body it could not read: this answers it
+                    return None
                 return "Invalid Request: a response on an answer to no request"
             if self.answered:
                 return f"Invalid Request: a second response to request {quote(self.request_id)}"
