@@ -51,6 +51,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
         "session",
         "context",
         "builders",
+        "http",
         "http_headers",
         "projection",
         "proxy",
@@ -62,7 +63,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _EXCLUDED = frozenset({"__main__"})
 # hand-written packages: one page each
-_RUNTIME_PACKAGES = frozenset({"gateway", "proxy", "session", "tasks"})
+_RUNTIME_PACKAGES = frozenset({"gateway", "http", "proxy", "session", "tasks"})
 
 
 # -- what the reference holds -----------------------------------------------------------
