@@ -199,6 +199,7 @@ class Correlator:
     ) -> Any:
         if sender is not None and sender not in _OTHER:
             _check_sender(sender)
+        check(tools, Mapping, "tools", none=True)
         data = raw if type(raw) is bytes else as_bytes(raw)
         received = None if headers is None else received_headers(headers)
         try:
