@@ -337,6 +337,37 @@ def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:
         assert gone.wait(10)
 
 
+@pytest.mark.parametrize(
+    ("sent", "reason"),
+    [
+        (b"caf\xc3\xa9", "invalid"),  # raw UTF-8: it must have been encoded
+        (b"=?base64?ZXU=?=", None),  # "eu", encoded: decoded before it is compared
+        (b"=?base64?ZXU?=", "invalid"),  # no valid base64
+        (b"e" * 8000, "mismatch"),
+    ],
+)
+def test_hostile_param_headers_through_enforce_mode(sent: bytes, reason: str | None) -> None:
+    calls: list[bytes] = []
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    to_list = {**HEADERS, "mcp-method": "tools/list"}
+    del to_list["mcp-name"]
+    with (
+        serving(annotating(calls)) as upstream,
+        serving(GatewayApp(upstream, enforce=True)) as url,
+    ):
+        post(url, listing, to_list)
+        headers: dict[str, str | bytes] = {**HEADERS, "mcp-name": "where", "mcp-param-region": sent}
+        body = json.dumps(region_call("eu")).encode()
+        answer = httpx.post(url, content=body, headers=headers, timeout=10)
+    if reason is None:
+        assert answer.status_code == 200 and len(calls) == 1
+        return
+    assert answer.status_code == 400 and calls == []
+    error = answer.json()["error"]
+    assert error["code"] == -32020 and error["data"]["reason"] == reason
+    assert len(answer.content) < 4096  # the value is cut in the error
+
+
 def test_one_clients_cookies_never_reach_the_upstream_with_anothers_request() -> None:
     seen: list[dict[bytes, bytes]] = []
 
