@@ -356,7 +356,8 @@ def test_hostile_param_headers_through_enforce_mode(sent: bytes, reason: str | N
         serving(GatewayApp(upstream, enforce=True)) as url,
     ):
         post(url, listing, to_list)
-        headers: dict[str, str | bytes] = {**HEADERS, "mcp-name": "where", "mcp-param-region": sent}
+        headers = [(k.encode(), v.encode()) for k, v in {**HEADERS, "mcp-name": "where"}.items()]
+        headers.append((b"mcp-param-region", sent))
         body = json.dumps(region_call("eu")).encode()
         answer = httpx.post(url, content=body, headers=headers, timeout=10)
     if reason is None:
@@ -411,7 +412,8 @@ def test_a_body_over_the_limit_is_forwarded_whole_in_monitor_mode_and_413_in_enf
         await send({"type": "http.response.body", "body": body})
 
     log = ReportLog()
-    big = {**CALL, "params": {**CALL["params"], "arguments": {"text": "x" * 300_000}}}
+    big = json.loads(json.dumps(CALL))
+    big["params"]["arguments"]["text"] = "x" * 300_000
     with serving(measuring) as upstream:
         app = GatewayApp(
             upstream, enforce=enforce, reports=log, validator=ExchangeValidator(max_body=1000)
