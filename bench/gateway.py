@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -142,15 +142,23 @@ def measure(seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:
         for _ in range(rounds):
             for name, server in paths.items():
                 run = _load(server.port, requests[name], share, None, connections=1)
-                alone[name].append(asyncio.run(run))
+                alone[name].append(_ran(name, run))
                 run = _load(server.port, requests[name], share, None, pid=server.process.pid)
-                loaded[name].append(asyncio.run(run))
+                loaded[name].append(_ran(name, run))
     return {
         "alone": {name: _summary(r) for name, r in alone.items()},
         "loads": {name: _summary(r) for name, r in loaded.items()},
         "connections": CONNECTIONS,
         "rounds": rounds,
     }
+
+
+def _ran(name: str, load: Coroutine[Any, Any, Run]) -> Run:
+    """The run of ``load`` on path ``name``; a connection the path broke names it."""
+    try:
+        return asyncio.run(load)
+    except (OSError, asyncio.IncompleteReadError) as exc:
+        raise RuntimeError(f"{name}: the load client's connection broke: {exc!r}") from exc
 
 
 def added(loads: dict[str, Load], name: str) -> float:
