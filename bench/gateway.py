@@ -10,7 +10,9 @@ validating nothing: the gateway's stack without its work, the reference),
 and nginx as a plain reverse proxy (``proxy_pass``, the floor of what a
 proxy adds), each one process on loopback. Reported: the p50 and p99
 latency one request at a time and what each hop adds to them over the
-direct path, and the requests per second with ``CONNECTIONS`` at once. The
+direct path, the requests per second with ``CONNECTIONS`` at once, and
+the CPU time each process spends per request then (on a shared machine the
+steadiest of the numbers: the hops' CPU beside the forwarder's). The
 targets (printed PASS or MISS, never asserted): monitor mode adds at most
 1.3x the forwarder's p50 and serves at least 80% of its requests per
 second; enforce mode 1.5x and 70%.
@@ -27,7 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,7 @@ REFERENCE = "bare forwarder"
 
 NGINX = """\
 worker_processes 1;
+master_process off;  # one process, whose CPU time is the proxy's
 daemon off;
 pid {work}/nginx.pid;
 error_log {work}/error.log warn;
@@ -48,18 +51,20 @@ error_log {work}/error.log warn;
 events {{ worker_connections 1024; }}
 http {{
     access_log off;
+    keepalive_requests 100000000;  # 1000 by default: the load client does not reconnect
     client_body_temp_path {work}/body;
     proxy_temp_path {work}/proxy;
     fastcgi_temp_path {work}/fastcgi;
     uwsgi_temp_path {work}/uwsgi;
     scgi_temp_path {work}/scgi;
-    upstream mcp {{ server {upstream}; keepalive 64; }}
+    upstream mcp {{ server {upstream}; keepalive 64; keepalive_requests 100000000; }}
     server {{
         listen 127.0.0.1:{port};
         location / {{
             proxy_pass http://mcp;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
+            proxy_set_header Host {upstream};  # the upstream's own, as the forwarders send
             proxy_buffering off;
         }}
     }}
@@ -137,14 +142,23 @@ def measure(seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:
         for _ in range(rounds):
             for name, server in paths.items():
                 run = _load(server.port, requests[name], share, None, connections=1)
-                alone[name].append(asyncio.run(run))
-                loaded[name].append(asyncio.run(_load(server.port, requests[name], share, None)))
+                alone[name].append(_ran(name, run))
+                run = _load(server.port, requests[name], share, None, pid=server.process.pid)
+                loaded[name].append(_ran(name, run))
     return {
         "alone": {name: _summary(r) for name, r in alone.items()},
         "loads": {name: _summary(r) for name, r in loaded.items()},
         "connections": CONNECTIONS,
         "rounds": rounds,
     }
+
+
+def _ran(name: str, load: Coroutine[Any, Any, Run]) -> Run:
+    """The run of ``load`` on path ``name``; a connection the path broke names it."""
+    try:
+        return asyncio.run(load)
+    except (OSError, asyncio.IncompleteReadError) as exc:
+        raise RuntimeError(f"{name}: the load client's connection broke: {exc!r}") from exc
 
 
 def added(loads: dict[str, Load], name: str) -> float:
@@ -188,7 +202,8 @@ def report(result: dict[str, Any]) -> None:
         f"connection at a time, req/s with {result['connections']} connections"
     )
     print(
-        f"  {'path':<18} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} {'req/s':>9} {'errors':>7}"
+        f"  {'path':<18} {'p50 ms':>8} {'p99 ms':>8} {'+p50 ms':>8} {'+p99 ms':>8} {'req/s':>9}"
+        f" {'cpu us/req':>10} {'errors':>7}"
     )
     for name, load in alone.items():
         more = "" if name == "direct" else f"{added(alone, name):>8.3f}"
@@ -196,7 +211,7 @@ def report(result: dict[str, Any]) -> None:
         errors = load.errors + loads[name].errors
         print(
             f"  {name:<18} {load.p50_ms:>8.3f} {load.p99_ms:>8.3f} {more:>8} {more99:>8} "
-            f"{loads[name].rps:>9,.0f} {errors:>7}"
+            f"{loads[name].rps:>9,.0f} {loads[name].server_us:>10,.0f} {errors:>7}"
         )
 
 

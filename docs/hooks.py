@@ -47,12 +47,23 @@ NAV_SECTION = "API reference"
 # still gets a page, under "More".
 RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
     "Decoding": ("codec", "errors", "base", "versions", "negotiation"),
-    "Serving": ("session", "context", "builders", "http_headers", "projection", "proxy"),
+    "Serving": (
+        "session",
+        "context",
+        "builders",
+        "http",
+        "http_headers",
+        "projection",
+        "proxy",
+        "gateway",
+        "tasks",
+    ),
     "Testing and tools": ("testing", "json_strategies", "cli", "diff"),
     "Tables": ("registry", "tables"),
 }
 _EXCLUDED = frozenset({"__main__"})
-_RUNTIME_PACKAGES = frozenset({"proxy", "session"})  # hand-written packages: one page each
+# hand-written packages: one page each
+_RUNTIME_PACKAGES = frozenset({"gateway", "http", "proxy", "session", "tasks"})
 
 
 # -- what the reference holds -----------------------------------------------------------

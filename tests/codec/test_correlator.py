@@ -173,3 +173,34 @@ def test_an_option_changed_between_messages_is_checked_and_followed() -> None:
     session.allow_unknown_methods = True
     session.decode(raw(vendor))
     assert session.pending == 1
+
+
+def test_tools_given_check_a_calls_param_headers_and_a_refused_call_is_not_pending() -> None:
+    tool = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        },
+    }
+    message = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "t",
+            "arguments": {"region": "eu"},
+            "_meta": NAMING_2026["params"]["_meta"],
+        },
+    }
+    headers = {"mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "t"}
+    connection = codec.Correlator()
+    with pytest.raises(McpError) as refused:
+        connection.decode_dict(raw(message), sender="client", headers=headers, tools={"t": tool})
+    assert refused.value.code == -32020 and connection.pending == 0
+    connection.decode_dict(raw(message), sender="client", headers=headers, tools={})  # not known
+    assert connection.pending == 1
+    message["id"] = 2
+    headers["mcp-param-region"] = "eu"
+    connection.decode(raw(message), sender="client", headers=headers, tools={"t": tool})
+    assert connection.pending == 2

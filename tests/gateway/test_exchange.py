@@ -235,3 +235,157 @@ def test_bad_gateway_names_the_finding_to_the_requests_id() -> None:
     body = json.loads(response.body)
     assert response.status == 502 and body["id"] == 1 and body["error"]["code"] == -32603
     assert body["error"]["data"]["finding"]["code"] == report["code"]
+
+
+# -- Mcp-Param-* headers, learned from the tools/list answers --------------------------------
+
+ANNOTATED = {
+    "name": "t",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+            "where": {
+                "type": "object",
+                "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}},
+            },
+        },
+    },
+}
+LISTED = {"resultType": "complete", "cacheScope": "private", "ttlMs": 0}
+LIST = {**STATELESS, "mcp-method": "tools/list"}
+del LIST["mcp-name"]
+
+
+def listed(validator: ExchangeValidator, *tools: dict[str, Any]) -> None:
+    """``tools`` answered to a tools/list through ``validator``."""
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": META}}
+    exchange = validator.request("POST", LIST, raw(message))
+    assert exchange.refusal is None, exchange.reports
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(9, {**LISTED, "tools": list(tools)})) is None
+
+
+def called(validator: ExchangeValidator, headers: dict[str, str], **arguments: Any) -> Exchange:
+    return validator.request("POST", {**STATELESS, **headers}, raw(call(arguments=arguments)))
+
+
+def mismatch(exchange: Exchange) -> dict[str, Any]:
+    """The -32020 refusal's data (the exchange must be refused with it, 400)."""
+    assert exchange.refusal is not None and exchange.refusal.status == 400
+    body = json.loads(exchange.refusal.body)
+    assert body["id"] == 1 and body["error"]["code"] == -32020
+    [report] = exchange.reports
+    assert (report["direction"], report["code"], report["id"]) == ("client->server", -32020, 1)
+    data: dict[str, Any] = body["error"]["data"]
+    return data
+
+
+def test_a_listed_tools_param_headers_are_checked_against_its_arguments() -> None:
+    validator = ExchangeValidator()
+    assert called(validator, {}, region="eu").refusal is None  # not listed yet: not checked
+    listed(validator, ANNOTATED)
+    assert set(validator.tools) == {"t"}
+    good = {"mcp-param-region": "eu", "mcp-param-n": "42", "mcp-param-zone": "b"}
+    assert called(validator, good, region="eu", n=42, where={"zone": "b"}).reports == []
+    assert called(validator, {"Mcp-Param-N": "42.0"}, n=42).reports == []  # numerically
+    assert called(validator, {}).reports == []  # no argument, no header
+    assert called(validator, {"mcp-param-other": "x"}).reports == []  # not one it names
+
+
+@pytest.mark.parametrize(
+    ("headers", "arguments", "reason", "header"),
+    [
+        ({}, {"region": "eu"}, "missing", "Mcp-Param-Region"),
+        ({"mcp-param-region": "eu"}, {}, "unexpected", "Mcp-Param-Region"),
+        ({"mcp-param-region": "eu"}, {"region": None}, "unexpected", "Mcp-Param-Region"),
+        ({"mcp-param-region": "us"}, {"region": "eu"}, "mismatch", "Mcp-Param-Region"),
+        ({"mcp-param-region": "EU"}, {"region": "eu"}, "mismatch", "Mcp-Param-Region"),
+        ({"mcp-param-n": "41"}, {"n": 42}, "mismatch", "Mcp-Param-N"),
+        ({"mcp-param-zone": "a"}, {"where": {"zone": "b"}}, "mismatch", "Mcp-Param-Zone"),
+        ({}, {"where": {"zone": "b"}}, "missing", "Mcp-Param-Zone"),
+    ],
+)
+def test_a_param_header_missing_extra_or_disagreeing_is_minus_32020(
+    headers: dict[str, str], arguments: dict[str, Any], reason: str, header: str
+) -> None:
+    validator = ExchangeValidator()
+    listed(validator, ANNOTATED)
+    data = mismatch(called(validator, headers, **arguments))
+    assert (data["reason"], data["header"]) == (reason, header)
+
+
+def test_a_refused_call_leaves_nothing_pending() -> None:
+    validator = ExchangeValidator()
+    listed(validator, ANNOTATED)
+    refused = called(validator, {}, region="eu")
+    assert refused.refusal is not None and refused.correlator.pending == 0
+
+
+def test_a_handshake_era_call_need_not_mirror_but_what_it_sends_must_agree() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    headers = {"content-type": "application/json", "mcp-session-id": session}
+    listing = validator.request(
+        "POST", headers, raw({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+    )
+    listing.head(200, JSON)
+    assert listing.answer(answer(1, {"tools": [ANNOTATED]})) is None
+    message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call"}
+    message["params"] = {"name": "t", "arguments": {"region": "eu"}}
+    assert validator.request("POST", headers, raw(message)).refusal is None
+    message["id"] = 3
+    wrong = validator.request("POST", {**headers, "mcp-param-region": "us"}, raw(message))
+    assert wrong.refusal is not None and json.loads(wrong.refusal.body)["error"]["code"] == -32020
+
+
+def test_a_new_listing_replaces_what_was_known_of_a_tool() -> None:
+    validator = ExchangeValidator()
+    listed(validator, ANNOTATED)
+    plain = {"name": "t", "inputSchema": {"type": "object"}}
+    listed(validator, plain)  # no annotations any more: nothing to check
+    assert validator.tools == {} and validator.tool_bytes == 0
+    assert called(validator, {}, region="eu").reports == []
+
+
+def test_a_tool_with_invalid_annotations_is_not_checked_and_forgets_the_old_ones() -> None:
+    validator = ExchangeValidator()
+    listed(validator, ANNOTATED)
+    invalid = {
+        "name": "t",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"x": {"type": "number", "x-mcp-header": "X"}},  # no number
+        },
+    }
+    listed(validator, invalid)
+    assert validator.tools == {}
+    assert called(validator, {}, region="eu").reports == []
+
+
+def test_only_the_answer_to_a_tools_list_teaches_tools() -> None:
+    validator = ExchangeValidator()
+    exchange = stateless_call(validator)  # a tools/call, whose result names no tools
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(1, RESULT)) is None
+    other = validator.request("POST", LIST, raw({**call(), "method": "tools/list"}))
+    other.head(200, JSON)
+    report = other.answer(answer(5, {**LISTED, "tools": [ANNOTATED]}))
+    assert report is not None and "a response to id 5" in report["message"]
+    assert validator.tools == {}
+
+
+def test_the_tools_kept_are_bounded_the_least_recently_listed_forgotten() -> None:
+    validator = ExchangeValidator(max_tool_bytes=1000)
+    tools = [{**ANNOTATED, "name": f"t{i}"} for i in range(20)]
+    listed(validator, *tools)
+    assert 0 < validator.tool_bytes <= 1000
+    kept = list(validator.tools)
+    assert kept == [f"t{i}" for i in range(20 - len(kept), 20)]  # the last ones listed
+    listed(validator, tools[0])
+    assert list(validator.tools)[-1] == "t0" and validator.tool_bytes <= 1000
+    properties = {f"p{i}": {"type": "string", "x-mcp-header": f"P{i}"} for i in range(100)}
+    huge = {"name": "h", "inputSchema": {"type": "object", "properties": properties}}
+    listed(validator, huge)  # heavier than the whole bound: never kept, nothing evicted
+    assert "h" not in validator.tools and "t0" in validator.tools

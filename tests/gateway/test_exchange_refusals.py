@@ -6,6 +6,7 @@ bounded whatever the size of what came."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -146,3 +147,127 @@ def test_a_listen_filter_of_many_uris_is_read_not_refused_by_the_gateway() -> No
     del headers["mcp-name"]
     exchange = ExchangeValidator().request("POST", headers, raw(message))
     assert exchange.refusal is None  # the upstream decides its own limits
+
+
+# -- Mcp-Param-* headers of a listed tool -----------------------------------------------------
+
+TOOL = {
+    "name": "t",
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "x-mcp-header": "Text"},
+            "n": {"type": "integer", "x-mcp-header": "N"},
+        },
+    },
+}
+LISTED = {"resultType": "complete", "cacheScope": "private", "ttlMs": 0, "tools": [TOOL]}
+
+
+def knowing() -> ExchangeValidator:
+    """A validator that saw ``TOOL`` listed."""
+    validator = ExchangeValidator()
+    headers = {**HEADERS, "mcp-method": "tools/list"}
+    del headers["mcp-name"]
+    message = {"jsonrpc": "2.0", "id": 9, "method": "tools/list", "params": {"_meta": META}}
+    exchange = validator.request("POST", headers, raw(message))
+    exchange.head(200, {"content-type": "application/json"})
+    assert exchange.answer(raw({"jsonrpc": "2.0", "id": 9, "result": LISTED})) is None
+    return validator
+
+
+def refused(exchange: Any) -> dict[str, Any]:
+    """The -32020 data of a refused exchange, its report bounded."""
+    assert exchange.refusal is not None and exchange.refusal.status == 400
+    body = json.loads(exchange.refusal.body)
+    assert body["error"]["code"] == -32020 and body["id"] == 1
+    [report] = exchange.reports
+    assert report["code"] == -32020 and len(report_line(report)) <= MAX_REPORT_BYTES
+    data: dict[str, Any] = body["error"]["data"]
+    return data
+
+
+@pytest.mark.parametrize(
+    ("text", "sent"),
+    [
+        ("Hello, 世界", "=?base64?SGVsbG8sIOS4lueVjA==?="),  # the specification's examples
+        (" padded ", "=?base64?IHBhZGRlZCA=?="),
+        ("line1\nline2", "=?base64?bGluZTEKbGluZTI=?="),
+        ("=?base64?literal?=", "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="),
+        ("us-west1", "us-west1"),
+    ],
+)
+def test_an_encoded_value_is_decoded_before_it_is_compared(text: str, sent: str) -> None:
+    validator = knowing()
+    good = validator.request(
+        "POST", {**HEADERS, "mcp-param-text": sent}, raw(call(arguments={"text": text}))
+    )
+    assert good.refusal is None and good.reports == []
+    other = validator.request(
+        "POST", {**HEADERS, "mcp-param-text": sent}, raw(call(arguments={"text": text + "!"}))
+    )
+    assert refused(other)["reason"] == "mismatch"
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "=?base64?not base64!?=",  # a malformed payload
+        "=?base64?/w==?=",  # base64 of bytes that are not UTF-8
+        "=?base64?=",  # the markers overlap
+        b"caf\xc3\xa9",  # raw UTF-8 bytes in the field: not a plain header value
+        b"\xff",
+        " x",  # whitespace an HTTP hop would strip
+        "a\tb\x00",  # a control character
+    ],
+)
+def test_a_value_that_is_not_a_valid_header_value_is_invalid(sent: str | bytes) -> None:
+    validator = knowing()
+    # The raw (name, value) pairs an ASGI server hands over.
+    headers = [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+    headers.append((b"mcp-param-text", sent if isinstance(sent, bytes) else sent.encode()))
+    exchange = validator.request("POST", headers, raw(call(arguments={"text": "café"})))
+    assert refused(exchange)["reason"] == "invalid"
+
+
+def test_an_overlong_value_is_refused_its_error_and_report_bounded() -> None:
+    validator = knowing()
+    long = "x" * 1_000_000
+    exchange = validator.request(
+        "POST", {**HEADERS, "mcp-param-text": long}, raw(call(arguments={"text": "short"}))
+    )
+    data = refused(exchange)
+    assert data["reason"] == "mismatch" and len(data["received"]) < 1000
+    assert exchange.refusal is not None and len(exchange.refusal.body) < 10_000
+
+
+def test_many_headers_it_does_not_recognize_pass_and_the_ones_it_does_are_checked() -> None:
+    validator = knowing()
+    many = {f"mcp-param-p{i}": "v" * 100 for i in range(5_000)}
+    good = validator.request(
+        "POST", {**HEADERS, **many, "mcp-param-n": "7"}, raw(call(arguments={"n": 7}))
+    )
+    assert good.refusal is None
+    bad = validator.request(
+        "POST", {**HEADERS, **many, "mcp-param-n": "8"}, raw(call(arguments={"n": 7}))
+    )
+    assert refused(bad)["header"] == "Mcp-Param-N"
+
+
+def test_a_repeated_param_header_is_one_joined_value() -> None:
+    # Two field lines are one value joined by ", " (RFC 9110): never the first one trusted.
+    validator = knowing()
+    headers = [(k.encode(), v.encode()) for k, v in HEADERS.items()]
+    headers += [(b"mcp-param-n", b"7"), (b"Mcp-Param-N", b"7")]
+    assert (
+        refused(validator.request("POST", headers, raw(call(arguments={"n": 7}))))["received"]
+        == "7, 7"
+    )
+
+
+@pytest.mark.parametrize("sent", ["1e400", "7e-99999999999999999999", "0x7", "NaN", "7.5", "+7"])
+def test_an_integer_header_that_is_not_the_arguments_number_is_a_mismatch(sent: str) -> None:
+    exchange = knowing().request(
+        "POST", {**HEADERS, "mcp-param-n": sent}, raw(call(arguments={"n": 7}))
+    )
+    assert refused(exchange)["reason"] == "mismatch"

@@ -24,6 +24,7 @@ import pytest
 import uvicorn
 from mcp import Client
 
+from mcp_schema.gateway import ExchangeValidator
 from mcp_schema.gateway.asgi import GatewayApp
 from mcp_schema.proxy import ReportLog
 
@@ -220,13 +221,100 @@ def test_monitor_mode_forwards_a_mismatch_and_reports_it(example: str) -> None:
     assert [r["code"] for r in reported(log)] == [-32020]
 
 
-def test_an_unreachable_upstream_is_502() -> None:
+@pytest.mark.parametrize("enforce", [False, True])
+def test_an_unreachable_upstream_is_502_and_reported_once_with_a_count(enforce: bool) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]  # nobody listens there
-    with serving(GatewayApp(f"http://127.0.0.1:{port}/mcp", enforce=True)) as url:
-        answer = post(url, CALL)
-    assert answer.status_code == 502 and answer.json()["id"] == 7
+    log = ReportLog()
+    with serving(GatewayApp(f"http://127.0.0.1:{port}/mcp", enforce=enforce, reports=log)) as url:
+        answers = [post(url, CALL) for _ in range(20)]
+    assert {(a.status_code, a.json()["id"], a.json()["error"]["code"]) for a in answers} == {
+        (502, 7, -32603)
+    }
+    first, last = reported(log)  # the run of the same failure: its first, then its count
+    assert (first["direction"], first["code"], first["id"]) == ("server->client", -32603, 7)
+    assert "cannot be reached" in first["message"]
+    assert first["message"] == answers[0].json()["error"]["message"]
+    assert (first["repeats"], last["repeats"], last["message"]) == (0, 19, first["message"])
+
+
+# -- Mcp-Param-* headers, of the tools the upstream listed --------------------------------
+
+REGION = {
+    "name": "where",
+    "inputSchema": {
+        "type": "object",
+        "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+    },
+}
+
+
+def annotating(calls: list[bytes]) -> Any:
+    """An upstream listing `REGION` and answering each call (kept in ``calls``)."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        request = json.loads(body)
+        if request["method"] == "tools/list":
+            result: dict[str, Any] = {"tools": [REGION], "cacheScope": "private", "ttlMs": 0}
+        else:
+            calls.append(body)
+            result = {"content": []}
+        answer = {
+            "jsonrpc": "2.0",
+            "id": request["id"],
+            "result": {"resultType": "complete", **result},
+        }
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": json.dumps(answer).encode()})
+
+    return app
+
+
+def region_call(region: str) -> dict[str, Any]:
+    params = {"name": "where", "arguments": {"region": region}, "_meta": META}
+    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_param_headers_are_checked_against_the_tools_the_upstream_listed(enforce: bool) -> None:
+    calls: list[bytes] = []
+    log = ReportLog()
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    to_list = {**HEADERS, "mcp-method": "tools/list"}
+    del to_list["mcp-name"]
+    calling = {**HEADERS, "mcp-name": "where"}
+    with (
+        serving(annotating(calls)) as upstream,
+        serving(GatewayApp(upstream, enforce=enforce, reports=log)) as url,
+    ):
+        before = post(url, region_call("eu"), calling)  # not listed yet: not checked
+        assert post(url, listing, to_list).json()["result"]["tools"] == [REGION]
+        good = post(url, region_call("eu"), {**calling, "mcp-param-region": "eu"})
+        missing = post(url, region_call("eu"), calling)
+        wrong = post(url, region_call("eu"), {**calling, "Mcp-Param-Region": "us"})
+    assert before.status_code == good.status_code == 200
+    found = reported(log)
+    assert [(r["direction"], r["code"], r["id"]) for r in found] == [
+        ("client->server", -32020, 7)
+    ] * 2
+    assert [r["data"]["reason"] for r in found] == ["missing", "mismatch"]
+    if enforce:  # refused, never forwarded
+        assert len(calls) == 2
+        for refused in (missing, wrong):
+            assert refused.status_code == 400
+            assert refused.json()["id"] == 7 and refused.json()["error"]["code"] == -32020
+    else:  # forwarded as they came
+        assert len(calls) == 4 and missing.status_code == wrong.status_code == 200
 
 
 def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:
@@ -247,6 +335,94 @@ def test_a_client_leaving_an_event_stream_cancels_the_upstreams() -> None:
         with httpx.stream("POST", url, content=json.dumps(CALL), headers=HEADERS) as answer:
             assert next(answer.iter_raw()) == b": open\n\n"
         assert gone.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("sent", "reason"),
+    [
+        (b"caf\xc3\xa9", "invalid"),  # raw UTF-8: it must have been encoded
+        (b"=?base64?ZXU=?=", None),  # "eu", encoded: decoded before it is compared
+        (b"=?base64?ZXU?=", "invalid"),  # no valid base64
+        (b"e" * 8000, "mismatch"),
+    ],
+)
+def test_hostile_param_headers_through_enforce_mode(sent: bytes, reason: str | None) -> None:
+    calls: list[bytes] = []
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": META}}
+    to_list = {**HEADERS, "mcp-method": "tools/list"}
+    del to_list["mcp-name"]
+    with (
+        serving(annotating(calls)) as upstream,
+        serving(GatewayApp(upstream, enforce=True)) as url,
+    ):
+        post(url, listing, to_list)
+        headers = [(k.encode(), v.encode()) for k, v in {**HEADERS, "mcp-name": "where"}.items()]
+        headers.append((b"mcp-param-region", sent))
+        body = json.dumps(region_call("eu")).encode()
+        answer = httpx.post(url, content=body, headers=headers, timeout=10)
+    if reason is None:
+        assert answer.status_code == 200 and len(calls) == 1
+        return
+    assert answer.status_code == 400 and calls == []
+    error = answer.json()["error"]
+    assert error["code"] == -32020 and error["data"]["reason"] == reason
+    assert len(answer.content) < 4096  # the value is cut in the error
+
+
+def test_one_clients_cookies_never_reach_the_upstream_with_anothers_request() -> None:
+    seen: list[dict[bytes, bytes]] = []
+
+    async def cookie_setter(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        while (await receive()).get("more_body"):
+            pass
+        seen.append(dict(scope["headers"]))
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
+        headers = [(b"content-type", b"application/json"), (b"set-cookie", b"s=secret; Path=/")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    with serving(cookie_setter) as upstream, serving(GatewayApp(upstream)) as url:
+        first = post(url, CALL)  # each post is a client of its own
+        second = post(url, CALL, {**HEADERS, "user-agent": "mine"})
+    assert first.headers["set-cookie"] == "s=secret; Path=/"  # passed on to its client
+    assert second.status_code == 200
+    assert [h.get(b"cookie") for h in seen] == [None, None]  # and kept by no one else
+    assert seen[1][b"user-agent"] == b"mine" and b"cookie" not in seen[0]
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_a_body_over_the_limit_is_forwarded_whole_in_monitor_mode_and_413_in_enforce(
+    enforce: bool,
+) -> None:
+    sizes: list[int] = []
+
+    async def measuring(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        size, more = 0, True
+        while more:
+            message = await receive()
+            size, more = size + len(message.get("body", b"")), message.get("more_body", False)
+        sizes.append(size)
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    log = ReportLog()
+    big = json.loads(json.dumps(CALL))
+    big["params"]["arguments"]["text"] = "x" * 300_000
+    with serving(measuring) as upstream:
+        app = GatewayApp(
+            upstream, enforce=enforce, reports=log, validator=ExchangeValidator(max_body=1000)
+        )
+        with serving(app) as url:
+            answer = post(url, big)
+    assert answer.status_code == (413 if enforce else 200)
+    assert sizes == ([] if enforce else [len(json.dumps(big))])
+    assert [r["code"] for r in reported(log)] == [-32700]
 
 
 def test_other_paths_are_404_and_not_forwarded(example: str) -> None:

@@ -78,3 +78,11 @@ def test_the_stream_ending_inside_an_event_gives_it_unfinished() -> None:
     assert splitter.feed(b"data: {") == []
     assert splitter.close() == SseEvent(b"data: {", None, 7, False, True)
     assert splitter.close() is None
+
+
+def test_a_cr_lf_ending_a_chunk_leaves_an_lf_first_in_the_next_its_own_line() -> None:
+    # Found by Hypothesis: the CR LF was taken for a CR whose LF was still to come.
+    splitter = EventSplitter(1 << 20)
+    assert splitter.feed(b"data: a\r\n") == []
+    [event] = splitter.feed(b"\n")
+    assert (event.raw, event.data) == (b"data: a\r\n\n", b"a")

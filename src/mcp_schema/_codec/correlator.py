@@ -162,9 +162,15 @@ class Correlator:
         *,
         sender: Sender | None = None,
         headers: Headers | None = None,
+        tools: Mapping[str, Any] | None = None,
     ) -> Message:
-        """Decode one message of the connection and account for it (see the class)."""
-        outcome = self._read(raw, sender, headers, MODELS)
+        """Decode one message of the connection and account for it (see the class).
+
+        ``tools``: the server's tools by name (definitions or
+        `mcp_schema.tool_headers.ToolHeaders`): a ``tools/call``'s
+        ``Mcp-Param-*`` headers are checked against the one it calls, in the
+        same pass as its other ``headers`` (-32020)."""
+        outcome = self._read(raw, sender, headers, MODELS, tools)
         del raw, headers  # an error raised below keeps this frame: not the input
         decoded: Message = returned(outcome)
         return decoded
@@ -175,9 +181,10 @@ class Correlator:
         *,
         sender: Sender | None = None,
         headers: Headers | None = None,
+        tools: Mapping[str, Any] | None = None,
     ) -> DictMessage:
         """`decode` in the plain-dict view (see `mcp_schema.codec.decode_dict`)."""
-        outcome = self._read(raw, sender, headers, DICTS)
+        outcome = self._read(raw, sender, headers, DICTS, tools)
         del raw, headers  # an error raised below keeps this frame: not the input
         decoded: DictMessage = returned(outcome)
         return decoded
@@ -188,16 +195,18 @@ class Correlator:
         sender: Sender | None,
         headers: Headers | None,
         view: View,
+        tools: Mapping[str, Any] | None = None,
     ) -> Any:
         if sender is not None and sender not in _OTHER:
             _check_sender(sender)
+        check(tools, Mapping, "tools", none=True)
         data = raw if type(raw) is bytes else as_bytes(raw)
         received = None if headers is None else received_headers(headers)
         try:
             value = parse(data)
             try:
                 with self._lock:
-                    return self._account(value, len(data), sender, received, view)
+                    return self._account(value, len(data), sender, received, view, tools)
             except McpError as err:
                 address(err, value)
                 raise
@@ -220,13 +229,19 @@ class Correlator:
         sender: Sender | None,
         headers: Mapping[str, str] | None,
         view: View,
+        tools: Mapping[str, Any] | None,
     ) -> Any:
         kind = kind_of(value)
         if kind == "result" or kind == "error":
             return self._response(value, size, sender, headers, view)
         method = value.get("method")
+        tool = None
+        if tools is not None and headers is not None and method == "tools/call":
+            params = value.get("params")
+            name = params.get("name") if type(params) is dict else None
+            tool = tools.get(name) if type(name) is str else None
         found, message = read_known(
-            self._decoder, value, size, headers, view, negotiated=self.version
+            self._decoder, value, size, headers, view, negotiated=self.version, tool=tool
         )
         if kind == "request":
             self._remember(found.id, str(method), sender, found.version)

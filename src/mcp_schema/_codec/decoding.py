@@ -160,13 +160,15 @@ def read_known(
     version: str | None = None,
     negotiated: str | None = None,
     method: str | None = None,
+    tool: Any = None,
 ) -> tuple[Route, Any]:
     """`read_value` with ``decoder``'s options, for a session's reader (the
     `Correlator`): read in ``version`` when given, else as `read_version`
     decides for a session that has ``negotiated`` (None: nothing yet);
-    ``method`` is the one a response answers. Its route and the message."""
+    ``method`` is the one a response answers; ``tool`` the one a
+    ``tools/call`` calls. Its route and the message."""
     known = decoder._told(version, negotiated, method, True)
-    return read_value(value, size, known, headers, view, decoder._lenient)
+    return read_value(value, size, known, headers, view, decoder._lenient, tool)
 
 
 _KNOWNS = 256

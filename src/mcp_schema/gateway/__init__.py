@@ -21,11 +21,18 @@ them:
 
 from __future__ import annotations
 
-from mcp_schema.gateway.exchange import MAX_MESSAGE, Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.exchange import (
+    MAX_MESSAGE,
+    MAX_TOOL_BYTES,
+    Exchange,
+    ExchangeValidator,
+    bad_gateway,
+)
 from mcp_schema.gateway.sse import EventSplitter, SseEvent
 
 __all__ = [
     "MAX_MESSAGE",
+    "MAX_TOOL_BYTES",
     "EventSplitter",
     "Exchange",
     "ExchangeValidator",

@@ -27,8 +27,10 @@ Two modes:
   replaced by that error as an event, and the stream ends there.
 
 An upstream that cannot be reached, or fails mid-answer before its status,
-is 502 with -32603 in both modes. Reports go to a `ReportLog` (bounded,
-written by a thread of its own: forwarding never waits for them).
+is 502 with -32603 in both modes, and reported (`Exchange.unreachable`: a
+run of such failures is one line and their count). Reports go to a
+`ReportLog` (bounded, written by a thread of its own: forwarding never
+waits for them).
 """
 
 from __future__ import annotations
@@ -41,14 +43,12 @@ from typing import Any
 
 import httpx
 
-from mcp_schema.errors import InternalError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.sse import EventSplitter
 
 # The ASGI types and helpers of the package's own adapter: a refusal is
 # written exactly as the endpoint's, and a client leaving is seen the same way.
 from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
-from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog
 
@@ -61,7 +61,9 @@ _HOP = frozenset(
 _UP_DROPPED = _HOP | {b"host", b"content-length", b"accept-encoding", b"expect"}
 _DOWN_DROPPED = _HOP | {b"content-length"}
 _HEAD_READ = frozenset([b"content-type", b"mcp-session-id"])
-_SSE = "text/event-stream"
+_SSE = b"text/event-stream"
+_TIMEOUT = httpx.Timeout(30.0, read=None)  # a stream lasts; the client may leave
+_EXTENSIONS = {"timeout": _TIMEOUT.as_dict()}  # a request's, as a client would set them
 
 
 class GatewayApp:
@@ -70,8 +72,11 @@ class GatewayApp:
     * ``enforce``: enforce mode (the module), else monitor mode.
     * ``reports``: where findings go (none kept when None).
     * ``validator``: the `ExchangeValidator` (its ``max_body``, ``max_message``).
-    * ``client``: the ``httpx.AsyncClient`` to forward with (one of its own
-      by default, closed at the lifespan's shutdown).
+    * ``client``: the ``httpx.AsyncClient`` to forward with, as it is set
+      up. By default the app makes one of its own (closed at the lifespan's
+      shutdown) and forwards straight to its transport: a client's cookie
+      jar would carry one client's cookies to the upstream with another's
+      requests, and its default headers, auth and redirects are no proxy's.
     """
 
     def __init__(
@@ -91,28 +96,28 @@ class GatewayApp:
         self.upstream, self.path, self.enforce = upstream, path, bool(enforce)
         self.reports = reports
         self.validator = ExchangeValidator() if validator is None else validator
+        self._url = httpx.URL(upstream)  # parsed once
         self._client = client
         self._own_client = client is None
+        self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
 
     @property
     def client(self) -> httpx.AsyncClient:
         if self._client is None:
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(30.0, read=None),  # a stream lasts; the client may leave
+            self._transport = httpx.AsyncHTTPTransport(
+                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
                 # httpx writes a request's head and body apart: without
                 # TCP_NODELAY the body waits out the server's delayed ACK.
-                transport=httpx.AsyncHTTPTransport(
-                    limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                    socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-                ),
+                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             )
+            self._client = httpx.AsyncClient(timeout=_TIMEOUT, transport=self._transport)
         return self._client
 
     async def aclose(self) -> None:
         """Close the client the app made (one given is the caller's)."""
         if self._own_client and self._client is not None:
             await self._client.aclose()
-            self._client = None
+            self._client = self._transport = None
 
     def _report(self, reports: list[Report]) -> None:
         if self.reports is not None:
@@ -145,7 +150,7 @@ class GatewayApp:
             if refused is not None:
                 return await _send_whole(send, refused)
         query = scope.get("query_string", b"")
-        url = self.upstream + ("?" + query.decode("latin-1") if query else "")
+        url = self.upstream + "?" + query.decode("latin-1") if query else self._url
         forwarded = [(k, v) for k, v in headers if k not in _UP_DROPPED]
         forwarded.append((b"accept-encoding", b"identity"))
         content: bytes | AsyncIterator[bytes] = body if rest is None else _rest(body, receive)
@@ -193,22 +198,30 @@ class GatewayApp:
         self,
         deferred: _Deferred,
         method: str,
-        url: str,
+        url: httpx.URL | str,
         headers: list[tuple[bytes, bytes]],
         content: bytes | AsyncIterator[bytes],
         send: Send,
     ) -> None:
         client = self.client
         try:
-            request = client.build_request(method, url, headers=headers, content=content)
-            response = await client.send(request, stream=True)
+            if self._transport is None:  # the caller's client, as it is set up
+                request = client.build_request(method, url, headers=headers, content=content)
+                response = await client.send(request, stream=True)
+            else:  # the app's own, straight to its transport (see the class)
+                request = httpx.Request(
+                    method, url, headers=headers, content=content, extensions=_EXTENSIONS
+                )
+                response = await self._transport.handle_async_request(request)
         except httpx.HTTPError as exc:
-            error = InternalError(f"Bad gateway: the upstream cannot be reached: {exc!s:.200}")
-            return await _send_whole(send, refusal(502, error, deferred.get().request_id))
+            exchange = deferred.get()
+            report, answer = exchange.unreachable(str(exc) or type(exc).__name__)
+            self._report([report, *exchange.end()])
+            return await _send_whole(send, answer)
         try:
-            media = response.headers.get("content-type", "").partition(";")[0].strip().lower()
             down = [(k.lower(), v) for k, v in response.headers.raw]
-            if media == _SSE:
+            media = next((v for k, v in down if k == b"content-type"), b"")
+            if media.partition(b";")[0].strip().lower() == _SSE:
                 exchange = deferred.get()
                 exchange.head(response.status_code, _told(down))
                 start = _start(response.status_code, [h for h in down if h[0] not in _DOWN_DROPPED])
@@ -264,9 +277,11 @@ class GatewayApp:
             if report is not None:
                 self._report([report])
                 return await _send_whole(send, bad_gateway(report, exchange.request_id))
-        own = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in headers]
-        kept_headers = [h for h in own if h[0].encode() not in _DOWN_DROPPED]
-        await _send_whole(send, Response(status, kept_headers, body))
+        # As _send_whole writes a Response, without making the headers one's (str) and back.
+        kept_headers = [h for h in headers if h[0] not in _DOWN_DROPPED]
+        kept_headers.append((b"content-length", str(len(body)).encode()))
+        await send(_start(status, kept_headers))
+        await send({"type": "http.response.body", "body": body, "more_body": False})
 
     async def _events(
         self, exchange: Exchange, response: httpx.Response, start: dict[str, Any], send: Send

@@ -22,6 +22,19 @@ validated as the result of the method it answers, in its version; besides:
   (``io.modelcontextprotocol/subscriptionId``);
 * a message longer than ``max_message`` bytes is not read (-32700).
 
+A ``tools/call``'s ``Mcp-Param-*`` headers (2026-07-28) are checked against
+its arguments as `mcp_schema.http.Endpoint` checks them, in the same pass
+(-32020: a header missing for an argument the body has, one for an
+argument it has not, one that disagrees or is not a valid value): the
+validator learns each tool's ``x-mcp-header`` annotations from the
+``tools/list`` answers it reads (valid ones, the upstream's latest listing
+of a tool winning; at most ``max_tool_bytes`` of them kept, the least
+recently listed forgotten first). A call to a tool it has not seen listed,
+or whose annotations are invalid (a client leaves such a tool out), has
+none checked; an ``Mcp-Param-*`` header the called tool does not name is
+not one the gateway recognizes, and passes (as the specification says an
+intermediary does). One validator serves one upstream: the tools are its.
+
 Which Correlator reads an exchange: a request whose
 ``MCP-Protocol-Version`` header names a stateless-era version is read by
 one of its own (it is self-contained); a handshake-era one by its session's
@@ -41,6 +54,7 @@ from __future__ import annotations
 import sys
 from collections import OrderedDict
 from collections.abc import Collection, Mapping
+from types import MappingProxyType
 from typing import Any
 
 from mcp_schema._args import check
@@ -49,7 +63,14 @@ from mcp_schema._args import check
 # response answers its request by the id as the codec reads both.
 from mcp_schema._codec.route import request_id
 from mcp_schema.codec import Correlator, Sender
-from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError, quote
+from mcp_schema.errors import (
+    InternalError,
+    InvalidRequestError,
+    McpError,
+    ParseError,
+    clip,
+    quote,
+)
 from mcp_schema.gateway.sse import SseEvent
 from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
@@ -59,12 +80,19 @@ from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, make_report
 from mcp_schema.subscriptions import NOTIFICATIONS, RESOURCE_UPDATED, SUBSCRIPTION_ID_KEY, Filter
+from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders
 from mcp_schema.versions import STATELESS_VERSIONS
 
-__all__ = ["MAX_MESSAGE", "Exchange", "ExchangeValidator", "bad_gateway"]
+__all__ = ["MAX_MESSAGE", "MAX_TOOL_BYTES", "Exchange", "ExchangeValidator", "bad_gateway"]
 
 MAX_MESSAGE = MAX_LINE_BYTES
 """Longest message of an upstream's answer read, by default."""
+
+MAX_TOOL_BYTES = 1 << 20
+"""The tools' ``x-mcp-header`` annotations a validator keeps, by default, in
+bytes (`tool_bytes`: each annotated tool's name, header names and property paths)."""
+
+_TOOL_OVERHEAD = 64  # bytes counted for each tool and each of its parameters besides their text
 
 _LISTEN = "subscriptions/listen"
 
@@ -89,11 +117,13 @@ class ExchangeValidator:
         max_body: int = MAX_BODY,
         max_message: int = MAX_MESSAGE,
         max_sessions: int = MAX_SESSIONS,
+        max_tool_bytes: int = MAX_TOOL_BYTES,
     ) -> None:
         for name, size in (
             ("max_body", max_body),
             ("max_message", max_message),
             ("max_sessions", max_sessions),
+            ("max_tool_bytes", max_tool_bytes),
         ):
             check(size, int, name)
             if size < 1:
@@ -101,13 +131,63 @@ class ExchangeValidator:
         self.extensions = frozenset(extensions)
         Correlator(extensions=self.extensions)  # checked once, here
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
+        self.max_tool_bytes = max_tool_bytes
         self._sessions: OrderedDict[str, Correlator] = OrderedDict()
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
+        self._tools: OrderedDict[str, ToolHeaders] = OrderedDict()  # as the codec looks them up
+        self._sizes: dict[str, int] = {}
+        self._tool_bytes = 0
 
     @property
     def sessions(self) -> int:
         """Handshake-era sessions followed."""
         return len(self._sessions)
+
+    @property
+    def tools(self) -> Mapping[str, ToolHeaders]:
+        """The tools whose ``Mcp-Param-*`` headers are checked, by name (read only)."""
+        return MappingProxyType(self._tools)
+
+    @property
+    def tool_bytes(self) -> int:
+        """The size of the annotations kept (at most ``max_tool_bytes``)."""
+        return self._tool_bytes
+
+    def _learn(self, tools: object) -> None:
+        """A ``tools/list`` result's tools (validated by the codec): each one's
+        annotations replace what was known of it."""
+        if not isinstance(tools, list):
+            return
+        for tool in tools:
+            name = tool.get("name") if isinstance(tool, dict) else None
+            if not isinstance(name, str):
+                continue
+            self._unlearn(name)
+            try:
+                read = ToolHeaders(tool)
+            except InvalidToolHeaderError:
+                continue  # left out by the clients: its calls are not checked
+            mirrored = read.headers
+            if not mirrored:
+                continue
+            size = (
+                len(name)
+                + _TOOL_OVERHEAD
+                + sum(
+                    len(header) + _TOOL_OVERHEAD + sum(len(step) for step in path)
+                    for header, path in mirrored.items()
+                )
+            )
+            if size > self.max_tool_bytes:
+                continue  # never kept: it would evict everything else
+            self._tools[name], self._sizes[name] = read, size
+            self._tool_bytes += size
+            while self._tool_bytes > self.max_tool_bytes:
+                self._unlearn(next(iter(self._tools)))
+
+    def _unlearn(self, name: str) -> None:
+        if self._tools.pop(name, None) is not None:
+            self._tool_bytes -= self._sizes.pop(name)
 
     def _correlator(self) -> Correlator:
         return Correlator(extensions=self.extensions, allow_unknown_methods=True)
@@ -173,6 +253,7 @@ class Exchange:
         self._listen: Filter | None = None
         self._failed = False  # a message of the answer was reported (it may have been the response)
         self._opening = False
+        self._unread = False  # the body was not read (too long, or not JSON): its id is unknown
         self.json = False
         """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
 
@@ -191,6 +272,7 @@ class Exchange:
             self.refusal = refusal(
                 413, f"Payload Too Large: at most {self._owner.max_body:,} bytes"
             )
+            self._unread = True
             return
         if not is_json(received.get("content-type")):
             report = make_report(
@@ -199,6 +281,7 @@ class Exchange:
             )  # fmt: skip
             self.reports.append(report)
             self.refusal = refusal(415, "Unsupported Media Type: the body must be application/json")
+            self._unread = True
             return
         # initialize is read without MCP-Protocol-Version (it predates the
         # session's version, as the endpoint reads it); a handshake-era body
@@ -208,15 +291,19 @@ class Exchange:
         stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
         opening = not stateless and b'"initialize"' in body
         try:
+            tools = self._owner._tools
             value = self.correlator.decode_dict(
-                body, sender="client", headers=mirrored_headers(received, opening=opening)
+                body,
+                sender="client",
+                headers=mirrored_headers(received, opening=opening),
+                tools=tools,
             )
             method = value.get("method")
             if opening and method != "initialize" and "method" in value:
                 if "id" in value:
                     self.correlator.forget(value["id"], sender="client")
                 value = self.correlator.decode_dict(
-                    body, sender="client", headers=mirrored_headers(received)
+                    body, sender="client", headers=mirrored_headers(received), tools=tools
                 )
         except McpError as err:
             data = err.to_error_object().get("data")
@@ -275,6 +362,8 @@ class Exchange:
             return make_report("server", number, err.code, err.message, found, err.request_id, data)
         problem = self._out_of_place(value)
         if problem is None:
+            if self.rpc_method == "tools/list" and "result" in value:  # its own response
+                self._owner._learn(value["result"].get("tools"))
             return None
         return make_report("server", number, InvalidRequestError.code, problem, None, None, data)
 
@@ -301,6 +390,8 @@ class Exchange:
             if self.method == "GET":
                 return None  # a stream resumed (Last-Event-ID) replays its responses
             if self.request_id is None:
+                if self._unread:  # monitor mode forwarded a body it could not read: this answers it
+                    return None
                 return "Invalid Request: a response on an answer to no request"
             if self.answered:
                 return f"Invalid Request: a second response to request {quote(self.request_id)}"
@@ -326,6 +417,23 @@ class Exchange:
                     f"{quote(self.request_id)}, not {quote(meta.get(SUBSCRIPTION_ID_KEY))}"
                 )
         return None
+
+    def unreachable(self, reason: str) -> tuple[Report, Response]:
+        """The upstream could not be reached, or failed before the status of
+        its answer (``reason``: what the HTTP client said): the report of it,
+        and the 502 with -32603 to the request's id that both modes answer.
+        The same failure makes the same report but for its ``line`` (the
+        number of the server's last message: no message came), so that a
+        `mcp_schema.proxy.ReportLog` merges a run of them, an upstream that
+        is down, into one line and the count of the rest (``repeats``)."""
+        check(reason, str, "reason")
+        message = f"Bad gateway: the upstream cannot be reached: {clip(reason, 200)}"
+        self._failed = True  # the missing response is this finding, not another
+        number = self._owner._numbers["server"]
+        report = make_report(
+            "server", number, InternalError.code, message, None, self.request_id, b""
+        )
+        return report, refusal(502, InternalError(message), self.request_id)
 
     def end(self, *, cut: bool = False) -> list[Report]:
         """The answer is over: a missing response reported where one must have

@@ -81,7 +81,8 @@ class EventSplitter:
             end = found.start()
             self._add(chunk, start, end, content=True)
             after = found.end()
-            self._cr = after == size and chunk[end] == _CR
+            # A lone CR last: an LF first in the next chunk is its (a CR LF matched whole is not).
+            self._cr = after == size and after - end == 1 and chunk[end] == _CR
             self._add(chunk, end, after, content=False)
             start = after
             event = self._line_ended()
