@@ -72,6 +72,16 @@ __all__ = ["BRIDGED_VERSION", "StatelessCalls"]
 BRIDGED_VERSION = STATELESS_VERSIONS[-1]
 """The version the bridge speaks upstream (and reads requests in)."""
 
+_LISTEN = "subscriptions/listen"
+_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
+_LIST_CHANGES = {
+    "toolsListChanged": "tools",
+    "promptsListChanged": "prompts",
+    "resourcesListChanged": "resources",
+}
+"""Each list change a listen's filter asks for, by the capability that offers it."""
+_CHANGED = frozenset(f"notifications/{feature}/list_changed" for feature in _LIST_CHANGES.values())
+
 _MAX_FINDINGS = 64
 """Findings kept until the gateway takes them: beyond, the oldest go."""
 
@@ -124,6 +134,8 @@ class StatelessCalls:
         self._requests: dict[StreamKey, _Call] = {}
         self._waiting: list[RequestReceived] = []
         self._negotiated = False
+        self.listening: int | None = None
+        """The id of the upstream ``subscriptions/listen`` of this session, once sent."""
         self.binding.connect()
 
     # -- the client's side ---------------------------------------------------------------
@@ -174,6 +186,24 @@ class StatelessCalls:
             self.client.cancel(rid)  # no longer awaited (no frame: the stream's end says it)
         self.binding.posts()  # drops the notifications/cancelled 2026-07-28 has no POST for
         return cut
+
+    def listen(self) -> list[Post]:
+        """The session's upstream ``subscriptions/listen``: the list changes
+        the server's capabilities offer (none: nothing to send). Its
+        notifications go to the client's GET stream (`answer`); the caller
+        keeps its exchange open as long as the session lives."""
+        if self.listening is not None or not self._negotiated:
+            return []
+        offered = self.client.server_capabilities or {}
+        asked = {
+            flag: True
+            for flag, feature in _LIST_CHANGES.items()
+            if isinstance(offered.get(feature), Mapping) and offered[feature].get("listChanged")
+        }
+        if not asked:
+            return []
+        self.listening = self.binding.request(_LISTEN, {"notifications": asked})
+        return [p for p in self.binding.posts() if p.request_id is not None]
 
     def call_of(self, post: Post) -> RequestReceived | None:
         """The client's request an upstream ``post`` serves, if any."""
@@ -240,6 +270,13 @@ class StatelessCalls:
     def _notified(self, post: Post, event: NotificationReceived) -> None:
         request = self.call_of(post)
         params = to_wire(event.message).get("params") or {}
+        if self.listening is not None and post.request_id == self.listening:
+            if event.method in _CHANGED:
+                self.server.notify(event.method)  # to no request: the GET stream
+            elif event.method != _ACKNOWLEDGED:
+                refused = InternalError(f"a {event.method} notification the bridge does not carry")
+                self._found(post, refused, "dropped")
+            return
         if request is not None and event.method == "notifications/progress":
             self.server.progress(
                 request,
