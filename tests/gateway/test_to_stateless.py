@@ -9,7 +9,7 @@ from __future__ import annotations
 import runpy
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -18,6 +18,7 @@ from mcp_schema.errors import InternalError, McpError
 from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.binding import Post
+from mcp_schema.http.stream import Response
 from mcp_schema.session import (
     CancelRequested,
     ClientSession,
@@ -30,6 +31,7 @@ from mcp_schema.session import (
     ResponseReceived,
     ServerSession,
 )
+from mcp_schema.subscriptions import Subscriptions, supported_by
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -50,16 +52,26 @@ def upstream() -> Endpoint:
     )
 
 
+class Upstream(Protocol):
+    def handle(
+        self, method: str, path: str, headers: list[tuple[str, str]], body: bytes
+    ) -> Response: ...
+
+
 class Bridged:
-    """A client, the bridge's session of it, and the upstream, all in memory."""
+    """A client, the bridge's session of it, and the upstream, all in memory.
+    ``hold``: the upstream posts wait in ``held`` instead of being answered."""
 
     def __init__(
         self,
         capabilities: Mapping[str, Any],
         answers: Mapping[str, Any] | None = None,
         version: str = HANDSHAKE_VERSIONS[-1],
+        up: Upstream | None = None,
     ) -> None:
-        self.up = upstream()
+        self.up: Upstream = upstream() if up is None else up
+        self.hold = False
+        self.held: list[Post] = []
         self.client = ClientSession(
             info={"name": "c", "version": "1"}, capabilities=capabilities, versions=[version]
         )
@@ -73,6 +85,7 @@ class Bridged:
         self.got: list[Event] = []
         self.calls: StatelessCalls | None = None
         self.upstream_posts: list[Post] = []
+        self.cut: list[int] = []
         self.client.initialize(version)
         self.pump()
         assert self.calls is not None
@@ -105,7 +118,7 @@ class Bridged:
     def serve(self, event: Event) -> None:
         if isinstance(event, Negotiated):
             self.calls = StatelessCalls(self.server, event)
-            self.send(self.calls.binding.posts())
+            self.send(self.calls.start())
             return
         assert self.calls is not None
         if isinstance(event, RequestReceived):
@@ -113,13 +126,18 @@ class Bridged:
         elif isinstance(event, InputReceived):
             self.send(self.calls.input(event))
         elif isinstance(event, CancelRequested):
-            self.calls.cancel(event)
+            self.cut += self.calls.cancel(event)
+        elif isinstance(event, NotificationReceived):
+            self.calls.notified(event)
 
     def send(self, posts: list[Post]) -> None:
         """Each post to the upstream endpoint, its answer to the bridge."""
         assert self.calls is not None
         for post in posts:
             self.upstream_posts.append(post)
+            if self.hold:
+                self.held.append(post)
+                continue
             response = self.up.handle(post.method, "/mcp", list(post.headers), post.body)
             reply = self.calls.binding.reply(post, response.status, response.headers)
             body = response.body if response.stream is None else response.stream.take()
@@ -217,3 +235,53 @@ def test_a_client_refusing_an_ask_fails_its_call_and_is_reported() -> None:
     assert bridged.calls is not None
     (finding,) = bridged.calls.take_findings()
     assert finding["direction"] == "client->server" and "refused" in finding["message"]
+
+
+def test_a_cancelled_call_cuts_its_upstream_exchange_and_its_late_answer_is_dropped() -> None:
+    bridged = Bridged({})
+    bridged.hold = True
+    rid = bridged.client.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    bridged.pump()
+    (held,) = bridged.held
+    assert bridged.calls is not None and bridged.calls.pending() == 1
+    bridged.client.cancel(rid, reason="enough")
+    bridged.got.clear()
+    bridged.pump()
+    assert bridged.cut == [held.request_id] and bridged.calls.pending() == 0
+    bridged.hold = False
+    bridged.send([held])  # the upstream answers all the same: nobody hears it
+    bridged.pump()
+    assert not [e for e in bridged.got if isinstance(e, ResponseReceived)]
+
+
+def test_calls_before_the_upstream_session_negotiated_wait_for_it() -> None:
+    bridged = Bridged({})
+    assert bridged.calls is not None
+    assert bridged.calls.start() == []  # negotiated already: nothing more to ask
+    assert texts(bridged.call("echo", text="after")) == "after"
+
+
+def test_a_list_change_of_the_upstream_listen_reaches_the_client() -> None:
+    subscriptions = Subscriptions(supported=supported_by(CAPABILITIES))
+    up = Endpoint(
+        SERVER["serve"],
+        info={"name": "up", "version": "1"},
+        capabilities=CAPABILITIES,
+        versions=[BRIDGED_VERSION],
+        handler_version=BRIDGED_VERSION,
+        subscriptions=subscriptions,
+    )
+    bridged = Bridged({}, up=up)
+    assert bridged.calls is not None
+    (listen,) = bridged.calls.listen()
+    assert b'"toolsListChanged":true' in listen.body
+    response = up.handle(listen.method, "/mcp", list(listen.headers), listen.body)
+    assert response.stream is not None
+    reply = bridged.calls.binding.reply(listen, response.status, response.headers)
+    bridged.calls.answer(listen, reply.feed(response.stream.take()))  # the acknowledgement
+    subscriptions.tools_list_changed()
+    bridged.got.clear()
+    bridged.calls.answer(listen, reply.feed(response.stream.take()))
+    bridged.pump()
+    assert [e.method for e in bridged.got] == ["notifications/tools/list_changed"]
+    assert bridged.calls.take_findings() == []

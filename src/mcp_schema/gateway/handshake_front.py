@@ -232,7 +232,7 @@ class HandshakeFront:
                 return
             bridged = _Bridged(live, StatelessCalls(server, event, headers=self.headers))
             self._bridged[id(server)] = bridged
-            self._send(bridged, bridged.calls.binding.posts())
+            self._send(bridged, bridged.calls.start())
             return
         if bridged is None:
             return
@@ -246,7 +246,7 @@ class HandshakeFront:
                 if task is not None:
                     task.cancel()  # the stream closed: in 2026-07-28 that cancels it
         elif isinstance(event, NotificationReceived):
-            _LOG.debug("not carried: %s", event.method)
+            bridged.calls.notified(event)
         self._reported(bridged)
 
     def _opened(self, live: LiveSession) -> None:

@@ -134,17 +134,27 @@ class StatelessCalls:
         self._requests: dict[StreamKey, _Call] = {}
         self._waiting: list[RequestReceived] = []
         self._negotiated = False
+        self._discovering = False
         self.listening: int | None = None
         """The id of the upstream ``subscriptions/listen`` of this session, once sent."""
+
+    def start(self) -> list[Post]:
+        """The upstream session's ``server/discover`` (its answer fixes the
+        version and tells what the server offers this client); again after
+        a failed one, at the next call."""
+        if self._negotiated or self._discovering:
+            return []
+        self._discovering = True
         self.binding.connect()
+        return [p for p in self.binding.posts() if p.request_id is not None]
 
     # -- the client's side ---------------------------------------------------------------
 
     def call(self, request: RequestReceived) -> list[Post]:
         """The client's ``request`` (a model of `BRIDGED_VERSION`), sent upstream."""
         if not self._negotiated:
-            self._waiting.append(request)
-            return []
+            self._waiting.append(request)  # bounded: each is in flight in the server session
+            return self.start()
         params = to_wire(request.message).get("params")
         try:
             first = self.binding.request(request.method, params)
@@ -179,10 +189,9 @@ class StatelessCalls:
         call = self._requests.get(stream_key(event.request.id))
         if call is None:
             return []
-        self._forget(call)
         cut = [rid for rid, found in self._posted.items() if found is call]
+        self._forget(call)
         for rid in cut:
-            del self._posted[rid]
             self.client.cancel(rid)  # no longer awaited (no frame: the stream's end says it)
         self.binding.posts()  # drops the notifications/cancelled 2026-07-28 has no POST for
         return cut
@@ -205,6 +214,22 @@ class StatelessCalls:
         self.listening = self.binding.request(_LISTEN, {"notifications": asked})
         return [p for p in self.binding.posts() if p.request_id is not None]
 
+    def notified(self, event: NotificationReceived) -> None:
+        """A client's notification (but cancellation, which `cancel` reads):
+        2026-07-28 has none to carry it to (``roots/list_changed``: roots are
+        asked per request there, so the next ask gets them fresh); reported."""
+        self._keep(
+            make_report(
+                "client",
+                0,
+                -32601,
+                f"not carried: 2026-07-28 has no {event.method} from clients",
+                None,
+                None,
+                event.method.encode(),
+            )
+        )
+
     def call_of(self, post: Post) -> RequestReceived | None:
         """The client's request an upstream ``post`` serves, if any."""
         call = self._posted.get(post.request_id) if post.request_id is not None else None
@@ -221,7 +246,7 @@ class StatelessCalls:
         posts: list[Post] = []
         for event in events:
             if isinstance(event, Negotiated):
-                self._negotiated = True
+                self._negotiated, self._discovering = True, False
                 waiting, self._waiting = self._waiting, []
                 for request in waiting:
                     posts += self.call(request)
@@ -237,7 +262,9 @@ class StatelessCalls:
 
     def _answered(self, event: ResponseReceived) -> list[Post]:
         if not self._negotiated and event.method == "server/discover":
-            # The upstream refused this client's discover: its calls fail with that.
+            # The upstream refused this client's discover: the calls waiting fail
+            # with that, and the next call asks again.
+            self._discovering = False
             waiting, self._waiting = self._waiting, []
             for request in waiting:
                 self._refuse(request, _upstream(event.error))
