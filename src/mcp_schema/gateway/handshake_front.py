@@ -28,6 +28,7 @@ streams, as the endpoint routes what a handler sends.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections import OrderedDict
@@ -269,7 +270,7 @@ class HandshakeFront:
             if post.request_id is not None:
                 rid = post.request_id
                 bridged.exchanges[rid] = task
-                task.add_done_callback(lambda t, rid=rid: _forget(bridged.exchanges, rid, t))
+                task.add_done_callback(functools.partial(_forget, bridged.exchanges, rid))
 
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding

@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_schema.base import McpModel
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, clip
 from mcp_schema.http.binding import ClientBinding, Post
@@ -172,12 +173,14 @@ class StatelessCalls:
         if call is None or call.asking is None:
             return []
         asking, call.asking = call.asking, None
-        refused = next((r for r in event.responses.values() if isinstance(r, McpError)), None)
-        if refused is not None:  # a 2026-07-28 retry carries results only
-            self._refuse(call.request, refused, "the client refused what the server asked")
-            return []
+        answers: dict[str, McpModel] = {}
+        for key, answer in event.responses.items():
+            if isinstance(answer, McpError):  # a 2026-07-28 retry carries results only
+                self._refuse(call.request, answer, "the client refused what the server asked")
+                return []
+            answers[key] = answer
         try:
-            self.client.provide_input(asking, event.responses)
+            self.client.provide_input(asking, answers)
         except (SessionError, ValueError) as exc:
             self._refuse(call.request, InvalidParamsError(clip(str(exc))))
             return []

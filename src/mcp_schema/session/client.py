@@ -215,8 +215,8 @@ class ClientSession(Peer):
         self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         self.server_capabilities = wire.get("capabilities")
         self.server_instructions = _text(wire.get("instructions"))
-        listed = wire.get("supportedVersions")
-        self.server_versions = tuple(v for v in listed if isinstance(v, str))
+        listed = wire.get("supportedVersions")  # a list: discovered_version read it
+        self.server_versions = tuple(v for v in listed or () if isinstance(v, str))
         info = getattr(getattr(result, "meta", None), "server_info", None)
         events.append(Negotiated(chosen, info, _member(result, "capabilities")))
 
