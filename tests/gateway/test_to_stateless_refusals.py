@@ -83,6 +83,21 @@ def test_a_broken_upstream_exchange_is_an_error_to_the_client(
     assert failed_call(Bridged({}, up=Canned(response))).code == code
 
 
+def test_a_task_result_is_invalid_from_a_client_without_the_extension() -> None:
+    task = {
+        "resultType": "task",
+        "taskId": "t1",
+        "status": "working",
+        "createdAt": "2026-01-01T00:00:00Z",
+        "lastUpdatedAt": "2026-01-01T00:00:00Z",
+        "ttl": None,
+    }
+    bridged = Bridged({}, up=Canned({"result": task}))
+    error = failed_call(bridged)
+    assert error.code == -32602 and "content" in error.message
+    assert bridged.calls is not None and bridged.calls.pending() == 0
+
+
 def test_an_upstream_error_passes_as_it_is() -> None:
     error = failed_call(Bridged({}, up=Canned({"error": {"code": -32002, "message": "gone"}})))
     assert (error.code, error.message) == (-32002, "gone")

@@ -257,6 +257,7 @@ class StatelessCalls:
                 posts += self._answered(event)
             elif isinstance(event, InputRequested):
                 self._asked(event)
+
             elif isinstance(event, NotificationReceived):
                 self._notified(post, event)
             elif isinstance(event, ProtocolError):
