@@ -27,7 +27,11 @@ import pytest
 from mcp_schema.cli import main
 from mcp_schema.gateway import command
 from mcp_schema.gateway.asgi import GatewayApp
-from mcp_schema.gateway.handshake_front import handshake_capabilities, probe_upstream
+from mcp_schema.gateway.handshake_front import (
+    HandshakeFront,
+    handshake_capabilities,
+    probe_upstream,
+)
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 
@@ -186,5 +190,40 @@ def test_a_closed_stream_ends_its_call_and_delete_ends_the_session() -> None:
                         gateway, headers=hand.headers(), json=hand.message("tools/list", {})
                     )
                     assert after.status_code == 404
+
+            asyncio.run(run())
+
+
+@pytest.mark.parametrize("bound", ["idle", "count"])
+def test_sessions_end_when_idle_or_beyond_the_bound(bound: str) -> None:
+    with upstream() as url:
+        served = bridged_app(url).served
+        assert served is not None
+        clients: list[httpx.AsyncClient] = []
+
+        def http() -> httpx.AsyncClient:  # made in the server's loop, at first use
+            if not clients:
+                clients.append(httpx.AsyncClient())
+            return clients[0]
+
+        idle = bound == "idle"
+        front = HandshakeFront(
+            url, served, http, idle_seconds=0.2 if idle else 60, max_sessions=9 if idle else 1
+        )
+        with serving(front) as gateway:
+
+            async def run() -> None:
+                async with httpx.AsyncClient(timeout=10) as client:
+                    first = Hand(client, gateway)
+                    await first.initialize({})
+                    assert len(front._bridged) == 1
+                    if idle:
+                        await asyncio.sleep(0.3)
+                    else:
+                        await Hand(client, gateway).initialize({})  # the first one goes
+                    listed = first.message("tools/list", {})
+                    answer = await client.post(gateway, headers=first.headers(), json=listed)
+                    assert answer.status_code == 404
+                    assert len(front._bridged) == (0 if idle else 1)
 
             asyncio.run(run())
