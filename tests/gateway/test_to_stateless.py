@@ -239,6 +239,7 @@ def test_a_client_refusing_an_ask_fails_its_call_and_is_reported() -> None:
 
 def test_a_cancelled_call_cuts_its_upstream_exchange_and_its_late_answer_is_dropped() -> None:
     bridged = Bridged({})
+    bridged.request("tools/list")
     bridged.hold = True
     rid = bridged.client.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
     bridged.pump()
@@ -287,3 +288,35 @@ def test_a_list_change_of_the_upstream_listen_reaches_the_client() -> None:
     assert isinstance(changed, NotificationReceived)
     assert changed.method == "notifications/tools/list_changed"
     assert bridged.calls.take_findings() == []
+
+
+def test_a_call_before_any_list_has_the_tools_listed_first_for_its_headers() -> None:
+    tool = {
+        "name": "weather",
+        "inputSchema": {
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+        },
+    }
+
+    def serve(session: ServerSession, event: Event) -> None:
+        if isinstance(event, RequestReceived) and event.method == "tools/list":
+            session.respond(event, {"tools": [tool]})
+        elif isinstance(event, RequestReceived):
+            session.respond(event, {"content": [{"type": "text", "text": "sunny"}]})
+
+    up = Endpoint(
+        serve,
+        info={"name": "up", "version": "1"},
+        capabilities={"tools": {}},
+        versions=[BRIDGED_VERSION],
+        handler_version=BRIDGED_VERSION,
+    )
+    bridged = Bridged({}, up=up)
+    assert texts(bridged.call("weather", region="north")) == "sunny"
+    listed, called = bridged.upstream_posts[-2:]
+    assert dict(listed.headers)["mcp-method"] == "tools/list"
+    assert dict(called.headers)["mcp-param-region"] == "north"
+    assert texts(bridged.call("weather", region="south")) == "sunny"
+    methods = [dict(p.headers).get("mcp-method") for p in bridged.upstream_posts]
+    assert methods.count("tools/list") == 1  # listed once

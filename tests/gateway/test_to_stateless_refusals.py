@@ -23,7 +23,7 @@ URL_ELICIT = {
 
 class Canned:
     """The example upstream, but ``tools/call`` answered with ``answer``
-    (a JSON value, or a `Response`)."""
+    (a JSON value, a `Response`, or what makes one of the call's id)."""
 
     def __init__(self, answer: Any) -> None:
         self.real, self.answer = upstream(), answer
@@ -36,6 +36,8 @@ class Canned:
             return self.real.handle(method, path, headers, body)
         if isinstance(self.answer, Response):
             return self.answer
+        if callable(self.answer):
+            return self.answer(value["id"])  # type: ignore[no-any-return]
         answer = {"jsonrpc": "2.0", "id": value["id"], **self.answer}
         return Response(200, [("content-type", "application/json")], raw(answer))
 
@@ -125,9 +127,13 @@ def test_a_notification_of_no_call_on_a_calls_stream_is_reported_and_the_call_an
         "method": "notifications/resources/updated",
         "params": {"uri": "x"},
     }
-    done = {"jsonrpc": "2.0", "id": 2, "result": {"resultType": "complete", "content": []}}
-    events = b"".join(b"event: message\ndata: " + raw(m) + b"\n\n" for m in (updated, done))
-    bridged = Bridged({}, up=Canned(Response(200, [("content-type", "text/event-stream")], events)))
+
+    def stream(rid: int) -> Response:
+        done = {"jsonrpc": "2.0", "id": rid, "result": {"resultType": "complete", "content": []}}
+        events = b"".join(b"event: message\ndata: " + raw(m) + b"\n\n" for m in (updated, done))
+        return Response(200, [("content-type", "text/event-stream")], events)
+
+    bridged = Bridged({}, up=Canned(stream))
     answer = bridged.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
     assert answer.error is None and texts(answer.result) == ""
     assert bridged.calls is not None

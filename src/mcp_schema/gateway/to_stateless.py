@@ -11,7 +11,8 @@ capabilities, info and log level) in ``_meta``. The upstream's side is a
 `mcp_schema.http.binding.ClientBinding` (stateless mode): each request goes
 upstream self-contained, with its ``MCP-Protocol-Version``, ``Mcp-Method``,
 ``Mcp-Name`` and the ``Mcp-Param-*`` headers its tool asks for (as the
-upstream listed it to this client). Nothing is shared between clients.
+upstream listed it to this client; a client calling a tool before it listed
+any has the bridge list them first). Nothing is shared between clients.
 
 `StatelessCalls` is the glue between the two, one per client session:
 
@@ -136,6 +137,12 @@ class StatelessCalls:
         self._waiting: list[RequestReceived] = []
         self._negotiated = False
         self._discovering = False
+        self._listing: int | None = None
+        """The id of the bridge's own ``tools/list``, sent before a call of a
+        tool this client never listed (its ``Mcp-Param-*`` headers come from it)."""
+        self._listed = False
+        self._unlisted: list[RequestReceived] = []
+        """The calls waiting for that list."""
         self.listening: int | None = None
         """The id of the upstream ``subscriptions/listen`` of this session, once sent."""
 
@@ -157,6 +164,14 @@ class StatelessCalls:
             self._waiting.append(request)  # bounded: each is in flight in the server session
             return self.start()
         params = to_wire(request.message).get("params")
+        if request.method == "tools/list":
+            self._listed = True
+        elif request.method == "tools/call" and not self._listed:
+            self._unlisted.append(request)  # bounded: each is in flight in the server session
+            if self._listing is not None:
+                return []
+            self._listing = self.binding.request("tools/list", {})
+            return [p for p in self.binding.posts() if p.request_id is not None]
         try:
             first = self.binding.request(request.method, params)
         except SessionError as exc:  # an argument its tool mirrors cannot be a header
@@ -191,6 +206,7 @@ class StatelessCalls:
         requests whose exchanges to cut."""
         call = self._requests.get(stream_key(event.request.id))
         if call is None:
+            self._unlisted = [r for r in self._unlisted if r is not event.request]
             return []
         cut = [rid for rid, found in self._posted.items() if found is call]
         self._forget(call)
@@ -240,7 +256,7 @@ class StatelessCalls:
 
     def pending(self) -> int:
         """The client's requests being answered upstream (or waiting to be sent)."""
-        return len(self._calls) + len(self._waiting)
+        return len(self._calls) + len(self._waiting) + len(self._unlisted)
 
     # -- the upstream's side -------------------------------------------------------------
 
@@ -273,6 +289,10 @@ class StatelessCalls:
             for request in waiting:
                 self._refuse(request, _upstream(event.error))
             return []
+        if event.id == self._listing:  # the tools are known now (or never will be)
+            self._listing, self._listed = None, True
+            unlisted, self._unlisted = self._unlisted, []
+            return [post for request in unlisted for post in self.call(request)]
         call = self._calls.get(event.id) if isinstance(event.id, int) else None
         if call is None:
             return []
