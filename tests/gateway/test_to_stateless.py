@@ -320,3 +320,18 @@ def test_a_call_before_any_list_has_the_tools_listed_first_for_its_headers() -> 
     assert texts(bridged.call("weather", region="south")) == "sunny"
     methods = [dict(p.headers).get("mcp-method") for p in bridged.upstream_posts]
     assert methods.count("tools/list") == 1  # listed once
+
+
+def test_a_call_cancelled_before_it_was_sent_is_never_sent() -> None:
+    bridged = Bridged({})
+    bridged.hold = True
+    rid = bridged.client.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
+    bridged.pump()  # held: the bridge's own tools/list, the call waiting for it
+    (listing,) = bridged.held
+    assert bridged.calls is not None and bridged.calls.pending() == 1
+    bridged.client.cancel(rid)
+    bridged.pump()
+    assert bridged.calls.pending() == 0
+    bridged.hold = False
+    bridged.send([listing])  # the list comes: no call follows it
+    assert [dict(p.headers)["mcp-method"] for p in bridged.upstream_posts[-1:]] == ["tools/list"]

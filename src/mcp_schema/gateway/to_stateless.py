@@ -205,7 +205,8 @@ class StatelessCalls:
         """The client cancelled ``event.request``: the ids of the upstream
         requests whose exchanges to cut."""
         call = self._requests.get(stream_key(event.request.id))
-        if call is None:
+        if call is None:  # not sent yet: it never will be
+            self._waiting = [r for r in self._waiting if r is not event.request]
             self._unlisted = [r for r in self._unlisted if r is not event.request]
             return []
         cut = [rid for rid, found in self._posted.items() if found is call]
