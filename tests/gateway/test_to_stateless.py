@@ -6,6 +6,7 @@ Streamable HTTP binding of each side."""
 
 from __future__ import annotations
 
+import json
 import runpy
 from collections.abc import Mapping
 from pathlib import Path
@@ -335,3 +336,27 @@ def test_a_call_cancelled_before_it_was_sent_is_never_sent() -> None:
     bridged.hold = False
     bridged.send([listing])  # the list comes: no call follows it
     assert [dict(p.headers)["mcp-method"] for p in bridged.upstream_posts[-1:]] == ["tools/list"]
+
+
+def test_a_roots_round_reaches_the_client_and_its_answer_the_retry() -> None:
+    def serve(session: ServerSession, event: Event) -> None:
+        if isinstance(event, InputReceived):
+            roots = getattr(event.responses["r"], "roots", [])
+            session.respond(event.request, {"content": [{"type": "text", "text": roots[0].uri}]})
+        elif isinstance(event, RequestReceived):
+            session.ask(event, {"r": {"method": "roots/list", "params": {}}})
+
+    up = Endpoint(
+        serve,
+        info={"name": "up", "version": "1"},
+        capabilities={"tools": {}},
+        versions=[BRIDGED_VERSION],
+        handler_version=BRIDGED_VERSION,
+        request_state=HTTP_SERVER_SEALER["sealer"](None),
+    )
+    answers = {"roots/list": {"roots": [{"uri": "file:///work", "name": "work"}]}}
+    bridged = Bridged({"roots": {}}, answers, up=up)
+    assert texts(bridged.call("where")) == "file:///work"
+    retry = json.loads(bridged.upstream_posts[-1].body)["params"]
+    assert retry["inputResponses"]["r"]["roots"][0]["uri"] == "file:///work"
+    assert isinstance(retry["requestState"], str)  # sealed by the upstream, which accepted it
