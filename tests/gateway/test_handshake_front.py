@@ -16,6 +16,7 @@ import json
 import runpy
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,6 +33,8 @@ from mcp_schema.gateway.handshake_front import (
     handshake_capabilities,
     probe_upstream,
 )
+from mcp_schema.http import Endpoint
+from mcp_schema.http.asgi import App
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 
@@ -227,3 +230,48 @@ def test_sessions_end_when_idle_or_beyond_the_bound(bound: str) -> None:
                     assert len(front._bridged) == (0 if idle else 1)
 
             asyncio.run(run())
+
+
+def test_a_client_closing_its_stream_cancels_the_call_in_flight_upstream() -> None:
+    cut = threading.Event()
+    served = App(
+        Endpoint(
+            lambda session, event: None,
+            info={"name": "slow", "version": "1"},
+            capabilities={"tools": {}},
+            versions=["2026-07-28"],
+        )
+    )
+
+    async def slow(scope: Any, receive: Any, send: Any) -> None:
+        """Serves discover; a tools/call gets its stream opened, then nothing till the end."""
+        if scope["type"] != "http" or dict(scope["headers"]).get(b"mcp-method") != b"tools/call":
+            return await served(scope, receive, send)
+        while (await receive()).get("more_body"):
+            pass
+        headers = [(b"content-type", b"text/event-stream")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b": wait\n\n", "more_body": True})
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        cut.set()
+
+    with serving(slow) as url, serving(bridged_app(url)) as gateway:
+
+        async def run() -> None:
+            async with httpx.AsyncClient(timeout=10) as http:
+                hand = Hand(http, gateway)
+                await hand.initialize({})
+                await http.post(
+                    gateway, headers=hand.headers(), json=hand.message("tools/list", {})
+                )
+                call = hand.message("tools/call", {"name": "t", "arguments": {}})
+                async with http.stream("POST", gateway, headers=hand.headers(), json=call) as open_:
+                    assert open_.status_code == 200  # the answer's stream is open: leave it
+            for _ in range(300):
+                if cut.is_set():
+                    break
+                await asyncio.sleep(0.01)
+            assert cut.is_set()  # the upstream saw its request's stream closed, session alive
+
+        asyncio.run(run())
