@@ -275,3 +275,20 @@ def test_a_client_closing_its_stream_cancels_the_call_in_flight_upstream() -> No
             assert cut.is_set()  # the upstream saw its request's stream closed, session alive
 
         asyncio.run(run())
+
+
+def test_what_the_bridge_does_not_carry_is_reported() -> None:
+    reports = ReportLog()
+    with upstream() as url, serving(bridged_app(url, reports)) as gateway:
+
+        async def run() -> None:
+            async with httpx.AsyncClient(timeout=10) as http:
+                hand = Hand(http, gateway)
+                await hand.initialize({"roots": {"listChanged": True}})
+                changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
+                sent = await http.post(gateway, headers=hand.headers(), json=changed)
+                assert sent.status_code == 202
+
+        asyncio.run(run())
+    (line,) = reported(reports)
+    assert line["direction"] == "client->server" and "roots/list_changed" in line["message"]
