@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from mcp_schema.cli import main
-from mcp_schema.gateway import command
+from mcp_schema.gateway import command, handshake_front
 from mcp_schema.gateway.asgi import GatewayApp
 from mcp_schema.gateway.handshake_front import (
     HandshakeFront,
@@ -198,7 +198,11 @@ def test_a_closed_stream_ends_its_call_and_delete_ends_the_session() -> None:
 
 
 @pytest.mark.parametrize("bound", ["idle", "count"])
-def test_sessions_end_when_idle_or_beyond_the_bound(bound: str) -> None:
+def test_sessions_end_when_idle_or_beyond_the_bound(
+    bound: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]  # the sessions' clock, moved by hand
+    monkeypatch.setattr(handshake_front, "monotonic", lambda: now[0])
     with upstream() as url:
         served = bridged_app(url).served
         assert served is not None
@@ -210,9 +214,7 @@ def test_sessions_end_when_idle_or_beyond_the_bound(bound: str) -> None:
             return clients[0]
 
         idle = bound == "idle"
-        front = HandshakeFront(
-            url, served, http, idle_seconds=0.2 if idle else 60, max_sessions=9 if idle else 1
-        )
+        front = HandshakeFront(url, served, http, idle_seconds=60, max_sessions=9 if idle else 1)
         with serving(front) as gateway:
 
             async def run() -> None:
@@ -221,7 +223,7 @@ def test_sessions_end_when_idle_or_beyond_the_bound(bound: str) -> None:
                     await first.initialize({})
                     assert len(front._bridged) == 1
                     if idle:
-                        await asyncio.sleep(0.3)
+                        now[0] += 61
                     else:
                         await Hand(client, gateway).initialize({})  # the first one goes
                     listed = first.message("tools/list", {})

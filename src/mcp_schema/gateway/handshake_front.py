@@ -30,9 +30,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
+from time import monotonic
 from typing import Any
 
 import httpx
@@ -136,13 +136,13 @@ class _Sessions:
         found = self._sessions.pop(session_id, None)
         if found is None:
             return None
-        self._sessions[session_id] = (found[0], time.monotonic())
+        self._sessions[session_id] = (found[0], monotonic())
         return found[0]
 
     def add(self, session: LiveSession) -> None:
         assert session.id is not None
         self._expire()
-        self._sessions[session.id] = (session, time.monotonic())
+        self._sessions[session.id] = (session, monotonic())
         self._added(session)
         while len(self._sessions) > self.max_sessions:
             self._end(self._sessions.popitem(last=False)[1][0])
@@ -162,7 +162,7 @@ class _Sessions:
 
     def _expire(self) -> None:
         """End the sessions unused for ``idle`` seconds (the oldest come first)."""
-        horizon = time.monotonic() - self.idle
+        horizon = monotonic() - self.idle
         while self._sessions:
             session, used = next(iter(self._sessions.values()))
             if used > horizon:
