@@ -33,9 +33,11 @@ from mcp_schema.gateway.handshake_front import (
     handshake_capabilities,
     probe_upstream,
 )
+from mcp_schema.gateway.probe import Served
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.proxy import ReportLog
+from mcp_schema.session import ClientSession, ServerSession
 from tests.gateway.test_gateway import reported, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -294,3 +296,21 @@ def test_what_the_bridge_does_not_carry_is_reported() -> None:
         asyncio.run(run())
     (line,) = reported(reports)
     assert line["direction"] == "client->server" and "roots/list_changed" in line["message"]
+
+
+def test_a_request_of_a_session_the_front_never_bridged_is_answered() -> None:
+    served = Served(("2026-07-28",), False, {"tools": {}})
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient)
+    client = ClientSession(info={"name": "c", "version": "1"})
+    server = ServerSession(info={"name": "s", "version": "1"}, capabilities={"tools": {}})
+    client.initialize()
+    for frame in client.data_to_send():
+        server.receive(frame)  # negotiated here, not through the front
+    for frame in server.data_to_send():
+        client.receive(frame)
+    client.request("tools/list")
+    (frame,) = [f for f in client.data_to_send() if b"tools/list" in f]
+    (request,) = server.receive(frame)
+    front._serve(server, request)
+    (answer,) = server.data_to_send()
+    assert json.loads(answer)["error"]["code"] == -32603

@@ -37,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from mcp_schema.errors import clip
+from mcp_schema.errors import InternalError, clip
 from mcp_schema.gateway.probe import Probe, ProbeError, Served
 from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
@@ -77,21 +77,27 @@ def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
 
 
 async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 10.0) -> Served:
-    """What the upstream at ``url`` serves (`Probe`, over ``http``); `ProbeError`
+    """What the upstream at ``url`` serves (`Probe`, over ``http``, each answer
+    read as it comes and no further than the binding's bound); `ProbeError`
     when it gives no answer that tells."""
     probe = Probe()
     while posts := probe.posts():
         for post in posts:
+            headers, body = list(post.headers), post.body
             try:
-                response = await http.request(
-                    post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
-                )
+                async with http.stream(
+                    post.method, url, headers=headers, content=body, timeout=timeout
+                ) as response:
+                    reply = probe.reply(post, response.status_code, response.headers.multi_items())
+                    async for chunk in response.aiter_bytes():
+                        probe.read(reply.feed(chunk))
+                        if reply.done:
+                            break
+                    probe.read(reply.end())
             except httpx.HTTPError as exc:
                 raise ProbeError(
                     f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
                 ) from None
-            reply = probe.reply(post, response.status_code, response.headers.multi_items())
-            probe.read(reply.feed(response.content) + reply.end())
     if probe.served is None:
         raise ProbeError("the upstream's answers to the probe told nothing")
     if probe.closing is not None:
@@ -235,7 +241,9 @@ class HandshakeFront:
             self._bridged[id(server)] = bridged
             self._send(bridged, bridged.calls.start())
             return
-        if bridged is None:
+        if bridged is None:  # not bridged (its initialize was not seen): nothing to carry to
+            if isinstance(event, RequestReceived):
+                server.fail(event, InternalError("Internal error: the session is not bridged"))
             return
         if isinstance(event, RequestReceived):
             self._send(bridged, bridged.calls.call(event))
