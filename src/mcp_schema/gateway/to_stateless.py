@@ -31,6 +31,11 @@ any has the bridge list them first). Nothing is shared between clients.
 * `cancel`: the client cancelled (or closed the request's stream): the
   upstream exchanges to cut (in 2026-07-28, closing a request's stream
   cancels it).
+* `start` (the upstream session's ``server/discover``, once) and `listen`
+  (its ``subscriptions/listen`` for the list changes the server offers,
+  whose notifications `answer` sends the client as notifications of no
+  request: the GET stream's).
+* `notified`: a client's notification with nothing to carry it to, reported.
 
 Each returns the `Post` objects to send upstream; what to send the client
 is in the server session's ``data_to_send``. What cannot be carried (an ask
