@@ -360,3 +360,13 @@ def test_a_roots_round_reaches_the_client_and_its_answer_the_retry() -> None:
     retry = json.loads(bridged.upstream_posts[-1].body)["params"]
     assert retry["inputResponses"]["r"]["roots"][0]["uri"] == "file:///work"
     assert isinstance(retry["requestState"], str)  # sealed by the upstream, which accepted it
+
+
+def test_a_task_augmented_call_is_served_as_a_plain_call_and_tasks_are_refused() -> None:
+    bridged = Bridged({})
+    task = {"name": "echo", "arguments": {"text": "hi"}, "task": {"ttl": 1000}}
+    answer = bridged.request("tools/call", task)
+    assert answer.error is None and texts(answer.result) == "hi"
+    assert b'"task"' not in bridged.upstream_posts[-1].body
+    refused = bridged.request("tasks/list", {})
+    assert refused.error is not None and refused.error.code == -32601
