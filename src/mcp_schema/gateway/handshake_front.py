@@ -42,7 +42,7 @@ from mcp_schema.gateway.probe import Probe, ProbeError, Served
 from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
-from mcp_schema.http.binding import Post
+from mcp_schema.http.binding import Post, Reply
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import (
@@ -83,17 +83,9 @@ async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 
     probe = Probe()
     while posts := probe.posts():
         for post in posts:
-            headers, body = list(post.headers), post.body
             try:
-                async with http.stream(
-                    post.method, url, headers=headers, content=body, timeout=timeout
-                ) as response:
-                    reply = probe.reply(post, response.status_code, response.headers.multi_items())
-                    async for chunk in response.aiter_bytes():
-                        probe.read(reply.feed(chunk))
-                        if reply.done:
-                            break
-                    probe.read(reply.end())
+                reply = functools.partial(probe.reply, post)
+                await _exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
             except httpx.HTTPError as exc:
                 raise ProbeError(
                     f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
@@ -107,6 +99,28 @@ async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 
         except httpx.HTTPError:
             pass  # the probe's session ends with the server's own expiry instead
     return probe.served
+
+
+async def _exchanged(
+    http: httpx.AsyncClient,
+    url: str,
+    post: Post,
+    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
+    read: Callable[[list[Event]], object],
+    timeout: httpx.Timeout,
+) -> None:
+    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
+    ``reply_to`` makes of its status and headers, each chunk's events to
+    ``read``, until the answer came or the body ended (httpx's errors raised)."""
+    async with http.stream(
+        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
+    ) as response:
+        reply = reply_to(response.status_code, response.headers.multi_items())
+        async for chunk in response.aiter_bytes():
+            read(reply.feed(chunk))
+            if reply.done:
+                break
+        read(reply.end())
 
 
 class _Bridged:
@@ -283,20 +297,16 @@ class HandshakeFront:
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
         listening = post.request_id is not None and post.request_id == bridged.calls.listening
+        timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
-            async with self._http().stream(
-                post.method,
+            await _exchanged(
+                self._http(),
                 self.upstream,
-                headers=list(post.headers),
-                content=post.body,
-                timeout=httpx.Timeout(30.0, read=None),  # an answer takes what it takes
-            ) as response:
-                reply = binding.reply(post, response.status_code, response.headers.multi_items())
-                async for chunk in response.aiter_bytes():
-                    self._carry(bridged, post, reply.feed(chunk))
-                    if reply.done:
-                        break
-                self._carry(bridged, post, reply.end())
+                post,
+                functools.partial(binding.reply, post),
+                functools.partial(self._carry, bridged, post),
+                timeout,
+            )
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             self._carry(bridged, post, binding.lost(post, reason))
