@@ -1,6 +1,6 @@
 """A validating Streamable HTTP gateway (hand-written runtime package):
-``python -m mcp_schema gateway --listen HOST:PORT [--enforce] [--report FILE]
---upstream URL``.
+``python -m mcp_schema gateway --listen HOST:PORT [--enforce] [--bridge]
+[--report FILE] --upstream URL``.
 
 The gateway serves ``/mcp`` in front of an MCP server's Streamable HTTP
 endpoint and reads every message both ways by the codec, as the stdio proxy
@@ -14,8 +14,15 @@ them:
   (its head, its JSON body or each of its events).
 * `EventSplitter` (``sse``): the events of a ``text/event-stream``, each
   with its bytes, fed in chunks.
+* `Probe` and `Served` (``probe``): sans-IO, what an upstream serves, from
+  its answer to ``server/discover`` (the bridge's start-up probe).
+* `StatelessCalls` (``to_stateless``): sans-IO, the era bridge's first
+  direction: one handshake-era client's session carried to a 2026-07-28
+  upstream.
 * `mcp_schema.gateway.asgi.GatewayApp`: the ASGI application forwarding to
-  the upstream with httpx (the ``http`` extra), in monitor or enforce mode.
+  the upstream with httpx (the ``http`` extra), in monitor or enforce mode;
+  with ``served=`` (``--bridge``), handshake-era clients of a 2026-07-28-only
+  upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`.
 * ``command``: the command line, which runs the app under uvicorn.
 """
 
@@ -28,7 +35,9 @@ from mcp_schema.gateway.exchange import (
     ExchangeValidator,
     bad_gateway,
 )
+from mcp_schema.gateway.probe import Probe, ProbeError, Served
 from mcp_schema.gateway.sse import EventSplitter, SseEvent
+from mcp_schema.gateway.to_stateless import StatelessCalls
 
 __all__ = [
     "MAX_MESSAGE",
@@ -36,6 +45,10 @@ __all__ = [
     "EventSplitter",
     "Exchange",
     "ExchangeValidator",
+    "Probe",
+    "ProbeError",
+    "Served",
     "SseEvent",
+    "StatelessCalls",
     "bad_gateway",
 ]

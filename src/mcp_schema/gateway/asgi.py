@@ -31,6 +31,13 @@ is 502 with -32603 in both modes, and reported (`Exchange.unreachable`: a
 run of such failures is one line and their count). Reports go to a
 `ReportLog` (bounded, written by a thread of its own: forwarding never
 waits for them).
+
+The era bridge (``served``: what the upstream's probe found,
+`mcp_schema.gateway.probe`): a request in an era the upstream serves takes
+the forwarding path above; a handshake-era one (``initialize``, a bridged
+``Mcp-Session-Id``, GET and DELETE) to an upstream of 2026-07-28 alone goes
+to the `mcp_schema.gateway.handshake_front.HandshakeFront`, which reads
+every message itself (in both modes: what it carries it must read).
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ from typing import Any
 import httpx
 
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.handshake_front import HandshakeFront
+from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import EventSplitter
 
 # The ASGI types and helpers of the package's own adapter: a refusal is
@@ -77,6 +86,7 @@ class GatewayApp:
       shutdown) and forwards straight to its transport: a client's cookie
       jar would carry one client's cookies to the upstream with another's
       requests, and its default headers, auth and redirects are no proxy's.
+    * ``served``: the bridge (see the module): what the upstream serves.
     """
 
     def __init__(
@@ -88,6 +98,7 @@ class GatewayApp:
         validator: ExchangeValidator | None = None,
         client: httpx.AsyncClient | None = None,
         path: str = "/mcp",
+        served: Served | None = None,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
@@ -100,6 +111,13 @@ class GatewayApp:
         self._client = client
         self._own_client = client is None
         self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
+        self.served = served
+        self.front: HandshakeFront | None = None
+        """Where handshake-era requests go when the upstream does not serve that era."""
+        if served is not None and not served.handshake and served.stateless:
+            self.front = HandshakeFront(
+                upstream, served, lambda: self.client, reports=reports, path=path
+            )
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -137,6 +155,8 @@ class GatewayApp:
             return await _send_whole(send, Response(404))
         method: str = scope["method"]
         headers: list[tuple[bytes, bytes]] = scope["headers"]
+        if self.front is not None and self._bridged(method, headers):
+            return await self.front(scope, receive, send)
         body, rest = b"", None
         if method == "POST":
             read = await self._body(receive)
@@ -174,6 +194,21 @@ class GatewayApp:
             if left is not None:
                 left.cancel()
         return None
+
+    def _bridged(self, method: str, headers: list[tuple[bytes, bytes]]) -> bool:
+        """Whether a request goes to the bridge (`HandshakeFront`): of a
+        session, a GET or a DELETE, or a POST naming no version the upstream
+        serves per request (``initialize``)."""
+        if method not in ("POST", "GET", "DELETE"):
+            return False
+        version = None
+        for name, value in headers:
+            if name == b"mcp-session-id":
+                return True
+            if name == b"mcp-protocol-version":
+                version = value.decode("latin-1")
+        assert self.served is not None
+        return method != "POST" or version not in self.served.stateless
 
     async def _body(self, receive: Receive) -> tuple[bytes, bool | None] | None:
         """The body (None: the client left), and None when it was read whole,
@@ -322,6 +357,8 @@ class GatewayApp:
             if message["type"] == "lifespan.startup":
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                if self.front is not None:
+                    self.front.close()
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return

@@ -1,5 +1,11 @@
 """The command line: ``python -m mcp_schema gateway --listen HOST:PORT
-[--enforce] [--report FILE] --upstream URL`` (`add_arguments`, `main`).
+[--enforce] [--bridge] [--report FILE] --upstream URL`` (`add_arguments`, `main`).
+
+With ``--bridge`` it first probes the upstream (`mcp_schema.gateway.probe`:
+``server/discover``), for up to `PROBE_SECONDS` while the upstream cannot
+be reached (it may be starting beside the gateway), and says what it found;
+an upstream still unreachable then, or whose answers tell nothing, stops it
+(exit status 2) before it listens.
 
 The gateway is a `GatewayApp` run by uvicorn: the command needs the
 ``http`` extra (httpx) and uvicorn installed beside it (``pip install
@@ -16,12 +22,15 @@ line)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import socket
+import time
 from typing import Any
 
 from mcp_schema.errors import quote
 from mcp_schema.gateway.exchange import ExchangeValidator
+from mcp_schema.gateway.probe import ProbeError, Served
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -30,10 +39,13 @@ from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.proxy.validation import _Writer
 from mcp_schema.versions import TASKS_EXTENSION
 
-__all__ = ["SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
+__all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
 
 SHUTDOWN_SECONDS = 5
 """How long open answers (event streams) get when the gateway is stopped."""
+
+PROBE_SECONDS = 10.0
+"""How long ``--bridge`` keeps trying to reach the upstream at start-up."""
 
 
 class GatewayError(Exception):
@@ -42,7 +54,9 @@ class GatewayError(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``gateway`` subcommand's arguments, on ``parser`` (`main` reads them)."""
-    parser.usage = "%(prog)s [-h] --listen HOST:PORT [--enforce] [--report FILE] --upstream URL"
+    parser.usage = (
+        "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] --upstream URL"
+    )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
         "server at URL and checking every message both ways. Monitor mode (the "
@@ -56,6 +70,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--enforce", action="store_true", help="refuse what is invalid instead of reporting it"
+    )
+    parser.add_argument(
+        "--bridge",
+        action="store_true",
+        help="serve clients of both eras whatever the upstream speaks (probed at start-up)",
     )
     parser.add_argument(
         "--report",
@@ -90,6 +109,35 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def _probed(upstream: str) -> Served:
+    """What the upstream serves (`probe_upstream`), tried for `PROBE_SECONDS`; said on stderr."""
+    if not upstream.startswith(("http://", "https://")):
+        raise GatewayError(f"--upstream must be an http(s) URL, not {quote(upstream)}")
+    import httpx  # the http extra: _run checked it is there
+
+    from mcp_schema.gateway.handshake_front import probe_upstream
+
+    async def probing() -> Served:
+        deadline = time.monotonic() + PROBE_SECONDS
+        async with httpx.AsyncClient() as http:
+            while True:
+                try:
+                    return await probe_upstream(upstream, http)
+                except ProbeError:
+                    if time.monotonic() >= deadline:
+                        raise
+                await asyncio.sleep(0.2)
+
+    try:
+        served = asyncio.run(probing())
+    except ProbeError as exc:
+        raise GatewayError(f"{exc} (tried for {PROBE_SECONDS:g} s)") from None
+    eras = [*served.stateless, *(["initialize sessions"] if served.serves(None) else [])]
+    bridged = "" if served.serves(None) else ": handshake-era clients are bridged"
+    _fd.say(f"gateway: the upstream serves {', '.join(eras) or 'nothing known'}{bridged}")
+    return served
+
+
 def main(args: argparse.Namespace) -> int:
     """The ``gateway`` subcommand, with the arguments of `add_arguments`: the exit status."""
     try:
@@ -122,6 +170,11 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, OverflowError) as exc:
         raise GatewayError(f"cannot listen on {quote(args.listen)}: {exc}") from None
     extensions = (TASKS_EXTENSION,) if args.tasks else ()
+    try:
+        served = _probed(args.upstream) if args.bridge else None
+    except GatewayError:
+        sock.close()
+        raise
     log = ReportLog()
     writer = _Writer(log, report_fd)
     writer.start()
@@ -131,6 +184,7 @@ def _run(args: argparse.Namespace) -> int:
             enforce=args.enforce,
             reports=log,
             validator=ExchangeValidator(extensions=extensions),
+            served=served,
         )
     except ValueError as exc:
         sock.close()

@@ -120,6 +120,10 @@ class ClientSession(Peer):
         """Stateless era: the level every request asks log messages at (None: none)."""
         self.server_info: dict[str, Any] | None = None
         self.server_capabilities: dict[str, Any] | None = None
+        self.server_instructions: str | None = None
+        """The ``instructions`` the server's ``initialize`` or ``server/discover`` answer gave."""
+        self.server_versions: tuple[str, ...] | None = None
+        """The ``supportedVersions`` of the server's ``server/discover`` answer."""
         if declares_tasks(self.capabilities):
             self._extensions = frozenset({TASKS_EXTENSION})
         self._followed: dict[str | int, _Followed] = {}
@@ -186,6 +190,7 @@ class ClientSession(Peer):
             wire.get("serverInfo"),
             wire.get("capabilities"),
         )
+        self.server_instructions = _text(wire.get("instructions"))
         self.notify("notifications/initialized")
         events.append(
             Negotiated(answered, _member(result, "server_info"), _member(result, "capabilities"))
@@ -209,6 +214,9 @@ class ClientSession(Peer):
         meta = wire.get("_meta")
         self.server_info = meta.get(SERVER_INFO_KEY) if isinstance(meta, dict) else None
         self.server_capabilities = wire.get("capabilities")
+        self.server_instructions = _text(wire.get("instructions"))
+        listed = wire.get("supportedVersions")  # a list: discovered_version read it
+        self.server_versions = tuple(v for v in listed or () if isinstance(v, str))
         info = getattr(getattr(result, "meta", None), "server_info", None)
         events.append(Negotiated(chosen, info, _member(result, "capabilities")))
 
@@ -438,6 +446,10 @@ def _acknowledged(
     sent: Outgoing, result: McpModel | None, error: McpError | None, events: list[Event]
 ) -> None:
     events.append(ResponseReceived(sent.id, sent.method, result, error))
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
 
 
 def _member(model: McpModel, name: str) -> McpModel | None:

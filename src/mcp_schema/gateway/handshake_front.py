@@ -1,0 +1,342 @@
+"""`HandshakeFront`: the ASGI side of the era bridge's first direction,
+handshake-era clients in front of a server that serves 2026-07-28 only
+(needs the ``http`` extra: httpx), and `probe_upstream`, the start-up probe
+(`mcp_schema.gateway.probe`) over httpx.
+
+The clients' side is the package's own Streamable HTTP server
+(`mcp_schema.http.Endpoint` served by `mcp_schema.http.asgi.App`), serving
+the handshake-era versions only: it answers ``initialize`` with what the
+upstream's discover said, mints the ``Mcp-Session-Id``, answers ``ping``
+and ``logging/setLevel``, serves the GET stream and DELETE, and checks every
+message as any server of the package does. Its handler hands each session's
+events to that session's `mcp_schema.gateway.to_stateless.StatelessCalls`,
+and this module runs the upstream exchanges those ask for (httpx, each
+answer read as it arrives) and routes what they bring back to the client's
+streams, as the endpoint routes what a handler sends.
+
+* Each session opens, once its upstream ``server/discover`` answered, a
+  ``subscriptions/listen`` for the list changes the server offers; its
+  notifications go to the session's GET stream (dropped while none is
+  open, as the endpoint drops any), until the session ends.
+* A session ends at DELETE, when it has been idle for ``idle_seconds``, or
+  when ``max_sessions`` are open and a new one comes (the least recently
+  used ends): its upstream exchanges are cancelled.
+* What is refused to a client because it cannot be carried is reported, one
+  line each (`mcp_schema.proxy.ReportLog`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from time import monotonic
+from typing import Any
+
+import httpx
+
+from mcp_schema.errors import InternalError, clip
+from mcp_schema.gateway.probe import Probe, ProbeError, Served
+from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.http import Endpoint
+from mcp_schema.http.asgi import App, Receive, Scope, Send
+from mcp_schema.http.binding import Post, Reply
+from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
+from mcp_schema.proxy.reports import ReportLog
+from mcp_schema.session import (
+    CancelRequested,
+    Event,
+    InputReceived,
+    Negotiated,
+    NotificationReceived,
+    RequestReceived,
+    ServerSession,
+)
+from mcp_schema.versions import HANDSHAKE_VERSIONS
+
+__all__ = ["IDLE_SECONDS", "HandshakeFront", "handshake_capabilities", "probe_upstream"]
+
+IDLE_SECONDS = 3600.0
+"""How long a bridged session may go unused before it ends."""
+
+_LOG = logging.getLogger("mcp_schema.gateway")
+
+
+def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
+    """The upstream's 2026-07-28 capabilities as the bridge declares them to
+    a handshake-era client: without ``extensions`` (the bridge carries
+    none) and without ``resources.subscribe`` (``resources/subscribe`` has
+    no 2026-07-28 request to become)."""
+    declared = {k: v for k, v in capabilities.items() if k != "extensions"}
+    resources = declared.get("resources")
+    if isinstance(resources, Mapping) and "subscribe" in resources:
+        declared["resources"] = {k: v for k, v in resources.items() if k != "subscribe"}
+    return declared
+
+
+async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 10.0) -> Served:
+    """What the upstream at ``url`` serves (`Probe`, over ``http``, each answer
+    read as it comes and no further than the binding's bound); `ProbeError`
+    when it gives no answer that tells."""
+    probe = Probe()
+    while posts := probe.posts():
+        for post in posts:
+            try:
+                reply = functools.partial(probe.reply, post)
+                await _exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
+            except httpx.HTTPError as exc:
+                raise ProbeError(
+                    f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
+                ) from None
+    if probe.served is None:
+        raise ProbeError("the upstream's answers to the probe told nothing")
+    if probe.closing is not None:
+        try:
+            closing = probe.closing
+            await http.request(closing.method, url, headers=list(closing.headers), timeout=timeout)
+        except httpx.HTTPError:
+            pass  # the probe's session ends with the server's own expiry instead
+    return probe.served
+
+
+async def _exchanged(
+    http: httpx.AsyncClient,
+    url: str,
+    post: Post,
+    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
+    read: Callable[[list[Event]], object],
+    timeout: httpx.Timeout,
+) -> None:
+    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
+    ``reply_to`` makes of its status and headers, each chunk's events to
+    ``read``, until the answer came or the body ended (httpx's errors raised)."""
+    async with http.stream(
+        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
+    ) as response:
+        reply = reply_to(response.status_code, response.headers.multi_items())
+        async for chunk in response.aiter_bytes():
+            read(reply.feed(chunk))
+            if reply.done:
+                break
+        read(reply.end())
+
+
+class _Bridged:
+    """One client session: its live session, its calls, and the upstream
+    exchanges in flight (by upstream request id)."""
+
+    def __init__(self, live: LiveSession, calls: StatelessCalls) -> None:
+        self.live, self.calls = live, calls
+        self.exchanges: dict[int, asyncio.Task[None]] = {}
+
+
+class _Sessions:
+    """The front's `mcp_schema.http.sessions.SessionStore`: at most
+    ``max_sessions``, each ending after ``idle_seconds`` unused, and the
+    front told of every end (its upstream exchanges are cancelled)."""
+
+    def __init__(
+        self,
+        added: Callable[[LiveSession], None],
+        ended: Callable[[LiveSession], None],
+        max_sessions: int,
+        idle: float,
+    ) -> None:
+        self._added, self._ended = added, ended
+        self.max_sessions, self.idle = max_sessions, idle
+        self._sessions: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def get(self, session_id: str) -> LiveSession | None:
+        self._expire()
+        found = self._sessions.pop(session_id, None)
+        if found is None:
+            return None
+        self._sessions[session_id] = (found[0], monotonic())
+        return found[0]
+
+    def add(self, session: LiveSession) -> None:
+        assert session.id is not None
+        self._expire()
+        self._sessions[session.id] = (session, monotonic())
+        self._added(session)
+        while len(self._sessions) > self.max_sessions:
+            self._end(self._sessions.popitem(last=False)[1][0])
+
+    def remove(self, session_id: str) -> LiveSession | None:
+        found = self._sessions.pop(session_id, None)
+        if found is None:
+            return None
+        self._ended(found[0])
+        return found[0]
+
+    def close(self) -> None:
+        sessions = [s for s, _ in self._sessions.values()]
+        self._sessions.clear()
+        for session in sessions:
+            self._end(session)
+
+    def _expire(self) -> None:
+        """End the sessions unused for ``idle`` seconds (the oldest come first)."""
+        horizon = monotonic() - self.idle
+        while self._sessions:
+            session, used = next(iter(self._sessions.values()))
+            if used > horizon:
+                return
+            self._sessions.popitem(last=False)
+            self._end(session)
+
+    def _end(self, session: LiveSession) -> None:
+        session.close()
+        self._ended(session)
+
+
+class HandshakeFront:
+    """Handshake-era clients' sessions, carried to the 2026-07-28 server at
+    ``upstream`` whose probe found ``served`` (see the module). ``http``:
+    what gives the ``httpx.AsyncClient`` to send with (the gateway's).
+    ``reports``: where refusals are reported. ``headers``: sent upstream
+    with every request."""
+
+    def __init__(
+        self,
+        upstream: str,
+        served: Served,
+        http: Callable[[], httpx.AsyncClient],
+        *,
+        reports: ReportLog | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        idle_seconds: float = IDLE_SECONDS,
+        path: str = "/mcp",
+    ) -> None:
+        if BRIDGED_VERSION not in served.stateless:
+            raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
+        self.upstream, self.served, self._http = upstream, served, http
+        self.reports, self.headers = reports, dict(headers or {})
+        self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
+        self.endpoint = Endpoint(
+            self._serve,
+            info=served.server_info or {"name": "mcp-schema-gateway", "version": "1"},
+            capabilities=handshake_capabilities(served.capabilities),
+            instructions=served.instructions,
+            versions=HANDSHAKE_VERSIONS,
+            handler_version=BRIDGED_VERSION,
+            sessions=self.sessions,
+            path=path,
+        )
+        self.app = App(self.endpoint)
+        self._bridged: dict[int, _Bridged] = {}
+        """By the id() of each session's `ServerSession`."""
+        self._opening: dict[int, LiveSession] = {}
+        """Sessions added whose ``initialize`` the handler has not seen yet
+        (the endpoint adds a session, then runs its events at once)."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self.app(scope, receive, send)
+
+    def close(self) -> None:
+        """End every session (the gateway is shutting down)."""
+        self.endpoint.close()
+
+    # -- the clients' events (the endpoint's handler) ------------------------------------
+
+    def _serve(self, server: ServerSession, event: Event) -> None:
+        bridged = self._bridged.get(id(server))
+        if isinstance(event, Negotiated):
+            live = self._opening.pop(id(server), None)
+            if live is None:
+                return
+            bridged = _Bridged(live, StatelessCalls(server, event, headers=self.headers))
+            self._bridged[id(server)] = bridged
+            self._send(bridged, bridged.calls.start())
+            return
+        if bridged is None:  # not bridged (its initialize was not seen): nothing to carry to
+            if isinstance(event, RequestReceived):
+                server.fail(event, InternalError("Internal error: the session is not bridged"))
+            return
+        if isinstance(event, RequestReceived):
+            self._send(bridged, bridged.calls.call(event))
+        elif isinstance(event, InputReceived):
+            self._send(bridged, bridged.calls.input(event))
+        elif isinstance(event, CancelRequested):
+            for rid in bridged.calls.cancel(event):
+                task = bridged.exchanges.pop(rid, None)
+                if task is not None:
+                    task.cancel()  # the stream closed: in 2026-07-28 that cancels it
+        elif isinstance(event, NotificationReceived):
+            bridged.calls.notified(event)
+        self._reported(bridged)
+
+    def _opened(self, live: LiveSession) -> None:
+        self._opening[id(live.server)] = live
+
+    def _ended(self, live: LiveSession) -> None:
+        self._opening.pop(id(live.server), None)
+        bridged = self._bridged.pop(id(live.server), None)
+        if bridged is None:
+            return
+        for task in bridged.exchanges.values():
+            task.cancel()
+        bridged.exchanges.clear()
+
+    # -- the upstream exchanges ----------------------------------------------------------
+
+    def _send(self, bridged: _Bridged, posts: list[Post]) -> None:
+        for post in posts:
+            task = asyncio.ensure_future(self._exchange(bridged, post))
+            if post.request_id is not None:
+                rid = post.request_id
+                bridged.exchanges[rid] = task
+                task.add_done_callback(functools.partial(_forget, bridged.exchanges, rid))
+
+    async def _exchange(self, bridged: _Bridged, post: Post) -> None:
+        binding = bridged.calls.binding
+        listening = post.request_id is not None and post.request_id == bridged.calls.listening
+        timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
+        try:
+            await _exchanged(
+                self._http(),
+                self.upstream,
+                post,
+                functools.partial(binding.reply, post),
+                functools.partial(self._carry, bridged, post),
+                timeout,
+            )
+        except httpx.HTTPError as exc:
+            reason = clip(str(exc)) or type(exc).__name__
+            self._carry(bridged, post, binding.lost(post, reason))
+        if listening:
+            _LOG.info("the upstream ended a session's listen")
+
+    def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:
+        """What the upstream's answer brought, to the client's streams; what it asks, sent."""
+        if not events or self._bridged.get(id(bridged.live.server)) is not bridged:
+            return  # nothing, or the session is over
+        calls = bridged.calls
+        request = calls.call_of(post)
+        negotiated = calls.listening is None
+        posts = calls.answer(post, events)
+        if negotiated:
+            posts += calls.listen()  # once the upstream session negotiated
+        context = None if request is None else stream_key(request.id)
+        # The endpoint's own routing (private to it): a late answer and the
+        # server's asks go to the request's stream exactly as a handler's would.
+        self.endpoint._route(bridged.live, context, bridged.live.server.data_to_send())
+        self._send(bridged, posts)
+        self._reported(bridged)
+
+    def _reported(self, bridged: _Bridged) -> None:
+        found = bridged.calls.take_findings()
+        if self.reports is not None:
+            for report in found:
+                self.reports.add(report)
+
+
+def _forget(exchanges: dict[int, asyncio.Task[None]], rid: int, task: asyncio.Task[None]) -> None:
+    if exchanges.get(rid) is task:
+        del exchanges[rid]
