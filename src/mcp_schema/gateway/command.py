@@ -42,18 +42,20 @@ class GatewayError(Exception):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``gateway`` subcommand's arguments, on ``parser`` (`main` reads them)."""
-    parser.usage = "%(prog)s [-h] --listen HOST:PORT [--enforce] [--report FILE] --upstream URL"
+    parser.usage = (
+        "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
+        "(--upstream URL | -- CMD ...)"
+    )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
-        "server at URL and checking every message both ways. Monitor mode (the "
+        "server at URL (or to the stdio server CMD starts) and checking every "
+        "message both ways. Monitor mode (the "
         "default) passes the bytes unchanged and reports what is invalid, one JSON "
         "line each; --enforce answers an invalid request itself and turns an "
         "invalid answer into 502. Needs httpx (the http extra) and uvicorn."
     )
     parser.add_argument("--listen", required=True, metavar="HOST:PORT", help="where to serve /mcp")
-    parser.add_argument(
-        "--upstream", required=True, metavar="URL", help="the server's MCP endpoint"
-    )
+    parser.add_argument("--upstream", metavar="URL", help="the server's MCP endpoint")
     parser.add_argument(
         "--enforce", action="store_true", help="refuse what is invalid instead of reporting it"
     )
@@ -64,6 +66,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension is in use"
+    )
+    parser.add_argument(
+        "--bridge",
+        action="store_true",
+        help="serve clients of both eras whatever the server speaks",
+    )
+    parser.add_argument(
+        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
     )
 
 
@@ -105,6 +115,8 @@ def _run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from mcp_schema.gateway.asgi import GatewayApp
+        from mcp_schema.gateway.stdio import StdioGatewayApp
+        from mcp_schema.gateway.stdio_bridge import StdioBridge
     except ImportError as exc:
         raise GatewayError(
             f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
@@ -125,13 +137,19 @@ def _run(args: argparse.Namespace) -> int:
     log = ReportLog()
     writer = _Writer(log, report_fd)
     writer.start()
+    child = list(args.child[1:] if args.child[:1] == ["--"] else args.child)
+    validator = ExchangeValidator(extensions=extensions)
+    app: GatewayApp | StdioGatewayApp
     try:
-        app = GatewayApp(
-            args.upstream,
-            enforce=args.enforce,
-            reports=log,
-            validator=ExchangeValidator(extensions=extensions),
-        )
+        if (args.upstream is None) == (not child):
+            raise ValueError("give either --upstream URL or -- CMD ..., not both")
+        if child:
+            bridge = StdioBridge if args.bridge else None
+            app = StdioGatewayApp(
+                child, enforce=args.enforce, reports=log, validator=validator, bridge=bridge
+            )
+        else:
+            app = GatewayApp(args.upstream, enforce=args.enforce, reports=log, validator=validator)
     except ValueError as exc:
         sock.close()
         raise GatewayError(str(exc)) from None
@@ -159,9 +177,12 @@ def _run(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
+    server = Server(config)
     try:
-        Server(config).run(sockets=[sock])
+        server.run(sockets=[sock])
     finally:
         sock.close()
         finish()
+    if not server.started:  # the lifespan's startup failed (a stdio server that did not answer)
+        raise GatewayError(getattr(app, "start_error", None) or "the gateway did not start")
     return 2 if writer.failed else 0

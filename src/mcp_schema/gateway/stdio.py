@@ -41,9 +41,10 @@ from typing import Any
 import jiter
 
 from mcp_schema._codec.route import IdKey, id_key
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import InternalError, McpError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.stdio_child import Child
+from mcp_schema.gateway.stdio_child import Child, ChildError
+from mcp_schema.gateway.stdio_probe import Probed, probe
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
 from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
@@ -197,6 +198,10 @@ class StdioGatewayApp:
         self.sessions: OrderedDict[str, Link] = OrderedDict()
         self.shared: Link | None = None
         self._bridge_factory = bridge
+        self.probed: Probed | None = None
+        """What the start-up probe found of the server."""
+        self.start_error: str | None = None
+        """Why the start-up probe failed, if it did."""
         self.bridge: Any = None
         self._found = 0
 
@@ -222,10 +227,16 @@ class StdioGatewayApp:
     # -- lifespan -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Probe the command (`mcp_schema.gateway.stdio_bridge.probe`) and build the bridge."""
+        """Probe the command (`mcp_schema.gateway.stdio_probe.probe`: it must answer
+        before the gateway serves) and build the bridge from what it found."""
+        try:
+            self.probed = await probe(self.command, self.max_line_bytes)
+        except (McpError, ChildError) as exc:
+            self.start_error = str(exc)
+            raise
         if self._bridge_factory is not None:
             self.bridge = self._bridge_factory(self)
-            await self.bridge.start()
+            self.bridge.adopt(self.probed)
 
     async def aclose(self) -> None:
         links = [*self.sessions.values(), *filter(None, [self.shared])]
@@ -241,7 +252,7 @@ class StdioGatewayApp:
             if message["type"] == "lifespan.startup":
                 try:
                     await self.start()
-                except Exception as exc:  # the command cannot be served: say why
+                except (McpError, ChildError) as exc:  # the command cannot be served: say why
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
                 await send({"type": "lifespan.startup.complete"})
@@ -330,7 +341,7 @@ class StdioGatewayApp:
         if stateless:
             link = await self._shared()
         elif exchange.rpc_method == "initialize" and "id" in value:
-            link = await self._new_session(exchange)
+            link = await self._new_session()
             if link is None:
                 error = InternalError("Service Unavailable: every session is busy; try later")
                 return await _send_whole(send, refusal(503, error, exchange.request_id))
@@ -385,9 +396,9 @@ class StdioGatewayApp:
             self.shared = link
         return self.shared
 
-    async def _new_session(self, exchange: Exchange) -> Link | None:
+    async def _new_session(self) -> Link | None:
         while len(self.sessions) >= self.max_sessions:
-            idle = next((s for s, l in self.sessions.items() if not l.pending), None)
+            idle = next((s for s, found in self.sessions.items() if not found.pending), None)
             if idle is None:
                 return None
             dropped = self.sessions.pop(idle)
@@ -433,7 +444,9 @@ class StdioGatewayApp:
                     return
                 item = got.result()
                 if item is None and stream_only:  # the session is over: so is its stream
-                    return await send({"type": "http.response.body", "body": b"", "more_body": False})
+                    return await send(
+                        {"type": "http.response.body", "body": b"", "more_body": False}
+                    )
                 if item is None:  # the child is gone
                     error = InternalError("Bad gateway: the server process exited before answering")
                     self.found(error.message, b"", error.code)
@@ -497,4 +510,3 @@ def _is_id(value: object) -> bool:
 
 def _encoded(value: dict[str, Any]) -> bytes:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
-

@@ -32,16 +32,17 @@ sealed, and refused by a replica without the call, -32602).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from mcp_schema._codec.wire import to_wire
+import jiter
+
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.stdio_child import Child
+from mcp_schema.gateway.stdio_probe import GATEWAY_INFO, PROBE_SECONDS, Probed
 from mcp_schema.gateway.to_handshake import (
     MAY_ASK,
     Call,
@@ -63,8 +64,8 @@ from mcp_schema.proxy.lines import Line, OverlongLine
 from mcp_schema.proxy.reports import make_report
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
-    ClientSession,
     InputReceived,
+    InputRequested,
     Negotiated,
     ProtocolError,
     RequestReceived,
@@ -73,77 +74,17 @@ from mcp_schema.session import (
 )
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
-from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 if TYPE_CHECKING:
     from mcp_schema.gateway.stdio import StdioGatewayApp
 
-__all__ = ["GATEWAY_INFO", "MAX_UPSTREAMS", "PROBE_SECONDS", "Probed", "StdioBridge", "probe"]
+__all__ = ["MAX_UPSTREAMS", "StdioBridge", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions (child processes) of the bridge at once, by default."""
-PROBE_SECONDS = 10.0
-"""How long the server gets to answer the probe, and each upstream ``initialize``."""
-GATEWAY_INFO = {"name": "mcp-schema-gateway", "version": "1"}
-"""The ``clientInfo`` the gateway gives upstream."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = [("content-type", "application/json")]
-
-
-class Probed:
-    """What the probe found: whether the server answers 2026-07-28 itself, else
-    its handshake-era ``version``, ``info`` and ``capabilities``."""
-
-    def __init__(
-        self,
-        stateless: bool,
-        version: str | None = None,
-        info: dict[str, Any] | None = None,
-        capabilities: dict[str, Any] | None = None,
-    ) -> None:
-        self.stateless, self.version = stateless, version
-        self.info, self.capabilities = info or {}, capabilities or {}
-
-
-async def probe(command: list[str], max_line_bytes: int) -> Probed:
-    """Start ``command``, ask ``server/discover`` then (unanswered) ``initialize``,
-    and end it: what it serves. `McpError` when it answers neither in time."""
-    session = ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, "2026-07-28"])
-    answers: asyncio.Queue[Any] = asyncio.Queue()
-
-    def line(read: Line) -> None:
-        if not isinstance(read, OverlongLine):
-            for event in session.receive(read):
-                answers.put_nowait(event)
-
-    child = Child(command, line, lambda: answers.put_nowait(None), max_line_bytes=max_line_bytes)
-    await child.start()
-    try:
-        for negotiate in (session.discover, session.initialize):
-            negotiate()
-            for frame in session.data_to_send():
-                child.send(frame)
-            while True:
-                event = await asyncio.wait_for(answers.get(), PROBE_SECONDS)
-                if event is None:
-                    raise InternalError("the server exited before it answered the probe")
-                if isinstance(event, Negotiated):
-                    if event.version not in HANDSHAKE_VERSIONS:
-                        return Probed(True)
-                    return Probed(
-                        False,
-                        event.version,
-                        session.server_info or {},
-                        session.server_capabilities or {},
-                    )
-                if isinstance(event, (ResponseReceived, ProtocolError)):
-                    break  # refused: the next way
-        raise InternalError("the server answered neither server/discover nor initialize")
-    except asyncio.TimeoutError:
-        raise InternalError(f"the server did not answer the probe in {PROBE_SECONDS:g} s") from None
-    finally:
-        await child.close()
 
 
 def sealer_from_env() -> StateSealer:
@@ -191,12 +132,14 @@ class _Child:
                 self.ready.set_result(False)  # initialize refused
             elif call is not None and call.upstream_id in self.queues:
                 self.queues[call.upstream_id].put_nowait(event)
-            elif call is None and not isinstance(event, (Negotiated, ResponseReceived)):
-                if type(event).__name__ == "InputRequested":
-                    self.bridge.app.found(
-                        "Invalid Request: the server asked the client outside of any call; refused",
-                        line,
-                    )
+            elif call is None and isinstance(event, InputRequested):
+                # No call may ask now: refused, as a client that cannot be asked refuses.
+                self.bridge.app.found(
+                    "Invalid Request: the server asked the client outside of any call that "
+                    "may ask; refused",
+                    line,
+                )
+                self.child.send(self.upstream.refuse(event))
         self.flush()
 
     def _exited(self) -> None:
@@ -235,8 +178,8 @@ class StdioBridge:
         self.children: OrderedDict[str, _Child] = OrderedDict()
         self._found = 0
 
-    async def start(self) -> None:
-        found = await probe(self.app.command, self.app.max_line_bytes)
+    def adopt(self, found: Probed) -> None:
+        """What the probe found of the server: the bridge's upstream version, or none needed."""
         self.stateless = found.stateless
         if not found.stateless:
             assert found.version is not None
@@ -260,12 +203,21 @@ class StdioBridge:
     def report_server(self, error: McpError, line: bytes) -> None:
         self._found += 1
         data = error.to_error_object().get("data")
-        self.app.report(make_report("server", self._found, error.code, error.message, data, error.request_id, line))
+        self.app.report(
+            make_report(
+                "server", self._found, error.code, error.message, data, error.request_id, line
+            )
+        )
 
     # -- one request -------------------------------------------------------------------------
 
     async def serve(
-        self, scope: Scope, headers: list[tuple[bytes, bytes]], body: bytes, receive: Receive, send: Send
+        self,
+        scope: Scope,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        receive: Receive,
+        send: Send,
     ) -> None:
         core = self.core
         if core is None:  # the server speaks 2026-07-28 itself: the front's own path
@@ -283,7 +235,17 @@ class StdioBridge:
                 self._found += 1
                 error = event.error
                 data = error.to_error_object().get("data")
-                self.app.report(make_report("client", self._found, error.code, error.message, data, error.request_id, body))
+                self.app.report(
+                    make_report(
+                        "client",
+                        self._found,
+                        error.code,
+                        error.message,
+                        data,
+                        error.request_id,
+                        body,
+                    )
+                )
                 if not event.answered:
                     return await _send_whole(send, refusal(status_of(error), error))
                 return await _send_whole(send, _answer(front.data_to_send(), status_of(error)))
@@ -300,7 +262,17 @@ class StdioBridge:
         if refused is not None:
             front.fail(started, refused)
             self._found += 1
-            self.app.report(make_report("client", self._found, refused.code, refused.message, refused.to_error_object().get("data"), started.id, body))
+            self.app.report(
+                make_report(
+                    "client",
+                    self._found,
+                    refused.code,
+                    refused.message,
+                    refused.to_error_object().get("data"),
+                    started.id,
+                    body,
+                )
+            )
             return await _send_whole(send, _answer(front.data_to_send()))
         try:
             child = await self._child(principal, started)
@@ -328,7 +300,11 @@ class StdioBridge:
         """The request's log level, if any, set on its upstream session (``logging/setLevel``)."""
         level = request.context.log_level
         upstream = child.upstream
-        if level is None or level == upstream.log_level or "logging" not in upstream.server_capabilities:
+        if (
+            level is None
+            or level == upstream.log_level
+            or "logging" not in upstream.server_capabilities
+        ):
             return
         upstream.log_level = level
         upstream.client.request("logging/setLevel", {"level": level})
@@ -345,7 +321,9 @@ class StdioBridge:
         while len(self.children) >= self.max_upstreams:
             idle = next((k for k, c in self.children.items() if c.idle), None)
             if idle is None:
-                raise InternalError("Service Unavailable: every upstream session is busy; try later")
+                raise InternalError(
+                    "Service Unavailable: every upstream session is busy; try later"
+                )
             await self.children.pop(idle).child.close()
         upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
         child = _Child(upstream, self)
@@ -363,7 +341,12 @@ class StdioBridge:
         return child
 
     async def _resume(
-        self, front: ServerSession, event: InputReceived, principal: str | None, receive: Receive, send: Send
+        self,
+        front: ServerSession,
+        event: InputReceived,
+        principal: str | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         state = event.state if isinstance(event.state, dict) else {}
         call = self.pending.take(state.get("call"), principal)
@@ -386,7 +369,10 @@ class StdioBridge:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
         except Exception as exc:  # what the client answered is no answer in the server's version
             self._cancel(child, call)
-            front.fail(event.request, InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"))
+            front.fail(
+                event.request,
+                InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
+            )
             return await _send_whole(send, _answer(front.data_to_send()))
         child.flush()
         if call.waiting:  # the server asked more meanwhile
@@ -399,7 +385,15 @@ class StdioBridge:
     def _holder(self, call: Call | None) -> _Child | None:
         if call is None:
             return None
-        return next((c for c in self.children.values() if call.upstream_id in c.queues and c.upstream.calls.get(call.upstream_id or 0) is call), None)
+        return next(
+            (
+                c
+                for c in self.children.values()
+                if call.upstream_id in c.queues
+                and c.upstream.calls.get(call.upstream_id or 0) is call
+            ),
+            None,
+        )
 
     def _cancel(self, child: _Child, call: Call) -> None:
         if call.upstream_id is not None:
@@ -423,7 +417,9 @@ class StdioBridge:
 
     async def _overloaded(self, child: _Child, call: Call, send: Send) -> None:
         self._cancel(child, call)
-        call.front.fail(call.request, InternalError("Service Unavailable: too many calls wait for input"))
+        call.front.fail(
+            call.request, InternalError("Service Unavailable: too many calls wait for input")
+        )
         return await _send_whole(send, _answer(call.front.data_to_send(), 503))
 
     async def _drive(
@@ -454,16 +450,15 @@ class StdioBridge:
                     if not started:
                         return await _send_whole(send, _answer(frames, 502))
                     return await _events(send, frames, last=True)
-                if type(event).__name__ == "InputRequested" and call.asked is None:
+                if isinstance(event, InputRequested) and call.asked is None:
                     if self.pending.put(call, principal) is None:
                         return await self._overloaded(child, call, send)
                 outcome = carry(call, event, child.upstream.version)
                 frames = call.front.data_to_send()
                 done = outcome != "sent"
-                if done:
-                    child.queues.pop(call.upstream_id, None) if outcome == "answered" else None
-                    if outcome == "answered":
-                        self._release(child, call)
+                if outcome == "answered":
+                    child.queues.pop(call.upstream_id, None)
+                    self._release(child, call)
                 if not frames and not done:
                     continue
                 if not started and done and len(frames) == 1:
@@ -478,15 +473,20 @@ class StdioBridge:
             left.cancel()
 
     async def _listen(
-        self, child: _Child, request: RequestReceived, principal: str | None, receive: Receive, send: Send
+        self,
+        child: _Child,
+        request: RequestReceived,
+        principal: str | None,
+        receive: Receive,
+        send: Send,
     ) -> None:
         try:
             listen = open_listen(child.upstream.subscriptions, request, principal)
         except McpError as error:
-            front = self.core.front(principal) if self.core else None
-            assert front is not None
             return await _send_whole(send, refusal(status_of(error), error, request.id))
-        uris = list(listen.filter.resource_subscriptions) if "resources" in child.upstream.server_capabilities and (child.upstream.server_capabilities.get("resources") or {}).get("subscribe") else []
+        resources = child.upstream.server_capabilities.get("resources")
+        subscribes = isinstance(resources, dict) and bool(resources.get("subscribe"))
+        uris = list(listen.filter.resource_subscriptions) if subscribes else []
         for uri in uris:
             child.subscribed[uri] = child.subscribed.get(uri, 0) + 1
             if child.subscribed[uri] == 1:
@@ -521,24 +521,17 @@ class StdioBridge:
                     del child.subscribed[uri]
                     if child.child.alive:
                         child.upstream.client.request("resources/unsubscribe", {"uri": uri})
-            with contextlib.suppress(Exception):
-                child.flush()
+            child.flush()
 
 
 def _answer(frames: list[bytes], status: int | None = None) -> Response:
     """One frame as a JSON answer (in the status its error, if any, is given)."""
     (frame,) = frames
-    if status is None:
-        import jiter
-
-        error = jiter.from_json(frame).get("error")
-        status = answer_status(error)
+    if status is None:  # the session's own frame: its error, if any, is a member
+        status = answer_status(jiter.from_json(frame).get("error"))
     return Response(status, list(_JSON), frame)
 
 
 async def _events(send: Send, frames: list[bytes], *, last: bool) -> None:
     body = b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
     await send({"type": "http.response.body", "body": body, "more_body": not last})
-
-
-_ = to_wire  # noqa

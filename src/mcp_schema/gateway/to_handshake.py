@@ -45,6 +45,7 @@ from pydantic import BaseModel
 from mcp_schema import v2026_07_28 as v2026
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
+from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 from mcp_schema.projection import ProjectionError, Session, project
 from mcp_schema.request_state import StateSealer
@@ -103,7 +104,9 @@ _LOG = "notifications/message"
 _ASK_KEY = "input"
 
 
-def projected_capabilities(capabilities: BaseModel | Mapping[str, Any], version: str) -> dict[str, Any]:
+def projected_capabilities(
+    capabilities: BaseModel | Mapping[str, Any], version: str
+) -> dict[str, Any]:
     """A 2026-07-28 client's capabilities as ``version`` declares them: what that
     version's ``ClientCapabilities`` has a member for (the rest cannot be said there)."""
     wire = to_wire(capabilities) if isinstance(capabilities, BaseModel) else dict(capabilities)
@@ -154,7 +157,10 @@ def carry(call: Call, event: Event, upstream_version: str) -> Outcome:
             try:
                 front.respond(request, event.result)  # projected to 2026-07-28 by the session
             except Exception as exc:  # the result has no 2026-07-28 form
-                front.fail(request, InternalError(f"Bad gateway: the result cannot be carried: {exc!s:.300}"))
+                front.fail(
+                    request,
+                    InternalError(f"Bad gateway: the result cannot be carried: {exc!s:.300}"),
+                )
         return "answered"
     if isinstance(event, InputRequested):
         if call.asked is not None:
@@ -171,14 +177,16 @@ def carry(call: Call, event: Event, upstream_version: str) -> Outcome:
                 message=params.get("message"),
             )
         elif event.method == _LOG and params.get("level") is not None:
-            front.log(params["level"], params.get("data"), logger=params.get("logger"), request=request)
+            front.log(
+                params["level"], params.get("data"), logger=params.get("logger"), request=request
+            )
     return "sent"
 
 
 def ask(call: Call, event: InputRequested) -> Outcome:
     """Answer ``call`` with an input-required result asking what ``event`` asks."""
     assert call.pending is not None, "register the call in PendingCalls first"
-    ((method, message),) = event.requests.items()  # handshake era: one request each
+    ((_, message),) = event.requests.items()  # handshake era: one request each
     try:
         asked: Any = project(message, FRONT_VERSION).message
     except (ProjectionError, TypeError):
@@ -188,7 +196,9 @@ def ask(call: Call, event: InputRequested) -> Outcome:
     return "asked"
 
 
-def answer_of(call: Call, responses: Mapping[str, McpModel | McpError], version: str) -> McpModel | McpError:
+def answer_of(
+    call: Call, responses: Mapping[str, McpModel | McpError], version: str
+) -> McpModel | McpError:
     """The client's answer to what ``call`` asked, as a model of ``version`` (or its error)."""
     answer = responses.get(_ASK_KEY)
     if answer is None:
@@ -289,6 +299,19 @@ class Upstream:
                 self.ready = self.ready or isinstance(event, Negotiated)
                 routed.append((None, event))
         return routed
+
+    def refuse(self, event: InputRequested) -> bytes:
+        """The frame refusing a server's request no call may ask now (-32601, as
+        from a client that does not declare what it needs)."""
+        ((method, message),) = event.requests.items()
+        error = MethodNotFoundError(
+            f"Method not found: {method} outside of a call that may ask the client",
+            {"method": method},
+        )
+        # The session holds the request as the author's to answer; it is answered
+        # here, beside it: a stray request of a misbehaving server stays counted
+        # there (bounded by max_pending), never answered twice.
+        return encode(error.to_response(to_wire(message).get("id")))
 
     def _notified(self, event: NotificationReceived) -> Call | None:
         if event.method in NOTIFICATIONS:  # a list changed, a resource updated
