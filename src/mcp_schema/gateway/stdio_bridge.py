@@ -258,22 +258,6 @@ class StdioBridge:
         if started is None:  # a notification, or what the session answered itself
             frames = front.data_to_send()
             return await _send_whole(send, _answer(frames) if frames else Response(202))
-        refused = core.refusal_of(started)
-        if refused is not None:
-            front.fail(started, refused)
-            self._found += 1
-            self.app.report(
-                make_report(
-                    "client",
-                    self._found,
-                    refused.code,
-                    refused.message,
-                    refused.to_error_object().get("data"),
-                    started.id,
-                    body,
-                )
-            )
-            return await _send_whole(send, _answer(front.data_to_send()))
         try:
             child = await self._child(principal, started)
         except McpError as error:
@@ -317,7 +301,7 @@ class StdioBridge:
         found = self.children.get(key)
         if found is not None and found.child.alive:
             self.children.move_to_end(key)
-            return found
+            return await self._initialized(found)
         while len(self.children) >= self.max_upstreams:
             idle = next((k for k, c in self.children.items() if c.idle), None)
             if idle is None:
@@ -330,12 +314,17 @@ class StdioBridge:
         self.children[key] = child
         await child.child.start()
         child.flush()
+        return await self._initialized(child)
+
+    async def _initialized(self, child: _Child) -> _Child:
+        """``child`` once its session is initialized (every request waits for it)."""
         try:
             ready = await asyncio.wait_for(asyncio.shield(child.ready), PROBE_SECONDS)
         except asyncio.TimeoutError:
             ready = False
         if not ready:
-            self.children.pop(key, None)
+            if self.children.get(child.upstream.key) is child:
+                del self.children[child.upstream.key]
             await child.child.close()
             raise InternalError("Bad gateway: the server did not initialize a session")
         return child
@@ -453,7 +442,7 @@ class StdioBridge:
                 if isinstance(event, InputRequested) and call.asked is None:
                     if self.pending.put(call, principal) is None:
                         return await self._overloaded(child, call, send)
-                outcome = carry(call, event, child.upstream.version)
+                outcome = carry(call, event)
                 frames = call.front.data_to_send()
                 done = outcome != "sent"
                 if outcome == "answered":

@@ -60,18 +60,20 @@ from mcp_schema.session import (
     ServerSession,
 )
 from mcp_schema.session.input import in_version
-from mcp_schema.subscriptions import LISTEN, NOTIFICATIONS, Subscriptions, supported_by
+from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
 from mcp_schema.versions import protocol
 
 __all__ = [
-    "CARRIED",
     "FRONT_VERSION",
     "MAX_PENDING_CALLS",
+    "MAY_ASK",
     "PENDING_SECONDS",
     "Call",
     "HandshakeBridge",
     "PendingCalls",
     "Upstream",
+    "answer_of",
+    "ask",
     "carry",
     "projected_capabilities",
     "upstream_key",
@@ -82,18 +84,6 @@ FRONT_VERSION = "2026-07-28"
 
 MAY_ASK = frozenset({"tools/call", "prompts/get"})
 """Calls during which the server may ask the client (they run one at a time per session)."""
-CARRIED = MAY_ASK | frozenset(
-    {
-        "tools/list",
-        "resources/list",
-        "resources/templates/list",
-        "resources/read",
-        "prompts/list",
-        "completion/complete",
-    }
-)
-"""The 2026-07-28 requests the bridge carries upstream (with ``subscriptions/listen``)."""
-
 MAX_PENDING_CALLS = 1000
 """Calls waiting for a client's input at once, by default."""
 PENDING_SECONDS = 300.0
@@ -143,7 +133,7 @@ class Call:
 Outcome = Literal["answered", "asked", "sent"]
 
 
-def carry(call: Call, event: Event, upstream_version: str) -> Outcome:
+def carry(call: Call, event: Event) -> Outcome:
     """What ``event`` (of ``call``'s upstream) becomes on the front session:
     ``answered`` (the response is queued), ``asked`` (an input-required result
     is queued: the call waits for the client; ``call.pending`` must be set
@@ -359,16 +349,6 @@ class HandshakeBridge:
             request_state=self.sealer,
             principal=principal,
             listens=False,
-        )
-
-    def refusal_of(self, event: RequestReceived) -> McpError | None:
-        """Why ``event`` cannot be carried to the server, or None."""
-        if event.method == LISTEN or event.method in CARRIED:
-            return None
-        return MethodNotFoundError(
-            f"Method not found: the bridge does not carry {event.method} to a "
-            f"{self.version} server",
-            {"method": event.method},
         )
 
     def upstream_params(self, event: RequestReceived, token: str | None) -> dict[str, Any]:
