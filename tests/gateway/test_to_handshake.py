@@ -33,7 +33,12 @@ from mcp_schema.session import (
 )
 
 EXAMPLE = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "server.py"))
-SERVER_CAPABILITIES = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
+SERVER_CAPABILITIES = {
+    "tools": {"listChanged": True},
+    "resources": {},
+    "prompts": {},
+    "logging": {},
+}
 INFO = {"name": "example-server", "version": "1.0.0"}
 
 
@@ -47,7 +52,9 @@ def meta(capabilities: dict[str, Any], **more: Any) -> dict[str, Any]:
 
 def call_body(rid: int, tool: str, capabilities: dict[str, Any], **more: Any) -> bytes:
     params = {"name": tool, "arguments": {}, "_meta": meta(capabilities), **more}
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}).encode()
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
+    ).encode()
 
 
 class Pair:

@@ -81,9 +81,15 @@ class Link:
     """One child and what waits on it: a session's (``session``), or the shared
     child of 2026-07-28 requests (``session`` None: ids are remapped)."""
 
-    def __init__(self, app: StdioGatewayApp, session: str | None) -> None:
+    def __init__(
+        self, app: StdioGatewayApp, session: str | None, child: Child | None = None
+    ) -> None:
         self.app, self.session = app, session
-        self.child = Child(app.command, self._line, self._exited, max_line_bytes=app.max_line_bytes)
+        if child is None:
+            child = Child(app.command, self._line, self._exited, max_line_bytes=app.max_line_bytes)
+        else:  # running already (the probe's)
+            child.on_line, child.on_exit = self._line, self._exited
+        self.child = child
         self.pending: dict[IdKey, Waiter] = {}
         self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
         self.stream: Waiter | None = None  # the session's GET stream
@@ -234,6 +240,8 @@ class StdioGatewayApp:
         except (McpError, ChildError) as exc:
             self.start_error = str(exc)
             raise
+        if self.probed.child is not None:  # it speaks 2026-07-28: the shared child
+            self.shared = Link(self, None, self.probed.child)
         if self._bridge_factory is not None:
             self.bridge = self._bridge_factory(self)
             self.bridge.adopt(self.probed)

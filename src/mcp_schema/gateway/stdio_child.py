@@ -29,7 +29,8 @@ class ChildError(Exception):
 
 class Child:
     """The process of ``command``: `start` it, `send` it frames, each line it
-    writes goes to ``on_line`` (in order), its end to ``on_exit`` (once)."""
+    writes goes to ``on_line`` (in order), its end to ``on_exit`` (once); both
+    may be replaced while it runs (a probe's child is handed on)."""
 
     def __init__(
         self,
@@ -40,7 +41,7 @@ class Child:
         max_line_bytes: int,
     ) -> None:
         self.command = list(command)
-        self._on_line, self._on_exit = on_line, on_exit
+        self.on_line, self.on_exit = on_line, on_exit
         self._splitter = LineSplitter(max_line_bytes)
         self._proc: asyncio.subprocess.Process | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -74,13 +75,13 @@ class Child:
         try:
             while chunk := await proc.stdout.read(_CHUNK):
                 for line in self._splitter.feed(chunk):
-                    self._on_line(line)
+                    self.on_line(line)
         except (OSError, ValueError):
             pass  # its output broke: it is over as if it ended
         finally:
             self._splitter.discard()
             self.alive = False
-            self._on_exit()
+            self.on_exit()
 
     async def close(self) -> None:
         """Stop the child (its input closed, then SIGTERM, then SIGKILL) and reap it."""

@@ -33,14 +33,20 @@ class Probed:
         version: str | None = None,
         info: dict[str, Any] | None = None,
         capabilities: dict[str, Any] | None = None,
+        *,
+        child: Child | None = None,
     ) -> None:
         self.stateless, self.version = stateless, version
         self.info, self.capabilities = info or {}, capabilities or {}
+        self.child = child
+        """The probe's child, still running, of a server that answered ``server/discover``."""
 
 
 async def probe(command: list[str], max_line_bytes: int) -> Probed:
-    """Start ``command``, ask ``server/discover`` then (unanswered) ``initialize``,
-    and end it: what it serves. `McpError` when it answers neither in time."""
+    """Start ``command``, ask ``server/discover`` then (unanswered) ``initialize``:
+    what it serves. `McpError` when it answers neither in time. The child is
+    ended, but for a server that answered ``server/discover`` (which changes
+    nothing there): it is handed on running (`Probed.child`)."""
     session = ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS])
     answers: asyncio.Queue[Any] = asyncio.Queue()
 
@@ -49,7 +55,10 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
             for event in session.receive(read):
                 answers.put_nowait(event)
 
-    child = Child(command, line, lambda: answers.put_nowait(None), max_line_bytes=max_line_bytes)
+    child: Child | None = Child(
+        command, line, lambda: answers.put_nowait(None), max_line_bytes=max_line_bytes
+    )
+    assert child is not None
     await child.start()
     try:
         for negotiate in (session.discover, session.initialize):
@@ -62,7 +71,8 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
                     raise InternalError("the server exited before it answered the probe")
                 if isinstance(event, Negotiated):
                     if event.version not in HANDSHAKE_VERSIONS:
-                        return Probed(True)
+                        kept, child = child, None
+                        return Probed(True, child=kept)
                     return Probed(
                         False,
                         event.version,
@@ -75,4 +85,5 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
     except asyncio.TimeoutError:
         raise InternalError(f"the server did not answer the probe in {PROBE_SECONDS:g} s") from None
     finally:
-        await child.close()
+        if child is not None:
+            await child.close()
