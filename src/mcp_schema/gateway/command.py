@@ -16,12 +16,14 @@ line)."""
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
 import socket
 from typing import Any
 
-from mcp_schema.errors import quote
+from mcp_schema.errors import McpError, quote
 from mcp_schema.gateway.exchange import ExchangeValidator
+from mcp_schema.gateway.stdio_child import ChildError
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -141,8 +143,10 @@ def _run(args: argparse.Namespace) -> int:
     validator = ExchangeValidator(extensions=extensions)
     app: GatewayApp | StdioGatewayApp
     try:
-        if (args.upstream is None) == (not child):
-            raise ValueError("give either --upstream URL or -- CMD ..., not both")
+        if args.upstream is not None and child:
+            raise ValueError("give --upstream URL or -- CMD ..., not both")
+        if args.upstream is None and not child:
+            raise ValueError("give the server: --upstream URL or -- CMD ...")
         if child:
             bridge = StdioBridge if args.bridge else None
             app = StdioGatewayApp(
@@ -178,11 +182,17 @@ def _run(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
     server = Server(config)
+
+    async def serve() -> None:
+        if isinstance(app, StdioGatewayApp):
+            await app.start()  # the stdio server answered: only now does the gateway listen
+        await server.serve(sockets=[sock])
+
     try:
-        server.run(sockets=[sock])
+        asyncio.run(serve())
+    except (McpError, ChildError) as exc:
+        raise GatewayError(f"the stdio server cannot be served: {exc}") from None
     finally:
         sock.close()
         finish()
-    if not server.started:  # the lifespan's startup failed (a stdio server that did not answer)
-        raise GatewayError(getattr(app, "start_error", None) or "the gateway did not start")
     return 2 if writer.failed else 0

@@ -234,7 +234,10 @@ class StdioGatewayApp:
 
     async def start(self) -> None:
         """Probe the command (`mcp_schema.gateway.stdio_probe.probe`: it must answer
-        before the gateway serves) and build the bridge from what it found."""
+        before the gateway serves) and build the bridge from what it found; once
+        (the lifespan's startup finds it done when the caller started it)."""
+        if self.probed is not None:
+            return
         try:
             self.probed = await probe(self.command, self.max_line_bytes)
         except (McpError, ChildError) as exc:
