@@ -92,9 +92,9 @@ def test_two_clients_using_id_1_at_once_each_get_their_own_answers(
 
 
 def initialize(url: str) -> str:
-    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize"}
-    body["params"] = {"protocolVersion": "2025-06-18", "capabilities": {}}
-    body["params"]["clientInfo"] = {"name": "hand", "version": "1"}
+    params = {"protocolVersion": "2025-06-18", "capabilities": {}}
+    params["clientInfo"] = {"name": "hand", "version": "1"}
+    body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     answer = httpx.post(url, content=json.dumps(body), headers=headers, timeout=20)
     assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == "2025-06-18"
@@ -138,7 +138,7 @@ def test_past_max_sessions_the_least_recently_used_idle_session_is_dropped(
 
 def test_a_child_that_dies_fails_its_request_with_502_and_a_report() -> None:
     log = ReportLog()
-    call = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
+    call: dict[str, Any] = {"jsonrpc": "2.0", "id": 9, "method": "tools/call"}
     call["params"] = {"name": "die", "arguments": {}, "_meta": META}
     with serving(StdioGatewayApp(TESTED, reports=log)) as url:
         answer = httpx.post(url, content=json.dumps(call), headers={**HEADERS, "mcp-name": "die"})
@@ -153,7 +153,7 @@ def test_a_child_that_dies_fails_its_request_with_502_and_a_report() -> None:
 @pytest.mark.parametrize("enforce", [False, True])
 def test_a_wrong_answer_is_reported_or_refused(enforce: bool) -> None:
     log = ReportLog()
-    call = {"jsonrpc": "2.0", "id": 4, "method": "tools/call"}
+    call: dict[str, Any] = {"jsonrpc": "2.0", "id": 4, "method": "tools/call"}
     call["params"] = {"name": "wrong", "arguments": {}, "_meta": META}
     with serving(StdioGatewayApp(TESTED, reports=log, enforce=enforce)) as url:
         answer = httpx.post(url, content=json.dumps(call), headers={**HEADERS, "mcp-name": "wrong"})

@@ -39,11 +39,11 @@ def bridged() -> Iterator[tuple[str, ReportLog, StdioGatewayApp]]:
 
 
 async def session(url: str, callbacks: bool) -> dict[str, Any]:
-    progress: list[float] = []
+    reported_progress: list[float] = []
     logged: list[object] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append(done)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        reported_progress.append(progress)
 
     async def on_log(params: Any) -> None:
         logged.append(params.data)
@@ -67,7 +67,7 @@ async def session(url: str, callbacks: bool) -> dict[str, Any]:
             seen["echo"] = (text(echo.content[0]), echo.structured_content)
             seen["divide"] = (await c.call_tool("divide", {"a": 1, "b": 0})).is_error
             await c.call_tool("count", {}, progress_callback=on_progress)
-            seen["progress"], seen["logs"] = progress, logged
+            seen["progress"], seen["logs"] = reported_progress, logged
             for tool in ("ask", "think"):
                 answer = await c.call_tool(tool, {})
                 seen[tool] = (text(answer.content[0]), answer.is_error)

@@ -153,7 +153,8 @@ def _run(args: argparse.Namespace) -> int:
                 child, enforce=args.enforce, reports=log, validator=validator, bridge=bridge
             )
         else:
-            app = GatewayApp(args.upstream, enforce=args.enforce, reports=log, validator=validator)
+            upstream = str(args.upstream)
+            app = GatewayApp(upstream, enforce=args.enforce, reports=log, validator=validator)
     except ValueError as exc:
         sock.close()
         raise GatewayError(str(exc)) from None

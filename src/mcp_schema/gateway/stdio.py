@@ -36,7 +36,7 @@ import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jiter
 
@@ -55,6 +55,9 @@ from mcp_schema.proxy.lines import MAX_LINE_BYTES, Line, OverlongLine
 from mcp_schema.proxy.reports import Report, ReportLog, make_report
 from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
 from mcp_schema.versions import STATELESS_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.gateway.stdio_bridge import StdioBridge
 
 __all__ = ["MAX_SESSIONS", "StdioGatewayApp"]
 
@@ -133,7 +136,7 @@ class Link:
         waiter = None
         if _is_id(token) and _key(token) in self.tokens:
             waiter = self.tokens[_key(token)]
-            if shared:
+            if shared and isinstance(params, dict):
                 line = _encoded({**value, "params": {**params, "progressToken": waiter.token}})
         elif shared and isinstance(meta, dict) and _is_id(meta.get(SUBSCRIPTION_ID_KEY)):
             waiter = self.pending.get(_key(meta[SUBSCRIPTION_ID_KEY]))
@@ -175,7 +178,7 @@ class StdioGatewayApp:
     * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
     * ``max_sessions``: handshake-era sessions (children) at once.
     * ``max_line_bytes``: the longest line read from a child.
-    * ``bridge``: a `mcp_schema.gateway.stdio_bridge.HandshakeBridge` serving the
+    * ``bridge``: what makes the `mcp_schema.gateway.stdio_bridge.StdioBridge` serving the
       2026-07-28 requests (the server speaking only the handshake era), or None.
 
     `start` (the lifespan's startup) probes the command before the app serves.
@@ -190,7 +193,7 @@ class StdioGatewayApp:
         validator: ExchangeValidator | None = None,
         max_sessions: int = MAX_SESSIONS,
         max_line_bytes: int = MAX_LINE_BYTES,
-        bridge: Callable[[StdioGatewayApp], Any] | None = None,
+        bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
         path: str = "/mcp",
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
@@ -208,7 +211,7 @@ class StdioGatewayApp:
         """What the start-up probe found of the server."""
         self.start_error: str | None = None
         """Why the start-up probe failed, if it did."""
-        self.bridge: Any = None
+        self.bridge: StdioBridge | None = None
         self._found = 0
 
     # -- reports ------------------------------------------------------------------------
@@ -293,7 +296,8 @@ class StdioGatewayApp:
                 self.reports.traffic(len(body))
             stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
             if stateless and self.bridge is not None:
-                return await self.bridge.serve(scope, read, body, receive, send)
+                await self.bridge.serve(scope, read, body, receive, send)
+                return None
             exchange = self.validator.request("POST", read, body)
             for report in exchange.reports:
                 self.report(report)
@@ -325,6 +329,9 @@ class StdioGatewayApp:
         return None
 
     async def _body(self, receive: Receive) -> bytes | None:
+        """The body (None: the client left); past ``max_body`` only its first
+        bytes and one more (the validator refuses it as too long, 413)."""
+        limit = self.validator.max_body
         chunks: list[bytes] = []
         size = 0
         while True:
@@ -332,11 +339,11 @@ class StdioGatewayApp:
             if message["type"] == "http.disconnect":
                 return None
             chunk = message.get("body", b"")
+            if size <= limit:
+                chunks.append(chunk[: limit + 1 - size])
             size += len(chunk)
-            if size <= self.validator.max_body:
-                chunks.append(chunk)
             if not message.get("more_body", False):
-                return b"".join(chunks) if size <= self.validator.max_body else b"\0" * size
+                return b"".join(chunks)
 
     async def _post(
         self, exchange: Exchange, body: bytes, receive: Receive, send: Send, stateless: bool
@@ -352,11 +359,11 @@ class StdioGatewayApp:
         if stateless:
             link = await self._shared()
         elif exchange.rpc_method == "initialize" and "id" in value:
-            link = await self._new_session()
-            if link is None:
+            opened = await self._new_session()
+            if opened is None:
                 error = InternalError("Service Unavailable: every session is busy; try later")
                 return await _send_whole(send, refusal(503, error, exchange.request_id))
-            minted = link.session
+            link, minted = opened, opened.session
         else:
             named = exchange.session
             if named is None:
@@ -501,8 +508,11 @@ class StdioGatewayApp:
                 del link.pending[key]
                 link._forget_token(waiter)
                 if link.session is None:  # tell the child, as stdio cancels
-                    note = {"jsonrpc": "2.0", "method": "notifications/cancelled"}
-                    note["params"] = {"requestId": key[1]}
+                    note = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": {"requestId": key[1]},
+                    }
                     link.child.send(_encoded(note))
 
 

@@ -299,8 +299,8 @@ class StdioBridge:
         capabilities = projected_capabilities(request.context.client_capabilities, core.version)
         key = upstream_key(principal, capabilities)
         found = self.children.get(key)
-        if found is not None and found.child.alive:
-            self.children.move_to_end(key)
+        if found is not None and (found.child.alive or not found.ready.done()):
+            self.children.move_to_end(key)  # alive, or still starting
             return await self._initialized(found)
         while len(self.children) >= self.max_upstreams:
             idle = next((k for k, c in self.children.items() if c.idle), None)

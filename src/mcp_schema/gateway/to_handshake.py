@@ -42,7 +42,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from mcp_schema import v2026_07_28 as v2026
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.codec import encode
@@ -60,6 +59,7 @@ from mcp_schema.session import (
     ServerSession,
 )
 from mcp_schema.session.input import in_version
+from mcp_schema.tables import definition
 from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
 from mcp_schema.versions import protocol
 
@@ -335,7 +335,10 @@ class HandshakeBridge:
         self.version, self.info = version, dict(info)
         # What 2026-07-28 can say of the server's capabilities (``logging`` included:
         # deprecated there, still a member).
-        known = {f.alias or n for n, f in v2026.ServerCapabilities.model_fields.items()}
+        compiled = protocol(FRONT_VERSION)
+        assert compiled is not None  # a core version
+        model = definition(compiled.package, "ServerCapabilities")
+        known = {f.alias or n for n, f in model.model_fields.items()}
         self.capabilities = {k: v for k, v in capabilities.items() if k in known}
         self.sealer = sealer
         self.pending = PendingCalls() if pending is None else pending
