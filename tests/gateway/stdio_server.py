@@ -1,6 +1,8 @@
 """A stdio server the gateway's tests put behind it: ``examples/server.py``,
-but the tool ``die`` ends the process before it answers, and the tool
-``wrong`` answers with a result the schema refuses (``content`` no list)."""
+but the tool ``die`` ends the process before it answers, the tool ``wrong``
+answers with a result the schema refuses (``content`` no list), and before
+answering as ``echo`` does, the tool ``long`` writes a line of 500 bytes,
+``garbage`` a line that is no JSON, ``stray`` a response to no request."""
 
 from __future__ import annotations
 
@@ -11,6 +13,13 @@ import sys
 from pathlib import Path
 
 EXAMPLE = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "server.py"))
+
+
+SLIPPED = {
+    "long": json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"pad": "x" * 450}}).encode(),
+    "garbage": b"not json",
+    "stray": b'{"jsonrpc":"2.0","id":999,"result":{}}',
+}
 
 
 def main() -> None:
@@ -31,6 +40,8 @@ def main() -> None:
                 wrong = {"jsonrpc": "2.0", "id": event.id, "result": {"content": "oops"}}
                 frames.append(json.dumps(wrong).encode())
                 continue
+            if name in SLIPPED:
+                frames.append(SLIPPED[name])
             EXAMPLE["serve"](session, event)
         frames += session.data_to_send()
         sys.stdout.buffer.writelines(frame + b"\n" for frame in frames)

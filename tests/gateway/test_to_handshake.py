@@ -101,7 +101,12 @@ def started(bridge: HandshakeBridge, pair: Pair, body: bytes, principal: str | N
 
 
 def test_capabilities_are_projected_to_what_the_version_has_a_member_for() -> None:
-    declared: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}, "extensions": {"x": {}}}
+    declared: dict[str, Any] = {
+        "elicitation": {},
+        "sampling": {},
+        "roots": {},
+        "extensions": {"x": {}},
+    }
     assert projected_capabilities(declared, "2025-06-18") == {
         "elicitation": {},
         "sampling": {},

@@ -41,7 +41,8 @@ from typing import TYPE_CHECKING, Any
 import jiter
 
 from mcp_schema._codec.route import IdKey, id_key
-from mcp_schema.errors import InternalError, McpError
+from mcp_schema.codec import Sender
+from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.stdio_child import Child, ChildError
 from mcp_schema.gateway.stdio_probe import Probed, probe
@@ -108,12 +109,13 @@ class Link:
                 f"Parse error: a line of {line.size:,} bytes is longer than the limit of "
                 f"{self.app.max_line_bytes:,}; not read",
                 line.head,
-                -32700,
+                ParseError.code,
             )
         try:  # only to route it: the exchange it goes to reads it by the codec
             value = jiter.from_json(line)
         except ValueError:
-            return self.app.found("Parse error: the server wrote a line that is not JSON", line)
+            message = "Parse error: the server wrote a line that is not JSON"
+            return self.app.found(message, line, ParseError.code)
         if not isinstance(value, dict):
             return self.app.found("Invalid Request: the server wrote no JSON-RPC message", line)
         self._route(value, line)
@@ -212,7 +214,7 @@ class StdioGatewayApp:
         self.start_error: str | None = None
         """Why the start-up probe failed, if it did."""
         self.bridge: StdioBridge | None = None
-        self._found = 0
+        self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
 
     # -- reports ------------------------------------------------------------------------
 
@@ -220,10 +222,19 @@ class StdioGatewayApp:
         if self.reports is not None:
             self.reports.add(report)
 
-    def found(self, message: str, line: bytes, code: int = -32600) -> None:
+    def found(self, message: str, line: bytes, code: int = InvalidRequestError.code) -> None:
         """A report of what the gateway itself found in the child's output."""
-        self._found += 1
-        self.report(make_report("server", self._found, code, message, None, None, line))
+        self._numbers["server"] += 1
+        self.report(make_report("server", self._numbers["server"], code, message, None, None, line))
+
+    def refused(self, sender: Sender, error: McpError, frame: bytes) -> None:
+        """A report of ``error``, what a session of the bridge refused of ``sender``'s ``frame``."""
+        self._numbers[sender] += 1
+        data = error.to_error_object().get("data")
+        number = self._numbers[sender]
+        self.report(
+            make_report(sender, number, error.code, error.message, data, error.request_id, frame)
+        )
 
     def gone(self, link: Link) -> None:
         """``link``'s child exited: its session (if any) is over."""
@@ -295,13 +306,15 @@ class StdioGatewayApp:
             if self.reports is not None:
                 self.reports.traffic(len(body))
             stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
-            if stateless and self.bridge is not None:
+            if stateless and self.bridge is not None and self.bridge.core is not None:
                 await self.bridge.serve(scope, read, body, receive, send)
                 return None
             exchange = self.validator.request("POST", read, body)
             for report in exchange.reports:
                 self.report(report)
-            return await self._post(exchange, body, receive, send, stateless or exchange.stateless)
+            return await self.forward(
+                exchange, body, receive, send, stateless or exchange.stateless
+            )
         session = received.get("mcp-session-id")
         link = self.sessions.get(session) if session is not None else None
         if method not in ("GET", "DELETE"):
@@ -345,9 +358,11 @@ class StdioGatewayApp:
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
-    async def _post(
+    async def forward(
         self, exchange: Exchange, body: bytes, receive: Receive, send: Send, stateless: bool
     ) -> None:
+        """Forward a POST's message (its ``exchange`` read) to its child: the
+        shared one when ``stateless``, else its session's (``initialize`` makes one)."""
         try:  # only to route it: the exchange read it by the codec
             value = jiter.from_json(body)
         except ValueError:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 import jiter
 
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError, ParseError
 from mcp_schema.gateway.stdio_child import Child
 from mcp_schema.gateway.stdio_probe import GATEWAY_INFO, PROBE_SECONDS, Probed
 from mcp_schema.gateway.to_handshake import (
@@ -61,7 +61,6 @@ from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.lines import Line, OverlongLine
-from mcp_schema.proxy.reports import make_report
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
     InputReceived,
@@ -121,11 +120,11 @@ class _Child:
             return self.bridge.app.found(
                 f"Parse error: a line of {line.size:,} bytes is longer than the limit; not read",
                 line.head,
-                -32700,
+                ParseError.code,
             )
         for call, event in self.upstream.receive(line):
             if isinstance(event, ProtocolError):
-                self.bridge.report_server(event.error, line)
+                self.bridge.app.refused("server", event.error, line)
             elif isinstance(event, Negotiated) and not self.ready.done():
                 self.ready.set_result(True)
             elif isinstance(event, ResponseReceived) and not self.ready.done():
@@ -176,7 +175,6 @@ class StdioBridge:
         self.core: HandshakeBridge | None = None
         self.stateless = False
         self.children: OrderedDict[str, _Child] = OrderedDict()
-        self._found = 0
 
     def adopt(self, found: Probed) -> None:
         """What the probe found of the server: the bridge's upstream version, or none needed."""
@@ -200,15 +198,6 @@ class StdioBridge:
         if self.children.get(child.upstream.key) is child:
             del self.children[child.upstream.key]
 
-    def report_server(self, error: McpError, line: bytes) -> None:
-        self._found += 1
-        data = error.to_error_object().get("data")
-        self.app.report(
-            make_report(
-                "server", self._found, error.code, error.message, data, error.request_id, line
-            )
-        )
-
     # -- one request -------------------------------------------------------------------------
 
     async def serve(
@@ -220,32 +209,23 @@ class StdioBridge:
         send: Send,
     ) -> None:
         core = self.core
-        if core is None:  # the server speaks 2026-07-28 itself: the front's own path
-            exchange = self.app.validator.request("POST", headers, body)
-            for report in exchange.reports:
-                self.app.report(report)
-            return await self.app._post(exchange, body, receive, send, True)
+        assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
+        limit = self.app.validator.max_body
+        if len(body) > limit:
+            too_long = ParseError(f"Parse error: a body longer than {limit:,} bytes; not read")
+            self.app.refused("client", too_long, body)
+            return await _send_whole(
+                send, refusal(413, f"Payload Too Large: at most {limit:,} bytes")
+            )
         principal = self.principal(scope)
         front = core.front(principal)
         started: RequestReceived | None = None
         resumed: InputReceived | None = None
         for event in front.receive(body, headers=headers):
             if isinstance(event, ProtocolError):
-                self._found += 1
                 error = event.error
-                data = error.to_error_object().get("data")
-                self.app.report(
-                    make_report(
-                        "client",
-                        self._found,
-                        error.code,
-                        error.message,
-                        data,
-                        error.request_id,
-                        body,
-                    )
-                )
+                self.app.refused("client", error, body)
                 if not event.answered:
                     return await _send_whole(send, refusal(status_of(error), error))
                 return await _send_whole(send, _answer(front.data_to_send(), status_of(error)))

@@ -51,9 +51,11 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
     answers: asyncio.Queue[Any] = asyncio.Queue()
 
     def line(read: Line) -> None:
-        if not isinstance(read, OverlongLine):
-            for event in session.receive(read):
-                answers.put_nowait(event)
+        if isinstance(read, OverlongLine):
+            answers.put_nowait(read)
+            return
+        for event in session.receive(read):
+            answers.put_nowait(event)
 
     child: Child | None = Child(
         command, line, lambda: answers.put_nowait(None), max_line_bytes=max_line_bytes
@@ -69,6 +71,11 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
                 event = await asyncio.wait_for(answers.get(), PROBE_SECONDS)
                 if event is None:
                     raise InternalError("the server exited before it answered the probe")
+                if isinstance(event, OverlongLine):
+                    raise InternalError(
+                        f"the server answered the probe with a line of {event.size:,} bytes, "
+                        f"longer than the limit of {max_line_bytes:,}"
+                    )
                 if isinstance(event, Negotiated):
                     if event.version not in HANDSHAKE_VERSIONS:
                         kept, child = child, None

@@ -59,8 +59,8 @@ from mcp_schema.session import (
     ServerSession,
 )
 from mcp_schema.session.input import in_version
-from mcp_schema.tables import definition
 from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
+from mcp_schema.tables import definition
 from mcp_schema.versions import protocol
 
 __all__ = [
