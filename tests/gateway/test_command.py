@@ -66,6 +66,16 @@ def test_the_connections_of_its_socket_send_without_delay() -> None:
     assert found == [1]
 
 
+def test_a_state_key_too_short_is_status_2(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_STATE_KEY", "short")
+    argv = ["--listen", "127.0.0.1:0", "--bridge", "--", sys.executable, "-c", "pass"]
+    assert main(["gateway", *argv]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith("error: MCP_STATE_KEY: ") and err.count("\n") == 1
+
+
 def test_a_report_file_that_cannot_be_opened_is_status_2(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import socket
 from typing import Any
@@ -118,7 +119,7 @@ def _run(args: argparse.Namespace) -> int:
 
         from mcp_schema.gateway.asgi import GatewayApp
         from mcp_schema.gateway.stdio import StdioGatewayApp
-        from mcp_schema.gateway.stdio_bridge import StdioBridge
+        from mcp_schema.gateway.stdio_bridge import StdioBridge, sealer_from_env
     except ImportError as exc:
         raise GatewayError(
             f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
@@ -148,7 +149,9 @@ def _run(args: argparse.Namespace) -> int:
         if args.upstream is None and not child:
             raise ValueError("give the server: --upstream URL or -- CMD ...")
         if child:
-            bridge = StdioBridge if args.bridge else None
+            bridge = None
+            if args.bridge:  # the state key is read now: a bad one stops the gateway at once
+                bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
             app = StdioGatewayApp(
                 child, enforce=args.enforce, reports=log, validator=validator, bridge=bridge
             )

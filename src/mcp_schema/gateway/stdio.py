@@ -60,11 +60,15 @@ from mcp_schema.versions import STATELESS_VERSIONS
 if TYPE_CHECKING:
     from mcp_schema.gateway.stdio_bridge import StdioBridge
 
-__all__ = ["MAX_SESSIONS", "StdioGatewayApp"]
+__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
 
 MAX_SESSIONS = 32
 """Handshake-era sessions (each a child process) served at once, by default."""
 
+MAX_QUEUED = 1024
+"""Messages of the child (but the response) waiting for one client to read them, at most."""
+
+_LOG = "notifications/message"
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = ("content-type", "application/json")
 Item = tuple[bytes, bool]
@@ -157,6 +161,12 @@ class Link:
                 "request in flight; not forwarded",
                 line,
             )
+        if waiter.queue.qsize() >= MAX_QUEUED:  # its client reads slower than the child writes
+            return self.app.found(
+                f"Invalid Request: more than {MAX_QUEUED:,} messages wait for one client; "
+                "not forwarded",
+                line,
+            )
         waiter.queue.put_nowait((line, False))
 
     def _forget_token(self, waiter: Waiter) -> None:
@@ -169,9 +179,6 @@ class Link:
         self.pending.clear()
         self.tokens.clear()
         self.app.gone(self)
-
-
-_LOG = "notifications/message"
 
 
 class StdioGatewayApp:

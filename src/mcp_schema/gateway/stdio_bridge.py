@@ -87,9 +87,13 @@ _JSON = [("content-type", "application/json")]
 
 
 def sealer_from_env() -> StateSealer:
-    """The sealer of ``MCP_STATE_KEY`` (as the examples read it), or of a random key."""
+    """The sealer of ``MCP_STATE_KEY`` (as the examples read it), or of a random key
+    (a ``ValueError`` naming the variable for a key too short)."""
     value = os.environ.get("MCP_STATE_KEY")
-    keys = StateKeys.from_env(value) if value else StateKeys(secrets.token_bytes(32))
+    try:
+        keys = StateKeys.from_env(value) if value else StateKeys(secrets.token_bytes(32))
+    except ValueError as exc:  # a key too short, or an empty one between commas
+        raise ValueError(f"MCP_STATE_KEY: {exc}") from None
     return StateSealer(keys)
 
 
@@ -173,12 +177,10 @@ class StdioBridge:
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None
-        self.stateless = False
         self.children: OrderedDict[str, _Child] = OrderedDict()
 
     def adopt(self, found: Probed) -> None:
         """What the probe found of the server: the bridge's upstream version, or none needed."""
-        self.stateless = found.stateless
         if not found.stateless:
             assert found.version is not None
             self.core = HandshakeBridge(
@@ -253,6 +255,10 @@ class StdioBridge:
             return await _send_whole(send, _answer(front.data_to_send()))
         if started.method in MAY_ASK:
             await child.lock.acquire()
+            if not child.child.alive:  # it died while this call waited its turn
+                child.lock.release()
+                front.fail(started, InternalError("Bad gateway: the server process exited"))
+                return await _send_whole(send, _answer(front.data_to_send(), 502))
         self._log_level(child, started)
         child.upstream.start(call, params)
         assert call.upstream_id is not None
@@ -345,7 +351,7 @@ class StdioBridge:
             return await _send_whole(send, _answer(front.data_to_send()))
         child.flush()
         if call.waiting:  # the server asked more meanwhile
-            if self.pending.put(call, principal) is None:
+            if not self._wait(call, principal):
                 return await self._overloaded(child, call, send)
             ask(call, call.waiting.popleft())
             return await _send_whole(send, _answer(front.data_to_send()))
@@ -377,6 +383,14 @@ class StdioBridge:
             child.upstream.asking = None
         if call.request.method in MAY_ASK and child.lock.locked():
             child.lock.release()
+
+    def _wait(self, call: Call, principal: str | None) -> bool:
+        """Hold ``call`` for its client's retry (False: too many wait): it is
+        cancelled upstream when it expires."""
+        if self.pending.put(call, principal) is None:
+            return False
+        asyncio.get_running_loop().call_later(self.pending.seconds, self._expire)
+        return True
 
     def _expire(self) -> None:
         for call in self.pending.expired():
@@ -420,7 +434,7 @@ class StdioBridge:
                         return await _send_whole(send, _answer(frames, 502))
                     return await _events(send, frames, last=True)
                 if isinstance(event, InputRequested) and call.asked is None:
-                    if self.pending.put(call, principal) is None:
+                    if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
                 outcome = carry(call, event)
                 frames = call.front.data_to_send()
