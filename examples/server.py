@@ -22,7 +22,6 @@ from typing import Any
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.errors import InvalidParamsError, McpError
 from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
-from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 NUMBERS = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
@@ -62,7 +61,7 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
     if name == "toggle":  # the tool list changes: the listens that asked to know hear of it
         TOOLS.remove(EXTRA) if EXTRA in TOOLS else TOOLS.append(EXTRA)
         session.subscriptions.tools_list_changed()
-        if session.version in HANDSHAKE_VERSIONS:  # no listens there: the client is told
+        if session.version != mcp.VERSION:  # the handshake era has no listens: it is told
             session.notify("notifications/tools/list_changed")
         return text("extra added" if EXTRA in TOOLS else "extra removed")
     if name == "extra" and EXTRA in TOOLS:
