@@ -1,7 +1,7 @@
 """`mcp_schema.gateway.stdio.StdioGatewayApp` under uvicorn in front of
 ``examples/server.py`` over stdio: the official Python SDK client (``mcp``
 2.3.0) in auto mode (2026-07-28: one shared child) and in the handshake era
-(a child per session); hand-made clients that both use id 1 at once; a
+(a child per session), with and without callbacks; hand-made clients that both use id 1 at once; a
 session ended by DELETE, or dropped past ``max_sessions``; a child that
 dies before it answers; a wrong answer, reported (monitor) or refused
 (enforce)."""
@@ -17,9 +17,11 @@ from typing import Any
 import anyio
 import httpx
 import pytest
+from mcp import Client
 
 from mcp_schema.gateway.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
+from tests.examples.test_sdk_client import elicit, sample, text
 from tests.gateway.test_gateway import HEADERS, META, reported, serving, use
 
 EXAMPLE = [sys.executable, str(Path(__file__).resolve().parents[2] / "examples" / "server.py")]
@@ -163,3 +165,39 @@ def test_a_wrong_answer_is_reported_or_refused(enforce: bool) -> None:
         assert answer.status_code == 200 and answer.json()["result"] == {"content": "oops"}
     [report] = reported(log)
     assert report["direction"] == "server->client" and report["id"] is None
+
+
+async def asked(url: str, mode: str) -> tuple[list[object], list[object]]:
+    logged: list[object] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(params.data)
+
+    extra: dict[str, Any] = {"log_level": "info"} if mode == "auto" else {}
+    with anyio.fail_after(30):
+        async with Client(
+            url,
+            mode=mode,
+            read_timeout_seconds=10,
+            cache=None,
+            elicitation_callback=elicit,
+            sampling_callback=sample,
+            logging_callback=on_log,
+            **extra,
+        ) as c:
+            if mode == "legacy":
+                await c.set_logging_level("info")
+            said = [text((await c.call_tool(t, {})).content[0]) for t in ("ask", "think", "count")]
+    return said, logged
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_client_with_callbacks_is_asked_and_logged_to_in_both_eras(
+    front: tuple[str, ReportLog, StdioGatewayApp], mode: str
+) -> None:
+    # legacy: the server's requests on the call's event stream, answered by POSTs;
+    # auto: input-required rounds, and the one request asking for logs gets them.
+    assert anyio.run(asked, front[0], mode) == (
+        ["you said yes", "you said maybe", "1 2 3"],
+        ["counted to 3"],
+    )

@@ -1,6 +1,6 @@
 """A validating Streamable HTTP gateway (hand-written runtime package):
 ``python -m mcp_schema gateway --listen HOST:PORT [--enforce] [--report FILE]
---upstream URL``.
+--upstream URL``, or ``... [--bridge] -- CMD ARGS...`` in front of a stdio server.
 
 The gateway serves ``/mcp`` in front of an MCP server's Streamable HTTP
 endpoint and reads every message both ways by the codec, as the stdio proxy
@@ -16,6 +16,11 @@ them:
   with its bytes, fed in chunks.
 * `mcp_schema.gateway.asgi.GatewayApp`: the ASGI application forwarding to
   the upstream with httpx (the ``http`` extra), in monitor or enforce mode.
+* `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_child``,
+  ``stdio_probe``): the ASGI application in front of a stdio server, a child
+  per handshake-era session and one shared by 2026-07-28 requests.
+* ``to_handshake`` (sans-IO) and ``stdio_bridge`` (its asyncio driver): the
+  era bridge for 2026-07-28 clients in front of a handshake-era server.
 * ``command``: the command line, which runs the app under uvicorn.
 """
 

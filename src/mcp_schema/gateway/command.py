@@ -1,5 +1,11 @@
 """The command line: ``python -m mcp_schema gateway --listen HOST:PORT
-[--enforce] [--report FILE] --upstream URL`` (`add_arguments`, `main`).
+[--enforce] [--bridge] [--report FILE] (--upstream URL | -- CMD ARGS...)``
+(`add_arguments`, `main`).
+
+With ``-- CMD ARGS...`` the app is a `StdioGatewayApp` (``--bridge``: with its
+`StdioBridge`, the ``requestState`` sealed under ``MCP_STATE_KEY``): the
+command is probed before the socket listens, and one that cannot be started
+or does not answer is exit status 2.
 
 The gateway is a `GatewayApp` run by uvicorn: the command needs the
 ``http`` extra (httpx) and uvicorn installed beside it (``pip install
