@@ -124,8 +124,9 @@ def _run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from mcp_schema.gateway.asgi import GatewayApp
+        from mcp_schema.gateway.handshake_driver import sealer_from_env
         from mcp_schema.gateway.stdio import StdioGatewayApp
-        from mcp_schema.gateway.stdio_bridge import StdioBridge, sealer_from_env
+        from mcp_schema.gateway.stdio_bridge import StdioBridge
     except ImportError as exc:
         raise GatewayError(
             f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"

@@ -41,9 +41,9 @@ from typing import TYPE_CHECKING, Any
 import jiter
 
 from mcp_schema._codec.route import IdKey, id_key
-from mcp_schema.codec import Sender
-from mcp_schema.errors import InternalError, InvalidRequestError, McpError, ParseError
+from mcp_schema.errors import InternalError, McpError, ParseError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.stdio_child import Child, ChildError
 from mcp_schema.gateway.stdio_probe import Probed, probe
 
@@ -53,7 +53,7 @@ from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES, Line, OverlongLine
-from mcp_schema.proxy.reports import Report, ReportLog, make_report
+from mcp_schema.proxy.reports import Report, ReportLog
 from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
 from mcp_schema.versions import STATELESS_VERSIONS
 
@@ -109,7 +109,7 @@ class Link:
 
     def _line(self, line: Line) -> None:
         if isinstance(line, OverlongLine):
-            return self.app.found(
+            return self.app.findings.found(
                 f"Parse error: a line of {line.size:,} bytes is longer than the limit of "
                 f"{self.app.max_line_bytes:,}; not read",
                 line.head,
@@ -119,9 +119,11 @@ class Link:
             value = jiter.from_json(line)
         except ValueError:
             message = "Parse error: the server wrote a line that is not JSON"
-            return self.app.found(message, line, ParseError.code)
+            return self.app.findings.found(message, line, ParseError.code)
         if not isinstance(value, dict):
-            return self.app.found("Invalid Request: the server wrote no JSON-RPC message", line)
+            return self.app.findings.found(
+                "Invalid Request: the server wrote no JSON-RPC message", line
+            )
         self._route(value, line)
 
     def _route(self, value: dict[str, Any], line: bytes) -> None:
@@ -130,7 +132,9 @@ class Link:
             rid = value.get("id")
             waiter = self.pending.pop(_key(rid), None) if _is_id(rid) else None
             if waiter is None:
-                return self.app.found("Invalid Request: a response to no request in flight", line)
+                return self.app.findings.found(
+                    "Invalid Request: a response to no request in flight", line
+                )
             self._forget_token(waiter)
             if shared:
                 line = _encoded({**value, "id": waiter.client_id})
@@ -156,13 +160,13 @@ class Link:
         else:
             waiter = self.stream or next(reversed(self.pending.values()), None)
         if waiter is None:
-            return self.app.found(
+            return self.app.findings.found(
                 f"Invalid Request: {value['method']!r:.80} from the server belongs to no "
                 "request in flight; not forwarded",
                 line,
             )
         if waiter.queue.qsize() >= MAX_QUEUED:  # its client reads slower than the child writes
-            return self.app.found(
+            return self.app.findings.found(
                 f"Invalid Request: more than {MAX_QUEUED:,} messages wait for one client; "
                 "not forwarded",
                 line,
@@ -187,7 +191,7 @@ class StdioGatewayApp:
     * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
     * ``max_sessions``: handshake-era sessions (children) at once.
     * ``max_line_bytes``: the longest line read from a child.
-    * ``bridge``: what makes the `mcp_schema.gateway.stdio_bridge.StdioBridge` serving the
+    * ``bridge``: what makes the `StdioBridge` serving the
       2026-07-28 requests (the server speaking only the handshake era), or None.
 
     `start` (the lifespan's startup) probes the command before the app serves.
@@ -221,27 +225,9 @@ class StdioGatewayApp:
         self.start_error: str | None = None
         """Why the start-up probe failed, if it did."""
         self.bridge: StdioBridge | None = None
-        self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
+        self.findings = Findings(reports)
 
     # -- reports ------------------------------------------------------------------------
-
-    def report(self, report: Report) -> None:
-        if self.reports is not None:
-            self.reports.add(report)
-
-    def found(self, message: str, line: bytes, code: int = InvalidRequestError.code) -> None:
-        """A report of what the gateway itself found in the child's output."""
-        self._numbers["server"] += 1
-        self.report(make_report("server", self._numbers["server"], code, message, None, None, line))
-
-    def refused(self, sender: Sender, error: McpError, frame: bytes) -> None:
-        """A report of ``error``, what a session of the bridge refused of ``sender``'s ``frame``."""
-        self._numbers[sender] += 1
-        data = error.to_error_object().get("data")
-        number = self._numbers[sender]
-        self.report(
-            make_report(sender, number, error.code, error.message, data, error.request_id, frame)
-        )
 
     def gone(self, link: Link) -> None:
         """``link``'s child exited: its session (if any) is over."""
@@ -310,15 +296,14 @@ class StdioGatewayApp:
             body = await self._body(receive)
             if body is None:
                 return None
-            if self.reports is not None:
-                self.reports.traffic(len(body))
+            self.findings.traffic(len(body))
             stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
             if stateless and self.bridge is not None and self.bridge.core is not None:
                 await self.bridge.serve(scope, read, body, receive, send)
                 return None
             exchange = self.validator.request("POST", read, body)
             for report in exchange.reports:
-                self.report(report)
+                self.findings.report(report)
             return await self.forward(
                 exchange, body, receive, send, stateless or exchange.stateless
             )
@@ -452,7 +437,7 @@ class StdioGatewayApp:
 
     def _reports(self, reports: list[Report]) -> None:
         for report in reports:
-            self.report(report)
+            self.findings.report(report)
 
     async def _relay(
         self,
@@ -489,7 +474,7 @@ class StdioGatewayApp:
                     )
                 if item is None:  # the child is gone
                     error = InternalError("Bad gateway: the server process exited before answering")
-                    self.found(error.message, b"", error.code)
+                    self.findings.found(error.message, b"", error.code)
                     answer = refusal(502, error, exchange.request_id)
                     if not started:
                         return await _send_whole(send, answer)
@@ -501,7 +486,7 @@ class StdioGatewayApp:
                     exchange.head(200, [*headers, *[(k.decode(), v.decode()) for k, v in extra]])
                 report = exchange.answer(line)
                 if report is not None:
-                    self.report(report)
+                    self.findings.report(report)
                     if self.enforce:
                         refused = bad_gateway(report, exchange.request_id)
                         if not started:

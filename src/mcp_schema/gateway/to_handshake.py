@@ -273,11 +273,16 @@ class Upstream:
         call.upstream_id = self.client.request(call.request.method, params)
         self.calls[call.upstream_id] = call
 
-    def receive(self, line: bytes) -> list[tuple[Call | None, Event]]:
-        """The events of one line from the server, each with the call it belongs
+    def receive(self, frame: bytes) -> list[tuple[Call | None, Event]]:
+        """The events of one frame from the server, each with the call it belongs
         to (None: the session's own, or a `ProtocolError` to report)."""
+        return self.route(self.client.receive(frame))
+
+    def route(self, events: list[Event]) -> list[tuple[Call | None, Event]]:
+        """``events``, the session's (of a transport that reads the frames for
+        it: `mcp_schema.http.binding.ClientBinding`), each with its call."""
         routed: list[tuple[Call | None, Event]] = []
-        for event in self.client.receive(line):
+        for event in events:
             if isinstance(event, ResponseReceived):
                 call = self.calls.pop(event.id, None) if isinstance(event.id, int) else None
                 routed.append((call, event))
