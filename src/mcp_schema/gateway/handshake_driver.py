@@ -70,13 +70,30 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "read_body", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = [("content-type", "application/json")]
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """A POST's body (None: the client left); past ``limit`` only its first
+    bytes and one more, so that it is refused as too long (413), never held."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        if size <= limit:
+            chunks.append(chunk[: limit + 1 - size])
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
 
 
 def sealer_from_env() -> StateSealer:

@@ -44,6 +44,7 @@ from mcp_schema._codec.route import IdKey, id_key
 from mcp_schema.errors import InternalError, McpError, ParseError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.handshake_driver import read_body
 from mcp_schema.gateway.stdio_child import Child, ChildError
 from mcp_schema.gateway.stdio_probe import Probed, probe
 
@@ -293,7 +294,7 @@ class StdioGatewayApp:
         received = received_headers(read)
         method = scope["method"]
         if method == "POST":
-            body = await self._body(receive)
+            body = await read_body(receive, self.validator.max_body)
             if body is None:
                 return None
             self.findings.traffic(len(body))
@@ -332,23 +333,6 @@ class StdioGatewayApp:
             if link.stream is waiter:
                 link.stream = None
         return None
-
-    async def _body(self, receive: Receive) -> bytes | None:
-        """The body (None: the client left); past ``max_body`` only its first
-        bytes and one more (the validator refuses it as too long, 413)."""
-        limit = self.validator.max_body
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            if size <= limit:
-                chunks.append(chunk[: limit + 1 - size])
-            size += len(chunk)
-            if not message.get("more_body", False):
-                return b"".join(chunks)
 
     async def forward(
         self, exchange: Exchange, body: bytes, receive: Receive, send: Send, stateless: bool
