@@ -19,8 +19,10 @@ them:
 * `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_child``,
   ``stdio_probe``): the ASGI application in front of a stdio server, a child
   per handshake-era session and one shared by 2026-07-28 requests.
-* ``to_handshake`` (sans-IO) and ``stdio_bridge`` (its asyncio driver): the
-  era bridge for 2026-07-28 clients in front of a handshake-era server.
+* ``to_handshake`` (sans-IO), ``handshake_driver`` (its asyncio driver),
+  ``stdio_bridge`` and ``http_bridge`` (its transports): the era bridge for
+  2026-07-28 clients in front of a handshake-era server; ``findings``: the
+  reports of what the gateway finds itself.
 * ``command``: the command line, which runs the app under uvicorn.
 """
 
