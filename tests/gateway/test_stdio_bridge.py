@@ -184,3 +184,28 @@ def test_nothing_was_reported_on_good_traffic(
     url = bridged[0]
     anyio.run(session, url, True)
     assert reported(bridged[1]) == []
+
+
+def test_a_round_the_client_leaves_unanswered_holds_up_no_other_call(
+    bridged: tuple[str, ReportLog, StdioGatewayApp],
+) -> None:
+    # The pending call keeps its upstream session's turn (a server's request
+    # there belongs to it); the next call of the same capabilities takes another.
+    url, _, app = bridged
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "roots": {}},
+    }
+    call: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/call"}
+    call["params"] = {"name": "ask", "arguments": {}, "_meta": meta}
+    headers = {**HEADERS, "mcp-name": "ask"}
+    first = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20).json()
+    assert first["result"]["resultType"] == "input_required"  # and never answered
+    call["params"] |= {"name": "echo", "arguments": {"text": "next"}}
+    headers["mcp-name"] = "echo"
+    echo = httpx.post(url, content=json.dumps(call), headers=headers, timeout=10).json()
+    assert echo["result"]["content"][0]["text"] == "next"
+    bridge = app.bridge
+    assert bridge is not None
+    [key] = [k for k in bridge.links if "roots" in k]
+    assert len(bridge.links[key]) == 2  # the pending call's session, and the echo's

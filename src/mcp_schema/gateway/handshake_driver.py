@@ -4,10 +4,12 @@ upstream (`mcp_schema.gateway.stdio_bridge.StdioBridge`: a child process per
 upstream session; `mcp_schema.gateway.http_bridge.HttpBridge`: an HTTP session
 each), driving the sans-IO parts of `mcp_schema.gateway.to_handshake`.
 
-Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): the
-upstream session of its principal and capabilities (at most
-``max_upstreams`` at once: the least recently used idle one is ended first,
-503 when all are busy), started and initialized when first needed; the
+Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
+upstream session of its principal and capabilities, started and initialized
+when first needed; for a call that may ask, one whose turn is free (another
+is started when every one's is taken: at most ``max_upstreams`` sessions at
+once, the least recently used idle one ended first; past that the call
+waits its turn, and 503 when there is no session to wait for); the
 request projected to its version; the answer projected back. The answer is
 JSON when nothing comes before it, else an event stream carrying the
 call's progress and log messages first. The client leaving before the
@@ -66,6 +68,7 @@ from mcp_schema.session import (
     RequestReceived,
     ResponseReceived,
     ServerSession,
+    SessionError,
 )
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
@@ -200,7 +203,8 @@ class BridgeDriver:
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None
-        self.children: OrderedDict[str, Link] = OrderedDict()
+        self.links: OrderedDict[str, list[Link]] = OrderedDict()
+        """The upstream sessions of each principal and capability set (`upstream_key`)."""
 
     def adopt(self, found: Probed) -> None:
         """What the probe found of the server: the bridge's upstream version, or none needed."""
@@ -215,8 +219,8 @@ class BridgeDriver:
             )
 
     async def aclose(self) -> None:
-        children = list(self.children.values())
-        self.children.clear()
+        children = [link for links in self.links.values() for link in links]
+        self.links.clear()
         await asyncio.gather(*(c.close() for c in children))
 
     def new_link(self, upstream: Upstream) -> Link:
@@ -224,8 +228,12 @@ class BridgeDriver:
         raise NotImplementedError
 
     def gone(self, child: Link) -> None:
-        if self.children.get(child.upstream.key) is child:
-            del self.children[child.upstream.key]
+        """``child`` is over: forgotten (its key too, when it was the last)."""
+        links = self.links.get(child.upstream.key, [])
+        if child in links:
+            links.remove(child)
+        if not links:
+            self.links.pop(child.upstream.key, None)
 
     # -- one request -------------------------------------------------------------------------
 
@@ -268,7 +276,7 @@ class BridgeDriver:
             frames = front.data_to_send()
             return await _send_whole(send, _answer(frames) if frames else Response(202))
         try:
-            child = await self._child(principal, started)
+            child = await self._link(principal, started)
         except McpError as error:
             front.fail(started, error)
             return await _send_whole(send, _answer(front.data_to_send(), 503))
@@ -282,12 +290,18 @@ class BridgeDriver:
             return await _send_whole(send, _answer(front.data_to_send()))
         if started.method in MAY_ASK:
             await child.lock.acquire()
+            call.turn = True
             if not child.alive:  # it died while this call waited its turn
-                child.lock.release()
+                self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
                 return await _send_whole(send, _answer(front.data_to_send(), 502))
         self._log_level(child, started)
-        child.upstream.start(call, params)
+        try:
+            child.upstream.start(call, params)
+        except SessionError as exc:  # the upstream session cannot take it (too many in flight)
+            self._release(child, call)
+            front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
+            return await _send_whole(send, _answer(front.data_to_send(), 503))
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         child.flush()
@@ -306,27 +320,44 @@ class BridgeDriver:
         upstream.log_level = level
         upstream.client.request("logging/setLevel", {"level": level})
 
-    async def _child(self, principal: str | None, request: RequestReceived) -> Link:
+    async def _link(self, principal: str | None, request: RequestReceived) -> Link:
+        """The upstream session for ``request``: of its principal and capabilities;
+        for a call that may ask, one whose turn is free (another session of
+        theirs is started when every one is taken, room permitting)."""
         core = self.core
         assert core is not None
         capabilities = projected_capabilities(request.context.client_capabilities, core.version)
         key = upstream_key(principal, capabilities)
-        found = self.children.get(key)
-        if found is not None and (found.alive or not found.ready.done()):
-            self.children.move_to_end(key)  # alive, or still starting
-            return await self._initialized(found)
-        while len(self.children) >= self.max_upstreams:
-            idle = next((k for k, c in self.children.items() if c.idle), None)
-            if idle is None:
+        links = self.links.setdefault(key, [])
+        self.links.move_to_end(key)
+        usable = [link for link in links if link.alive or not link.ready.done()]  # or starting
+        found = next((link for link in usable if not link.lock.locked()), None)
+        if request.method not in MAY_ASK and usable:
+            found = usable[0]
+        if found is None and not await self._room():
+            if not usable:
                 raise InternalError(
                     "Service Unavailable: every upstream session is busy; try later"
                 )
-            await self.children.pop(idle).close()
-        upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
-        child = self.new_link(upstream)
-        self.children[key] = child
-        await child.start()
-        return await self._initialized(child)
+            found = usable[0]  # no room for another: this call waits for that one's turn
+        if found is None:
+            upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
+            found = self.new_link(upstream)
+            self.links.setdefault(key, []).append(found)
+            await found.start()
+        return await self._initialized(found)
+
+    async def _room(self) -> bool:
+        """Whether one more upstream session may start (the least recently used
+        idle one is ended for it when there are ``max_upstreams``)."""
+        if sum(len(links) for links in self.links.values()) < self.max_upstreams:
+            return True
+        idle = next((link for links in self.links.values() for link in links if link.idle), None)
+        if idle is None:
+            return False
+        self.gone(idle)
+        await idle.close()
+        return True
 
     async def _initialized(self, child: Link) -> Link:
         """``child`` once its session is initialized (every request waits for it)."""
@@ -335,8 +366,7 @@ class BridgeDriver:
         except asyncio.TimeoutError:
             ready = False
         if not ready:
-            if self.children.get(child.upstream.key) is child:
-                del self.children[child.upstream.key]
+            self.gone(child)
             await child.close()
             raise InternalError("Bad gateway: the server did not initialize a session")
         return child
@@ -368,7 +398,7 @@ class BridgeDriver:
             return await _send_whole(send, _answer(front.data_to_send()))
         try:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
-        except Exception as exc:  # what the client answered is no answer in the server's version
+        except SessionError as exc:  # what the client answered is no answer in its version
             self._cancel(child, call)
             front.fail(
                 event.request,
@@ -389,7 +419,8 @@ class BridgeDriver:
         return next(
             (
                 c
-                for c in self.children.values()
+                for links in self.links.values()
+                for c in links
                 if call.upstream_id in c.queues
                 and c.upstream.calls.get(call.upstream_id or 0) is call
             ),
@@ -407,7 +438,8 @@ class BridgeDriver:
     def _release(self, child: Link, call: Call) -> None:
         if child.upstream.asking is call:
             child.upstream.asking = None
-        if call.request.method in MAY_ASK and child.lock.locked():
+        if call.turn:  # once: a call released twice must not free another's turn
+            call.turn = False
             child.lock.release()
 
     def _wait(self, call: Call, principal: str | None) -> bool:
@@ -462,7 +494,12 @@ class BridgeDriver:
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
-                outcome = carry(call, event)
+                try:
+                    outcome = carry(call, event)
+                except SessionError as exc:  # an ask the client's 2026-07-28 request cannot carry
+                    self._cancel(child, call)
+                    call.front.fail(call.request, InternalError(f"Bad gateway: {exc!s:.300}"))
+                    outcome = "answered"
                 frames = call.front.data_to_send()
                 done = outcome != "sent"
                 if outcome == "answered":

@@ -10,7 +10,8 @@ carried across by `mcp_schema.projection`:
 
 * `Upstream`: one upstream session, of one client principal and capability
   set (`upstream_key`: never one shared by clients that declare different
-  capabilities, since the handshake fixes them at ``initialize``), opened
+  capabilities, since the handshake fixes them at ``initialize``; a driver
+  opens another of the same set for a call while each one's turn is taken), opened
   with that client's capabilities (`projected_capabilities`). It routes what
   the server sends to the `Call` it belongs to: a response by its id,
   progress by the gateway's own token (``gw-N``, each call's, so that two
@@ -57,6 +58,7 @@ from mcp_schema.session import (
     RequestReceived,
     ResponseReceived,
     ServerSession,
+    SessionError,
 )
 from mcp_schema.session.input import in_version
 from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
@@ -128,6 +130,9 @@ class Call:
         self.waiting: deque[InputRequested] = deque()
         self.pending: str | None = None
         """Its name in `PendingCalls` while it waits for the client."""
+        self.turn = False
+        """Whether it holds its upstream session's turn (the calls that may ask
+        run one at a time: the driver's lock)."""
 
 
 Outcome = Literal["answered", "asked", "sent"]
@@ -146,7 +151,7 @@ def carry(call: Call, event: Event) -> Outcome:
             assert event.result is not None
             try:
                 front.respond(request, event.result)  # projected to 2026-07-28 by the session
-            except Exception as exc:  # the result has no 2026-07-28 form
+            except SessionError as exc:  # the result has no 2026-07-28 form
                 front.fail(
                     request,
                     InternalError(f"Bad gateway: the result cannot be carried: {exc!s:.300}"),
