@@ -209,3 +209,14 @@ def test_a_round_the_client_leaves_unanswered_holds_up_no_other_call(
     assert bridge is not None
     [key] = [k for k in bridge.links if "roots" in k]
     assert len(bridge.links[key]) == 2  # the pending call's session, and the echo's
+
+
+def test_a_server_that_speaks_2026_07_28_itself_is_not_bridged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("MCP_VERSIONS", raising=False)
+    app = StdioGatewayApp(EXAMPLE, bridge=StdioBridge)
+    with serving(app) as url:
+        assert anyio.run(session, url, True) == expected(True)
+        assert app.bridge is not None and app.bridge.core is None  # the shared child served it
+        assert app.shared is not None and app.shared.child.alive
