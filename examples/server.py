@@ -9,7 +9,8 @@ result, progress and logging, tools that ask the user or the client's model
 only of a client that can answer them), a resource and a prompt. The tool
 ``toggle`` adds the tool ``extra`` or removes it, and publishes the change:
 the session serves 2026-07-28 ``subscriptions/listen`` itself (acknowledged,
-each listen's notifications tagged with its id, only what it asked for).
+each listen's notifications tagged with its id, only what it asked for); a
+handshake-era client is sent ``notifications/tools/list_changed``.
 
 ``MCP_VERSIONS`` (comma-separated, say ``2025-06-18``) names the versions it
 serves; unset, every version the package knows."""
@@ -61,6 +62,8 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
     if name == "toggle":  # the tool list changes: the listens that asked to know hear of it
         TOOLS.remove(EXTRA) if EXTRA in TOOLS else TOOLS.append(EXTRA)
         session.subscriptions.tools_list_changed()
+        if session.version != mcp.VERSION:  # the handshake era has no listens: it is told
+            session.notify("notifications/tools/list_changed")
         return text("extra added" if EXTRA in TOOLS else "extra removed")
     if name == "extra" and EXTRA in TOOLS:
         return text("extra is here")

@@ -6,18 +6,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
 from socket import IPPROTO_TCP, TCP_NODELAY
 
+import anyio
 import httpx
 import pytest
 
 from mcp_schema.cli import main
 from mcp_schema.gateway.command import bound_socket
 from tests.gateway.test_gateway import CALL, HEADERS, serving
+from tests.gateway.test_stdio_bridge import expected, session
 
 
 @pytest.mark.parametrize(
@@ -27,6 +30,10 @@ from tests.gateway.test_gateway import CALL, HEADERS, serving
         (["--listen", "127.0.0.1:99999", "--upstream", "http://127.0.0.1:1/mcp"], "HOST:PORT"),
         (["--listen", "127.0.0.1:0", "--upstream", "ftp://x/mcp"], "http(s) URL"),
         (["--listen", "256.1.1.1:80", "--upstream", "http://127.0.0.1:1/mcp"], "cannot listen"),
+        (["--listen", "127.0.0.1:0"], "--upstream URL or -- CMD"),
+        (["--listen", "127.0.0.1:0", "--upstream", "http://x/mcp", "--", "cmd"], "not both"),
+        (["--listen", "127.0.0.1:0", "--", "/no/such/command"], "cannot start"),
+        (["--listen", "127.0.0.1:0", "--", sys.executable, "-c", "pass"], "before it answered"),
     ],
 )
 def test_a_gateway_that_cannot_start_says_why_with_status_2(
@@ -57,6 +64,16 @@ def test_the_connections_of_its_socket_send_without_delay() -> None:
 
     asyncio.run(asyncio.wait_for(serve(), 10))
     assert found == [1]
+
+
+def test_a_state_key_too_short_is_status_2(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("MCP_STATE_KEY", "short")
+    argv = ["--listen", "127.0.0.1:0", "--bridge", "--", sys.executable, "-c", "pass"]
+    assert main(["gateway", *argv]) == 2
+    err = capfd.readouterr().err
+    assert err.startswith("error: MCP_STATE_KEY: ") and err.count("\n") == 1
 
 
 def test_a_report_file_that_cannot_be_opened_is_status_2(
@@ -95,3 +112,24 @@ def test_a_run_reports_to_its_file_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert status == -signal.SIGTERM  # uvicorn's way: ended as by the signal
     [found] = [json.loads(line) for line in report.read_text().splitlines()]
     assert (found["code"], found["direction"]) == (-32020, "client->server")
+
+
+@pytest.mark.slow  # a gateway process and its stdio server: about 3 s
+def test_a_stdio_server_is_bridged_for_a_2026_07_28_client(tmp_path: Path) -> None:
+    server = Path(__file__).resolve().parents[2] / "examples" / "server.py"
+    command = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", "127.0.0.1:0"]
+    command += ["--bridge", "--report", str(tmp_path / "report.jsonl"), "--"]
+    command += [sys.executable, str(server)]
+    environment = {**os.environ, "MCP_VERSIONS": "2025-06-18"}
+    gateway = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=environment)
+    try:
+        assert gateway.stderr is not None
+        line = gateway.stderr.readline()
+        assert line.startswith("gateway: listening on http://127.0.0.1:")
+        seen = anyio.run(session, line.split(" on ")[1].strip(), True)
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        status = gateway.wait(10)
+    assert seen == expected(True)
+    assert status == -signal.SIGTERM
+    assert (tmp_path / "report.jsonl").read_text() == ""

@@ -1,6 +1,6 @@
 """A validating Streamable HTTP gateway (hand-written runtime package):
 ``python -m mcp_schema gateway --listen HOST:PORT [--enforce] [--bridge]
-[--report FILE] --upstream URL``.
+[--report FILE] --upstream URL``, or ``... -- CMD ARGS...`` in front of a stdio server.
 
 The gateway serves ``/mcp`` in front of an MCP server's Streamable HTTP
 endpoint and reads every message both ways by the codec, as the stdio proxy
@@ -22,7 +22,16 @@ them:
 * `mcp_schema.gateway.asgi.GatewayApp`: the ASGI application forwarding to
   the upstream with httpx (the ``http`` extra), in monitor or enforce mode;
   with ``served=`` (``--bridge``), handshake-era clients of a 2026-07-28-only
-  upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`.
+  upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`,
+  2026-07-28 clients of a handshake-era one to
+  `mcp_schema.gateway.http_bridge.HttpBridge`.
+* `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_child``,
+  ``stdio_probe``): the ASGI application in front of a stdio server, a child
+  per handshake-era session and one shared by 2026-07-28 requests.
+* ``to_handshake`` (sans-IO), ``handshake_driver`` (its asyncio driver),
+  ``stdio_bridge`` and ``http_bridge`` (its transports): the era bridge for
+  2026-07-28 clients in front of a handshake-era server; ``findings``: the
+  reports of what the gateway finds itself.
 * ``command``: the command line, which runs the app under uvicorn.
 """
 

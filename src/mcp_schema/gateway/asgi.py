@@ -36,8 +36,10 @@ The era bridge (``served``: what the upstream's probe found,
 `mcp_schema.gateway.probe`): a request in an era the upstream serves takes
 the forwarding path above; a handshake-era one (``initialize``, a bridged
 ``Mcp-Session-Id``, GET and DELETE) to an upstream of 2026-07-28 alone goes
-to the `mcp_schema.gateway.handshake_front.HandshakeFront`, which reads
-every message itself (in both modes: what it carries it must read).
+to the `mcp_schema.gateway.handshake_front.HandshakeFront`, and a
+2026-07-28 one to an upstream of the handshake era alone goes to the
+`mcp_schema.gateway.http_bridge.HttpBridge`. Both read every message
+themselves (in both modes: what they carry they must read).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ import httpx
 
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.handshake_front import HandshakeFront
+from mcp_schema.gateway.http_bridge import HttpBridge
 from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import EventSplitter
 
@@ -60,6 +63,8 @@ from mcp_schema.gateway.sse import EventSplitter
 from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog
+from mcp_schema.request_state import StateSealer
+from mcp_schema.versions import STATELESS_VERSIONS
 
 __all__ = ["GatewayApp"]
 
@@ -87,6 +92,8 @@ class GatewayApp:
       jar would carry one client's cookies to the upstream with another's
       requests, and its default headers, auth and redirects are no proxy's.
     * ``served``: the bridge (see the module): what the upstream serves.
+    * ``sealer``: what seals the bridge's ``requestState`` when 2026-07-28
+      clients are bridged to a handshake-era upstream (a random key by default).
     """
 
     def __init__(
@@ -99,6 +106,7 @@ class GatewayApp:
         client: httpx.AsyncClient | None = None,
         path: str = "/mcp",
         served: Served | None = None,
+        sealer: StateSealer | None = None,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
@@ -118,6 +126,10 @@ class GatewayApp:
             self.front = HandshakeFront(
                 upstream, served, lambda: self.client, reports=reports, path=path
             )
+        self.back: HttpBridge | None = None
+        """Where 2026-07-28 requests go when the upstream serves the handshake era alone."""
+        if served is not None and served.handshake and not served.stateless:
+            self.back = HttpBridge(upstream, reports=reports, sealer=sealer)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -157,6 +169,8 @@ class GatewayApp:
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         if self.front is not None and self._bridged(method, headers):
             return await self.front(scope, receive, send)
+        if self.back is not None and _stateless(method, headers):
+            return await self.back(scope, receive, send)
         body, rest = b"", None
         if method == "POST":
             read = await self._body(receive)
@@ -355,10 +369,14 @@ class GatewayApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                if self.back is not None:  # its own probe: the upstream's handshake version
+                    await self.back.start()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 if self.front is not None:
                     self.front.close()
+                if self.back is not None:
+                    await self.back.aclose()
                 await self.aclose()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
@@ -384,6 +402,20 @@ class _Deferred:
             self._exchange = self._app.validator.request(self._method, read, self._body)
             self._app._report(self._exchange.reports)
         return self._exchange
+
+
+def _stateless(method: str, headers: list[tuple[bytes, bytes]]) -> bool:
+    """Whether a request is of the stateless era: a POST naming a version served per
+    request and no session (the back bridge's, `HttpBridge`)."""
+    if method != "POST":
+        return False
+    version = None
+    for name, value in headers:
+        if name == b"mcp-session-id":
+            return False
+        if name == b"mcp-protocol-version":
+            version = value.decode("latin-1")
+    return version in STATELESS_VERSIONS
 
 
 def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

@@ -1,11 +1,16 @@
 """The command line: ``python -m mcp_schema gateway --listen HOST:PORT
-[--enforce] [--bridge] [--report FILE] --upstream URL`` (`add_arguments`, `main`).
+[--enforce] [--bridge] [--report FILE] (--upstream URL | -- CMD ARGS...)``
+(`add_arguments`, `main`).
 
-With ``--bridge`` it first probes the upstream (`mcp_schema.gateway.probe`:
-``server/discover``), for up to `PROBE_SECONDS` while the upstream cannot
-be reached (it may be starting beside the gateway), and says what it found;
-an upstream still unreachable then, or whose answers tell nothing, stops it
-(exit status 2) before it listens.
+With ``--bridge --upstream URL`` it first probes the upstream
+(`mcp_schema.gateway.probe`: ``server/discover``), for up to
+`PROBE_SECONDS` while the upstream cannot be reached (it may be starting
+beside the gateway), and says what it found; an upstream still unreachable
+then, or whose answers tell nothing, stops it (exit status 2) before it
+listens. With ``-- CMD ARGS...`` the app is a `StdioGatewayApp` (``--bridge``: with its
+`StdioBridge`, the ``requestState`` sealed under ``MCP_STATE_KEY``): the
+command is probed before the socket listens, and one that cannot be started
+or does not answer is exit status 2.
 
 The gateway is a `GatewayApp` run by uvicorn: the command needs the
 ``http`` extra (httpx) and uvicorn installed beside it (``pip install
@@ -23,14 +28,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import socket
 import time
 from typing import Any
 
-from mcp_schema.errors import quote
+from mcp_schema.errors import McpError, quote
 from mcp_schema.gateway.exchange import ExchangeValidator
 from mcp_schema.gateway.probe import ProbeError, Served
+from mcp_schema.gateway.stdio_child import ChildError
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -41,11 +48,11 @@ from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
 
+PROBE_SECONDS = 10.0
+"""How long ``--bridge`` tries to reach an HTTP upstream before it gives up."""
+
 SHUTDOWN_SECONDS = 5
 """How long open answers (event streams) get when the gateway is stopped."""
-
-PROBE_SECONDS = 10.0
-"""How long ``--bridge`` keeps trying to reach the upstream at start-up."""
 
 
 class GatewayError(Exception):
@@ -55,26 +62,21 @@ class GatewayError(Exception):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``gateway`` subcommand's arguments, on ``parser`` (`main` reads them)."""
     parser.usage = (
-        "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] --upstream URL"
+        "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
+        "(--upstream URL | -- CMD ...)"
     )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
-        "server at URL and checking every message both ways. Monitor mode (the "
+        "server at URL (or to the stdio server CMD starts) and checking every "
+        "message both ways. Monitor mode (the "
         "default) passes the bytes unchanged and reports what is invalid, one JSON "
         "line each; --enforce answers an invalid request itself and turns an "
         "invalid answer into 502. Needs httpx (the http extra) and uvicorn."
     )
     parser.add_argument("--listen", required=True, metavar="HOST:PORT", help="where to serve /mcp")
-    parser.add_argument(
-        "--upstream", required=True, metavar="URL", help="the server's MCP endpoint"
-    )
+    parser.add_argument("--upstream", metavar="URL", help="the server's MCP endpoint")
     parser.add_argument(
         "--enforce", action="store_true", help="refuse what is invalid instead of reporting it"
-    )
-    parser.add_argument(
-        "--bridge",
-        action="store_true",
-        help="serve clients of both eras whatever the upstream speaks (probed at start-up)",
     )
     parser.add_argument(
         "--report",
@@ -83,6 +85,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension is in use"
+    )
+    parser.add_argument(
+        "--bridge",
+        action="store_true",
+        help="serve clients of both eras whatever the server speaks",
+    )
+    parser.add_argument(
+        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
     )
 
 
@@ -133,7 +143,10 @@ def _probed(upstream: str) -> Served:
     except ProbeError as exc:
         raise GatewayError(f"{exc} (tried for {PROBE_SECONDS:g} s)") from None
     eras = [*served.stateless, *(["initialize sessions"] if served.serves(None) else [])]
-    bridged = "" if served.serves(None) else ": handshake-era clients are bridged"
+    bridged = ""
+    if not (served.handshake and served.stateless):
+        bridged = ": 2026-07-28" if served.handshake else ": handshake-era"
+        bridged += " clients are bridged"
     _fd.say(f"gateway: the upstream serves {', '.join(eras) or 'nothing known'}{bridged}")
     return served
 
@@ -153,6 +166,9 @@ def _run(args: argparse.Namespace) -> int:
         import uvicorn
 
         from mcp_schema.gateway.asgi import GatewayApp
+        from mcp_schema.gateway.handshake_driver import sealer_from_env
+        from mcp_schema.gateway.stdio import StdioGatewayApp
+        from mcp_schema.gateway.stdio_bridge import StdioBridge
     except ImportError as exc:
         raise GatewayError(
             f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
@@ -170,23 +186,36 @@ def _run(args: argparse.Namespace) -> int:
     except (OSError, OverflowError) as exc:
         raise GatewayError(f"cannot listen on {quote(args.listen)}: {exc}") from None
     extensions = (TASKS_EXTENSION,) if args.tasks else ()
-    try:
-        served = _probed(args.upstream) if args.bridge else None
-    except GatewayError:
-        sock.close()
-        raise
     log = ReportLog()
     writer = _Writer(log, report_fd)
     writer.start()
+    child = list(args.child[1:] if args.child[:1] == ["--"] else args.child)
+    validator = ExchangeValidator(extensions=extensions)
+    app: GatewayApp | StdioGatewayApp
     try:
-        app = GatewayApp(
-            args.upstream,
-            enforce=args.enforce,
-            reports=log,
-            validator=ExchangeValidator(extensions=extensions),
-            served=served,
-        )
-    except ValueError as exc:
+        if args.upstream is not None and child:
+            raise ValueError("give --upstream URL or -- CMD ..., not both")
+        if args.upstream is None and not child:
+            raise ValueError("give the server: --upstream URL or -- CMD ...")
+        if child:
+            bridge = None
+            if args.bridge:  # the state key is read now: a bad one stops the gateway at once
+                bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
+            app = StdioGatewayApp(
+                child, enforce=args.enforce, reports=log, validator=validator, bridge=bridge
+            )
+        else:
+            upstream = str(args.upstream)
+            served = _probed(upstream) if args.bridge else None
+            app = GatewayApp(
+                upstream,
+                enforce=args.enforce,
+                reports=log,
+                validator=validator,
+                served=served,
+                sealer=sealer_from_env() if args.bridge else None,
+            )
+    except (ValueError, GatewayError) as exc:
         sock.close()
         raise GatewayError(str(exc)) from None
     bound_host, bound_port = sock.getsockname()[:2]
@@ -213,8 +242,17 @@ def _run(args: argparse.Namespace) -> int:
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
     )
+    server = Server(config)
+
+    async def serve() -> None:
+        if isinstance(app, StdioGatewayApp):
+            await app.start()  # the stdio server answered: only now does the gateway listen
+        await server.serve(sockets=[sock])
+
     try:
-        Server(config).run(sockets=[sock])
+        asyncio.run(serve())
+    except (McpError, ChildError) as exc:
+        raise GatewayError(f"the stdio server cannot be served: {exc}") from None
     finally:
         sock.close()
         finish()

@@ -1,0 +1,41 @@
+"""`Findings`: the reports of what the gateway finds itself (a line that
+is no message, a message that belongs nowhere, what a session of the bridge
+refused), numbered per direction, to a `mcp_schema.proxy.ReportLog`."""
+
+from __future__ import annotations
+
+from mcp_schema.codec import Sender
+from mcp_schema.errors import InvalidRequestError, McpError
+from mcp_schema.proxy.reports import Report, ReportLog, make_report
+
+__all__ = ["Findings"]
+
+
+class Findings:
+    """Where the findings go (``reports``; none kept when None)."""
+
+    def __init__(self, reports: ReportLog | None) -> None:
+        self.reports = reports
+        self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
+
+    def report(self, report: Report) -> None:
+        if self.reports is not None:
+            self.reports.add(report)
+
+    def traffic(self, size: int) -> None:
+        if self.reports is not None:
+            self.reports.traffic(size)
+
+    def found(self, message: str, line: bytes, code: int = InvalidRequestError.code) -> None:
+        """What the gateway itself found in the server's ``line``."""
+        self._numbers["server"] += 1
+        self.report(make_report("server", self._numbers["server"], code, message, None, None, line))
+
+    def refused(self, sender: Sender, error: McpError, frame: bytes) -> None:
+        """``error``: what a session of the bridge refused of ``sender``'s ``frame``."""
+        self._numbers[sender] += 1
+        data = error.to_error_object().get("data")
+        number = self._numbers[sender]
+        self.report(
+            make_report(sender, number, error.code, error.message, data, error.request_id, frame)
+        )

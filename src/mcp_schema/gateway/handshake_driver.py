@@ -1,0 +1,584 @@
+"""`BridgeDriver`: the asyncio driver of the era bridge for 2026-07-28 clients
+in front of a server that speaks only the handshake era, over any transport
+upstream (`mcp_schema.gateway.stdio_bridge.StdioBridge`: a child process per
+upstream session; `mcp_schema.gateway.http_bridge.HttpBridge`: an HTTP session
+each), driving the sans-IO parts of `mcp_schema.gateway.to_handshake`.
+
+Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
+upstream session of its principal and capabilities, started and initialized
+when first needed; for a call that may ask, one whose turn is free (another
+is started when every one's is taken: at most ``max_upstreams`` sessions at
+once, the least recently used idle one ended first; past that the call
+waits its turn, and 503 when there is no session to wait for); the
+request projected to its version; the answer projected back. The answer is
+JSON when nothing comes before it, else an event stream carrying the
+call's progress and log messages first. The client leaving before the
+answer cancels the upstream call (``notifications/cancelled``).
+
+``subscriptions/listen`` becomes the upstream's ``resources/subscribe`` for
+each URI its filter names (when the server declares ``resources.subscribe``)
+and its list-changed notifications; a listen hears what its own upstream
+session hears, the acknowledgement and each notification tagged with the
+listen's id, only what its filter asks for (`mcp_schema.subscriptions`).
+
+A pending call (waiting for the client's input) is held by this process:
+several replicas need affinity for the retry (the ``requestState`` is
+sealed, and refused by a replica without the call, -32602).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable
+from typing import Any
+
+import jiter
+
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError, ParseError
+from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.probe import GATEWAY_INFO
+from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
+from mcp_schema.gateway.to_handshake import (
+    MAY_ASK,
+    Call,
+    HandshakeBridge,
+    PendingCalls,
+    Upstream,
+    answer_of,
+    ask,
+    carry,
+    projected_capabilities,
+    upstream_key,
+)
+
+# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
+from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.rules import answer_status, refusal, status_of
+from mcp_schema.http.stream import Response
+from mcp_schema.request_state import StateKeys, StateSealer
+from mcp_schema.session import (
+    Event,
+    InputReceived,
+    InputRequested,
+    Negotiated,
+    ProtocolError,
+    RequestReceived,
+    ResponseReceived,
+    ServerSession,
+    SessionError,
+)
+from mcp_schema.subscriptions import LISTEN
+from mcp_schema.tasks.notifications import open_listen
+
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "read_body", "sealer_from_env"]
+
+MAX_UPSTREAMS = 32
+"""Upstream sessions of the bridge at once, by default."""
+
+_SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+_JSON = [("content-type", "application/json")]
+
+
+async def read_body(receive: Receive, limit: int) -> bytes | None:
+    """A POST's body (None: the client left); past ``limit`` only its first
+    bytes and one more, so that it is refused as too long (413), never held."""
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return None
+        chunk = message.get("body", b"")
+        if size <= limit:
+            chunks.append(chunk[: limit + 1 - size])
+        size += len(chunk)
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def sealer_from_env() -> StateSealer:
+    """The sealer of ``MCP_STATE_KEY`` (as the examples read it), or of a random key
+    (a ``ValueError`` naming the variable for a key too short)."""
+    value = os.environ.get("MCP_STATE_KEY")
+    try:
+        keys = StateKeys.from_env(value) if value else StateKeys(secrets.token_bytes(32))
+    except ValueError as exc:  # a key too short, or an empty one between commas
+        raise ValueError(f"MCP_STATE_KEY: {exc}") from None
+    return StateSealer(keys)
+
+
+class Link:
+    """An `Upstream` and the connection it speaks over (a child process, an
+    HTTP session): what the driver needs of each transport is `alive`,
+    `start`, `flush` (send what the session queued), `answer` (send one
+    frame of the gateway's own) and `close`; the transport hands what the
+    server sent to `deliver`."""
+
+    def __init__(self, upstream: Upstream, driver: BridgeDriver) -> None:
+        self.upstream, self.driver = upstream, driver
+        self.queues: dict[int, asyncio.Queue[Any]] = {}  # by upstream id: None when it died
+        self.ready = asyncio.get_running_loop().create_future()
+        self.lock = asyncio.Lock()  # the calls that may ask, one at a time
+        self.listens = 0
+        self.subscribed: dict[str, int] = {}
+
+    @property
+    def idle(self) -> bool:
+        return not self.upstream.calls and not self.listens and not self.lock.locked()
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        raise NotImplementedError
+
+    def answer(self, frame: bytes) -> None:
+        raise NotImplementedError
+
+    async def close(self) -> None:
+        raise NotImplementedError
+
+    def deliver(self, events: list[Event], frame: bytes) -> None:
+        """The session's ``events`` of what the server sent (``frame``, for reports)."""
+        findings = self.driver.findings
+        for call, event in self.upstream.route(events):
+            if isinstance(event, ProtocolError):
+                findings.refused("server", event.error, frame)
+            elif isinstance(event, Negotiated) and not self.ready.done():
+                self.ready.set_result(True)
+            elif isinstance(event, ResponseReceived) and not self.ready.done():
+                self.ready.set_result(False)  # initialize refused
+            elif call is not None and call.upstream_id in self.queues:
+                self.queues[call.upstream_id].put_nowait(event)
+            elif call is None and isinstance(event, InputRequested):
+                # No call may ask now: refused, as a client that cannot be asked refuses.
+                findings.found(
+                    "Invalid Request: the server asked the client outside of any call that "
+                    "may ask; refused",
+                    frame,
+                )
+                self.answer(self.upstream.refuse(event))
+        self.flush()
+
+    def ended(self) -> None:
+        """The connection is over: its calls in flight fail, the driver forgets it."""
+        if not self.ready.done():
+            self.ready.set_result(False)
+        for queue in self.queues.values():
+            queue.put_nowait(None)
+        self.driver.gone(self)
+
+
+class BridgeDriver:
+    """The bridge's asyncio driver, whatever the transport upstream (see the
+    module): `new_link` makes the connection of one upstream session.
+    Reports go to ``findings``; a body longer than ``max_body`` is refused (413).
+
+    * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
+    * ``principal``: who a request comes from, given its ASGI scope (None: nobody
+      authenticated; every client is then one principal, told apart by capabilities).
+    * ``max_upstreams``, ``pending``: the bounds.
+    """
+
+    def __init__(
+        self,
+        findings: Findings,
+        *,
+        max_body: int = MAX_BODY,
+        sealer: StateSealer | None = None,
+        principal: Callable[[Scope], str | None] | None = None,
+        max_upstreams: int = MAX_UPSTREAMS,
+        pending: PendingCalls | None = None,
+    ) -> None:
+        self.findings, self.max_body = findings, max_body
+        self.sealer = sealer_from_env() if sealer is None else sealer
+        self.principal = principal or (lambda scope: None)
+        self.max_upstreams = max_upstreams
+        self.pending = PendingCalls() if pending is None else pending
+        self.core: HandshakeBridge | None = None
+        self.links: OrderedDict[str, list[Link]] = OrderedDict()
+        """The upstream sessions of each principal and capability set (`upstream_key`)."""
+
+    def adopt(self, found: Probed) -> None:
+        """What the probe found of the server: the bridge's upstream version, or none needed."""
+        if not found.stateless:
+            assert found.version is not None
+            self.core = HandshakeBridge(
+                version=found.version,
+                info=found.info,
+                capabilities=found.capabilities,
+                sealer=self.sealer,
+                pending=self.pending,
+            )
+
+    async def aclose(self) -> None:
+        children = [link for links in self.links.values() for link in links]
+        self.links.clear()
+        await asyncio.gather(*(c.close() for c in children))
+
+    def new_link(self, upstream: Upstream) -> Link:
+        """The connection of a new upstream session (not started)."""
+        raise NotImplementedError
+
+    def gone(self, child: Link) -> None:
+        """``child`` is over: forgotten (its key too, when it was the last)."""
+        links = self.links.get(child.upstream.key, [])
+        if child in links:
+            links.remove(child)
+        if not links:
+            self.links.pop(child.upstream.key, None)
+
+    # -- one request -------------------------------------------------------------------------
+
+    async def serve(
+        self,
+        scope: Scope,
+        headers: list[tuple[bytes, bytes]],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        core = self.core
+        assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
+        self._expire()
+        limit = self.max_body
+        if len(body) > limit:
+            too_long = ParseError(f"Parse error: a body longer than {limit:,} bytes; not read")
+            self.findings.refused("client", too_long, body)
+            return await _send_whole(
+                send, refusal(413, f"Payload Too Large: at most {limit:,} bytes")
+            )
+        principal = self.principal(scope)
+        front = core.front(principal)
+        started: RequestReceived | None = None
+        resumed: InputReceived | None = None
+        for event in front.receive(body, headers=headers):
+            if isinstance(event, ProtocolError):
+                error = event.error
+                self.findings.refused("client", error, body)
+                if not event.answered:
+                    return await _send_whole(send, refusal(status_of(error), error))
+                return await _send_whole(send, _answer(front.data_to_send(), status_of(error)))
+            if isinstance(event, RequestReceived):
+                started = event
+            elif isinstance(event, InputReceived):
+                resumed = event
+        if resumed is not None:
+            return await self._resume(front, resumed, principal, receive, send)
+        if started is None:  # a notification, or what the session answered itself
+            frames = front.data_to_send()
+            return await _send_whole(send, _answer(frames) if frames else Response(202))
+        try:
+            child = await self._link(principal, started)
+        except McpError as error:
+            front.fail(started, error)
+            return await _send_whole(send, _answer(front.data_to_send(), 503))
+        if started.method == LISTEN:
+            return await self._listen(child, started, principal, receive, send)
+        call = Call(front, started, child.upstream.token())
+        try:
+            params = core.upstream_params(started, call.token)
+        except McpError as error:
+            front.fail(started, error)
+            return await _send_whole(send, _answer(front.data_to_send()))
+        if started.method in MAY_ASK:
+            await child.lock.acquire()
+            call.turn = True
+            if not child.alive:  # it died while this call waited its turn
+                self._release(child, call)
+                front.fail(started, InternalError("Bad gateway: the server process exited"))
+                return await _send_whole(send, _answer(front.data_to_send(), 502))
+        self._log_level(child, started)
+        try:
+            child.upstream.start(call, params)
+        except SessionError as exc:  # the upstream session cannot take it (too many in flight)
+            self._release(child, call)
+            front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
+            return await _send_whole(send, _answer(front.data_to_send(), 503))
+        assert call.upstream_id is not None
+        child.queues[call.upstream_id] = asyncio.Queue()
+        child.flush()
+        await self._drive(child, call, principal, receive, send)
+
+    def _log_level(self, child: Link, request: RequestReceived) -> None:
+        """The request's log level, if any, set on its upstream session (``logging/setLevel``)."""
+        level = request.context.log_level
+        upstream = child.upstream
+        if (
+            level is None
+            or level == upstream.log_level
+            or "logging" not in upstream.server_capabilities
+        ):
+            return
+        upstream.log_level = level
+        upstream.client.request("logging/setLevel", {"level": level})
+
+    async def _link(self, principal: str | None, request: RequestReceived) -> Link:
+        """The upstream session for ``request``: of its principal and capabilities;
+        for a call that may ask, one whose turn is free (another session of
+        theirs is started when every one is taken, room permitting)."""
+        core = self.core
+        assert core is not None
+        capabilities = projected_capabilities(request.context.client_capabilities, core.version)
+        key = upstream_key(principal, capabilities)
+        links = self.links.setdefault(key, [])
+        self.links.move_to_end(key)
+        usable = [link for link in links if link.alive or not link.ready.done()]  # or starting
+        found = next((link for link in usable if not link.lock.locked()), None)
+        if request.method not in MAY_ASK and usable:
+            found = usable[0]
+        if found is None and not await self._room():
+            if not usable:
+                raise InternalError(
+                    "Service Unavailable: every upstream session is busy; try later"
+                )
+            found = usable[0]  # no room for another: this call waits for that one's turn
+        if found is None:
+            upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
+            found = self.new_link(upstream)
+            self.links.setdefault(key, []).append(found)
+            await found.start()
+        return await self._initialized(found)
+
+    async def _room(self) -> bool:
+        """Whether one more upstream session may start (the least recently used
+        idle one is ended for it when there are ``max_upstreams``)."""
+        if sum(len(links) for links in self.links.values()) < self.max_upstreams:
+            return True
+        idle = next((link for links in self.links.values() for link in links if link.idle), None)
+        if idle is None:
+            return False
+        self.gone(idle)
+        await idle.close()
+        return True
+
+    async def _initialized(self, child: Link) -> Link:
+        """``child`` once its session is initialized (every request waits for it)."""
+        try:
+            ready = await asyncio.wait_for(asyncio.shield(child.ready), ANSWER_SECONDS)
+        except asyncio.TimeoutError:
+            ready = False
+        if not ready:
+            self.gone(child)
+            await child.close()
+            raise InternalError("Bad gateway: the server did not initialize a session")
+        return child
+
+    async def _resume(
+        self,
+        front: ServerSession,
+        event: InputReceived,
+        principal: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        state = event.state if isinstance(event.state, dict) else {}
+        call = self.pending.take(state.get("call"), principal)
+        child = self._holder(call)
+        if call is None or child is None or call.asked is None:
+            error = InvalidParamsError(
+                "Invalid params: $.params.requestState: the call it names is no longer pending "
+                "(expired, answered, or held by another gateway replica)"
+            )
+            front.fail(event.request, error)
+            return await _send_whole(send, _answer(front.data_to_send()))
+        call.front, call.request = front, event.request
+        answer = answer_of(call, event.responses, child.upstream.version)
+        asked, call.asked = call.asked, None
+        if isinstance(answer, McpError):  # the client's error cannot be said as an input upstream
+            self._cancel(child, call)
+            front.fail(event.request, answer)
+            return await _send_whole(send, _answer(front.data_to_send()))
+        try:
+            child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
+        except SessionError as exc:  # what the client answered is no answer in its version
+            self._cancel(child, call)
+            front.fail(
+                event.request,
+                InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
+            )
+            return await _send_whole(send, _answer(front.data_to_send()))
+        child.flush()
+        if call.waiting:  # the server asked more meanwhile
+            if not self._wait(call, principal):
+                return await self._overloaded(child, call, send)
+            ask(call, call.waiting.popleft())
+            return await _send_whole(send, _answer(front.data_to_send()))
+        await self._drive(child, call, principal, receive, send)
+
+    def _holder(self, call: Call | None) -> Link | None:
+        if call is None:
+            return None
+        return next(
+            (
+                c
+                for links in self.links.values()
+                for c in links
+                if call.upstream_id in c.queues
+                and c.upstream.calls.get(call.upstream_id or 0) is call
+            ),
+            None,
+        )
+
+    def _cancel(self, child: Link, call: Call) -> None:
+        if call.upstream_id is not None:
+            child.upstream.calls.pop(call.upstream_id, None)
+            child.queues.pop(call.upstream_id, None)
+            child.upstream.client.cancel(call.upstream_id, reason="the client went away")
+            child.flush()
+        self._release(child, call)
+
+    def _release(self, child: Link, call: Call) -> None:
+        if child.upstream.asking is call:
+            child.upstream.asking = None
+        if call.turn:  # once: a call released twice must not free another's turn
+            call.turn = False
+            child.lock.release()
+
+    def _wait(self, call: Call, principal: str | None) -> bool:
+        """Hold ``call`` for its client's retry (False: too many wait): it is
+        cancelled upstream when it expires."""
+        if self.pending.put(call, principal) is None:
+            return False
+        asyncio.get_running_loop().call_later(self.pending.seconds, self._expire)
+        return True
+
+    def _expire(self) -> None:
+        for call in self.pending.expired():
+            child = self._holder(call)
+            if child is not None:
+                self._cancel(child, call)
+
+    async def _overloaded(self, child: Link, call: Call, send: Send) -> None:
+        self._cancel(child, call)
+        call.front.fail(
+            call.request, InternalError("Service Unavailable: too many calls wait for input")
+        )
+        return await _send_whole(send, _answer(call.front.data_to_send(), 503))
+
+    async def _drive(
+        self, child: Link, call: Call, principal: str | None, receive: Receive, send: Send
+    ) -> None:
+        """Carry ``call``'s upstream events to its client until it is answered or asks."""
+        assert call.upstream_id is not None
+        if call.request.method in MAY_ASK:
+            child.upstream.asking = call
+        queue = child.queues[call.upstream_id]
+        left = asyncio.ensure_future(_disconnect(receive))
+        started = False
+        try:
+            while True:
+                got = asyncio.ensure_future(queue.get())
+                await asyncio.wait({got, left}, return_when=asyncio.FIRST_COMPLETED)
+                if not got.done():
+                    got.cancel()
+                    self._cancel(child, call)
+                    return
+                event = got.result()
+                if event is None:  # the child is gone
+                    error = InternalError("Bad gateway: the server process exited before answering")
+                    self.findings.found(error.message, b"", error.code)
+                    self._release(child, call)
+                    call.front.fail(call.request, error)
+                    frames = call.front.data_to_send()
+                    if not started:
+                        return await _send_whole(send, _answer(frames, 502))
+                    return await _events(send, frames, last=True)
+                if isinstance(event, InputRequested) and call.asked is None:
+                    if not self._wait(call, principal):
+                        return await self._overloaded(child, call, send)
+                try:
+                    outcome = carry(call, event)
+                except SessionError as exc:  # an ask the client's 2026-07-28 request cannot carry
+                    self._cancel(child, call)
+                    call.front.fail(call.request, InternalError(f"Bad gateway: {exc!s:.300}"))
+                    outcome = "answered"
+                frames = call.front.data_to_send()
+                done = outcome != "sent"
+                if outcome == "answered":
+                    child.queues.pop(call.upstream_id, None)
+                    self._release(child, call)
+                if not frames and not done:
+                    continue
+                if not started and done and len(frames) == 1:
+                    return await _send_whole(send, _answer(frames))
+                if not started:
+                    await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+                    started = True
+                await _events(send, frames, last=done)
+                if done:
+                    return
+        finally:
+            left.cancel()
+
+    async def _listen(
+        self,
+        child: Link,
+        request: RequestReceived,
+        principal: str | None,
+        receive: Receive,
+        send: Send,
+    ) -> None:
+        try:
+            listen = open_listen(child.upstream.subscriptions, request, principal)
+        except McpError as error:
+            return await _send_whole(send, refusal(status_of(error), error, request.id))
+        resources = child.upstream.server_capabilities.get("resources")
+        subscribes = isinstance(resources, dict) and bool(resources.get("subscribe"))
+        uris = list(listen.filter.resource_subscriptions) if subscribes else []
+        for uri in uris:
+            child.subscribed[uri] = child.subscribed.get(uri, 0) + 1
+            if child.subscribed[uri] == 1:
+                child.upstream.client.request("resources/subscribe", {"uri": uri})
+        child.flush()
+        child.listens += 1
+        ready = asyncio.Event()
+        listen.on_ready = ready.set
+        left = asyncio.ensure_future(_disconnect(receive))
+        await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        try:
+            while True:
+                frames = listen.take()
+                if frames:
+                    await _events(send, frames, last=False)
+                if listen.done:
+                    break
+                ready.clear()
+                waiting = asyncio.ensure_future(ready.wait())
+                await asyncio.wait({waiting, left}, return_when=asyncio.FIRST_COMPLETED)
+                waiting.cancel()
+                if left.done():
+                    listen.abandon()
+                    return
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            left.cancel()
+            child.listens -= 1
+            for uri in uris:
+                child.subscribed[uri] -= 1
+                if not child.subscribed[uri]:
+                    del child.subscribed[uri]
+                    if child.alive:
+                        child.upstream.client.request("resources/unsubscribe", {"uri": uri})
+            child.flush()
+
+
+def _answer(frames: list[bytes], status: int | None = None) -> Response:
+    """One frame as a JSON answer (in the status its error, if any, is given)."""
+    (frame,) = frames
+    if status is None:  # the session's own frame: its error, if any, is a member
+        status = answer_status(jiter.from_json(frame).get("error"))
+    return Response(status, list(_JSON), frame)
+
+
+async def _events(send: Send, frames: list[bytes], *, last: bool) -> None:
+    body = b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
+    await send({"type": "http.response.body", "body": body, "more_body": not last})

@@ -1,0 +1,223 @@
+"""`HttpBridge`: the era bridge for 2026-07-28 clients in front of a
+Streamable HTTP server that speaks only the handshake era (needs the
+``http`` extra: httpx): the `mcp_schema.gateway.handshake_driver.BridgeDriver`
+with a handshake-era HTTP session (`mcp_schema.http.binding.ClientBinding`)
+per upstream session.
+
+`HttpBridge.start` probes the server (`probe_http`: ``server/discover``,
+then ``initialize``, as the binding's auto mode negotiates; the probe's
+session is ended with ``DELETE``). It is an ASGI application serving the
+2026-07-28 requests it is given (a POST each); a gateway in front of the
+server hands it those its server cannot serve, and forwards the rest.
+
+A session the server forgets (404 to its ``Mcp-Session-Id``) is over: its
+calls fail, and the next request of its principal and capabilities opens a
+new one. The server's messages come on each request's event stream (no GET
+stream is opened): a listen hears the list changes the server sends there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+
+from mcp_schema.errors import InternalError
+from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.handshake_driver import BridgeDriver, Link, read_body
+from mcp_schema.gateway.probe import GATEWAY_INFO
+from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
+from mcp_schema.gateway.to_handshake import Upstream
+
+# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
+from mcp_schema.http.asgi import Receive, Scope, Send, _send_whole
+from mcp_schema.http.binding import ClientBinding, Post
+from mcp_schema.http.stream import Response
+from mcp_schema.proxy.reports import ReportLog
+from mcp_schema.session import ClientSession, Event, Negotiated, ResponseReceived
+from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+
+__all__ = ["HttpBridge", "probe_http"]
+
+
+async def _exchange(
+    client: httpx.AsyncClient,
+    url: str,
+    binding: ClientBinding,
+    post: Post,
+    on_events: Callable[[list[Event]], None],
+) -> int | None:
+    """Send ``post``, handing the session's events of its response to
+    ``on_events`` as they come (a server's request comes before the answer,
+    which waits for the client's); its status (None: no response)."""
+    request = client.build_request(post.method, url, headers=list(post.headers), content=post.body)
+    try:
+        response = await client.send(request, stream=True)
+    except httpx.HTTPError as exc:
+        on_events(binding.lost(post, f"{exc!s:.200}"))
+        return None
+    try:
+        reply = binding.reply(post, response.status_code, response.headers.multi_items())
+        try:
+            async for chunk in response.aiter_raw():
+                on_events(reply.feed(chunk))
+                if reply.done:
+                    break
+        except httpx.HTTPError:
+            pass  # the answer broke off: its end says so
+        on_events(reply.end())
+    finally:
+        await response.aclose()
+    return response.status_code
+
+
+async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
+    """What the server at ``url`` serves (`Probed`); `McpError` when it cannot say
+    (in `ANSWER_SECONDS`)."""
+    session = ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS])
+    binding = ClientBinding(session, mode="auto")
+    binding.connect()
+    try:
+        return await asyncio.wait_for(_negotiated(url, client, binding), ANSWER_SECONDS)
+    except asyncio.TimeoutError:
+        raise InternalError(
+            f"the server did not answer the probe in {ANSWER_SECONDS:g} s"
+        ) from None
+    finally:
+        last = binding.close()
+        if last is not None:
+            with contextlib.suppress(httpx.HTTPError):
+                await client.request("DELETE", url, headers=list(last.headers))
+
+
+async def _negotiated(url: str, client: httpx.AsyncClient, binding: ClientBinding) -> Probed:
+    session = binding.session
+    events: list[Event] = []
+    while posts := binding.posts():  # server/discover, then initialize if it is refused
+        for post in posts:
+            await _exchange(client, url, binding, post, events.extend)
+            for event in events:
+                if isinstance(event, Negotiated):
+                    if event.version in STATELESS_VERSIONS:
+                        return Probed(True)
+                    info, capabilities = session.server_info, session.server_capabilities
+                    return Probed(False, event.version, info or {}, capabilities or {})
+                if isinstance(event, ResponseReceived) and event.error is not None:
+                    raise InternalError(f"the server refused the probe: {event.error}")
+    raise InternalError("the server answered neither server/discover nor initialize")
+
+
+class HttpLink(Link):
+    """An upstream session over Streamable HTTP."""
+
+    def __init__(self, upstream: Upstream, driver: HttpBridge) -> None:
+        super().__init__(upstream, driver)
+        self.bridge = driver
+        self.binding = ClientBinding(upstream.client, mode="handshake")
+        self._alive = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    @property
+    def alive(self) -> bool:
+        return self._alive
+
+    async def start(self) -> None:
+        self._alive = True
+        self.flush()  # the initialize the session queued
+
+    def flush(self) -> None:
+        for post in self.binding.posts():
+            self._spawn(post)
+
+    def answer(self, frame: bytes) -> None:
+        headers = [("content-type", "application/json"), ("accept", "application/json")]
+        if self.binding.session_id is not None:
+            headers.append(("mcp-session-id", self.binding.session_id))
+        if self.upstream.client.version is not None:
+            headers.append(("mcp-protocol-version", self.upstream.client.version))
+        self._spawn(Post("POST", tuple(headers), frame, None))
+
+    def _spawn(self, post: Post) -> None:
+        task = asyncio.ensure_future(self._send(post))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _send(self, post: Post) -> None:
+        named = self.binding.session_id is not None
+        bridge = self.bridge
+        status = await _exchange(
+            bridge.client, bridge.url, self.binding, post, lambda events: self.deliver(events, b"")
+        )
+        if status == 404 and named and self._alive:  # the server forgot the session
+            self._alive = False
+            self.ended()
+
+    async def close(self) -> None:
+        self._alive = False
+        for task in list(self._tasks):
+            task.cancel()
+        last = self.binding.close()
+        if last is not None:
+            with contextlib.suppress(httpx.HTTPError):
+                await self.bridge.client.request(
+                    "DELETE", self.bridge.url, headers=list(last.headers)
+                )
+
+
+class HttpBridge(BridgeDriver):
+    """The bridge in front of the handshake-era server at ``url`` (an ASGI
+    application), with the driver's other arguments (``sealer``,
+    ``principal``, ``max_upstreams``, ``pending``, ``max_body``). ``reports``:
+    where findings go; ``client``: the ``httpx.AsyncClient`` (one of its own
+    by default, closed by `aclose`)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        reports: ReportLog | None = None,
+        client: httpx.AsyncClient | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(Findings(reports), **options)
+        self.url = url
+        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+        self._own_client = client is None
+
+    def new_link(self, upstream: Upstream) -> Link:
+        return HttpLink(upstream, self)
+
+    async def start(self) -> None:
+        """Probe the server (`probe_http`)."""
+        self.adopt(await probe_http(self.url, self.client))
+        if self.core is None:
+            raise InternalError("the server speaks 2026-07-28 itself: no bridge is needed")
+
+    async def aclose(self) -> None:
+        await super().aclose()
+        if self._own_client:
+            await self.client.aclose()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                message = await receive()
+                if message["type"] == "lifespan.startup":
+                    await self.start()
+                    await send({"type": "lifespan.startup.complete"})
+                elif message["type"] == "lifespan.shutdown":
+                    await self.aclose()
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        if scope["type"] != "http":
+            return
+        if scope["method"] != "POST":
+            return await _send_whole(send, Response(405, [("allow", "POST")]))
+        body = await read_body(receive, self.max_body)
+        if body is None:
+            return
+        headers = [h for h in scope["headers"] if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
+        await self.serve(scope, headers, body, receive, send)

@@ -1,0 +1,524 @@
+"""`StdioGatewayApp`: an ASGI 3 application serving ``/mcp`` over Streamable
+HTTP in front of a stdio MCP server (``gateway ... -- CMD ARGS...``), every
+message checked both ways by an `ExchangeValidator` as `GatewayApp` checks
+them, and reported (monitor) or refused (enforce) the same way.
+
+One stdio connection is one session, so:
+
+* a **handshake-era session** (``initialize``; the gateway mints its
+  ``Mcp-Session-Id``) gets a child process of its own, ended at ``DELETE``
+  or when the session is dropped (at most ``max_sessions`` at once: past
+  that, the least recently used one with no request in flight is dropped,
+  and when every one is busy ``initialize`` is refused, 503). Its lines pass
+  unchanged: the child's response to a POST's request is its answer (JSON
+  when it comes first, else an event stream carrying what came before it);
+  the child's other messages go to the session's GET stream when one is
+  open, else to the stream of its latest request in flight.
+* **2026-07-28 requests** (self-contained) share one child: each request's
+  id (and progress token) is replaced by one of the gateway's before it is
+  written, and put back in what answers it, so two clients both using id 1
+  never collide; progress goes to the request whose token it names, a
+  listen's notifications to the listen they name, log messages to the one
+  request in flight that asked for them (reported and dropped when several
+  did: stdio cannot tell them apart).
+
+A child that exits fails its requests in flight (502, -32603, one report
+each); the session it served is gone (404, as for any unknown session), and
+a later ``initialize`` or 2026-07-28 request gets a fresh child. With
+``bridge`` (`mcp_schema.gateway.stdio_bridge`), 2026-07-28 requests to a
+server that speaks only the handshake era are carried across instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import jiter
+
+from mcp_schema._codec.route import IdKey, id_key
+from mcp_schema.errors import InternalError, McpError, ParseError
+from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.handshake_driver import read_body
+from mcp_schema.gateway.stdio_child import Child, ChildError
+from mcp_schema.gateway.stdio_probe import Probed, probe
+
+# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
+from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.rules import refusal
+from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import received_headers
+from mcp_schema.proxy.lines import MAX_LINE_BYTES, Line, OverlongLine
+from mcp_schema.proxy.reports import Report, ReportLog
+from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
+from mcp_schema.versions import STATELESS_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.gateway.stdio_bridge import StdioBridge
+
+__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
+
+MAX_SESSIONS = 32
+"""Handshake-era sessions (each a child process) served at once, by default."""
+
+MAX_QUEUED = 1024
+"""Messages of the child (but the response) waiting for one client to read them, at most."""
+
+_LOG = "notifications/message"
+_SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+_JSON = ("content-type", "application/json")
+Item = tuple[bytes, bool]
+"""A message for a waiting request: its bytes, and whether it is the response."""
+
+
+class Waiter:
+    """One request (or GET stream) waiting for what the child sends it."""
+
+    __slots__ = ("client_id", "exchange", "logs", "queue", "token")
+
+    def __init__(self, exchange: Exchange, client_id: Any, token: Any, logs: bool) -> None:
+        self.exchange, self.client_id, self.token, self.logs = exchange, client_id, token, logs
+        self.queue: asyncio.Queue[Item | None] = asyncio.Queue()  # None: the child is gone
+
+
+class Link:
+    """One child and what waits on it: a session's (``session``), or the shared
+    child of 2026-07-28 requests (``session`` None: ids are remapped)."""
+
+    def __init__(
+        self, app: StdioGatewayApp, session: str | None, child: Child | None = None
+    ) -> None:
+        self.app, self.session = app, session
+        if child is None:
+            child = Child(app.command, self._line, self._exited, max_line_bytes=app.max_line_bytes)
+        else:  # running already (the probe's)
+            child.on_line, child.on_exit = self._line, self._exited
+        self.child = child
+        self.pending: dict[IdKey, Waiter] = {}
+        self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
+        self.stream: Waiter | None = None  # the session's GET stream
+        self._next = 0
+
+    def gateway_id(self) -> int:
+        self._next += 1
+        return self._next
+
+    def _line(self, line: Line) -> None:
+        if isinstance(line, OverlongLine):
+            return self.app.findings.found(
+                f"Parse error: a line of {line.size:,} bytes is longer than the limit of "
+                f"{self.app.max_line_bytes:,}; not read",
+                line.head,
+                ParseError.code,
+            )
+        try:  # only to route it: the exchange it goes to reads it by the codec
+            value = jiter.from_json(line)
+        except ValueError:
+            message = "Parse error: the server wrote a line that is not JSON"
+            return self.app.findings.found(message, line, ParseError.code)
+        if not isinstance(value, dict):
+            return self.app.findings.found(
+                "Invalid Request: the server wrote no JSON-RPC message", line
+            )
+        self._route(value, line)
+
+    def _route(self, value: dict[str, Any], line: bytes) -> None:
+        shared = self.session is None
+        if "method" not in value:  # a response
+            rid = value.get("id")
+            waiter = self.pending.pop(_key(rid), None) if _is_id(rid) else None
+            if waiter is None:
+                return self.app.findings.found(
+                    "Invalid Request: a response to no request in flight", line
+                )
+            self._forget_token(waiter)
+            if shared:
+                line = _encoded({**value, "id": waiter.client_id})
+            waiter.queue.put_nowait((line, True))
+            return
+        params = value.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = params.get("progressToken") if isinstance(params, dict) else None
+        waiter = None
+        if _is_id(token) and _key(token) in self.tokens:
+            waiter = self.tokens[_key(token)]
+            if shared and isinstance(params, dict):
+                line = _encoded({**value, "params": {**params, "progressToken": waiter.token}})
+        elif shared and isinstance(meta, dict) and _is_id(meta.get(SUBSCRIPTION_ID_KEY)):
+            waiter = self.pending.get(_key(meta[SUBSCRIPTION_ID_KEY]))
+            if waiter is not None:
+                assert isinstance(params, dict)
+                meta = {**meta, SUBSCRIPTION_ID_KEY: waiter.client_id}
+                line = _encoded({**value, "params": {**params, "_meta": meta}})
+        elif shared:
+            asking = [w for w in self.pending.values() if w.logs]
+            waiter = asking[0] if len(asking) == 1 and value["method"] == _LOG else None
+        else:
+            waiter = self.stream or next(reversed(self.pending.values()), None)
+        if waiter is None:
+            return self.app.findings.found(
+                f"Invalid Request: {value['method']!r:.80} from the server belongs to no "
+                "request in flight; not forwarded",
+                line,
+            )
+        if waiter.queue.qsize() >= MAX_QUEUED:  # its client reads slower than the child writes
+            return self.app.findings.found(
+                f"Invalid Request: more than {MAX_QUEUED:,} messages wait for one client; "
+                "not forwarded",
+                line,
+            )
+        waiter.queue.put_nowait((line, False))
+
+    def _forget_token(self, waiter: Waiter) -> None:
+        for token in [t for t, w in self.tokens.items() if w is waiter]:
+            del self.tokens[token]
+
+    def _exited(self) -> None:
+        for waiter in [*self.pending.values(), *filter(None, [self.stream])]:
+            waiter.queue.put_nowait(None)
+        self.pending.clear()
+        self.tokens.clear()
+        self.app.gone(self)
+
+
+class StdioGatewayApp:
+    """The gateway in front of the stdio server ``command`` (see the module).
+
+    * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
+    * ``max_sessions``: handshake-era sessions (children) at once.
+    * ``max_line_bytes``: the longest line read from a child.
+    * ``bridge``: what makes the `StdioBridge` serving the
+      2026-07-28 requests (the server speaking only the handshake era), or None.
+
+    `start` (the lifespan's startup) probes the command before the app serves.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        enforce: bool = False,
+        reports: ReportLog | None = None,
+        validator: ExchangeValidator | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        max_line_bytes: int = MAX_LINE_BYTES,
+        bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
+        path: str = "/mcp",
+    ) -> None:
+        if isinstance(command, (str, bytes)) or not command:
+            raise ValueError("command must be a non-empty sequence of strings")
+        if max_sessions < 1 or max_line_bytes < 1:
+            raise ValueError("max_sessions and max_line_bytes must be positive")
+        self.command, self.path, self.enforce = list(command), path, bool(enforce)
+        self.reports = reports
+        self.validator = ExchangeValidator() if validator is None else validator
+        self.max_sessions, self.max_line_bytes = max_sessions, max_line_bytes
+        self.sessions: OrderedDict[str, Link] = OrderedDict()
+        self.shared: Link | None = None
+        self._bridge_factory = bridge
+        self.probed: Probed | None = None
+        """What the start-up probe found of the server."""
+        self.start_error: str | None = None
+        """Why the start-up probe failed, if it did."""
+        self.bridge: StdioBridge | None = None
+        self.findings = Findings(reports)
+
+    # -- reports ------------------------------------------------------------------------
+
+    def gone(self, link: Link) -> None:
+        """``link``'s child exited: its session (if any) is over."""
+        if link.session is not None and self.sessions.get(link.session) is link:
+            del self.sessions[link.session]
+            self.validator.request("DELETE", {"mcp-session-id": link.session}).head(200, {})
+        if self.shared is link:
+            self.shared = None
+
+    # -- lifespan -----------------------------------------------------------------------
+
+    async def start(self) -> None:
+        """Probe the command (`mcp_schema.gateway.stdio_probe.probe`: it must answer
+        before the gateway serves) and build the bridge from what it found; once
+        (the lifespan's startup finds it done when the caller started it)."""
+        if self.probed is not None:
+            return
+        try:
+            self.probed = await probe(self.command, self.max_line_bytes)
+        except (McpError, ChildError) as exc:
+            self.start_error = str(exc)
+            raise
+        if self.probed.child is not None:  # it speaks 2026-07-28: the shared child
+            self.shared = Link(self, None, self.probed.child)
+        if self._bridge_factory is not None:
+            self.bridge = self._bridge_factory(self)
+            self.bridge.adopt(self.probed)
+
+    async def aclose(self) -> None:
+        links = [*self.sessions.values(), *filter(None, [self.shared])]
+        self.sessions.clear()
+        self.shared = None
+        await asyncio.gather(*(link.child.close() for link in links))
+        if self.bridge is not None:
+            await self.bridge.aclose()
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.start()
+                except (McpError, ChildError) as exc:  # the command cannot be served: say why
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.aclose()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    # -- HTTP -----------------------------------------------------------------------------
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            return await self._lifespan(receive, send)
+        if scope["type"] != "http":
+            return None
+        if scope["path"] != self.path:
+            return await _send_whole(send, Response(404))
+        headers: list[tuple[bytes, bytes]] = scope["headers"]
+        read = [h for h in headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
+        received = received_headers(read)
+        method = scope["method"]
+        if method == "POST":
+            body = await read_body(receive, self.validator.max_body)
+            if body is None:
+                return None
+            self.findings.traffic(len(body))
+            stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
+            if stateless and self.bridge is not None and self.bridge.core is not None:
+                await self.bridge.serve(scope, read, body, receive, send)
+                return None
+            exchange = self.validator.request("POST", read, body)
+            for report in exchange.reports:
+                self.findings.report(report)
+            return await self.forward(
+                exchange, body, receive, send, stateless or exchange.stateless
+            )
+        session = received.get("mcp-session-id")
+        link = self.sessions.get(session) if session is not None else None
+        if method not in ("GET", "DELETE"):
+            return await _send_whole(send, Response(405, [("allow", "GET, POST, DELETE")]))
+        if session is None:
+            return await _send_whole(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
+        if link is None:
+            return await _send_whole(send, refusal(404, "Not Found: no such session"))
+        exchange = self.validator.request(method, read)
+        if method == "DELETE":
+            del self.sessions[session]
+            exchange.head(200, {})
+            await link.child.close()
+            return await _send_whole(send, Response(200))
+        if link.stream is not None:
+            return await _send_whole(send, refusal(409, "Conflict: the session's stream is open"))
+        exchange.head(200, {"content-type": "text/event-stream"})
+        waiter = Waiter(exchange, None, None, False)
+        link.stream = waiter
+        try:
+            await self._relay(send, waiter, None, stream_only=True, receive=receive)
+        finally:
+            if link.stream is waiter:
+                link.stream = None
+        return None
+
+    async def forward(
+        self, exchange: Exchange, body: bytes, receive: Receive, send: Send, stateless: bool
+    ) -> None:
+        """Forward a POST's message (its ``exchange`` read) to its child: the
+        shared one when ``stateless``, else its session's (``initialize`` makes one)."""
+        try:  # only to route it: the exchange read it by the codec
+            value = jiter.from_json(body)
+        except ValueError:
+            value = None
+        if exchange.refusal is not None and (self.enforce or not isinstance(value, dict)):
+            return await _send_whole(send, exchange.refusal)  # what cannot be routed is refused
+        assert isinstance(value, dict)
+        minted = None
+        if stateless:
+            link = await self._shared()
+        elif exchange.rpc_method == "initialize" and "id" in value:
+            opened = await self._new_session()
+            if opened is None:
+                error = InternalError("Service Unavailable: every session is busy; try later")
+                return await _send_whole(send, refusal(503, error, exchange.request_id))
+            link, minted = opened, opened.session
+        else:
+            named = exchange.session
+            if named is None:
+                return await _send_whole(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
+            found = self.sessions.get(named)
+            if found is None:
+                return await _send_whole(send, refusal(404, "Not Found: no such session"))
+            self.sessions.move_to_end(named)
+            link = found
+        if "method" not in value or "id" not in value:  # a notification, or the client's answer
+            link.child.send(body if link.session is not None else _encoded(value))
+            exchange.head(202, {})
+            self._reports(exchange.end())
+            return await _send_whole(send, Response(202))
+        waiter = self._waiting(link, exchange, value)
+        frame = body if link.session is not None else _encoded(value)
+        if not link.child.send(frame):
+            waiter.queue.put_nowait(None)
+        await self._relay(send, waiter, minted, receive=receive, link=link)
+        return None
+
+    def _waiting(self, link: Link, exchange: Exchange, value: dict[str, Any]) -> Waiter:
+        """Register the request ``value`` (its id and token remapped in place on the shared child)."""
+        params = value.get("params")
+        meta = params.get("_meta") if isinstance(params, dict) else None
+        token = meta.get("progressToken") if isinstance(meta, dict) else None
+        logs = isinstance(meta, dict) and "io.modelcontextprotocol/logLevel" in meta
+        waiter = Waiter(exchange, value["id"], token, logs)
+        if link.session is None:
+            gid = link.gateway_id()
+            value["id"] = gid
+            link.pending[_key(gid)] = waiter
+            if token is not None:
+                assert isinstance(params, dict) and isinstance(meta, dict)
+                mine = f"gw-{gid}"
+                value["params"] = {**params, "_meta": {**meta, "progressToken": mine}}
+                link.tokens[_key(mine)] = waiter
+        else:
+            link.pending[_key(value["id"])] = waiter
+            if _is_id(token):
+                link.tokens[_key(token)] = waiter
+        return waiter
+
+    async def _shared(self) -> Link:
+        if self.shared is None or not self.shared.child.alive:
+            link = Link(self, None)
+            await link.child.start()
+            self.shared = link
+        return self.shared
+
+    async def _new_session(self) -> Link | None:
+        while len(self.sessions) >= self.max_sessions:
+            idle = next((s for s, found in self.sessions.items() if not found.pending), None)
+            if idle is None:
+                return None
+            dropped = self.sessions.pop(idle)
+            self.validator.request("DELETE", {"mcp-session-id": idle}).head(200, {})
+            await dropped.child.close()
+        link = Link(self, secrets.token_urlsafe(16))
+        await link.child.start()
+        assert link.session is not None
+        self.sessions[link.session] = link
+        return link
+
+    def _reports(self, reports: list[Report]) -> None:
+        for report in reports:
+            self.findings.report(report)
+
+    async def _relay(
+        self,
+        send: Send,
+        waiter: Waiter,
+        minted: str | None,
+        *,
+        receive: Receive,
+        link: Link | None = None,
+        stream_only: bool = False,
+    ) -> None:
+        """Answer one request with what the child sends it: JSON when the
+        response comes first, else an event stream ending with it."""
+        exchange = waiter.exchange
+        extra = [(b"mcp-session-id", minted.encode())] if minted is not None else []
+        left = asyncio.ensure_future(_disconnect(receive))
+        started = stream_only
+        if stream_only:
+            await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        try:
+            while True:
+                got = asyncio.ensure_future(waiter.queue.get())
+                await asyncio.wait({got, left}, return_when=asyncio.FIRST_COMPLETED)
+                if not got.done():  # the client left
+                    got.cancel()
+                    if link is not None:
+                        self._abandon(link, waiter)
+                    self._reports(exchange.end(cut=True))
+                    return
+                item = got.result()
+                if item is None and stream_only:  # the session is over: so is its stream
+                    return await send(
+                        {"type": "http.response.body", "body": b"", "more_body": False}
+                    )
+                if item is None:  # the child is gone
+                    error = InternalError("Bad gateway: the server process exited before answering")
+                    self.findings.found(error.message, b"", error.code)
+                    answer = refusal(502, error, exchange.request_id)
+                    if not started:
+                        return await _send_whole(send, answer)
+                    await _event(send, answer.body, last=True)
+                    return
+                line, final = item
+                if not started:
+                    headers = [_JSON] if final else [("content-type", "text/event-stream")]
+                    exchange.head(200, [*headers, *[(k.decode(), v.decode()) for k, v in extra]])
+                report = exchange.answer(line)
+                if report is not None:
+                    self.findings.report(report)
+                    if self.enforce:
+                        refused = bad_gateway(report, exchange.request_id)
+                        if not started:
+                            return await _send_whole(send, refused)
+                        await _event(send, refused.body, last=True)
+                        return
+                if not started and final:
+                    self._reports(exchange.end())
+                    own = [(k.decode(), v.decode()) for k, v in extra]
+                    return await _send_whole(send, Response(200, [_JSON, *own], line))
+                if not started:
+                    await send(
+                        {"type": "http.response.start", "status": 200, "headers": _SSE + extra}
+                    )
+                    started = True
+                await _event(send, line, last=final)
+                if final:
+                    self._reports(exchange.end())
+                    return
+        finally:
+            left.cancel()
+
+    def _abandon(self, link: Link, waiter: Waiter) -> None:
+        for key, found in list(link.pending.items()):
+            if found is waiter:
+                del link.pending[key]
+                link._forget_token(waiter)
+                if link.session is None:  # tell the child, as stdio cancels
+                    note = {
+                        "jsonrpc": "2.0",
+                        "method": "notifications/cancelled",
+                        "params": {"requestId": key[1]},
+                    }
+                    link.child.send(_encoded(note))
+
+
+async def _event(send: Send, data: bytes, *, last: bool) -> None:
+    body = b"event: message\ndata: " + data + b"\n\n"
+    await send({"type": "http.response.body", "body": body, "more_body": not last})
+
+
+def _key(rid: Any) -> IdKey:
+    return id_key(rid)
+
+
+def _is_id(value: object) -> bool:
+    return isinstance(value, (str, int)) and not isinstance(value, bool)
+
+
+def _encoded(value: dict[str, Any]) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
