@@ -27,7 +27,7 @@ def main() -> None:
         info={"name": "test-server", "version": "1"},
         capabilities={"tools": {}},
         handler_version="2026-07-28",
-        versions=EXAMPLE["served_versions"](os.environ.get("MCP_VERSIONS")),
+        versions=EXAMPLE["VERSIONS"],  # MCP_VERSIONS, read as the example reads it
     )
     for line in sys.stdin.buffer:
         frames = []
