@@ -2,7 +2,9 @@
 Python SDK client (``mcp`` 2.3.0) in 2026-07-28 mode through the bridge to
 ``examples/http_server.py`` serving only 2025-06-18 over Streamable HTTP:
 every tool, ask and think included, with and without callbacks; an
-upstream that serves 2026-07-28 itself needs no bridge (it says so)."""
+upstream that serves 2026-07-28 itself needs no bridge (it says so). And
+`GatewayApp` (``gateway --bridge --upstream URL``) sending a 2026-07-28
+client there, a handshake-era one on the forwarding path."""
 
 from __future__ import annotations
 
@@ -10,12 +12,18 @@ import asyncio
 import runpy
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
+import httpx
 import pytest
+from mcp import Client
 
 from mcp_schema.errors import McpError
+from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway.handshake_front import probe_upstream
 from mcp_schema.gateway.http_bridge import HttpBridge
+from mcp_schema.gateway.probe import Served
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
@@ -80,3 +88,58 @@ def test_several_clients_at_once_over_http(handshake_only: str) -> None:
         want["tools"] = [*want["tools"], "long_count"]
         assert found == want
     assert len(seen) == 4
+
+
+def probed(url: str) -> Served:
+    """What ``gateway --bridge`` finds of ``url`` before it listens."""
+
+    async def probing() -> Served:
+        async with httpx.AsyncClient() as http:
+            return await probe_upstream(url, http)
+
+    return asyncio.run(probing())
+
+
+def test_the_gateway_bridges_2026_07_28_clients_and_forwards_handshake_ones(
+    handshake_only: str,
+) -> None:
+    served = probed(handshake_only)
+    assert served.handshake and served.stateless == ()
+    log = ReportLog()
+    app = GatewayApp(handshake_only, reports=log, served=served)
+    assert app.back is not None and app.front is None
+    with serving(app) as url:
+        seen = anyio.run(session, url, True)  # 2026-07-28: through the bridge
+
+        async def legacy() -> str | None:
+            async with Client(url, mode="legacy", read_timeout_seconds=10, cache=None) as c:
+                await c.list_tools()
+                return c.protocol_version
+
+        forwarded = anyio.run(legacy)  # the handshake era: forwarded as it is
+    want = expected(True)
+    want["tools"] = [*want["tools"], "long_count"]
+    assert seen == want
+    assert app.back.core is not None and app.back.core.version == "2025-06-18"
+    assert forwarded == "2025-06-18"
+    assert reported(log) == []
+
+
+def test_the_bridges_clients_keep_no_cookie_of_any_upstream_answer() -> None:
+    async def cookie_setter(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        headers = [(b"content-type", b"application/json"), (b"set-cookie", b"s=secret; Path=/")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def kept(client: httpx.AsyncClient, url: str) -> list[str]:
+        answer = await client.get(url)
+        assert answer.headers["set-cookie"] == "s=secret; Path=/"  # it was offered one
+        return list(client.cookies.keys())
+
+    with serving(cookie_setter) as url:
+        bridge = HttpBridge(url)  # the back bridge's client, and the app's (the front's)
+        app = GatewayApp(url, served=Served(stateless=("2026-07-28",), handshake=False))
+        assert asyncio.run(kept(bridge.client, url)) == []
+        assert asyncio.run(kept(app.client, url)) == []

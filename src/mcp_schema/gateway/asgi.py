@@ -54,7 +54,7 @@ import httpx
 
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.handshake_front import HandshakeFront
-from mcp_schema.gateway.http_bridge import HttpBridge
+from mcp_schema.gateway.http_bridge import HttpBridge, cookieless
 from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import EventSplitter
 
@@ -140,7 +140,10 @@ class GatewayApp:
                 # TCP_NODELAY the body waits out the server's delayed ACK.
                 socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
             )
-            self._client = httpx.AsyncClient(timeout=_TIMEOUT, transport=self._transport)
+            # The bridge's front sends through the client itself: its jar keeps no cookies.
+            self._client = httpx.AsyncClient(
+                timeout=_TIMEOUT, transport=self._transport, cookies=cookieless()
+            )
         return self._client
 
     async def aclose(self) -> None:

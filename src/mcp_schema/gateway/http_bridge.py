@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
 import httpx
@@ -40,7 +41,7 @@ from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import ClientSession, Event, Negotiated, ResponseReceived
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
-__all__ = ["HttpBridge", "probe_http"]
+__all__ = ["HttpBridge", "cookieless", "probe_http"]
 
 
 async def _exchange(
@@ -72,6 +73,14 @@ async def _exchange(
     finally:
         await response.aclose()
     return response.status_code
+
+
+def cookieless() -> CookieJar:
+    """A cookie jar that keeps none: a gateway's client carries many clients'
+    sessions upstream, and one jar shared by them would send one client's
+    cookies with another's requests. (A jar, not ``httpx.Cookies``: the
+    client would copy those into a jar of the default policy.)"""
+    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
 
 
 async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
@@ -184,7 +193,9 @@ class HttpBridge(BridgeDriver):
     ) -> None:
         super().__init__(Findings(reports), **options)
         self.url = url
-        self.client = client or httpx.AsyncClient(timeout=httpx.Timeout(30.0, read=None))
+        self.client = client or httpx.AsyncClient(
+            timeout=httpx.Timeout(30.0, read=None), cookies=cookieless()
+        )
         self._own_client = client is None
 
     def new_link(self, upstream: Upstream) -> Link:
