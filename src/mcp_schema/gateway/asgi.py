@@ -218,14 +218,9 @@ class GatewayApp:
         serves per request (``initialize``)."""
         if method not in ("POST", "GET", "DELETE"):
             return False
-        version = None
-        for name, value in headers:
-            if name == b"mcp-session-id":
-                return True
-            if name == b"mcp-protocol-version":
-                version = value.decode("latin-1")
+        session, version = _named(headers)
         assert self.served is not None
-        return method != "POST" or version not in self.served.stateless
+        return session or method != "POST" or version not in self.served.stateless
 
     async def _body(self, receive: Receive) -> tuple[bytes, bool | None] | None:
         """The body (None: the client left), and None when it was read whole,
@@ -407,18 +402,25 @@ class _Deferred:
         return self._exchange
 
 
+def _named(headers: list[tuple[bytes, bytes]]) -> tuple[bool, str | None]:
+    """Whether a request names a session (``Mcp-Session-Id``), and the version
+    its ``MCP-Protocol-Version`` names: where the bridge's dispatch looks."""
+    version = None
+    for name, value in headers:
+        if name == b"mcp-session-id":
+            return True, None
+        if name == b"mcp-protocol-version":
+            version = value.decode("latin-1")
+    return False, version
+
+
 def _stateless(method: str, headers: list[tuple[bytes, bytes]]) -> bool:
     """Whether a request is of the stateless era: a POST naming a version served per
     request and no session (the back bridge's, `HttpBridge`)."""
     if method != "POST":
         return False
-    version = None
-    for name, value in headers:
-        if name == b"mcp-session-id":
-            return False
-        if name == b"mcp-protocol-version":
-            version = value.decode("latin-1")
-    return version in STATELESS_VERSIONS
+    session, version = _named(headers)
+    return not session and version in STATELESS_VERSIONS
 
 
 def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
