@@ -97,8 +97,11 @@ str or as the raw bytes an ASGI server holds."""
 
 
 def _is_plain(value: str) -> bool:
+    # Printable ASCII (0x20-0x7E) is told in C; only a value with another
+    # character (a tab, or one that must be encoded) is walked.
+    safe = (value.isascii() and value.isprintable()) or all(c in _SAFE_CHARS for c in value)
     # HTTP strips leading/trailing whitespace from field values, so it would not survive.
-    return all(c in _SAFE_CHARS for c in value) and value == value.strip(" \t")
+    return safe and value == value.strip(" \t")
 
 
 def _looks_encoded(value: str) -> bool:
@@ -174,7 +177,7 @@ def _expected_headers(
     request: Mapping[str, Any] | BaseModel,
     tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
 ) -> list[_Expected]:
-    message = as_mapping(request, "request")
+    message = request if type(request) is dict else as_mapping(request, "request")
     method = _require_str(message.get("method"), "the request's 'method'")
     params = message.get("params")
     params = {} if params is None else params
@@ -337,8 +340,17 @@ def check_request_headers(
     missing header is accepted, but one that is present must still agree.
     """
     check(required, bool, "required")
-    received = received_headers(headers)
-    message = as_mapping(request, "request")
+    _check_received(received_headers(headers), as_mapping(request, "request"), tool, required)
+
+
+def _check_received(
+    received: Mapping[str, str],
+    message: Mapping[str, Any],
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
+    required: bool,
+) -> None:
+    """`check_request_headers` of headers `received_headers` gave and a wire
+    ``message``: the codec's entry, whose reader normalized both once already."""
     try:
         _check_expected(received, _expected_headers(message, tool), required)
     except HeaderMismatchError as err:
@@ -349,26 +361,37 @@ def check_request_headers(
 
 def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:
     for exp in expected:
-        text_expected = None if exp.value is None else _header_text(exp.value)
         raw = received.get(exp.header.lower())
         if raw is None:
             if exp.value is not None and required:
-                raise _error(exp.header, "missing", text_expected, None)
+                raise _error(exp.header, "missing", _expected_text(exp), None)
             continue
         try:
             text = decode_header_value(raw)
         except HeaderMismatchError as exc:
-            raise _error(exp.header, "invalid", text_expected, raw, f": {exc.message}") from None
+            raise _error(
+                exp.header, "invalid", _expected_text(exp), raw, f": {exc.message}"
+            ) from None
         if exp.value is None:
             raise _error(exp.header, "unexpected", None, text)
         if not _matches(exp, text):
-            raise _error(exp.header, "mismatch", text_expected, text)
+            raise _error(exp.header, "mismatch", _expected_text(exp), text)
+
+
+def _expected_text(exp: _Expected) -> str | None:
+    """What an error says was expected: the body's value as header text."""
+    return None if exp.value is None else _header_text(exp.value)
 
 
 def check_version_header(headers: Headers, version: str) -> None:
     """Raise `HeaderMismatchError` when an ``MCP-Protocol-Version`` header names another
     version than ``version`` (the one the message is read in); no header is fine."""
-    raw = received_headers(headers).get(_VERSION_HEADER.lower())
+    _check_received_version(received_headers(headers), version)
+
+
+def _check_received_version(received: Mapping[str, str], version: str) -> None:
+    """`check_version_header` of headers `received_headers` gave."""
+    raw = received.get(_VERSION_HEADER.lower())
     if raw is None:
         return
     try:

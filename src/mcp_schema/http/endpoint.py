@@ -276,7 +276,7 @@ class Endpoint:
         self.tasks = tasks
         if tasks is not None:  # status notifications to this replica's listens (a Relay: all)
             tasks.on_change = notifier(tasks, self.subscriptions)
-        self._options: dict[str, Any] = {
+        options: dict[str, Any] = {
             **(session_options or {}),
             "tasks": tasks,
             "info": info,
@@ -286,11 +286,18 @@ class Endpoint:
             "request_state": request_state,
             "listens": False,  # a listen is a stream of its own (``_exchange``), not the session's
         }
-        self._session(served)  # the arguments are checked once, here
+        ServerSession(versions=served, **options)  # the arguments are checked once, here
+        # The sessions each era's requests are served by are built like these
+        # (`ServerSession._like`): their arguments are not checked again.
+        self._built = {
+            era: ServerSession(versions=versions, **options)
+            for era, versions in (("stateless", self.stateless), ("handshake", self.handshake))
+            if versions
+        }
 
-    def _session(self, versions: Collection[str], headers: Any = None) -> ServerSession:
+    def _session(self, era: str, headers: Any = None) -> ServerSession:
         principal = None if headers is None or not self.principal else self.principal(headers)
-        return ServerSession(versions=versions, principal=principal, **self._options)
+        return self._built[era]._like(principal)
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -484,12 +491,12 @@ class Endpoint:
         if named is not None:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
-            live = LiveSession(None, self._session(self.stateless, headers))
+            live = LiveSession(None, self._session("stateless", headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
-            live = LiveSession(secrets.token_urlsafe(32), self._session(self.handshake))
+            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"))
             return self._exchange(live, headers, body, value, media, opening=True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:

@@ -6,6 +6,7 @@ header text; `refusal` builds the response that says what is wrong.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Collection, Mapping
 from urllib.parse import urlsplit
 
@@ -62,10 +63,24 @@ def admits(accept: str | None, media: str) -> bool:
     No header, or an empty one, admits everything."""
     if accept is None or not accept.strip():
         return True
-    kind = media.partition("/")[0]
+    if len(accept) > _CACHED_TEXT:
+        return _admits.__wrapped__(accept, media)
+    return _admits(accept, media)
+
+
+# A client sends the same Accept and Host on every request: each is read once
+# (a POST asks about Accept two or three times) and the answer remembered, for
+# the last few values of at most _CACHED_TEXT characters (what a peer can
+# make the cache hold stays small).
+_CACHED_TEXT = 512
+
+
+@functools.lru_cache(maxsize=32)
+def _admits(accept: str, media: str) -> bool:
+    ranks = {media: 3, f"{media.partition('/')[0]}/*": 2, "*/*": 1}
     best, weight = 0, 0.0
     for found, q in _ranges(accept):
-        rank = {media: 3, f"{kind}/*": 2, "*/*": 1}.get(found, 0)
+        rank = ranks.get(found, 0)
         if rank > best:
             best, weight = rank, q
     return weight > 0.0
@@ -111,13 +126,20 @@ def allowed_host(host: str | None, allowed: Collection[str]) -> bool:
     ``Host`` at all cannot be checked: refused too."""
     if host is None or len(host) > _MAX_ORIGIN:
         return False
+    name = _host_name(host) if len(host) <= _CACHED_TEXT else _host_name.__wrapped__(host)
+    return name is not None and name in allowed
+
+
+@functools.lru_cache(maxsize=32)
+def _host_name(host: str) -> str | None:
+    """The host name a ``Host`` names, None unless it is only a host and a port."""
     try:
         parts = urlsplit(f"//{host}")
         parts.port  # noqa: B018 - a malformed port raises ValueError here
     except ValueError:
-        return False
+        return None
     # Only a host and a port: no user, path, query or fragment smuggled in.
-    return "@" not in host and parts.netloc == host and parts.hostname in allowed
+    return parts.hostname if "@" not in host and parts.netloc == host else None
 
 
 def host_refusal() -> Response:

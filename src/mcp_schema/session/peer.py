@@ -86,14 +86,19 @@ class Peer:
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending
-        self._state = Connection(max_pending)
+        self._extensions: frozenset[str] = frozenset()
+        """The extensions whose methods and results this side reads and sends."""
+        self._new_connection()
+
+    def _new_connection(self) -> None:
+        """The state a connection starts with, each part a new object (what
+        `ServerSession._like` builds again for a session of its own)."""
+        self._state = Connection(self.max_pending)
         self._out: list[bytes] = []
         self._next_id = 1
         self._knowns: dict[str, Known] = {}
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
-        self._extensions: frozenset[str] = frozenset()
-        """The extensions whose methods and results this side reads and sends."""
 
     # -- what the author reads ---------------------------------------------------------
 
