@@ -99,7 +99,7 @@ str or as the raw bytes an ASGI server holds."""
 def _is_plain(value: str) -> bool:
     # Printable ASCII (0x20-0x7E) is told in C; only a value with another
     # character (a tab, or one that must be encoded) is walked.
-    safe = (value.isascii() and value.isprintable()) or all(c in _SAFE_CHARS for c in value)
+    safe = (str.isascii(value) and str.isprintable(value)) or all(c in _SAFE_CHARS for c in value)
     # HTTP strips leading/trailing whitespace from field values, so it would not survive.
     return safe and value == value.strip(" \t")
 
@@ -304,6 +304,19 @@ def received_headers(headers: Headers) -> dict[str, str]:
         for name, value in headers.items()
     ):
         return headers  # as this function returns them: a reader passes them on
+    if type(headers) is list:  # an ASGI server's (bytes, bytes) pairs: the per-request path
+        try:
+            # Pairs that are tuples (tuple.__iter__ takes nothing else) of bytes,
+            # read by bytes.decode itself, whatever a subclass overrides.
+            pairs = map(tuple.__iter__, headers)
+            named = {
+                bytes.decode(n, "latin-1").lower(): bytes.decode(v, "latin-1") for n, v in pairs
+            }
+        except (TypeError, ValueError):
+            pass  # not all pairs of bytes: the walk below says what is wrong, or joins them
+        else:
+            if len(named) == len(headers):  # no name repeated: nothing to join
+                return named
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):

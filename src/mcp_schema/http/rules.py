@@ -7,7 +7,8 @@ header text; `refusal` builds the response that says what is wrong.
 from __future__ import annotations
 
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
@@ -63,21 +64,8 @@ def admits(accept: str | None, media: str) -> bool:
     No header, or an empty one, admits everything."""
     if accept is None or not accept.strip():
         return True
-    if len(accept) > _CACHED_TEXT:
-        return _admits.__wrapped__(accept, media)
-    return _admits(accept, media)
-
-
-# A client sends the same Accept and Host on every request: each is read once
-# (a POST asks about Accept two or three times) and the answer remembered, for
-# the last few values of at most _CACHED_TEXT characters (what a peer can
-# make the cache hold stays small).
-_CACHED_TEXT = 512
-
-
-@functools.lru_cache(maxsize=32)
-def _admits(accept: str, media: str) -> bool:
-    ranks = {media: 3, f"{media.partition('/')[0]}/*": 2, "*/*": 1}
+    kind = media.partition("/")[0]
+    ranks = {media: 3, f"{kind}/*": 2, "*/*": 1}
     best, weight = 0, 0.0
     for found, q in _ranges(accept):
         rank = ranks.get(found, 0)
@@ -86,11 +74,31 @@ def _admits(accept: str, media: str) -> bool:
     return weight > 0.0
 
 
+_CACHED_TEXT = 512
+R = TypeVar("R")
+
+
+def _remembered(read: Callable[[str], R]) -> Callable[[str], R]:
+    """``read`` of a header's text, its answer remembered for the last few
+    values: a client sends the same ``Accept``, ``Host`` and ``Content-Type``
+    with every request, read once so. Only values of at most 512 characters
+    are kept, so what a peer makes the cache hold stays small."""
+    cached = functools.lru_cache(maxsize=32)(read)
+
+    def remembering(text: str) -> R:
+        return cached(text) if len(text) <= _CACHED_TEXT else read(text)
+
+    return functools.wraps(read)(remembering)
+
+
 def is_json(content_type: str | None) -> bool:
     """Whether a ``Content-Type`` is ``application/json`` (a charset, if
     given, must be UTF-8: JSON-RPC messages are UTF-8)."""
-    if content_type is None:
-        return False
+    return content_type is not None and _is_json(content_type)
+
+
+@_remembered
+def _is_json(content_type: str) -> bool:
     media, *params = content_type.split(";")
     if media.strip().lower() != "application/json":
         return False
@@ -126,11 +134,11 @@ def allowed_host(host: str | None, allowed: Collection[str]) -> bool:
     ``Host`` at all cannot be checked: refused too."""
     if host is None or len(host) > _MAX_ORIGIN:
         return False
-    name = _host_name(host) if len(host) <= _CACHED_TEXT else _host_name.__wrapped__(host)
+    name = _host_name(host)
     return name is not None and name in allowed
 
 
-@functools.lru_cache(maxsize=32)
+@_remembered
 def _host_name(host: str) -> str | None:
     """The host name a ``Host`` names, None unless it is only a host and a port."""
     try:
