@@ -79,6 +79,10 @@ __all__ = [
 _VERSION_HEADER = "MCP-Protocol-Version"
 _METHOD_HEADER = "Mcp-Method"
 _NAME_HEADER = "Mcp-Name"
+# The names as received headers hold them (`received_headers`: lower-case).
+_VERSION_KEY = _VERSION_HEADER.lower()
+_METHOD_KEY = _METHOD_HEADER.lower()
+_NAME_KEY = _NAME_HEADER.lower()
 _NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # The Tasks extension routes its requests by task ("Streamable HTTP: Routing Headers").
 _NAME_FIELDS.update(dict.fromkeys(("tasks/get", "tasks/update", "tasks/cancel"), "taskId"))
@@ -157,6 +161,7 @@ class _Expected(NamedTuple):
     header: str
     value: Any  # the body value the header mirrors; None: the header must be absent
     integer: bool  # compare numerically
+    key: str  # the header's name as received headers hold it (lower-case)
 
 
 def _require_str(value: Any, where: str) -> str:
@@ -189,12 +194,12 @@ def _expected_headers(
     version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, Mapping) else None
     if version is not None:
         version = _require_str(version, f"params._meta[{PROTOCOL_VERSION_KEY!r}]")
-        expected.append(_Expected(_VERSION_HEADER, version, False))
-    expected.append(_Expected(_METHOD_HEADER, method, False))
+        expected.append(_Expected(_VERSION_HEADER, version, False, _VERSION_KEY))
+    expected.append(_Expected(_METHOD_HEADER, method, False, _METHOD_KEY))
     field = _NAME_FIELDS.get(method)
     if field is not None:
         name = _require_str(params.get(field), f"params.{field}")
-        expected.append(_Expected(_NAME_HEADER, name, False))
+        expected.append(_Expected(_NAME_HEADER, name, False, _NAME_KEY))
 
     if tool is not None:
         compiled = tool_headers(tool)  # validates even if unused below
@@ -208,12 +213,19 @@ def _expected_headers(
             arguments = params.get("arguments")
             for p in compiled._params:
                 expected.append(
-                    _Expected(p.header, _argument(arguments, p.path), p.type == "integer")
+                    _Expected(
+                        p.header,
+                        _argument(arguments, p.path),
+                        p.type == "integer",
+                        p.header.lower(),
+                    )
                 )
     return expected
 
 
 def _header_text(value: Any) -> str | None:
+    if type(value) is str:  # most values a header mirrors: a method, a name
+        return value
     if isinstance(value, bool):  # before int: bool is an int subclass
         return "true" if value else "false"
     if isinstance(value, str):
@@ -374,7 +386,7 @@ def _check_received(
 
 def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:
     for exp in expected:
-        raw = received.get(exp.header.lower())
+        raw = received.get(exp.key)
         if raw is None:
             if exp.value is not None and required:
                 raise _error(exp.header, "missing", _expected_text(exp), None)
@@ -404,7 +416,7 @@ def check_version_header(headers: Headers, version: str) -> None:
 
 def _check_received_version(received: Mapping[str, str], version: str) -> None:
     """`check_version_header` of headers `received_headers` gave."""
-    raw = received.get(_VERSION_HEADER.lower())
+    raw = received.get(_VERSION_KEY)
     if raw is None:
         return
     try:
