@@ -106,13 +106,16 @@ def catalog(version: str, extensions: Collection[str]) -> Catalog:
         if found is None:
             found = BY_VERSION[version] = _catalog(version, frozenset())
         return found
-    given = (version, extensions) if type(extensions) is frozenset else None
-    found = None if given is None else BY_EXTENSIONS.get(given)
-    if found is None:
-        known = extensions_of(version)
-        found = _catalog(version, frozenset(e for e in extensions if e in known))
-        if given is not None and extensions <= known.keys():  # kept: at most a set per subset
-            BY_EXTENSIONS[given] = found
+    given: tuple[str, frozenset[str]] | None = None
+    if type(extensions) is frozenset:
+        given = (version, extensions)
+        found = BY_EXTENSIONS.get(given)
+        if found is not None:
+            return found
+    known = extensions_of(version)
+    found = _catalog(version, frozenset(e for e in extensions if e in known))
+    if given is not None and given[1] <= known.keys():  # kept: at most a set per subset
+        BY_EXTENSIONS[given] = found
     return found
 
 
