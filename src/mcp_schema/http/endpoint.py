@@ -112,6 +112,7 @@ from mcp_schema.session import (
     CancelRequested,
     Event,
     InputReceived,
+    Negotiated,
     ProtocolError,
     RequestReceived,
     ServerSession,
@@ -430,6 +431,11 @@ class Endpoint:
             return exchange
         live = exchange.live
         for event in exchange.events:
+            if isinstance(event, Negotiated):
+                # No request the task server serves, and none its handler holds yet
+                # to start a task with (it comes next): nothing for the store.
+                self._run(live, event)
+                continue
             if await tasks.serve(live.server, event):
                 self._route(live, None, live.server.data_to_send())
                 continue
