@@ -206,7 +206,7 @@ class ServerSession(Peer):
         without checking the same arguments again for every request."""
         check(principal, str, "principal", none=True)
         fresh = object.__new__(type(self))
-        fresh.__dict__.update(vars(self))  # the arguments; the state is new below
+        fresh.__dict__ = vars(self).copy()  # the arguments; the state is new below
         fresh.info, fresh.capabilities = dict(self.info), dict(self.capabilities)
         fresh.principal = principal
         fresh._new_connection()
