@@ -76,6 +76,8 @@ def is_json(value: Any, depth: int = 0, models: bool = True) -> bool:
             kind = type(item)
             if kind is str or kind is bool or item is None:
                 continue
+            if kind is int and -_INT_LIMIT < item < _INT_LIMIT:
+                continue  # an id, a count: no call for the common scalars
             if not is_json(item, depth + 1, models):
                 return False
         return True
@@ -85,6 +87,8 @@ def is_json(value: Any, depth: int = 0, models: bool = True) -> bool:
         for item in value:
             kind = type(item)
             if kind is str or kind is bool or item is None:
+                continue
+            if kind is int and -_INT_LIMIT < item < _INT_LIMIT:
                 continue
             if not is_json(item, depth + 1, models):
                 return False

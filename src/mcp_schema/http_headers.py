@@ -79,6 +79,10 @@ __all__ = [
 _VERSION_HEADER = "MCP-Protocol-Version"
 _METHOD_HEADER = "Mcp-Method"
 _NAME_HEADER = "Mcp-Name"
+# The names as received headers hold them (`received_headers`: lower-case).
+_VERSION_KEY = _VERSION_HEADER.lower()
+_METHOD_KEY = _METHOD_HEADER.lower()
+_NAME_KEY = _NAME_HEADER.lower()
 _NAME_FIELDS = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 # The Tasks extension routes its requests by task ("Streamable HTTP: Routing Headers").
 _NAME_FIELDS.update(dict.fromkeys(("tasks/get", "tasks/update", "tasks/cancel"), "taskId"))
@@ -97,8 +101,11 @@ str or as the raw bytes an ASGI server holds."""
 
 
 def _is_plain(value: str) -> bool:
+    # Printable ASCII (0x20-0x7E) is told in C; only a value with another
+    # character (a tab, or one that must be encoded) is walked.
+    safe = (str.isascii(value) and str.isprintable(value)) or all(c in _SAFE_CHARS for c in value)
     # HTTP strips leading/trailing whitespace from field values, so it would not survive.
-    return all(c in _SAFE_CHARS for c in value) and value == value.strip(" \t")
+    return safe and value == value.strip(" \t")
 
 
 def _looks_encoded(value: str) -> bool:
@@ -154,6 +161,7 @@ class _Expected(NamedTuple):
     header: str
     value: Any  # the body value the header mirrors; None: the header must be absent
     integer: bool  # compare numerically
+    key: str  # the header's name as received headers hold it (lower-case)
 
 
 def _require_str(value: Any, where: str) -> str:
@@ -174,7 +182,7 @@ def _expected_headers(
     request: Mapping[str, Any] | BaseModel,
     tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
 ) -> list[_Expected]:
-    message = as_mapping(request, "request")
+    message = request if type(request) is dict else as_mapping(request, "request")
     method = _require_str(message.get("method"), "the request's 'method'")
     params = message.get("params")
     params = {} if params is None else params
@@ -186,12 +194,12 @@ def _expected_headers(
     version = meta.get(PROTOCOL_VERSION_KEY) if isinstance(meta, Mapping) else None
     if version is not None:
         version = _require_str(version, f"params._meta[{PROTOCOL_VERSION_KEY!r}]")
-        expected.append(_Expected(_VERSION_HEADER, version, False))
-    expected.append(_Expected(_METHOD_HEADER, method, False))
+        expected.append(_Expected(_VERSION_HEADER, version, False, _VERSION_KEY))
+    expected.append(_Expected(_METHOD_HEADER, method, False, _METHOD_KEY))
     field = _NAME_FIELDS.get(method)
     if field is not None:
         name = _require_str(params.get(field), f"params.{field}")
-        expected.append(_Expected(_NAME_HEADER, name, False))
+        expected.append(_Expected(_NAME_HEADER, name, False, _NAME_KEY))
 
     if tool is not None:
         compiled = tool_headers(tool)  # validates even if unused below
@@ -205,12 +213,19 @@ def _expected_headers(
             arguments = params.get("arguments")
             for p in compiled._params:
                 expected.append(
-                    _Expected(p.header, _argument(arguments, p.path), p.type == "integer")
+                    _Expected(
+                        p.header,
+                        _argument(arguments, p.path),
+                        p.type == "integer",
+                        p.header.lower(),
+                    )
                 )
     return expected
 
 
 def _header_text(value: Any) -> str | None:
+    if type(value) is str:  # most values a header mirrors: a method, a name
+        return value
     if isinstance(value, bool):  # before int: bool is an int subclass
         return "true" if value else "false"
     if isinstance(value, str):
@@ -301,6 +316,19 @@ def received_headers(headers: Headers) -> dict[str, str]:
         for name, value in headers.items()
     ):
         return headers  # as this function returns them: a reader passes them on
+    if type(headers) is list:  # an ASGI server's (bytes, bytes) pairs: the per-request path
+        try:
+            # Pairs that are tuples (tuple.__iter__ takes nothing else) of bytes,
+            # read by bytes.decode itself, whatever a subclass overrides.
+            pairs = map(tuple.__iter__, headers)
+            named = {
+                bytes.decode(n, "latin-1").lower(): bytes.decode(v, "latin-1") for n, v in pairs
+            }
+        except (TypeError, ValueError):
+            pass  # not all pairs of bytes: the walk below says what is wrong, or joins them
+        else:
+            if len(named) == len(headers):  # no name repeated: nothing to join
+                return named
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
@@ -337,8 +365,17 @@ def check_request_headers(
     missing header is accepted, but one that is present must still agree.
     """
     check(required, bool, "required")
-    received = received_headers(headers)
-    message = as_mapping(request, "request")
+    _check_received(received_headers(headers), as_mapping(request, "request"), tool, required)
+
+
+def _check_received(
+    received: Mapping[str, str],
+    message: Mapping[str, Any],
+    tool: Mapping[str, Any] | BaseModel | ToolHeaders | None,
+    required: bool,
+) -> None:
+    """`check_request_headers` of headers `received_headers` gave and a wire
+    ``message``: the codec's entry, whose reader normalized both once already."""
     try:
         _check_expected(received, _expected_headers(message, tool), required)
     except HeaderMismatchError as err:
@@ -349,26 +386,39 @@ def check_request_headers(
 
 def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:
     for exp in expected:
-        text_expected = None if exp.value is None else _header_text(exp.value)
-        raw = received.get(exp.header.lower())
+        raw = received.get(exp.key)
+        if type(raw) is str and raw == exp.value and _is_plain(raw) and not _looks_encoded(raw):
+            continue  # the body's text, sent as it is (it decodes to itself): the common case
         if raw is None:
             if exp.value is not None and required:
-                raise _error(exp.header, "missing", text_expected, None)
+                raise _error(exp.header, "missing", _expected_text(exp), None)
             continue
         try:
             text = decode_header_value(raw)
         except HeaderMismatchError as exc:
-            raise _error(exp.header, "invalid", text_expected, raw, f": {exc.message}") from None
+            raise _error(
+                exp.header, "invalid", _expected_text(exp), raw, f": {exc.message}"
+            ) from None
         if exp.value is None:
             raise _error(exp.header, "unexpected", None, text)
         if not _matches(exp, text):
-            raise _error(exp.header, "mismatch", text_expected, text)
+            raise _error(exp.header, "mismatch", _expected_text(exp), text)
+
+
+def _expected_text(exp: _Expected) -> str | None:
+    """What an error says was expected: the body's value as header text."""
+    return None if exp.value is None else _header_text(exp.value)
 
 
 def check_version_header(headers: Headers, version: str) -> None:
     """Raise `HeaderMismatchError` when an ``MCP-Protocol-Version`` header names another
     version than ``version`` (the one the message is read in); no header is fine."""
-    raw = received_headers(headers).get(_VERSION_HEADER.lower())
+    _check_received_version(received_headers(headers), version)
+
+
+def _check_received_version(received: Mapping[str, str], version: str) -> None:
+    """`check_version_header` of headers `received_headers` gave."""
+    raw = received.get(_VERSION_KEY)
     if raw is None:
         return
     try:

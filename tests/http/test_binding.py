@@ -407,6 +407,15 @@ def test_a_handler_error_the_specification_gives_a_status_gets_it(
     assert (answered.status, error_of(answered)) == (200, (15, code))
 
 
+def test_a_stateless_ask_of_what_the_client_did_not_declare_is_32021() -> None:
+    # The call's _meta declares no elicitation: the handler's ask cannot be
+    # sent, and the call is answered with the missing capability, not -32603.
+    response = post(endpoint(), call("ask", 16))
+    answer = json.loads(response.body)
+    assert (response.status, error_of(response)) == (400, (16, -32021))
+    assert answer["error"]["data"] == {"requiredCapabilities": {"elicitation": {}}}
+
+
 def test_a_stream_cut_for_a_slow_reader_drops_what_waits() -> None:
     response = post(endpoint(max_buffer=150), call("count", progressToken=1))
     assert response.stream is not None

@@ -475,6 +475,44 @@ def test_results_of_any_version_are_projected_into_the_wire_version() -> None:
     assert v2024_11_05.VERSION == session.version
 
 
+# -- a session built like another (`ServerSession._like`, the HTTP endpoint's per request) --------
+
+
+def test_a_session_built_like_another_starts_as_a_new_one() -> None:
+    from mcp_schema.request_state import StateKeys, StateSealer
+    from mcp_schema.tasks import TaskServer
+
+    options: dict[str, Any] = {
+        "request_state": StateSealer(StateKeys("a test key of at least thirty-two bytes")),
+        "tasks": TaskServer(),
+        "handler_version": NEW,
+    }
+    prototype = server(**options)
+    request = call(1, _meta=meta(elicitation={}))
+    feed(prototype, request)  # its state moved on: a version fixed, call 1 in flight
+    assert prototype.subscriptions is not None  # built when first asked for
+    like, built = prototype._like("alice"), server(**options, principal="alice")
+    assert vars(like).keys() == vars(built).keys()
+    # The arguments, read and never changed, and a cache of what they determine.
+    arguments = {"tasks", "_sealer", "_extensions", "versions", "take", "_knowns"}
+    for name, value in vars(like).items():
+        if name not in arguments and type(value) not in (bool, int, str, type(None)):
+            assert value is not vars(prototype)[name], name  # nothing of its state shared
+    assert like.principal == "alice" and like.version is None and like.in_flight == 0
+    assert (like.info, like.capabilities) == (built.info, built.capabilities)
+    # It serves call 1 again, as a session built for it does, and seals for alice.
+    events, frames = feed(like, request)
+    assert [type(e) for e in events] == [type(e) for e in feed(built, request)[0]]
+    like.ask(only_request(events), {"word": ELICIT})
+    (asked,) = [json.loads(frame) for frame in [*frames, *like.data_to_send()]]
+    answer = {"word": {"action": "accept", "content": {}}}
+    retry = call(2, _meta=meta(elicitation={}), inputResponses=answer)
+    retry["params"]["requestState"] = asked["result"]["requestState"]
+    for principal, answered in (("alice", InputReceived), ("bob", ProtocolError)):
+        found = server(**options, principal=principal).receive(json.dumps(retry))
+        assert any(isinstance(e, answered) for e in found), principal
+
+
 # -- a client session and a server session --------------------------------------------------------
 
 

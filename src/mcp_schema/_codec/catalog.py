@@ -93,6 +93,12 @@ BY_VERSION: dict[str, Catalog] = {}
 one dict lookup away."""
 
 
+BY_EXTENSIONS: dict[tuple[str, frozenset[str]], Catalog] = {}
+"""The catalog of each version with a set of its compiled extensions a reader
+was given (a session's or a decoder's own), one dict lookup away too; a set
+naming others (anyone may invent one) is not kept."""
+
+
 def catalog(version: str, extensions: Collection[str]) -> Catalog:
     """The catalog of a supported ``version`` with the compiled ones among ``extensions``."""
     if not extensions:
@@ -100,8 +106,17 @@ def catalog(version: str, extensions: Collection[str]) -> Catalog:
         if found is None:
             found = BY_VERSION[version] = _catalog(version, frozenset())
         return found
+    given: tuple[str, frozenset[str]] | None = None
+    if type(extensions) is frozenset:
+        given = (version, extensions)
+        found = BY_EXTENSIONS.get(given)
+        if found is not None:
+            return found
     known = extensions_of(version)
-    return _catalog(version, frozenset(e for e in extensions if e in known))
+    found = _catalog(version, frozenset(e for e in extensions if e in known))
+    if given is not None and given[1] <= known.keys():  # kept: at most a set per subset
+        BY_EXTENSIONS[given] = found
+    return found
 
 
 @built_once

@@ -21,10 +21,13 @@ from mcp_schema._codec.parse import as_bytes, parse
 from mcp_schema._codec.route import Known, Route, address, resolved_version, route
 from mcp_schema._codec.views import DICTS, MODELS, View
 from mcp_schema.errors import InvalidParamsError, McpError, MethodNotFoundError, error_list
+
+# The header checks' own entries, private to them, for headers `received_headers`
+# normalized once already: the public ones would normalize them again.
 from mcp_schema.http_headers import (
     Headers,
-    check_request_headers,
-    check_version_header,
+    _check_received,
+    _check_received_version,
     received_headers,
 )
 from mcp_schema.versions import DEFAULT_VERSION, HANDSHAKE_VERSIONS
@@ -358,12 +361,14 @@ def check_headers(
     headers: Mapping[str, str], route: Route, value: dict[str, Any], tool: Any = None
 ) -> None:
     """Headers given with a message agree with it, or -32020: neither silently wins."""
-    check_version_header(headers, route.version)
+    # The headers are `received_headers`' already (every reader normalizes them
+    # once, before the parse), and ``value`` the parsed message.
+    _check_received_version(headers, route.version)
     if route.kind == "request" or route.kind == "notification":
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
         try:
-            check_request_headers(headers, value, tool, required=route.version in STATELESS)
+            _check_received(headers, value, tool, route.version in STATELESS)
         except ValueError as exc:  # a value the headers mirror is not a string
             raise InvalidParamsError(
                 f"Invalid params: cannot be mirrored in headers: {exc}",

@@ -67,8 +67,7 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import jiter
 from pydantic import BaseModel
@@ -94,6 +93,7 @@ from mcp_schema.http.cors import cors_headers, preflight
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.resume import Replays, ResumableStream
 from mcp_schema.http.rules import (
+    _remembered,
     admits,
     allowed_host,
     allowed_origin,
@@ -112,6 +112,7 @@ from mcp_schema.session import (
     CancelRequested,
     Event,
     InputReceived,
+    Negotiated,
     ProtocolError,
     RequestReceived,
     ServerSession,
@@ -150,8 +151,21 @@ def _request_id(body: bytes) -> str | int | None:
         return err.request_id
 
 
-@dataclass(frozen=True)
-class _Exchange:
+def _answer_media(accept: str | None) -> Media | None:
+    """What a POST's answer may be, by its ``Accept``: an event stream when
+    it admits one (a handler may send notifications first), else JSON; None
+    when it admits neither (406)."""
+    return _SSE if accept is None else _media_of(accept)
+
+
+@_remembered
+def _media_of(accept: str) -> Media | None:
+    if admits(accept, _SSE):
+        return _SSE
+    return _JSON if admits(accept, _JSON) else None
+
+
+class _Exchange(NamedTuple):
     """A POST read by its session: the events left to run, the request it
     brought, the stream of its answer (None for what is not a request)."""
 
@@ -276,7 +290,7 @@ class Endpoint:
         self.tasks = tasks
         if tasks is not None:  # status notifications to this replica's listens (a Relay: all)
             tasks.on_change = notifier(tasks, self.subscriptions)
-        self._options: dict[str, Any] = {
+        options: dict[str, Any] = {
             **(session_options or {}),
             "tasks": tasks,
             "info": info,
@@ -286,11 +300,18 @@ class Endpoint:
             "request_state": request_state,
             "listens": False,  # a listen is a stream of its own (``_exchange``), not the session's
         }
-        self._session(served)  # the arguments are checked once, here
+        ServerSession(versions=served, **options)  # the arguments are checked once, here
+        # The sessions each era's requests are served by are built like these
+        # (`ServerSession._like`): their arguments are not checked again.
+        self._built = {
+            era: ServerSession(versions=versions, **options)
+            for era, versions in (("stateless", self.stateless), ("handshake", self.handshake))
+            if versions
+        }
 
-    def _session(self, versions: Collection[str], headers: Any = None) -> ServerSession:
+    def _session(self, era: str, headers: Any = None) -> ServerSession:
         principal = None if headers is None or not self.principal else self.principal(headers)
-        return ServerSession(versions=versions, principal=principal, **self._options)
+        return self._built[era]._like(principal)
 
     # -- HTTP -----------------------------------------------------------------------------
 
@@ -327,7 +348,7 @@ class Endpoint:
         if method == "POST":
             if not is_json(received.get("content-type")):
                 return refusal(415, "Unsupported Media Type: the body must be application/json")
-            if not admits(accept, _JSON) and not admits(accept, _SSE):
+            if _answer_media(accept) is None:
                 return refusal(406, f"Not Acceptable: the answer is {_JSON} or {_SSE}")
             length = received.get("content-length")
             if length is not None:
@@ -410,6 +431,11 @@ class Endpoint:
             return exchange
         live = exchange.live
         for event in exchange.events:
+            if isinstance(event, Negotiated):
+                # No request the task server serves, and none its handler holds yet
+                # to start a task with (it comes next): nothing for the store.
+                self._run(live, event)
+                continue
             if await tasks.serve(live.server, event):
                 self._route(live, None, live.server.data_to_send())
                 continue
@@ -470,7 +496,7 @@ class Endpoint:
         except McpError as err:  # not a message: no session reads it
             return refusal(status_of(err), err, None)
         named = named_version(value)
-        media: Media = _SSE if admits(headers.get("accept"), _SSE) else _JSON
+        media = _answer_media(headers.get("accept")) or _JSON  # the precheck refused None
         header = headers.get("mcp-protocol-version")
         if (
             named is None
@@ -484,12 +510,12 @@ class Endpoint:
         if named is not None:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
-            live = LiveSession(None, self._session(self.stateless, headers))
+            live = LiveSession(None, self._session("stateless", headers))
             return self._exchange(live, headers, body, value, media)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
-            live = LiveSession(secrets.token_urlsafe(32), self._session(self.handshake))
+            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"))
             return self._exchange(live, headers, body, value, media, opening=True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -535,20 +561,22 @@ class Endpoint:
         what is left is to run its events (`handle`, `handle_async`), then
         `_done`; or the response already (a refusal, a listen)."""
         server = live.server
-        mirrored = mirrored_headers(headers, opening=opening)
-        if (
-            not opening
-            and live.id is not None
-            and mirrored.get("mcp-protocol-version") in self.handshake
+        # The body is read with the headers as received (the codec reads only
+        # the MCP ones, all named Mcp-*), but for an MCP-Protocol-Version that
+        # does not rule: ``initialize``'s, which predates the session's version;
+        # and in a session, where the negotiated version rules, one naming
+        # another version served in sessions misses only the client's SHOULD
+        # (2025-11-25 refuses an invalid or unsupported one, 400, as the session
+        # still does).
+        read = headers
+        if opening or (
+            live.id is not None and headers.get("mcp-protocol-version") in self.handshake
         ):
-            # In a session the negotiated version rules: a header naming another
-            # version served in sessions misses only the client's SHOULD (2025-11-25
-            # refuses an invalid or unsupported one, 400, as the session still does).
-            mirrored.pop("mcp-protocol-version")
+            read = mirrored_headers(headers, opening=True)  # without MCP-Protocol-Version
         # The body and its headers, in one pass. The session's private entry
         # after its parse: `_post` parsed the body already (to tell its era), by
         # the same strict parse, and a second parse would only repeat it.
-        events = server._receive_parsed(value, len(body), mirrored)
+        events = server._receive_parsed(value, len(body), read)
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
         if refused is not None:

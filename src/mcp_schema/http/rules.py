@@ -6,7 +6,9 @@ header text; `refusal` builds the response that says what is wrong.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+import functools
+from collections.abc import Callable, Collection, Mapping
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 from mcp_schema.codec import encode
@@ -63,19 +65,40 @@ def admits(accept: str | None, media: str) -> bool:
     if accept is None or not accept.strip():
         return True
     kind = media.partition("/")[0]
+    ranks = {media: 3, f"{kind}/*": 2, "*/*": 1}
     best, weight = 0, 0.0
     for found, q in _ranges(accept):
-        rank = {media: 3, f"{kind}/*": 2, "*/*": 1}.get(found, 0)
+        rank = ranks.get(found, 0)
         if rank > best:
             best, weight = rank, q
     return weight > 0.0
 
 
+_CACHED_TEXT = 512
+R = TypeVar("R")
+
+
+def _remembered(read: Callable[[str], R]) -> Callable[[str], R]:
+    """``read`` of a header's text, its answer remembered for the last few
+    values: a client sends the same ``Accept``, ``Host`` and ``Content-Type``
+    with every request, read once so. Only values of at most 512 characters
+    are kept, so what a peer makes the cache hold stays small."""
+    cached = functools.lru_cache(maxsize=32)(read)
+
+    def remembering(text: str) -> R:
+        return cached(text) if len(text) <= _CACHED_TEXT else read(text)
+
+    return functools.wraps(read)(remembering)
+
+
 def is_json(content_type: str | None) -> bool:
     """Whether a ``Content-Type`` is ``application/json`` (a charset, if
     given, must be UTF-8: JSON-RPC messages are UTF-8)."""
-    if content_type is None:
-        return False
+    return content_type is not None and _is_json(content_type)
+
+
+@_remembered
+def _is_json(content_type: str) -> bool:
     media, *params = content_type.split(";")
     if media.strip().lower() != "application/json":
         return False
@@ -111,13 +134,20 @@ def allowed_host(host: str | None, allowed: Collection[str]) -> bool:
     ``Host`` at all cannot be checked: refused too."""
     if host is None or len(host) > _MAX_ORIGIN:
         return False
+    name = _host_name(host)
+    return name is not None and name in allowed
+
+
+@_remembered
+def _host_name(host: str) -> str | None:
+    """The host name a ``Host`` names, None unless it is only a host and a port."""
     try:
         parts = urlsplit(f"//{host}")
         parts.port  # noqa: B018 - a malformed port raises ValueError here
     except ValueError:
-        return False
+        return None
     # Only a host and a port: no user, path, query or fragment smuggled in.
-    return "@" not in host and parts.netloc == host and parts.hostname in allowed
+    return parts.hostname if "@" not in host and parts.netloc == host else None
 
 
 def host_refusal() -> Response:

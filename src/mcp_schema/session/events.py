@@ -15,7 +15,7 @@ from typing import Union
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY, askable
 from mcp_schema.context import RequestContext
-from mcp_schema.errors import McpError
+from mcp_schema.errors import McpError, MissingRequiredClientCapabilityError
 
 __all__ = [
     "CancelRequested",
@@ -24,6 +24,7 @@ __all__ = [
     "InputReceived",
     "InputRequested",
     "InvalidOutgoingError",
+    "MissingCapabilityError",
     "Negotiated",
     "NotificationReceived",
     "ProtocolError",
@@ -182,6 +183,14 @@ class InvalidOutgoingError(SessionError, ValueError):
 class CapabilityError(SessionError):
     """The peer did not declare what this needs (an elicitation to a client
     without ``elicitation``, a log before the client asked for logging)."""
+
+
+class MissingCapabilityError(CapabilityError, MissingRequiredClientCapabilityError):
+    """A stateless-era request asks for what its client did not declare on
+    it (``session.ask`` of an elicitation without ``elicitation``): a
+    `CapabilityError` to its author, and the -32021 the request is answered
+    with when the handler lets it through (the HTTP endpoint answers a
+    handler's `McpError`; ``session.fail(request, err)`` sends it too)."""
 
 
 class SessionStateError(SessionError):

@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from mcp_schema._codec.catalog import STATELESS
 from mcp_schema._codec.messages import ResultResponse
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
@@ -26,6 +27,7 @@ from mcp_schema.session.events import (
     Event,
     InputReceived,
     InvalidOutgoingError,
+    MissingCapabilityError,
     RequestReceived,
 )
 from mcp_schema.session.peer import wire_or_type_error
@@ -56,10 +58,14 @@ def questions(
                 "sampling/createMessage or roots/list with params)"
             )
         if not request.can_ask(method):
-            raise CapabilityError(
-                f"the client did not declare {ASKED_CAPABILITY[method]!r}, which "
+            needed = ASKED_CAPABILITY[method]
+            said = (
+                f"the client did not declare {needed!r}, which "
                 f"{method} needs (check request.can_ask({method!r}) first)"
             )
+            if request.version in STATELESS:  # the era has an error for it: -32021
+                raise MissingCapabilityError(said, required_capabilities={needed: {}})
+            raise CapabilityError(said)
         found[name] = (method, params)
     return found
 

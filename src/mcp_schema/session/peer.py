@@ -86,14 +86,21 @@ class Peer:
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending
-        self._state = Connection(max_pending)
-        self._out: list[bytes] = []
-        self._next_id = 1
-        self._knowns: dict[str, Known] = {}
-        self._listed: dict[Any, Tool] = {}
-        """The tools this side last answered ``tools/list`` with, by name."""
         self._extensions: frozenset[str] = frozenset()
         """The extensions whose methods and results this side reads and sends."""
+        self._knowns: dict[tuple[str, str | None], Known] = {}
+        """What `_known` told the pipeline, by version and method: what the
+        arguments determine (a session built `ServerSession._like` this one shares it)."""
+        self._new_connection()
+
+    def _new_connection(self) -> None:
+        """The state a connection starts with, each part a new object (what
+        `ServerSession._like` builds again for a session of its own)."""
+        self._state = Connection(self.max_pending)
+        self._out: list[bytes] = []
+        self._next_id = 1
+        self._listed: dict[Any, Tool] = {}
+        """The tools this side last answered ``tools/list`` with, by name."""
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -122,11 +129,14 @@ class Peer:
         """Whether the peer cancelled ``request`` (its answer will be dropped)."""
         return self._state.cancelled(request)
 
-    def _known(self, version: str) -> Known:
-        """What the pipeline is told about a peer's request or notification in ``version``."""
-        known = self._knowns.get(version)
+    def _known(self, version: str, method: str | None = None) -> Known:
+        """What the pipeline is told about a message in ``version``: a request
+        or notification, or (``method``) an answer to a request of ``method``,
+        a method of the catalog (the session routed or sent that request)."""
+        known = self._knowns.get((version, method))
         if known is None:
-            known = self._knowns[version] = Known(version=version, extensions=self._extensions)
+            known = Known(version=version, method=method, extensions=self._extensions)
+            self._knowns[version, method] = known
         return known
 
     # -- reading -----------------------------------------------------------------------
@@ -264,7 +274,7 @@ class Peer:
             raise InvalidRequestError(
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
-        known = Known(version=pending.version, method=pending.method, extensions=self._extensions)
+        known = self._known(pending.version, pending.method)
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
@@ -333,8 +343,7 @@ class Peer:
         fraction of pydantic's cost); anything else, models inside a mapping
         included, is read by the model view, which accepts it or says why not."""
         try:
-            known = Known(version=version, method=method, extensions=self._extensions)
-            found = route(value, known, None)
+            found = route(value, self._known(version, method), None)
             if not model and _schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
@@ -371,8 +380,7 @@ class Peer:
     def _checked(self, value: dict[str, Any], version: str) -> McpModel:
         """``value`` (a whole request or notification) read as the peer will read it."""
         try:
-            known = Known(version=version, extensions=self._extensions)
-            _, message = read_value(value, 0, known, None, MODELS)
+            _, message = read_value(value, 0, self._known(version), None, MODELS)
         except McpError as err:
             raise InvalidOutgoingError(f"{version}: {err.message}") from None
         return message  # type: ignore[no-any-return]

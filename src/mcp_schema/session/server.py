@@ -148,14 +148,7 @@ class ServerSession(Peer):
         self.principal = principal
         """Who the requests come from (the authenticated user), or None."""
         self.tasks = tasks
-        self._pending_tasks: list[PendingTask] = []
-        self._unread: dict[Any, dict[str, Any]] = {}
-        """Of each ``tasks/update`` in flight, the answers its schema refuses,
-        by key: judged against the task (`unread_answers`)."""
-        self._aside: dict[str, Any] = {}
-        """What the frame being read set aside, until its request is accepted."""
-        if request_state is not None:
-            self._state.rounds = SealedRounds(request_state, principal)
+        self._sealer = request_state
         check(info, (BaseModel, Mapping), "info")
         check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
         check(instructions, str, "instructions", none=True)
@@ -181,16 +174,44 @@ class ServerSession(Peer):
             raise ValueError("cache_scope is 'private' or 'public', ttl_ms a non-negative int")
         self.cache_scope: Literal["private", "public"] = cache_scope
         self.ttl_ms = ttl_ms
+        check(subscriptions, Subscriptions, "subscriptions", none=True)
+        check(listens, bool, "listens")
+        self._given_subscriptions = subscriptions
+        self._serves_listens = listens
+        self._new_serving()
+
+    def _new_serving(self) -> None:
+        """The server's part of a new connection's state (`Peer._new_connection`
+        is the rest), each part a new object."""
+        self._pending_tasks: list[PendingTask] = []
+        self._unread: dict[Any, dict[str, Any]] = {}
+        """Of each ``tasks/update`` in flight, the answers its schema refuses,
+        by key: judged against the task (`unread_answers`)."""
+        self._aside: dict[str, Any] = {}
+        """What the frame being read set aside, until its request is accepted."""
+        if self._sealer is not None:
+            self._state.rounds = SealedRounds(self._sealer, self.principal)
         self._initialize: McpModel | None = None
         self._opening: RequestContext | None = None
         """The context ``initialize`` gave, read once: every handshake-era request shares it."""
         self._log_level: LoggingLevel | None = None
-        check(subscriptions, Subscriptions, "subscriptions", none=True)
-        check(listens, bool, "listens")
-        self._subscriptions = subscriptions
-        self._serves_listens = listens
+        self._subscriptions = self._given_subscriptions
         self._listens: Listens | None = None
         """The listens this connection opened (built at the first)."""
+
+    def _like(self, principal: str | None) -> ServerSession:
+        """A new session built with this one's arguments, checked when this one
+        was built, but for ``principal``; its state new, as a constructor's:
+        what `mcp_schema.http.Endpoint` serves each stateless-era request with,
+        without checking the same arguments again for every request."""
+        check(principal, str, "principal", none=True)
+        fresh = object.__new__(type(self))
+        fresh.__dict__ = vars(self).copy()  # the arguments; the state is new below
+        fresh.info, fresh.capabilities = dict(self.info), dict(self.capabilities)
+        fresh.principal = principal
+        fresh._new_connection()
+        fresh._new_serving()
+        return fresh
 
     @property
     def subscriptions(self) -> Subscriptions:
