@@ -137,10 +137,10 @@ class _Walk:
         # A JSON Schema document (either version declares ``$schema``): its
         # keywords are its vocabulary, not protocol members, whichever ones a
         # version names.
-        schema = "$schema" in target or "$schema" in _wire_names(type(model))
+        attrs = _attributes(type(model))
+        schema = "$schema" in target or "$schema" in attrs
         lacking = frozenset() if schema else self.changes.removed_members(name)
         lacking -= envelope | self.kept.get(path, frozenset())
-        attrs = _attributes(type(model))
         out: dict[str, Any] = {}
         for key, raw in data.items():
             if key in lacking or not _carried(target.get(key), raw):
@@ -195,7 +195,7 @@ def _result_type_in(result: dict[str, Any], target: type[BaseModel]) -> None:
     """Handshake era → 2026: a result is complete; list results may not be cached."""
     result.setdefault("resultType", COMPLETE)
     for key, default in NEW_RESULT_DEFAULTS.items():
-        if key in _wire_names(target):
+        if key in _attributes(target):
             result.setdefault(key, default)
 
 
@@ -215,6 +215,7 @@ def _params_members(generic: type[BaseModel]) -> frozenset[str]:
     return frozenset()
 
 
+@cache
 def _wire_names(cls: type[BaseModel]) -> frozenset[str]:
     return frozenset(_attributes(cls))
 

@@ -331,17 +331,18 @@ class Peer:
     def _check_answer(self, value: dict[str, Any], method: str, version: str) -> McpModel:
         """A response this side sends, read by the pipeline as the peer will
         read it: its result model, or `InvalidOutgoingError`."""
-        result = self._checked_answer(value, method, version, model=True)
-        assert result is not None
-        return result
+        message = self._checked_answer(value, method, version, model=True)
+        assert message is not None
+        return message.result  # type: ignore[no-any-return]
 
     def _checked_answer(
         self, value: dict[str, Any], method: str, version: str, *, model: bool = False
-    ) -> McpModel | None:
-        """`_check_answer` that builds no model unless asked: an answer the
-        JSON Schema accepts is valid (the definition both views check, at a
-        fraction of pydantic's cost); anything else, models inside a mapping
-        included, is read by the model view, which accepts it or says why not."""
+    ) -> ResultResponse[Any] | None:
+        """`_check_answer` that builds no model unless asked (then the whole
+        response's): an answer the JSON Schema accepts is valid (the
+        definition both views check, at a fraction of pydantic's cost);
+        anything else, models inside a mapping included, is read by the model
+        view, which accepts it or says why not."""
         try:
             found = route(value, self._known(version, method), None)
             if not model and _schema_accepts(found.target, value["result"]):
@@ -351,9 +352,8 @@ class Peer:
             raise InvalidOutgoingError(
                 f"not a valid {method} result of {version}: {err.message}"
             ) from None
-        result = getattr(message, "result", None)
-        assert isinstance(result, McpModel)
-        return result
+        assert isinstance(message, ResultResponse) and isinstance(message.result, McpModel)
+        return message
 
     def _queue(self, value: dict[str, Any]) -> None:
         self._out.append(encoded(value))

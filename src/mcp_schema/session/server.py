@@ -445,13 +445,17 @@ class ServerSession(Peer):
     ) -> dict[str, Any]:
         target = request.version
         handler = self.handler_version
+        response = None
         if isinstance(result, Mapping) and handler is not None and handler != target:
-            result = self._read_result(request, dict(result), handler)
+            response = self._read_result(request, dict(result), handler)
+            result = response.result
         if isinstance(result, BaseModel):
             compiled = protocol_of(result)
             if compiled is not None and compiled != target:
+                if response is None:  # else the response the check read is the one projected
+                    response = ResultResponse[Any](id=request.id, result=result)
                 try:
-                    moved = project(ResultResponse[Any](id=request.id, result=result), target)
+                    moved = project(response, target)
                 except (ProjectionError, TypeError) as exc:
                     raise InvalidOutgoingError(f"{request.method} result: {exc}") from None
                 return to_wire(moved.message)["result"]  # type: ignore[no-any-return]
@@ -459,11 +463,13 @@ class ServerSession(Peer):
 
     def _read_result(
         self, request: RequestReceived, wire: dict[str, Any], version: str
-    ) -> McpModel:
+    ) -> ResultResponse[Any]:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
             value["result"] = completed(wire, request.method, version, self._hints, sent=False)
-        return self._check_answer(value, request.method, version)
+        message = self._checked_answer(value, request.method, version, model=True)
+        assert message is not None
+        return message
 
     # -- tasks ------------------------------------------------------------------------------
 
