@@ -29,8 +29,7 @@ import httpx
 from mcp_schema.errors import InternalError
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.handshake_driver import BridgeDriver, Link, read_body
-from mcp_schema.gateway.probe import GATEWAY_INFO
-from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
+from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed, found, probing_session
 from mcp_schema.gateway.to_handshake import Upstream
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
@@ -38,8 +37,7 @@ from mcp_schema.http.asgi import Receive, Scope, Send, _send_whole
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import ReportLog
-from mcp_schema.session import ClientSession, Event, Negotiated, ResponseReceived
-from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
+from mcp_schema.session import Event, Negotiated, ResponseReceived
 
 __all__ = ["HttpBridge", "cookieless", "probe_http"]
 
@@ -86,8 +84,7 @@ def cookieless() -> CookieJar:
 async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
     """What the server at ``url`` serves (`Probed`); `McpError` when it cannot say
     (in `ANSWER_SECONDS`)."""
-    session = ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS])
-    binding = ClientBinding(session, mode="auto")
+    binding = ClientBinding(probing_session(), mode="auto")
     binding.connect()
     try:
         return await asyncio.wait_for(_negotiated(url, client, binding), ANSWER_SECONDS)
@@ -103,17 +100,13 @@ async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
 
 
 async def _negotiated(url: str, client: httpx.AsyncClient, binding: ClientBinding) -> Probed:
-    session = binding.session
     events: list[Event] = []
     while posts := binding.posts():  # server/discover, then initialize if it is refused
         for post in posts:
             await _exchange(client, url, binding, post, events.extend)
             for event in events:
                 if isinstance(event, Negotiated):
-                    if event.version in STATELESS_VERSIONS:
-                        return Probed(True)
-                    info, capabilities = session.server_info, session.server_capabilities
-                    return Probed(False, event.version, info or {}, capabilities or {})
+                    return found(event, binding.session)
                 if isinstance(event, ResponseReceived) and event.error is not None:
                     raise InternalError(f"the server refused the probe: {event.error}")
     raise InternalError("the server answered neither server/discover nor initialize")

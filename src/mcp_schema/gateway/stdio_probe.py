@@ -16,7 +16,7 @@ from mcp_schema.proxy.lines import Line, OverlongLine
 from mcp_schema.session import ClientSession, Negotiated, ProtocolError, ResponseReceived
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
-__all__ = ["ANSWER_SECONDS", "Probed", "probe"]
+__all__ = ["ANSWER_SECONDS", "Probed", "found", "probe", "probing_session"]
 
 ANSWER_SECONDS = 10.0
 """How long the server gets to answer the probe (and each upstream ``initialize``)."""
@@ -41,12 +41,27 @@ class Probed:
         """The probe's child, still running, of a server that answered ``server/discover``."""
 
 
+def probing_session() -> ClientSession:
+    """The client session a probe asks with (over stdio or HTTP): every version,
+    so ``server/discover`` first, then ``initialize``."""
+    return ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS])
+
+
+def found(event: Negotiated, session: ClientSession) -> Probed:
+    """What the probe's negotiation tells: a server of 2026-07-28, else its
+    handshake-era version, info and capabilities."""
+    if event.version in STATELESS_VERSIONS:
+        return Probed(True)
+    info, capabilities = session.server_info, session.server_capabilities
+    return Probed(False, event.version, info or {}, capabilities or {})
+
+
 async def probe(command: list[str], max_line_bytes: int) -> Probed:
     """Start ``command``, ask ``server/discover`` then (unanswered) ``initialize``:
     what it serves. `McpError` when it answers neither in time. The child is
     ended, but for a server that answered ``server/discover`` (which changes
     nothing there): it is handed on running (`Probed.child`)."""
-    session = ClientSession(info=GATEWAY_INFO, versions=[*HANDSHAKE_VERSIONS, *STATELESS_VERSIONS])
+    session = probing_session()
     answers: asyncio.Queue[Any] = asyncio.Queue()
 
     def line(read: Line) -> None:
@@ -76,15 +91,10 @@ async def probe(command: list[str], max_line_bytes: int) -> Probed:
                         f"longer than the limit of {max_line_bytes:,}"
                     )
                 if isinstance(event, Negotiated):
-                    if event.version not in HANDSHAKE_VERSIONS:
-                        kept, child = child, None
-                        return Probed(True, child=kept)
-                    return Probed(
-                        False,
-                        event.version,
-                        session.server_info or {},
-                        session.server_capabilities or {},
-                    )
+                    probed = found(event, session)
+                    if probed.stateless:  # its child is handed on, running
+                        probed.child, child = child, None
+                    return probed
                 if isinstance(event, (ResponseReceived, ProtocolError)):
                     break  # refused: the next way
         raise InternalError("the server answered neither server/discover nor initialize")
