@@ -52,7 +52,14 @@ def handler(session: ServerSession, event: Event) -> None:
 class Exchange:
     """One HTTP request to an ASGI app, read as the app sends."""
 
-    def __init__(self, app: Any, method: str, headers: dict[str, str], body: bytes) -> None:
+    def __init__(
+        self,
+        app: Any,
+        method: str,
+        headers: dict[str, str],
+        body: bytes,
+        server: tuple[str, int] | None = None,
+    ) -> None:
         self.sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.incoming.put_nowait({"type": "http.request", "body": body, "more_body": False})
@@ -61,6 +68,7 @@ class Exchange:
             "method": method,
             "path": "/mcp",
             "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+            "server": server,
         }
         self.task = asyncio.ensure_future(app(scope, self.incoming.get, self._send))
 
@@ -136,6 +144,27 @@ def test_a_session_opened_on_one_replica_is_served_by_another() -> None:
                 {"jsonrpc": "2.0", "id": 1, "result": {"tools": []}},
             )
             assert headers["mcp-session-id"] == session_id
+
+    run(body)
+
+
+def test_a_request_for_another_replicas_session_is_prechecked_where_it_arrived() -> None:
+    # On a loopback address, a rebound name is 421 before anything is
+    # forwarded: the holder serves forwarded requests with no address of its
+    # own, so it could not apply the loopback Host rule itself.
+    async def body() -> None:
+        async with replicas(2) as (a, b):
+            session_id = await opened(a)
+            served = len(a._forwards)
+            listing = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).encode()
+            headers = {**HEADERS, "mcp-session-id": session_id, "host": "rebound.example:80"}
+            loopback = ("127.0.0.1", 8000)
+            status, _, answer = await Exchange(b, "POST", headers, listing, loopback).whole()
+            assert status == 421 and b"Host" in answer
+            assert len(a._forwards) == served
+            headers["host"] = "127.0.0.1:8000"
+            status, _, answer = await Exchange(b, "POST", headers, listing, loopback).whole()
+            assert (status, json.loads(answer)["result"]) == (200, {"tools": []})
 
     run(body)
 

@@ -60,7 +60,7 @@ from mcp_schema.gateway.sse import EventSplitter
 
 # The ASGI types and helpers of the package's own adapter: a refusal is
 # written exactly as the endpoint's, and a client leaving is seen the same way.
-from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog
 from mcp_schema.request_state import StateSealer
@@ -167,7 +167,7 @@ class GatewayApp:
         if scope["type"] != "http":
             return None
         if scope["path"] != self.path:
-            return await _send_whole(send, Response(404))
+            return await send_response(send, Response(404))
         method: str = scope["method"]
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         if self.front is not None and self._bridged(method, headers):
@@ -185,7 +185,7 @@ class GatewayApp:
         if self.enforce:  # read before anything is forwarded
             refused = exchange.get().refusal
             if refused is not None:
-                return await _send_whole(send, refused)
+                return await send_response(send, refused)
         query = scope.get("query_string", b"")
         url = self.upstream + "?" + query.decode("latin-1") if query else self._url
         forwarded = [(k, v) for k, v in headers if k not in _UP_DROPPED]
@@ -194,7 +194,7 @@ class GatewayApp:
         forwarding = asyncio.ensure_future(
             self._forward(exchange, method, url, forwarded, content, send)
         )
-        left = asyncio.ensure_future(_disconnect(receive)) if rest is None else None
+        left = asyncio.ensure_future(until_disconnect(receive)) if rest is None else None
         try:
             if left is None:
                 await forwarding
@@ -264,7 +264,7 @@ class GatewayApp:
             exchange = deferred.get()
             report, answer = exchange.unreachable(str(exc) or type(exc).__name__)
             self._report([report, *exchange.end()])
-            return await _send_whole(send, answer)
+            return await send_response(send, answer)
         try:
             down = [(k.lower(), v) for k, v in response.headers.raw]
             media = next((v for k, v in down if k == b"content-type"), b"")
@@ -323,7 +323,7 @@ class GatewayApp:
             report = exchange.answer(body, None if size <= limit else size)
             if report is not None:
                 self._report([report])
-                return await _send_whole(send, bad_gateway(report, exchange.request_id))
+                return await send_response(send, bad_gateway(report, exchange.request_id))
         # As _send_whole writes a Response, without making the headers one's (str) and back.
         kept_headers = [h for h in headers if h[0] not in _DOWN_DROPPED]
         kept_headers.append((b"content-length", str(len(body)).encode()))

@@ -55,7 +55,7 @@ from mcp_schema.gateway.to_handshake import (
 )
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
 from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
@@ -253,7 +253,7 @@ class BridgeDriver:
         if len(body) > limit:
             too_long = ParseError(f"Parse error: a body longer than {limit:,} bytes; not read")
             self.findings.refused("client", too_long, body)
-            return await _send_whole(
+            return await send_response(
                 send, refusal(413, f"Payload Too Large: at most {limit:,} bytes")
             )
         principal = self.principal(scope)
@@ -265,8 +265,8 @@ class BridgeDriver:
                 error = event.error
                 self.findings.refused("client", error, body)
                 if not event.answered:
-                    return await _send_whole(send, refusal(status_of(error), error))
-                return await _send_whole(send, _answer(front.data_to_send(), status_of(error)))
+                    return await send_response(send, refusal(status_of(error), error))
+                return await send_response(send, _answer(front.data_to_send(), status_of(error)))
             if isinstance(event, RequestReceived):
                 started = event
             elif isinstance(event, InputReceived):
@@ -275,12 +275,12 @@ class BridgeDriver:
             return await self._resume(front, resumed, principal, receive, send)
         if started is None:  # a notification, or what the session answered itself
             frames = front.data_to_send()
-            return await _send_whole(send, _answer(frames) if frames else Response(202))
+            return await send_response(send, _answer(frames) if frames else Response(202))
         try:
             child = await self._link(principal, started)
         except McpError as error:
             front.fail(started, error)
-            return await _send_whole(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.data_to_send(), 503))
         if started.method == LISTEN:
             return await self._listen(child, started, principal, receive, send)
         call = Call(front, started, child.upstream.token())
@@ -288,21 +288,21 @@ class BridgeDriver:
             params = core.upstream_params(started, call.token)
         except McpError as error:
             front.fail(started, error)
-            return await _send_whole(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.data_to_send()))
         if started.method in MAY_ASK:
             await child.lock.acquire()
             call.turn = True
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
-                return await _send_whole(send, _answer(front.data_to_send(), 502))
+                return await send_response(send, _answer(front.data_to_send(), 502))
         self._log_level(child, started)
         try:
             child.upstream.start(call, params)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
             front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
-            return await _send_whole(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.data_to_send(), 503))
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         child.flush()
@@ -389,14 +389,14 @@ class BridgeDriver:
                 "(expired, answered, or held by another gateway replica)"
             )
             front.fail(event.request, error)
-            return await _send_whole(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.data_to_send()))
         call.front, call.request = front, event.request
         answer = answer_of(call, event.responses, child.upstream.version)
         asked, call.asked = call.asked, None
         if isinstance(answer, McpError):  # the client's error cannot be said as an input upstream
             self._cancel(child, call)
             front.fail(event.request, answer)
-            return await _send_whole(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.data_to_send()))
         try:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
         except SessionError as exc:  # what the client answered is no answer in its version
@@ -405,13 +405,13 @@ class BridgeDriver:
                 event.request,
                 InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
             )
-            return await _send_whole(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.data_to_send()))
         child.flush()
         if call.waiting:  # the server asked more meanwhile
             if not self._wait(call, principal):
                 return await self._overloaded(child, call, send)
             ask(call, call.waiting.popleft())
-            return await _send_whole(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.data_to_send()))
         await self._drive(child, call, principal, receive, send)
 
     def _holder(self, call: Call | None) -> Link | None:
@@ -462,7 +462,7 @@ class BridgeDriver:
         call.front.fail(
             call.request, InternalError("Service Unavailable: too many calls wait for input")
         )
-        return await _send_whole(send, _answer(call.front.data_to_send(), 503))
+        return await send_response(send, _answer(call.front.data_to_send(), 503))
 
     async def _drive(
         self, child: Link, call: Call, principal: str | None, receive: Receive, send: Send
@@ -472,7 +472,7 @@ class BridgeDriver:
         if call.request.method in MAY_ASK:
             child.upstream.asking = call
         queue = child.queues[call.upstream_id]
-        left = asyncio.ensure_future(_disconnect(receive))
+        left = asyncio.ensure_future(until_disconnect(receive))
         started = False
         try:
             while True:
@@ -490,7 +490,7 @@ class BridgeDriver:
                     call.front.fail(call.request, error)
                     frames = call.front.data_to_send()
                     if not started:
-                        return await _send_whole(send, _answer(frames, 502))
+                        return await send_response(send, _answer(frames, 502))
                     return await _events(send, frames, last=True)
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
@@ -509,7 +509,7 @@ class BridgeDriver:
                 if not frames and not done:
                     continue
                 if not started and done and len(frames) == 1:
-                    return await _send_whole(send, _answer(frames))
+                    return await send_response(send, _answer(frames))
                 if not started:
                     await send({"type": "http.response.start", "status": 200, "headers": _SSE})
                     started = True
@@ -530,7 +530,7 @@ class BridgeDriver:
         try:
             listen = open_listen(child.upstream.subscriptions, request, principal)
         except McpError as error:
-            return await _send_whole(send, refusal(status_of(error), error, request.id))
+            return await send_response(send, refusal(status_of(error), error, request.id))
         resources = child.upstream.server_capabilities.get("resources")
         subscribes = isinstance(resources, dict) and bool(resources.get("subscribe"))
         uris = list(listen.filter.resource_subscriptions) if subscribes else []
@@ -542,7 +542,7 @@ class BridgeDriver:
         child.listens += 1
         ready = asyncio.Event()
         listen.on_ready = ready.set
-        left = asyncio.ensure_future(_disconnect(receive))
+        left = asyncio.ensure_future(until_disconnect(receive))
         await send({"type": "http.response.start", "status": 200, "headers": _SSE})
         try:
             while True:

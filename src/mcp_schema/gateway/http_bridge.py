@@ -33,7 +33,7 @@ from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed, found, probin
 from mcp_schema.gateway.to_handshake import Upstream
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.asgi import Receive, Scope, Send, _send_whole
+from mcp_schema.http.adapter import Receive, Scope, Send, send_response
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import ReportLog
@@ -219,7 +219,7 @@ class HttpBridge(BridgeDriver):
         if scope["type"] != "http":
             return
         if scope["method"] != "POST":
-            return await _send_whole(send, Response(405, [("allow", "POST")]))
+            return await send_response(send, Response(405, [("allow", "POST")]))
         body = await read_body(receive, self.max_body)
         if body is None:
             return

@@ -49,7 +49,7 @@ from mcp_schema.gateway.stdio_child import Child, ChildError
 from mcp_schema.gateway.stdio_probe import Probed, probe
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.asgi import Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
@@ -288,7 +288,7 @@ class StdioGatewayApp:
         if scope["type"] != "http":
             return None
         if scope["path"] != self.path:
-            return await _send_whole(send, Response(404))
+            return await send_response(send, Response(404))
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         read = [h for h in headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
         received = received_headers(read)
@@ -311,19 +311,19 @@ class StdioGatewayApp:
         session = received.get("mcp-session-id")
         link = self.sessions.get(session) if session is not None else None
         if method not in ("GET", "DELETE"):
-            return await _send_whole(send, Response(405, [("allow", "GET, POST, DELETE")]))
+            return await send_response(send, Response(405, [("allow", "GET, POST, DELETE")]))
         if session is None:
-            return await _send_whole(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
+            return await send_response(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
         if link is None:
-            return await _send_whole(send, refusal(404, "Not Found: no such session"))
+            return await send_response(send, refusal(404, "Not Found: no such session"))
         exchange = self.validator.request(method, read)
         if method == "DELETE":
             del self.sessions[session]
             exchange.head(200, {})
             await link.child.close()
-            return await _send_whole(send, Response(200))
+            return await send_response(send, Response(200))
         if link.stream is not None:
-            return await _send_whole(send, refusal(409, "Conflict: the session's stream is open"))
+            return await send_response(send, refusal(409, "Conflict: the session's stream is open"))
         exchange.head(200, {"content-type": "text/event-stream"})
         waiter = Waiter(exchange, None, None, False)
         link.stream = waiter
@@ -344,7 +344,7 @@ class StdioGatewayApp:
         except ValueError:
             value = None
         if exchange.refusal is not None and (self.enforce or not isinstance(value, dict)):
-            return await _send_whole(send, exchange.refusal)  # what cannot be routed is refused
+            return await send_response(send, exchange.refusal)  # what cannot be routed is refused
         assert isinstance(value, dict)
         minted = None
         if stateless:
@@ -353,22 +353,22 @@ class StdioGatewayApp:
             opened = await self._new_session()
             if opened is None:
                 error = InternalError("Service Unavailable: every session is busy; try later")
-                return await _send_whole(send, refusal(503, error, exchange.request_id))
+                return await send_response(send, refusal(503, error, exchange.request_id))
             link, minted = opened, opened.session
         else:
             named = exchange.session
             if named is None:
-                return await _send_whole(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
+                return await send_response(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
             found = self.sessions.get(named)
             if found is None:
-                return await _send_whole(send, refusal(404, "Not Found: no such session"))
+                return await send_response(send, refusal(404, "Not Found: no such session"))
             self.sessions.move_to_end(named)
             link = found
         if "method" not in value or "id" not in value:  # a notification, or the client's answer
             link.child.send(body if link.session is not None else _encoded(value))
             exchange.head(202, {})
             self._reports(exchange.end())
-            return await _send_whole(send, Response(202))
+            return await send_response(send, Response(202))
         waiter = self._waiting(link, exchange, value)
         frame = body if link.session is not None else _encoded(value)
         if not link.child.send(frame):
@@ -437,7 +437,7 @@ class StdioGatewayApp:
         response comes first, else an event stream ending with it."""
         exchange = waiter.exchange
         extra = [(b"mcp-session-id", minted.encode())] if minted is not None else []
-        left = asyncio.ensure_future(_disconnect(receive))
+        left = asyncio.ensure_future(until_disconnect(receive))
         started = stream_only
         if stream_only:
             await send({"type": "http.response.start", "status": 200, "headers": _SSE})
@@ -461,7 +461,7 @@ class StdioGatewayApp:
                     self.findings.found(error.message, b"", error.code)
                     answer = refusal(502, error, exchange.request_id)
                     if not started:
-                        return await _send_whole(send, answer)
+                        return await send_response(send, answer)
                     await _event(send, answer.body, last=True)
                     return
                 line, final = item
@@ -474,13 +474,13 @@ class StdioGatewayApp:
                     if self.enforce:
                         refused = bad_gateway(report, exchange.request_id)
                         if not started:
-                            return await _send_whole(send, refused)
+                            return await send_response(send, refused)
                         await _event(send, refused.body, last=True)
                         return
                 if not started and final:
                     self._reports(exchange.end())
                     own = [(k.decode(), v.decode()) for k, v in extra]
-                    return await _send_whole(send, Response(200, [_JSON, *own], line))
+                    return await send_response(send, Response(200, [_JSON, *own], line))
                 if not started:
                     await send(
                         {"type": "http.response.start", "status": 200, "headers": _SSE + extra}

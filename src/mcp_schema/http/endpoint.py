@@ -89,21 +89,10 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
-from mcp_schema.http.cors import cors_headers, preflight
 from mcp_schema.http.listen import LISTEN, open_listen
+from mcp_schema.http.precheck import JSON, MAX_BODY, SSE, Precheck, answer_media
 from mcp_schema.http.resume import Replays, ResumableStream
-from mcp_schema.http.rules import (
-    _remembered,
-    admits,
-    allowed_host,
-    allowed_origin,
-    answer_status,
-    host_refusal,
-    is_json,
-    mirrored_headers,
-    refusal,
-    status_of,
-)
+from mcp_schema.http.rules import answer_status, mirrored_headers, refusal, status_of
 from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, stream_key
 from mcp_schema.http.stream import MAX_BUFFER, Media, Response, Stream
 from mcp_schema.http_headers import Headers, check_version_header, received_headers
@@ -125,15 +114,11 @@ from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTE
 
 __all__ = ["MAX_BODY", "Endpoint", "Handler"]
 
-MAX_BODY = 4 << 20
-"""Bytes of a POST body read by default; a longer one is refused with 413."""
 
 Handler = Callable[[ServerSession, Event], None]
 """What serves a session's events: ``handler(session, event)``."""
 
 _LOG = logging.getLogger("mcp_schema.http")
-_JSON: Media = "application/json"
-_SSE: Media = "text/event-stream"
 _CANCELLED_BY_CLOSE = "the client closed the request's stream"
 
 
@@ -149,20 +134,6 @@ def _request_id(body: bytes) -> str | int | None:
         return _id_of(parse(body))
     except McpError as err:
         return err.request_id
-
-
-def _answer_media(accept: str | None) -> Media | None:
-    """What a POST's answer may be, by its ``Accept``: an event stream when
-    it admits one (a handler may send notifications first), else JSON; None
-    when it admits neither (406)."""
-    return _SSE if accept is None else _media_of(accept)
-
-
-@_remembered
-def _media_of(accept: str) -> Media | None:
-    if admits(accept, _SSE):
-        return _SSE
-    return _JSON if admits(accept, _JSON) else None
 
 
 class _Exchange(NamedTuple):
@@ -257,11 +228,6 @@ class Endpoint:
             check(size, int, name)
             if size < 1:
                 raise ValueError(f"{name} must be positive, not {size}")
-        check(path, str, "path")
-        if not path.startswith("/"):
-            raise ValueError(f"path must start with '/', not {path!r}")
-        check(loopback_origins, bool, "loopback_origins")
-        check(cors, bool, "cors", none=True)
         check(replay, int, "replay")
         if replay < 0:
             raise ValueError(f"replay must not be negative, not {replay}")
@@ -270,11 +236,6 @@ class Endpoint:
         named = strings(versions, "versions", none=True)
         served = SUPPORTED_VERSIONS if named is None else named
         self.handler, self.principal = handler, principal
-        self.path, self.loopback_origins = path, loopback_origins
-        self.allowed_origins = frozenset(strings(allowed_origins, "allowed_origins") or ())
-        hosts = strings(allowed_hosts, "allowed_hosts", none=True)
-        self.allowed_hosts = None if hosts is None else frozenset(h.lower() for h in hosts)
-        self.cors = bool(self.allowed_origins) if cors is None else cors
         self.max_body, self.max_buffer = max_body, max_buffer
         self.sessions: SessionStore = MemorySessions() if sessions is None else sessions
         if tasks is not None and not isinstance(tasks, TaskServer):
@@ -287,6 +248,18 @@ class Endpoint:
         """The versions served per request, oldest first."""
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
         """The versions served in sessions (``initialize``), oldest first."""
+        self.rules = Precheck(
+            path=path,
+            allowed_hosts=allowed_hosts,
+            allowed_origins=allowed_origins,
+            loopback_origins=loopback_origins,
+            cors=cors,
+            max_body=max_body,
+            sessions=bool(self.handshake),
+        )
+        """What every request is checked by before its body is read (the ASGI app's too)."""
+        self.path, self.allowed_hosts = path, self.rules.allowed_hosts
+        self.allowed_origins = self.rules.allowed_origins
         self.tasks = tasks
         if tasks is not None:  # status notifications to this replica's listens (a Relay: all)
             tasks.on_change = notifier(tasks, self.subscriptions)
@@ -315,67 +288,34 @@ class Endpoint:
 
     # -- HTTP -----------------------------------------------------------------------------
 
-    def precheck(self, method: str, path: str, headers: Headers) -> Response | None:
+    def precheck(
+        self, method: str, path: str, headers: Headers, server: object = None
+    ) -> Response | None:
         """The refusal of a request that needs no body to refuse, or None:
-        an adapter calls it before reading the body."""
-        received = received_headers(headers)
-        return self._cors(received, self._precheck(method, path, received))
+        an adapter calls it before reading the body (``server``: the ASGI
+        scope's, for the loopback ``Host`` rule of `Precheck`)."""
+        return self.precheck_received(method, path, received_headers(headers), server)
 
-    def _cors(self, received: dict[str, str], response: Response | None) -> Response | None:
-        """``response`` with the CORS headers of the request's origin, when it gets them."""
-        origin = received.get("origin")
-        if response is not None and self.cors and origin in self.allowed_origins:
-            assert origin is not None
-            response.headers += cors_headers(origin)
-        return response
+    def precheck_received(
+        self, method: str, path: str, received: dict[str, str], server: object = None
+    ) -> Response | None:
+        """`precheck` of headers read already (`received_headers`)."""
+        return self.rules.with_cors(received, self._precheck(method, path, received, server))
 
-    def _precheck(self, method: str, path: str, received: dict[str, str]) -> Response | None:
-        if path != self.path:
-            return Response(404)
-        if self.allowed_hosts is not None and not allowed_host(
-            received.get("host"), self.allowed_hosts
-        ):
-            return host_refusal()
-        origin = received.get("origin")
-        if origin is not None and not allowed_origin(
-            origin, self.allowed_origins, self.loopback_origins
-        ):
-            return refusal(403, "Forbidden: the request's Origin is not allowed")
-        if method == "OPTIONS" and self.cors and origin in self.allowed_origins:
-            # A CORS preflight; `_cors` adds the origin's headers.
-            return preflight(received, self._allow()[0][1])
-        accept = received.get("accept")
-        if method == "POST":
-            if not is_json(received.get("content-type")):
-                return refusal(415, "Unsupported Media Type: the body must be application/json")
-            if _answer_media(accept) is None:
-                return refusal(406, f"Not Acceptable: the answer is {_JSON} or {_SSE}")
-            length = received.get("content-length")
-            if length is not None:
-                if not (length.isascii() and length.isdigit()):
-                    return refusal(400, "Bad Request: Content-Length is not a number")
-                if int(length) > self.max_body:
-                    return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
-            return None
-        if method in ("GET", "DELETE"):
-            live = self._live(received)
-            if isinstance(live, Response):
-                return live
-            if method == "GET" and not admits(accept, _SSE):
-                return refusal(406, f"Not Acceptable: the GET stream is {_SSE}")
-            return None
-        return refusal(
-            405, "Method Not Allowed: POST, or GET and DELETE in a session", None, self._allow()
-        )
-
-    def _allow(self) -> list[tuple[str, str]]:
-        return [("allow", "POST, GET, DELETE" if self.handshake else "POST")]
+    def _precheck(
+        self, method: str, path: str, received: dict[str, str], server: object = None
+    ) -> Response | None:
+        early = self.rules._check(method, path, received, server)
+        if early is not None or method not in ("GET", "DELETE"):
+            return early
+        live = self._live(received)
+        return live if isinstance(live, Response) else None
 
     def _live(self, received: Mapping[str, str]) -> LiveSession | Response:
         """The live session a GET or DELETE names, or its refusal."""
         session_id = received.get("mcp-session-id")
         if session_id is None or not self.handshake:
-            return refusal(405, "Method Not Allowed: no session named", None, self._allow())
+            return self.rules.not_allowed("no session named")
         live = self.sessions.get(session_id)
         if live is None:
             return refusal(404, "Not Found: no such session (unknown or terminated)")
@@ -384,7 +324,7 @@ class Endpoint:
     def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
         """The response to one HTTP request (the adapter drains its stream, if any)."""
         received = received_headers(headers)  # once: every later check reads this dict
-        response = self._cors(received, self._handle(method, path, received, body))
+        response = self.rules.with_cors(received, self._handle(method, path, received, body))
         assert response is not None
         return response
 
@@ -416,7 +356,7 @@ class Endpoint:
         response = (
             early if early is not None else await self._prechecked_async(method, received, body)
         )
-        self._cors(received, response)  # adds the CORS headers, in place
+        self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
     async def _prechecked_async(
@@ -462,7 +402,7 @@ class Endpoint:
             isinstance(listener, ResumableStream) and listener.detached
         ):
             return refusal(409, "Conflict: the session's GET stream is open already")
-        live.listener = self._stream(live, _SSE, self._listener_gone(live))
+        live.listener = self._stream(live, SSE, self._listener_gone(live))
         return self._streamed(live.listener, live)
 
     def _replays(self, live: LiveSession) -> Replays:
@@ -475,7 +415,7 @@ class Endpoint:
     ) -> Stream:
         """A new stream of ``live``: resumable when it is an event stream of a
         handshake-era session and the endpoint keeps events (``replay``)."""
-        if self.replay and live.id is not None and media == _SSE:
+        if self.replay and live.id is not None and media == SSE:
             return self._replays(live).open(self.max_buffer, on_abandon)
         return Stream(media, max_buffer=self.max_buffer, on_abandon=on_abandon)
 
@@ -496,7 +436,7 @@ class Endpoint:
         except McpError as err:  # not a message: no session reads it
             return refusal(status_of(err), err, None)
         named = named_version(value)
-        media = _answer_media(headers.get("accept")) or _JSON  # the precheck refused None
+        media = answer_media(headers.get("accept")) or JSON  # the precheck refused None
         header = headers.get("mcp-protocol-version")
         if (
             named is None
@@ -582,11 +522,11 @@ class Endpoint:
         if refused is not None:
             if not own:
                 return refusal(status_of(refused.error), refused.error, None)
-            return Response(status_of(refused.error), [("content-type", _JSON)], own[0])
+            return Response(status_of(refused.error), [("content-type", JSON)], own[0])
         brought = _brought(events)
         if live.id is None and brought is not None and brought.method == LISTEN:
-            if media != _SSE:
-                return refusal(406, f"Not Acceptable: a listen is answered with {_SSE}", brought.id)
+            if media != SSE:
+                return refusal(406, f"Not Acceptable: a listen is answered with {SSE}", brought.id)
             try:  # a stream of its own, fed by the subscriptions (mcp_schema.http.listen)
                 listening = open_listen(
                     self.subscriptions,
@@ -622,17 +562,17 @@ class Endpoint:
             self._answer_error(live, brought, InternalError("the handler did not answer"))
         if stream is None:
             return Response(202, self._session_header(live))
-        if stream.finished and (stream.media == _JSON or stream.frames == 1):
+        if stream.finished and (stream.media == JSON or stream.frames == 1):
             answer = b"".join(stream.take_frames())  # the response alone: one JSON body
             status = 200
             if live.id is None and b'"error"' in answer:  # only then is it read again
                 status = answer_status(jiter.from_json(answer).get("error"))
-            return Response(status, [("content-type", _JSON), *self._session_header(live)], answer)
+            return Response(status, [("content-type", JSON), *self._session_header(live)], answer)
         return self._streamed(stream, live)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:
         headers = [("content-type", stream.media), *self._session_header(live)]
-        if stream.media == _SSE:
+        if stream.media == SSE:
             headers += [("cache-control", "no-cache"), ("x-accel-buffering", "no")]
         return Response(200, headers, stream=stream)
 
@@ -684,7 +624,7 @@ class Endpoint:
             if value["method"] == "notifications/progress":  # its token names its request
                 token = stream_key(value["params"]["progressToken"])
                 target = next((s for s in live.streams.values() if s.progress_token == token), None)
-            if target is None or target.media != _SSE:
+            if target is None or target.media != SSE:
                 target = live.listener
             if target is not None:
                 target.put(frame)  # an overflow ends the stream: cancellation (``_gone``)

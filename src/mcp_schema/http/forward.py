@@ -52,11 +52,22 @@ from mcp_schema.errors import InternalError
 
 # Private helpers of this package's ASGI adapter and endpoint: the forwarded
 # request is read, refused and written exactly as a direct one.
-from mcp_schema.http.asgi import App, Message, Receive, Scope, Send, _disconnect, _send_whole
+from mcp_schema.http.adapter import (
+    Message,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    send_response,
+    serve_lifespan,
+    until_disconnect,
+)
+from mcp_schema.http.asgi import App
 from mcp_schema.http.endpoint import _request_id
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import received_headers
 
 __all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
 
@@ -161,16 +172,24 @@ class ClusterApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            return await self._lifespan(receive, send)
+            return await serve_lifespan(receive, send, self.start, self.stop)
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         named = dict(scope["headers"]).get(b"mcp-session-id")
         if named is not None and self.sessions.get(named.decode("latin-1")) is None:
             session_id = named.decode("latin-1")
+            # Prechecked here, where the client's connection is: the holder
+            # serves it with no address of its own (no loopback ``Host`` rule).
+            received = received_headers(scope["headers"])
+            early = self.app.endpoint.rules.check(
+                scope["method"], scope["path"], received, scope.get("server")
+            )
+            if early is not None:
+                return await send_response(send, early)
             try:
                 holder = await self.sessions.holder(session_id)
             except BrokerError as exc:
-                return await _send_whole(send, refusal(503, exc))
+                return await send_response(send, refusal(503, exc))
             if holder is not None and holder != self.sessions.replica:
                 return await self._forward(holder, session_id, scope, receive, send)
         await self.app(scope, receive, self._flushing(send))
@@ -196,11 +215,11 @@ class ClusterApp:
     ) -> None:
         body = b""
         if scope["method"] == "POST":
-            read = await self.app._body(receive)  # the adapter's bounded read
+            read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
             if read is None:
                 return None  # the client left
             if isinstance(read, Response):
-                return await _send_whole(send, read)
+                return await send_response(send, read)
             body = read
         forward_id = secrets.token_urlsafe(16)
         request_id = _request_id(body) if body else None
@@ -220,7 +239,7 @@ class ClusterApp:
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body
                     )
-                    return await _send_whole(send, answer)
+                    return await send_response(send, answer)
                 for i, chunk in enumerate(parts := _chunks(body, self._room)):
                     more = i < len(parts) - 1
                     header = {"t": "body", "f": forward_id, "more": more}
@@ -228,7 +247,7 @@ class ClusterApp:
                 await self._relay(replies, holder, forward_id, request_id, receive, send)
         except (BrokerError, ValueError) as exc:  # ValueError: headers beyond max_message
             error = exc if isinstance(exc, BrokerError) else InternalError(str(exc))
-            await _send_whole(send, refusal(503, error, request_id))
+            await send_response(send, refusal(503, error, request_id))
 
     async def _relay(
         self,
@@ -240,7 +259,7 @@ class ClusterApp:
         send: Send,
     ) -> None:
         """The holder's answer to ``send``, as it comes, within the bounds."""
-        left = asyncio.ensure_future(_disconnect(receive))
+        left = asyncio.ensure_future(until_disconnect(receive))
         started = finished = False
         try:
             while not finished:
@@ -257,7 +276,7 @@ class ClusterApp:
                             f"the replica holding the session did not answer within "
                             f"{self.timeout:g} s"
                         )
-                        await _send_whole(send, refusal(504, late, request_id))
+                        await send_response(send, refusal(504, late, request_id))
                         started = finished = True
                     break
                 unpacked = _unpack(got.result().data)
@@ -282,7 +301,7 @@ class ClusterApp:
                 error = (
                     exc if isinstance(exc, BrokerError) else InternalError("the answer was lost")
                 )
-                await _send_whole(send, refusal(503, error, request_id))
+                await send_response(send, refusal(503, error, request_id))
                 started = finished = True
         finally:
             left.cancel()
@@ -353,7 +372,7 @@ class ClusterApp:
         send = self._replier(_reply(forward_id))
         if len(self._forwards) >= self.max_forwards:
             busy = refusal(503, InternalError("too many forwarded requests"), None)
-            return self._spawn(self._quietly(_send_whole(send, busy)))
+            return self._spawn(self._quietly(send_response(send, busy)))
         forwarded = _Forwarded(self.app.endpoint.max_body // self._room + 4)
         self._forwards[forward_id] = forwarded
         scope: Scope = {
@@ -461,18 +480,3 @@ class ClusterApp:
                 await self.sessions.refresh()
             except BrokerError as exc:
                 _LOG.warning("session records not rewritten: %s", exc.message)
-
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                try:
-                    await self.start()
-                except BrokerError as exc:
-                    await send({"type": "lifespan.startup.failed", "message": exc.message})
-                    return
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                await self.stop()
-                await send({"type": "lifespan.shutdown.complete"})
-                return

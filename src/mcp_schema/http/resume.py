@@ -29,6 +29,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable
 
 from mcp_schema.http.rules import refusal
+from mcp_schema.http.sse import sse_event
 from mcp_schema.http.stream import Response, Stream
 
 __all__ = ["MAX_STREAMS", "Replays", "ResumableStream"]
@@ -61,7 +62,7 @@ class ResumableStream(Stream):
         """Its client went away; it waits to be resumed."""
 
     def _event(self, seq: int, frame: bytes) -> bytes:
-        return b"id: %d-%d\nevent: message\ndata: %s\n\n" % (self.number, seq, frame)
+        return sse_event(frame, b"%d-%d" % (self.number, seq))
 
     def take(self) -> bytes:
         again, self._again = self._again, []

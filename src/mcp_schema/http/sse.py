@@ -1,5 +1,6 @@
-"""`EventReader`: a server-sent event stream read as it arrives, bounded
-(hand-written runtime module).
+"""Server-sent events, both ways (hand-written runtime module): `sse_event`
+writes one ``message`` event, and `EventReader` reads a stream as it
+arrives, bounded.
 
 The client side of what `mcp_schema.http.stream` writes: the body of a
 ``text/event-stream`` response, fed chunk by chunk however the network cut
@@ -20,12 +21,28 @@ import re
 
 from mcp_schema._args import check
 
-__all__ = ["MAX_EVENT", "EventReader", "EventTooLarge"]
+__all__ = ["MAX_EVENT", "EventReader", "EventTooLarge", "sse_event", "sse_events"]
 
 MAX_EVENT = 4 << 20
 """Bytes of one event (its ``data`` and its field names) read by default."""
 
 _BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def sse_event(data: bytes, event_id: bytes | None = None) -> bytes:
+    """One ``message`` event carrying ``data`` (a JSON-RPC frame), with an
+    ``id`` when given. Compact JSON is one line; data that is not gets a
+    ``data`` line per line, as the SSE rules join them back."""
+    head = b"event: message\n" if event_id is None else b"id: " + event_id + b"\nevent: message\n"
+    if b"\n" in data or b"\r" in data:
+        lines = _BREAK.split(data)
+        return head + b"".join(b"data: " + line + b"\n" for line in lines) + b"\n"
+    return head + b"data: " + data + b"\n\n"
+
+
+def sse_events(frames: list[bytes]) -> bytes:
+    """``frames`` as consecutive ``message`` events."""
+    return b"".join(sse_event(frame) for frame in frames)
 
 
 class EventTooLarge(ValueError):

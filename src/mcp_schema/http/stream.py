@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from mcp_schema.http.sse import sse_events
+
 __all__ = ["KEEPALIVE", "MAX_BUFFER", "Response", "Stream"]
 
 MAX_BUFFER = 1 << 20
@@ -122,7 +124,7 @@ class Stream:
         frames = self.take_frames()
         if self.media == "application/json":
             return b"".join(frames)
-        return b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
+        return sse_events(frames)
 
     @property
     def done(self) -> bool:

@@ -1,0 +1,268 @@
+"""The ASGI kit every HTTP front door of the package is built on (`App`,
+`ClusterApp`, the gateway's apps and the bridges): the one body reader, the
+writing of whole and streamed responses, the disconnect watch, the
+forwarding of header fields, and lifespan. A front door is an ASGI 3
+application that decides what to answer (`mcp_schema.http.precheck` first)
+and leaves the I/O to these.
+
+* `read_body` reads a request body chunk by chunk: past ``limit`` bytes it
+  is refused, 413, as soon as that is known; not finished within
+  ``seconds`` it is refused, 408 (a slow body would hold its connection
+  for ever). `read_head` reads the same way but keeps going past the limit:
+  a front door that passes the rest on as it comes (the gateway) gets the
+  head and whether more is to come.
+* `send_response` writes a whole `Response`; `send_stream` drains a
+  `Stream` as it fills, with keep-alive comments on an idle event stream,
+  and abandons it when the client leaves or the connection breaks.
+* `end_to_end` drops the hop-by-hop fields of a header list (RFC 9110
+  7.6.1: the fixed ones and those its ``Connection`` names) before it is
+  forwarded, in either direction.
+* `serve_lifespan` runs the ``lifespan`` scope from a startup and a
+  shutdown coroutine function; a startup that raises fails the startup
+  with its message, so the server says why it did not start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Collection, MutableMapping
+from typing import Any
+
+from mcp_schema.http.rules import refusal
+from mcp_schema.http.sse import sse_event, sse_events
+from mcp_schema.http.stream import KEEPALIVE, Response
+
+__all__ = [
+    "BODY_SECONDS",
+    "HOP_BY_HOP",
+    "KEEPALIVE_SECONDS",
+    "Message",
+    "Receive",
+    "Scope",
+    "Send",
+    "end_to_end",
+    "read_body",
+    "read_head",
+    "send_body",
+    "send_response",
+    "send_stream",
+    "serve_lifespan",
+    "sse_event",
+    "sse_events",
+    "start_message",
+    "until_disconnect",
+]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+
+BODY_SECONDS = 30.0
+"""Seconds a request body has to arrive whole, by default (then 408)."""
+
+KEEPALIVE_SECONDS = 15.0
+"""Seconds an event stream may stay silent before a keep-alive comment."""
+
+HOP_BY_HOP = frozenset(
+    b"connection keep-alive proxy-connection te trailer transfer-encoding upgrade".split()
+)
+"""Header fields that concern one connection only (RFC 9110 7.6.1), never
+forwarded; the fields a ``Connection`` header names are dropped with them."""
+
+_MAX_CONNECTION_NAMES = 32  # fields one Connection header may name: more is no real peer's
+
+
+class _Deadline:
+    """Cancels the task reading a body when its time is up, and remembers that
+    it did: one timer for the whole body, not one per chunk."""
+
+    __slots__ = ("_handle", "_task", "expired")
+
+    def __init__(self, seconds: float) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # a body is read inside a task
+        self._task, self.expired = task, False
+        self._handle = asyncio.get_running_loop().call_later(seconds, self._expire)
+
+    def _expire(self) -> None:
+        self.expired = True
+        self._task.cancel()
+
+    def cancel(self) -> None:
+        self._handle.cancel()
+
+    def absorbed(self) -> bool:
+        """Whether a cancellation was this deadline's (then it is taken back)."""
+        if self.expired and sys.version_info >= (3, 11):
+            self._task.uncancel()
+        return self.expired
+
+
+def _timed_out(seconds: float) -> Response:
+    return refusal(408, f"Request Timeout: the body did not arrive within {seconds:g} s")
+
+
+def _too_large(limit: int) -> Response:
+    return refusal(413, f"Payload Too Large: at most {limit:,} bytes")
+
+
+async def _read(
+    receive: Receive, limit: int, seconds: float | None, refuse: bool
+) -> tuple[bytes, bool] | Response | None:
+    deadline = None if seconds is None else _Deadline(seconds)
+    chunks: list[bytes] = []
+    size = 0
+    try:
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return None
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            more = bool(message.get("more_body", False))
+            if size > limit and refuse:
+                return _too_large(limit)
+            chunks.append(chunk)
+            if not more or size > limit:
+                return b"".join(chunks), more
+    except asyncio.CancelledError:
+        if deadline is None or not deadline.absorbed():
+            raise
+        assert seconds is not None
+        return _timed_out(seconds)
+    finally:
+        if deadline is not None:
+            deadline.cancel()
+
+
+async def read_body(
+    receive: Receive, limit: int, seconds: float | None = BODY_SECONDS
+) -> bytes | Response | None:
+    """The whole body of a request; its refusal when it grows past ``limit``
+    bytes (413) or is not finished within ``seconds`` (408; None: no
+    deadline); None when the client left."""
+    read = await _read(receive, limit, seconds, refuse=True)
+    return read[0] if isinstance(read, tuple) else read
+
+
+async def read_head(
+    receive: Receive, limit: int, seconds: float | None = BODY_SECONDS
+) -> tuple[bytes, bool] | Response | None:
+    """The body, or, when it grows past ``limit`` bytes, what came up to then
+    and True (more is to come: the caller reads the rest from ``receive``);
+    408 when it does not come within ``seconds``; None when the client left."""
+    return await _read(receive, limit, seconds, refuse=False)
+
+
+def start_message(status: int, headers: list[tuple[bytes, bytes]]) -> Message:
+    """The ``http.response.start`` message of ``status`` and ``headers``."""
+    return {"type": "http.response.start", "status": status, "headers": headers}
+
+
+def _encoded(response: Response) -> list[tuple[bytes, bytes]]:
+    return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in response.headers]
+
+
+async def send_body(send: Send, body: bytes, more: bool = False) -> None:
+    """One ``http.response.body`` message."""
+    await send({"type": "http.response.body", "body": body, "more_body": more})
+
+
+async def send_response(send: Send, response: Response) -> None:
+    """``response`` whole (its body; a stream is `send_stream`'s), with its length."""
+    headers = _encoded(response)
+    headers.append((b"content-length", str(len(response.body)).encode()))
+    await send(start_message(response.status, headers))
+    await send_body(send, response.body)
+
+
+async def until_disconnect(receive: Receive) -> None:
+    """Return once the client has left (``http.disconnect``); what else
+    comes (a body already read to its end) is dropped."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+async def send_stream(
+    response: Response, receive: Receive, send: Send, keepalive: float = KEEPALIVE_SECONDS
+) -> None:
+    """``response``'s stream, written as it fills: each wake-up sends what
+    waits, in one chunk; an event stream idle for ``keepalive`` seconds gets
+    an SSE comment. The client leaving, or the connection breaking under a
+    send, abandons the stream (`Stream.abandon`: its request is cancelled)."""
+    stream = response.stream
+    assert stream is not None
+    ready = asyncio.Event()
+    stream.on_ready = ready.set
+    left = asyncio.ensure_future(until_disconnect(receive))
+    try:
+        await send(start_message(response.status, _encoded(response)))
+        while True:
+            ready.clear()
+            chunk = stream.take()
+            if chunk:
+                await send_body(send, chunk, more=True)
+            if stream.done:
+                break
+            if ready.is_set():
+                continue  # more came while that was sent
+            woken = asyncio.ensure_future(ready.wait())
+            finished, _ = await asyncio.wait(
+                {woken, left}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+            )
+            woken.cancel()
+            if left in finished:
+                stream.abandon()
+                return
+            if not finished and stream.media == "text/event-stream":
+                await send_body(send, KEEPALIVE, more=True)
+        await send_body(send, b"")
+    except OSError:  # the connection broke under a send
+        stream.abandon()
+    finally:
+        stream.on_ready = None
+        left.cancel()
+
+
+def end_to_end(
+    headers: list[tuple[bytes, bytes]], dropped: Collection[bytes] = ()
+) -> list[tuple[bytes, bytes]]:
+    """``headers`` (lower-case names, as ASGI gives them) without the
+    hop-by-hop fields, those a ``Connection`` header names, and ``dropped``."""
+    named: set[bytes] = set()
+    for name, value in headers:
+        if name == b"connection":
+            named.update(part.strip().lower() for part in value.split(b",")[:_MAX_CONNECTION_NAMES])
+    return [
+        (name, value)
+        for name, value in headers
+        if name not in HOP_BY_HOP and name not in named and name not in dropped
+    ]
+
+
+async def serve_lifespan(
+    receive: Receive,
+    send: Send,
+    startup: Callable[[], Awaitable[None]] | None = None,
+    shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """The ``lifespan`` scope: ``startup`` at its start (one that raises fails
+    the startup, saying why), ``shutdown`` at its end."""
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            if startup is not None:
+                try:
+                    await startup()
+                except Exception as exc:  # the server reports it and does not start
+                    reason = (str(exc) or type(exc).__name__)[:1000]
+                    await send({"type": "lifespan.startup.failed", "message": reason})
+                    return
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            if shutdown is not None:
+                await shutdown()
+            await send({"type": "lifespan.shutdown.complete"})
+            return
