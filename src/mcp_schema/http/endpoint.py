@@ -78,7 +78,7 @@ from mcp_schema._args import check, strings
 # the one strict parse, and reads the era and the id there by the codec's
 # rules, then hands the body to the session (no public reader stops there).
 from mcp_schema._codec.parse import parse
-from mcp_schema._codec.route import named_version, request_id
+from mcp_schema._codec.route import request_id
 from mcp_schema._codec.versioning import NULL_VERSION
 from mcp_schema.codec import encode
 from mcp_schema.errors import (
@@ -89,6 +89,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.era import era_of
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, MAX_BODY, SSE, Precheck, answer_media
 from mcp_schema.http.resume import Replays, ResumableStream
@@ -435,19 +436,9 @@ class Endpoint:
             value = parse(body)
         except McpError as err:  # not a message: no session reads it
             return refusal(status_of(err), err, None)
-        named = named_version(value)
         media = answer_media(headers.get("accept")) or JSON  # the precheck refused None
-        header = headers.get("mcp-protocol-version")
-        if (
-            named is None
-            and header in self.stateless
-            and "mcp-session-id" not in headers
-            and value.get("method") != "initialize"
-        ):
-            # A per-request version's request (its header says so) without the
-            # _meta naming it: its session refuses what it lacks (-32602).
-            named = header
-        if named is not None:
+        stateless, named = era_of(value, headers, self.stateless)
+        if stateless:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session("stateless", headers))
