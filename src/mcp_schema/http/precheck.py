@@ -150,16 +150,10 @@ class Precheck:
     ) -> Response | None:
         if path != self.path:
             return Response(404)
-        hosts = self.allowed_hosts
-        if hosts is None and loopback_server(server):
-            hosts = LOOPBACK_HOSTS
-        if hosts is not None and not allowed_host(received.get("host"), hosts):
-            return host_refusal()
+        refused = self.caller(received, server)
+        if refused is not None:
+            return refused
         origin = received.get("origin")
-        if origin is not None and not allowed_origin(
-            origin, self.allowed_origins, self.loopback_origins
-        ):
-            return refusal(403, "Forbidden: the request's Origin is not allowed")
         if method == "OPTIONS" and self.cors and origin in self.allowed_origins:
             return preflight(received, self.allow)  # `with_cors` adds the origin's headers
         accept = received.get("accept")
@@ -182,6 +176,22 @@ class Precheck:
                 return refusal(406, f"Not Acceptable: the GET stream is {SSE}")
             return None
         return self.not_allowed("POST, or GET and DELETE in a session")
+
+    def caller(self, received: Mapping[str, str], server: object) -> Response | None:
+        """Steps 2 and 3 alone, ``Host`` (421) and ``Origin`` (403): the
+        refusal of a request to any route of the door (a health check beside
+        the endpoint), or None."""
+        hosts = self.allowed_hosts
+        if hosts is None and loopback_server(server):
+            hosts = LOOPBACK_HOSTS
+        if hosts is not None and not allowed_host(received.get("host"), hosts):
+            return host_refusal()
+        origin = received.get("origin")
+        if origin is not None and not allowed_origin(
+            origin, self.allowed_origins, self.loopback_origins
+        ):
+            return refusal(403, "Forbidden: the request's Origin is not allowed")
+        return None
 
     def not_allowed(self, why: str) -> Response:
         """405, naming the methods served."""
