@@ -1,6 +1,7 @@
 """``python -m mcp_schema validate FILE [--version V]``, ``diff A B [--json]`` and
-``proxy [--report FILE] -- CMD ...`` (`mcp_schema.proxy`) and ``gateway --listen
-HOST:PORT --upstream URL`` (`mcp_schema.gateway`) (hand-written runtime module).
+``proxy [--report FILE] -- CMD ...`` (`mcp_schema.proxy`), ``gateway --listen
+HOST:PORT --upstream URL`` (`mcp_schema.gateway`) and ``serve module:server``
+(`mcp_schema.server.serve`) (hand-written runtime module).
 
 FILE holds JSON Lines, one JSON-RPC message per line (``-`` reads stdin).
 Responses are paired with their requests by id, the version is detected per
@@ -162,7 +163,12 @@ def main(
     add_gateway_arguments(
         commands.add_parser("gateway", help="serve /mcp in front of an HTTP server, validating")
     )
+    _serve_arguments(commands.add_parser("serve", help="run a mcp_schema.server.Server"))
     args = parser.parse_args(argv)
+    if args.command == "serve":
+        from mcp_schema.server.serve import main as serve
+
+        return serve(args)
     if args.command == "gateway":
         from mcp_schema.gateway.command import main as gateway
 
@@ -184,6 +190,25 @@ def main(
     except OSError as exc:  # a full disk, a closed pipe, an unreadable file...
         return _failed(f"I/O error: {exc.strerror or exc}", out, err)
     return status
+
+
+def _serve_arguments(parser: argparse.ArgumentParser) -> None:
+    """The ``serve`` subcommand's (`mcp_schema.server.serve.main` reads them):
+    here, so that the other commands do not import the server layer."""
+    parser.description = (
+        "Serve the mcp_schema.server.Server named module:attribute under uvicorn, "
+        "configured from the MCP_* environment variables (docs/guide/remote-server.md)."
+    )
+    parser.add_argument(
+        "target", metavar="module:server", help="the Server, as uvicorn names an app"
+    )
+    parser.add_argument(
+        "--app-dir", default=".", help="where the module is found first (default the current one)"
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
+    parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
+    parser.add_argument("--log-level", default="info", help="uvicorn's log level (default info)")
 
 
 def _diff(old: str, new: str, as_json: bool, out: IO[str]) -> int:

@@ -1,0 +1,218 @@
+"""`Server`: an MCP server written as decorated functions (hand-written
+runtime module; see the package and ``docs/guide/remote-server.md``).
+
+It makes the same things a hand-written server is made of, from the
+functions: the `mcp_schema.http.Endpoint` handler (`Server.handler`), the
+info and capabilities, and, with `Server.asgi`, the whole replica.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
+
+from mcp_schema.server.context import Context
+from mcp_schema.server.dispatch import Dispatch
+from mcp_schema.server.driving import CALL_SECONDS
+from mcp_schema.server.prompts import Prompt
+from mcp_schema.server.resources import Resource
+from mcp_schema.server.tools import TaskMode, Tool
+from mcp_schema.server.toolset import ToolSet
+from mcp_schema.session import Event, ServerSession
+
+__all__ = ["Server"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class Server:
+    """A server named ``name`` at ``version`` (its ``Implementation``, with
+    ``title``); ``instructions`` for the client; ``logging``: declare the
+    ``logging`` capability (`Context.log` needs a client that asked for
+    logs); ``mask_errors``: a tool's unexpected exception is told to the
+    client as a failure alone, not its type and message (it is logged either
+    way); ``timeout``: the seconds a call may run in the replica's app
+    before it is answered -32603 (`mcp_schema.server.driving`)."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str = "0.1.0",
+        *,
+        title: str | None = None,
+        instructions: str | None = None,
+        logging: bool = False,
+        mask_errors: bool = False,
+        timeout: float = CALL_SECONDS,
+    ) -> None:
+        self.info: dict[str, Any] = {"name": name, "version": version}
+        if title is not None:
+            self.info["title"] = title
+        self.instructions = instructions
+        self.logging = logging
+        self.timeout = timeout
+        self.tools = ToolSet()
+        self.resources: dict[str, Resource] = {}
+        self.prompts: dict[str, Prompt] = {}
+        self.dispatch = Dispatch(self.tools, self.resources, self.prompts, mask_errors=mask_errors)
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        """What the server declares: ``tools`` (their list changes), and
+        ``resources``, ``prompts`` and ``logging`` when it has them."""
+        declared: dict[str, Any] = {"tools": {"listChanged": True}}
+        if self.resources:
+            declared["resources"] = {}
+        if self.prompts:
+            declared["prompts"] = {}
+        if self.logging:
+            declared["logging"] = {}
+        return declared
+
+    @property
+    def handler(self) -> Callable[[ServerSession, Event], None]:
+        """The `mcp_schema.http.Endpoint` handler serving the decorated
+        functions (give the endpoint ``handler_version="2026-07-28"``)."""
+        return self.dispatch.handler
+
+    async def handle(self, session: ServerSession, event: Event) -> None:
+        """Serve ``event`` of ``session``, awaiting what the functions await."""
+        await self.dispatch.serve(session, event)
+
+    # -- decorators -------------------------------------------------------------------------
+
+    @overload
+    def tool(self, function: F, /) -> F: ...
+
+    @overload
+    def tool(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        task: TaskMode = False,
+        enabled: bool = True,
+    ) -> Callable[[F], F]: ...
+
+    def tool(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        task: TaskMode = False,
+        enabled: bool = True,
+    ) -> Any:
+        """``@server.tool()``: the function is a tool (`mcp_schema.server.tools`):
+        ``name`` (default the function's), ``title``, ``description`` (default
+        its docstring), ``annotations`` (``ToolAnnotations``), ``structured``
+        (False: no ``outputSchema``), ``task`` (True: run as a task of the
+        Tasks extension when the client takes one; ``"required"``: only
+        then), ``enabled`` (False: listed only once enabled, `ToolSet.enable`)."""
+
+        def add(function: F) -> F:
+            self.tools.add(
+                Tool(
+                    function,
+                    context=Context,
+                    name=name if isinstance(name, str) else None,
+                    title=title,
+                    description=description,
+                    annotations=annotations,
+                    structured=structured,
+                    task=task,
+                    enabled=enabled,
+                )
+            )
+            return function
+
+        return add(name) if callable(name) else add
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """``@server.resource("config://app")`` or a template
+        (``"users://{user_id}"``, its variables the function's parameters):
+        see `mcp_schema.server.resources`."""
+
+        def add(function: F) -> F:
+            if uri in self.resources:
+                raise ValueError(f"a resource at {uri!r} is defined already")
+            self.resources[uri] = Resource(
+                function,
+                uri,
+                context=Context,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+            )
+            return function
+
+        return add
+
+    @overload
+    def prompt(self, function: F, /) -> F: ...
+
+    @overload
+    def prompt(
+        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+    ) -> Callable[[F], F]: ...
+
+    def prompt(
+        self,
+        name: str | Callable[..., Any] | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Any:
+        """``@server.prompt()``: the function is a prompt (`mcp_schema.server.prompts`)."""
+
+        def add(function: F) -> F:
+            made = Prompt(
+                function,
+                context=Context,
+                name=name if isinstance(name, str) else None,
+                title=title,
+                description=description,
+            )
+            if made.name in self.prompts:
+                raise ValueError(f"a prompt named {made.name!r} is defined already")
+            self.prompts[made.name] = made
+            return function
+
+        return add(name) if callable(name) else add
+
+    # -- the tool set -----------------------------------------------------------------------
+
+    async def enable(self, *names: str) -> None:
+        """Enable the tools ``names``, on every replica (`ToolSet`)."""
+        await self.tools.enable(names, True)
+
+    async def disable(self, *names: str) -> None:
+        """Disable the tools ``names``, on every replica."""
+        await self.tools.enable(names, False)
+
+    async def toggle(self, name: str) -> bool:
+        """Enable the tool ``name`` if it is disabled, else disable it, on
+        every replica, each toggle one transition; whether it is enabled now."""
+        return await self.tools.toggle(name)
+
+    # -- serving ----------------------------------------------------------------------------
+
+    def asgi(self, **options: Any) -> Any:
+        """The ASGI app of one replica (`mcp_schema.server.app.build`)."""
+        from mcp_schema.server.app import build
+
+        return build(self, **options)

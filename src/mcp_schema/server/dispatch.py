@@ -1,0 +1,334 @@
+"""`Dispatch`: a `mcp_schema.server.Server`'s tools, resources and prompts
+serving a session's events, in both eras (hand-written runtime module).
+
+`Dispatch.serve` is the one way an event is served, a coroutine. The
+endpoint of today calls handlers synchronously and a 2026-07-28 request is
+answered before its handler returns, so `Dispatch.handler` runs that
+coroutine to its end at once (`run_now`): a sync function is called there,
+an async one runs as long as it awaits only the `Context` (whose methods
+never wait on the event loop). An async function that awaits anything else
+(``asyncio.sleep``, a database) stops there, and its call is answered
+-32603 saying so (unless it runs as a task, in the event loop).
+
+A call:
+
+1. ``tools/call`` of a tool not enabled is -32602 (unknown tool); arguments
+   its ``inputSchema`` refuses are a tool error result naming them
+   (`mcp_schema.server.tools`); nothing ran.
+2. A tool with ``task=`` and a client that takes a task: the call is
+   answered with a task whose work runs the function (`TaskContext`), else
+   the function runs now (``task="required"``: -32021 instead).
+3. The function's value becomes the result; a `ToolError` an error result
+   with its message; an `McpError` the JSON-RPC error it is; any other
+   exception an error result (its type and message, or only that the tool
+   failed with ``mask_errors``), logged with the tool's name and the
+   request's id.
+4. A question (`Context.ask`) answers the call with it; the answer runs the
+   function again (`mcp_schema.server.context`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.server.context import (
+    Answers,
+    Context,
+    Pending,
+    TaskStarted,
+    read_answers,
+    wire_answers,
+)
+from mcp_schema.server.prompts import Prompt
+from mcp_schema.server.resources import Resource, not_found
+from mcp_schema.server.signature import Signature
+from mcp_schema.server.tools import Tool, ToolError, error_result
+from mcp_schema.server.toolset import ToolSet
+from mcp_schema.session import (
+    Event,
+    InputReceived,
+    RequestReceived,
+    ServerSession,
+    SessionError,
+)
+from mcp_schema.tasks import TaskContext, Work
+from mcp_schema.versions import HANDSHAKE_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.server.driving import Driving
+
+__all__ = ["Dispatch", "run_now"]
+
+_LOG = logging.getLogger("mcp_schema.server")
+_AWAITED = "it awaited more than its context, and this endpoint answers before the handler returns"
+
+
+class _Target(Protocol):
+    """A tool, resource or prompt: its function, and how to call it."""
+
+    function: Callable[..., Any]
+    is_async: bool
+    signature: Signature
+
+
+def run_now(coroutine: Coroutine[Any, Any, None]) -> bool:
+    """Run ``coroutine`` to its end if it never waits on the event loop:
+    whether it ended (else it is closed where it waited)."""
+    try:
+        coroutine.send(None)
+    except StopIteration:
+        return True
+    coroutine.close()
+    return False
+
+
+class Dispatch:
+    """What serves the events of the server's sessions (see the module):
+    ``tools``, ``resources`` and ``prompts`` by name (a resource by URI),
+    ``context`` the class of the parameter injected."""
+
+    def __init__(
+        self,
+        tools: ToolSet,
+        resources: Mapping[str, Resource],
+        prompts: Mapping[str, Prompt],
+        *,
+        context: type[Context] = Context,
+        mask_errors: bool = False,
+    ) -> None:
+        self.tools, self.resources, self.prompts = tools, resources, prompts
+        self.context = context
+        self.mask_errors = mask_errors
+        self.driving: Driving | None = None
+        """What awaits the work of the events it expects (`mcp_schema.server.driving`)."""
+        self.running: dict[TaskContext, None] = {}
+        """The tasks whose work runs in this process (`tracked`)."""
+
+    def tracked(self, work: Work) -> Work:
+        """``work``, in `running` while it runs."""
+
+        async def tracking(task: TaskContext) -> Any:
+            self.running[task] = None
+            try:
+                return await work(task)
+            finally:
+                self.running.pop(task, None)
+
+        return tracking
+
+    def handler(self, session: ServerSession, event: Event) -> None:
+        """The `mcp_schema.http.Endpoint` handler (see the module)."""
+        driving = self.driving
+        if driving is not None and driving.expects(session):
+            return driving.park(session, event, self.serve(session, event, inline=False))
+        if run_now(self.serve(session, event, inline=True)):
+            return
+        request = event.request if isinstance(event, InputReceived) else event
+        if isinstance(request, RequestReceived):
+            _LOG.error("%s %r: %s", request.method, request.id, _AWAITED)
+            try:
+                session.fail(request, InternalError(f"The call could not be served: {_AWAITED}"))
+            except SessionError:
+                pass  # answered before it waited
+
+    async def serve(self, session: ServerSession, event: Event, *, inline: bool = False) -> None:
+        """Serve ``event``: a request, or the answers to a question asked.
+        ``inline``: a sync function runs here (else in a thread of its own)."""
+        if isinstance(event, RequestReceived):
+            request, answers = event, {}
+        elif isinstance(event, InputReceived):
+            request, answers = event.request, read_answers(event.state, event.responses)
+        else:
+            return
+        try:
+            await self._request(session, request, answers, inline)
+        except McpError as err:
+            session.fail(request, err)
+
+    async def _request(
+        self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
+    ) -> None:
+        method, params = request.method, getattr(request.message, "params", None)
+        if method == "tools/call":
+            return await self._call(session, request, answers, inline)
+        if method == "tools/list":
+            return session.respond(request, self.tools.listed)
+        if method == "resources/list":
+            listed = [r.definition for r in self.resources.values() if not r.template]
+            return session.respond(request, {"resources": listed})
+        if method == "resources/templates/list":
+            templates = [r.definition for r in self.resources.values() if r.template]
+            return session.respond(request, {"resourceTemplates": templates})
+        if method == "resources/read":
+            uri = str(getattr(params, "uri", ""))
+            return await self._read(session, request, answers, uri, inline)
+        if method == "prompts/list":
+            listed = [p.definition for p in self.prompts.values()]
+            return session.respond(request, {"prompts": listed})
+        if method == "prompts/get":
+            return await self._prompt(session, request, answers, params, inline)
+        raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+
+    async def _run(
+        self,
+        session: ServerSession | None,
+        request: RequestReceived,
+        target: _Target,
+        kwargs: dict[str, Any],
+        context: Context,
+        inline: bool,
+    ) -> tuple[bool, Any]:
+        """Call ``target``'s function: (True, its value), or (False, None)
+        when it asked a question, which then answers the call. ``inline``:
+        a sync function runs here, not in a thread of its own."""
+        if target.signature.context is not None:
+            kwargs = {**kwargs, target.signature.context: context}
+        function = target.function
+        try:
+            if target.is_async:
+                return True, await function(**kwargs)
+            if inline:
+                return True, function(**kwargs)
+            return True, await asyncio.to_thread(functools.partial(function, **kwargs))
+        except Pending as pending:
+            assert session is not None  # a task's questions wait in its store
+            state = {"answers": wire_answers(context.answers)}
+            session.ask(request, {pending.key: pending.question}, state=state)
+            return False, None
+
+    # -- tools ------------------------------------------------------------------------------
+
+    async def _call(
+        self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
+    ) -> None:
+        params = getattr(request.message, "params", None)
+        name = getattr(params, "name", None)
+        tool = self.tools.get(name)
+        if tool is None:
+            raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+        arguments = getattr(params, "arguments", None) or {}
+        problems = tool.problems(arguments)
+        if problems is not None:
+            return session.respond(request, error_result(problems))
+        try:
+            kwargs = tool.signature.arguments(arguments)
+        except ValueError as exc:
+            return session.respond(
+                request, error_result(f"Invalid arguments for tool {tool.name}: {exc}")
+            )
+        if tool.task and not answers and session.accepts_task(request):
+            work = functools.partial(self._work, tool, request, kwargs)
+            session.run_as_task(request, self.tracked(work))
+            return
+        if tool.task == "required":
+            session.require_task(request)
+            return
+        revision = self.tools.revision
+        context = self.context(session, request, answers, track=self.tracked)
+        result = await self._tool_result(session, request, tool, kwargs, context, inline)
+        if result is None:
+            return  # asked, or answered with a task
+        session.respond(request, result)
+        if self.tools.revision != revision and request.version in HANDSHAKE_VERSIONS:
+            session.notify("notifications/tools/list_changed")  # no listens in that era: told
+
+    async def _tool_result(
+        self,
+        session: ServerSession | None,
+        request: RequestReceived,
+        tool: Tool,
+        kwargs: dict[str, Any],
+        context: Context,
+        inline: bool,
+    ) -> dict[str, Any] | None:
+        """The call's result, or None when it was answered otherwise."""
+        try:
+            ran, value = await self._run(session, request, tool, kwargs, context, inline)
+            if not ran or isinstance(value, TaskStarted):
+                return None
+            return tool.result(value)
+        except ToolError as err:
+            return error_result(str(err))
+        except McpError:
+            raise
+        except Exception as exc:
+            _LOG.exception("tool %s failed on request %r", tool.name, request.id)
+            if self.mask_errors:
+                return error_result(f"The tool {tool.name} failed")
+            return error_result(f"The tool {tool.name} failed: {type(exc).__name__}: {exc}")
+
+    async def _work(
+        self, tool: Tool, request: RequestReceived, kwargs: dict[str, Any], task: TaskContext
+    ) -> dict[str, Any]:
+        """A task's work: the tool's function, in the event loop's time."""
+        context = self.context(None, request, task=task)
+        result = await self._tool_result(None, request, tool, kwargs, context, False)
+        assert result is not None  # a task asks through its store, and starts no task
+        return result
+
+    # -- resources and prompts --------------------------------------------------------------
+
+    async def _read(
+        self,
+        session: ServerSession,
+        request: RequestReceived,
+        answers: Answers,
+        uri: str,
+        inline: bool,
+    ) -> None:
+        for resource in self.resources.values():
+            kwargs = resource.match(uri)
+            if kwargs is not None:
+                break
+        else:
+            raise not_found(uri)
+        context = self.context(session, request, answers, track=self.tracked)
+        ran, value = await self._guarded(
+            session, request, resource, kwargs, context, inline, f"resource {uri}"
+        )
+        if ran:
+            session.respond(request, resource.contents(uri, value))
+
+    async def _prompt(
+        self,
+        session: ServerSession,
+        request: RequestReceived,
+        answers: Answers,
+        params: Any,
+        inline: bool,
+    ) -> None:
+        name = getattr(params, "name", None)
+        prompt = self.prompts.get(name) if isinstance(name, str) else None
+        if prompt is None:
+            raise InvalidParamsError(f"Unknown prompt: {name}", {"name": name})
+        kwargs = prompt.arguments(getattr(params, "arguments", None))
+        context = self.context(session, request, answers, track=self.tracked)
+        ran, value = await self._guarded(
+            session, request, prompt, kwargs, context, inline, f"prompt {prompt.name}"
+        )
+        if ran:
+            session.respond(request, prompt.result(value))
+
+    async def _guarded(
+        self,
+        session: ServerSession,
+        request: RequestReceived,
+        target: _Target,
+        kwargs: dict[str, Any],
+        context: Context,
+        inline: bool,
+        what: str,
+    ) -> tuple[bool, Any]:
+        """`_run`, an exception but an `McpError` answered -32603 and logged."""
+        try:
+            return await self._run(session, request, target, kwargs, context, inline)
+        except McpError:
+            raise
+        except Exception:
+            _LOG.exception("%s failed on request %r", what, request.id)
+            raise InternalError(f"The {what} failed") from None

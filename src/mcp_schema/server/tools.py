@@ -1,0 +1,215 @@
+"""A tool made of a function (hand-written runtime module): its definition
+(``inputSchema`` and ``outputSchema`` from the type hints, the docstring as
+its description), the check of a call's arguments against that very
+``inputSchema`` before the function runs, and the conversion of what the
+function returns into a ``CallToolResult``.
+
+* Arguments: the published ``inputSchema`` (pydantic's, with
+  ``additionalProperties: false`` unless the function takes ``**kwargs``) is
+  compiled once by jsonschema-rs; a call it refuses is answered with a tool
+  error result (``isError``) naming each argument at fault, as the
+  specification's tools page has input validation errors reported, and the
+  function never runs.
+* Results: with an ``outputSchema`` (a return annotation; a model,
+  ``TypedDict``, dataclass or ``dict[str, ...]`` as it is, any other type as
+  ``{"result": ...}``, as the official SDK's ``MCPServer`` does), the value
+  is checked by pydantic and becomes ``structuredContent``, its JSON (or
+  the string itself) one text block of ``content``. Without one, a string
+  is a text block, content blocks (``TextContent``, ``ImageContent``...)
+  are the content, a ``CallToolResult`` is the result, anything else is
+  written as JSON text.
+* ``-> ToolResult[T]``: the ``outputSchema`` is ``T``'s, the function
+  returns the ``content`` beside the ``structured`` value.
+* `ToolError` raised by the function is an ``isError`` result with its
+  message; see `mcp_schema.server.dispatch` for other exceptions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import types
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
+
+import jsonschema_rs
+import pydantic_core
+from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
+from typing_extensions import is_typeddict
+
+from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.codec import to_wire
+from mcp_schema.errors import clip
+from mcp_schema.server.signature import Signature, unwrapped
+from mcp_schema.tool_headers import ToolHeaders
+
+__all__ = ["MAX_REPORTED", "Tool", "ToolError", "ToolResult", "error_result"]
+
+MAX_REPORTED = 5
+"""Argument problems named in one error result (the first ones found)."""
+
+_CONTENT = (
+    mcp.TextContent,
+    mcp.ImageContent,
+    mcp.AudioContent,
+    mcp.EmbeddedResource,
+    mcp.ResourceLink,
+)
+TaskMode = Literal[False, True, "required"]
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ToolResult(Generic[T]):
+    """What a tool annotated ``-> ToolResult[T]`` returns to choose its
+    content: ``content`` (a string, or content blocks) beside ``structured``,
+    the value of its ``outputSchema`` (``T``'s)."""
+
+    content: str | Sequence[Any]
+    structured: T
+
+
+class ToolError(Exception):
+    """Raised by a tool function: the call is answered with an ``isError``
+    result carrying this message (the tool failed, in words for the model)."""
+
+
+def error_result(message: str) -> dict[str, Any]:
+    """A ``CallToolResult`` telling the tool failed."""
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+class Tool:
+    """The tool of ``function`` (see the module). ``task``: run as a task of
+    the Tasks extension when the client takes one (``"required"``: only
+    then; -32021 otherwise); ``structured``: False for no ``outputSchema``."""
+
+    def __init__(
+        self,
+        function: Callable[..., Any],
+        *,
+        context: type,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        annotations: Mapping[str, Any] | None = None,
+        structured: bool | None = None,
+        task: TaskMode = False,
+        enabled: bool = True,
+    ) -> None:
+        if not callable(function):
+            raise TypeError(f"a tool is a function, not {type(function).__name__}")
+        self.function = function
+        self.name = name or function.__name__
+        self.is_async = inspect.iscoroutinefunction(function)
+        self.task: TaskMode = task
+        self.enabled = enabled
+        self.signature = Signature(function, context, f"{self.name}Arguments")
+        definition: dict[str, Any] = {"name": self.name}
+        if title is not None:
+            definition["title"] = title
+        described = description if description is not None else inspect.getdoc(function)
+        if described:
+            definition["description"] = described
+        definition["inputSchema"] = self.signature.schema
+        returned = get_type_hints(function, include_extras=True).get(
+            "return", inspect.Signature.empty
+        )
+        if get_origin(unwrapped(returned)) is ToolResult:
+            (returned,) = get_args(unwrapped(returned))
+        self._output: TypeAdapter[Any] | None = None
+        self._wrapped = False
+        if structured is not False and _structured(returned):
+            definition["outputSchema"] = self._output_schema(returned)
+        if annotations:
+            definition["annotations"] = dict(annotations)
+        ToolHeaders(definition)  # an x-mcp-header clients would refuse: the author's mistake, now
+        self.definition = definition
+        self._check = jsonschema_rs.Draft202012Validator(self.signature.schema)
+
+    def _output_schema(self, returned: Any) -> dict[str, Any]:
+        self._output = TypeAdapter(returned)
+        if _object_like(unwrapped(returned)):
+            return self._output.json_schema()
+        self._wrapped = True
+        return create_model(f"{self.name}Output", result=(returned, ...)).model_json_schema()
+
+    def problems(self, arguments: Mapping[str, Any]) -> str | None:
+        """What is wrong with ``arguments`` by the ``inputSchema`` (the first
+        `MAX_REPORTED` problems, each naming its argument), or None."""
+        if self._check.is_valid(arguments):
+            return None
+        found = []
+        for error in self._check.iter_errors(arguments):
+            path = ".".join(str(step) for step in error.instance_path)
+            found.append(clip(f"{path}: {error.message}" if path else error.message))
+            if len(found) == MAX_REPORTED:
+                break
+        return f"Invalid arguments for tool {self.name}: " + "; ".join(found)
+
+    def result(self, value: Any) -> dict[str, Any]:
+        """The ``CallToolResult`` of what the function returned; ``ValueError``
+        when it does not fit the ``outputSchema`` (the tool's fault)."""
+        content = None
+        if isinstance(value, ToolResult):
+            content = _unstructured(value.content)["content"]
+            value = value.structured
+        if self._output is None:
+            return _unstructured(value) if content is None else {"content": content}
+        try:
+            checked = self._output.validate_python(value)
+        except ValidationError as exc:
+            reason = exc.errors(include_url=False)[0]["msg"]
+            raise ValueError(
+                f"tool {self.name} returned what its outputSchema refuses: {reason}"
+            ) from None
+        data = self._output.dump_python(checked, mode="json", by_alias=True)
+        if content is None:
+            text = data if isinstance(data, str) else pydantic_core.to_json(data).decode()
+            content = [_text(text)]
+        structured = {"result": data} if self._wrapped else data
+        return {"content": content, "structuredContent": structured}
+
+
+def _structured(returned: Any) -> bool:
+    """Whether a return annotation has an ``outputSchema``: any but none,
+    ``None``, ``Any`` and what is content or a whole result already."""
+    bare = unwrapped(returned)
+    if bare in (inspect.Signature.empty, None, type(None), Any, object):
+        return False
+    if get_origin(bare) in (list, tuple, Union, types.UnionType):
+        return not all(_content_type(a) for a in get_args(bare) if a is not Ellipsis)
+    return not _content_type(bare)
+
+
+def _content_type(kind: Any) -> bool:
+    return isinstance(kind, type) and issubclass(kind, (*_CONTENT, mcp.CallToolResult))
+
+
+def _object_like(kind: Any) -> bool:
+    """Whether values of ``kind`` are JSON objects (else wrapped in ``result``)."""
+    if isinstance(kind, type) and (
+        issubclass(kind, BaseModel) or is_typeddict(kind) or dataclasses.is_dataclass(kind)
+    ):
+        return True
+    return get_origin(kind) is dict and get_args(kind)[:1] in ((), (str,))
+
+
+def _unstructured(value: Any) -> dict[str, Any]:
+    if isinstance(value, mcp.CallToolResult):
+        return to_wire(value)
+    if value is None:
+        return {"content": []}
+    items = value if isinstance(value, (list, tuple)) else [value]
+    if all(isinstance(item, _CONTENT) for item in items):
+        return {"content": [to_wire(item) for item in items]}
+    if isinstance(value, str):
+        return {"content": [_text(value)]}
+    return {"content": [_text(pydantic_core.to_json(value, fallback=str).decode())]}

@@ -1,0 +1,107 @@
+"""`mcp_schema.server.driving`: on the replica's app, async functions await
+the event loop and sync ones run in a worker thread, so one slow call never
+stalls another; a call past the bound is answered -32603 and logged; on the
+synchronous path an async function that awaits the loop is told it cannot."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import Any
+
+import pytest
+
+from mcp_schema.server import Server
+from tests.server.serving import BASE, message, post, replica, text
+
+
+def waiting() -> tuple[Server, dict[str, Any]]:
+    server = Server("driving-test", timeout=0.2)
+    seen: dict[str, Any] = {"go": asyncio.Event(), "thread": threading.Event()}
+
+    @server.tool()
+    async def slow() -> str:
+        await seen["go"].wait()  # until the test lets it go
+        return "slow done"
+
+    @server.tool()
+    def blocking() -> str:
+        seen["thread"].wait(5)  # blocks its thread, not the loop
+        seen["ran_in"] = threading.current_thread()
+        return "blocking done"
+
+    @server.tool()
+    def fast() -> str:
+        return "fast done"
+
+    @server.tool()
+    async def never() -> str:
+        await asyncio.Event().wait()
+        return "never"
+
+    return server, seen
+
+
+def call(name: str, id: int = 7) -> dict[str, Any]:
+    return message("tools/call", {"name": name, "arguments": {}}, id=id)
+
+
+def test_an_async_tool_that_waits_does_not_stall_a_call_beside_it() -> None:
+    server, seen = waiting()
+    served = replica(server)
+
+    async def test() -> list[str]:
+        slow = asyncio.ensure_future(post(served, call("slow", 1)))
+        fast = await post(served, call("fast", 2))  # answered while slow still waits
+        assert not slow.done()
+        seen["go"].set()
+        return [text(fast["result"]), text((await slow)["result"])]
+
+    assert asyncio.run(test()) == ["fast done", "slow done"]
+
+
+def test_a_sync_tool_runs_in_a_worker_thread() -> None:
+    server, seen = waiting()
+    served = replica(server)
+
+    async def test() -> list[str]:
+        blocking = asyncio.ensure_future(post(served, call("blocking", 1)))
+        fast = await post(served, call("fast", 2))  # the loop is free meanwhile
+        seen["thread"].set()
+        return [text(fast["result"]), text((await blocking)["result"])]
+
+    assert asyncio.run(test()) == ["fast done", "blocking done"]
+    assert seen["ran_in"] is not threading.main_thread()
+
+
+def test_a_call_past_the_bound_is_answered_with_its_id_and_logged(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    server, _ = waiting()
+    served = replica(server)
+    with caplog.at_level(logging.ERROR, logger="mcp_schema.server"):
+        answer = asyncio.run(post(served, call("never", 9)))
+    assert answer["id"] == 9 and answer["error"]["code"] == -32603
+    assert "0.2 s" in answer["error"]["message"]
+    (record,) = caplog.records
+    assert record.getMessage() == "tools/call never request 9: not answered within 0.2 s"
+
+
+def test_on_the_synchronous_path_an_async_tool_that_awaits_the_loop_is_told_it_cannot() -> None:
+    server, _ = waiting()
+    served = replica(server)
+    headers = {**BASE, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
+
+    async def handled(name: str) -> dict[str, Any]:  # Endpoint.handle, in the event loop
+        sent = {**headers, "mcp-name": name}
+        answer = served.handle("POST", "/mcp", sent, json.dumps(call(name, 3)).encode())
+        found: dict[str, Any] = json.loads(answer.body)
+        return found
+
+    slow = asyncio.run(handled("slow"))
+    assert slow["id"] == 3 and slow["error"]["code"] == -32603
+    assert "awaited more than its context" in slow["error"]["message"]
+    fast = asyncio.run(handled("fast"))  # a sync tool is served there, in the caller's thread
+    assert text(fast["result"]) == "fast done"
