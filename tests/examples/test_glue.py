@@ -1,5 +1,6 @@
 """examples/server.py stays what docs/guide/sessions.md and the README say it is: at most 94 lines of
-code, 20 of them wire glue (the functions ``main`` and ``serve``)."""
+code, 20 of them wire glue (the functions ``main`` and ``serve``); examples/http_server.py, on the
+server layer, at most 60."""
 
 from __future__ import annotations
 
@@ -33,3 +34,28 @@ def test_the_example_server_is_small_and_mostly_features() -> None:
         if functions[name].lineno <= number <= (functions[name].end_lineno or 0)
     ]
     assert len(glue) == 20
+
+
+HTTP_SERVER = SERVER.with_name("http_server.py")
+
+
+def lines_of_code(source: str) -> int:
+    """Lines that are not blank, a comment or in a docstring (of the module,
+    a class or a function)."""
+    docstrings: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            if isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                docstrings.update(range(body[0].lineno, (body[0].end_lineno or 0) + 1))
+    return sum(
+        1
+        for number, line in enumerate(source.splitlines(), 1)
+        if number not in docstrings and line.strip() and not line.strip().startswith("#")
+    )
+
+
+def test_the_example_http_server_is_at_most_60_lines_of_code_on_the_server_layer() -> None:
+    source = HTTP_SERVER.read_text(encoding="utf-8")
+    assert lines_of_code(source) <= 60
+    assert "from mcp_schema.server import" in source

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp_schema.http import Endpoint
+from mcp_schema.tasks import DEFAULT_POLL_INTERVAL_MS
 from tests.tasks.serving import DECLARING, PLAIN, get, post, request, settled
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -18,13 +19,13 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def test_long_count_runs_as_a_task_where_the_client_takes_one() -> None:
     async def test() -> None:
         example = runpy.run_path(str(EXAMPLES / "http_server.py"))
-        served: Endpoint = example["application"](None).endpoint
+        served: Endpoint = example["server"].asgi(env={}).endpoint
         call: dict[str, Any] = {"name": "long_count", "arguments": {}}
         plain = await post(served, request("tools/call", call, PLAIN))
         assert plain["result"]["content"][0]["text"] == "counted to 3"
         created = await post(served, request("tools/call", call, DECLARING))
         task_id = created["result"]["taskId"]
-        assert created["result"]["pollIntervalMs"] == 500
+        assert created["result"]["pollIntervalMs"] == DEFAULT_POLL_INTERVAL_MS
         for _ in range(100):  # the work's first report
             working = await settled(served, task_id, "working")
             if "statusMessage" in working:

@@ -71,7 +71,7 @@ def test_an_unknown_version_stops_the_stdio_server() -> None:
 
 def test_the_http_server_serves_only_the_versions_named() -> None:
     example = runpy.run_path(str(EXAMPLES / "http_server.py"))
-    served: Endpoint = example["application"](None, versions="2026-07-28").endpoint
+    served: Endpoint = example["server"].asgi(env={}, versions="2026-07-28").endpoint
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
     answer = served.handle("POST", "/mcp", headers, json.dumps(INITIALIZE).encode())
     refused = json.loads(answer.body)["error"]
@@ -84,11 +84,11 @@ def test_the_http_server_serves_only_the_versions_named() -> None:
         json.dumps(LIST).encode(),
     )
     assert listed.status == 200 and "tools" in json.loads(listed.body)["result"]
-    both: Endpoint = example["application"](None).endpoint
+    both: Endpoint = example["server"].asgi(env={}).endpoint
     assert both.handshake == HANDSHAKE_VERSIONS and served.handshake == ()
 
 
 def test_an_unknown_version_stops_the_http_server() -> None:
     example = runpy.run_path(str(EXAMPLES / "http_server.py"))
     with pytest.raises(SystemExit, match=r"MCP_VERSIONS: .*2099-01-01"):
-        example["application"](None, versions="2099-01-01")
+        example["server"].asgi(env={}, versions="2099-01-01")

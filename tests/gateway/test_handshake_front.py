@@ -48,7 +48,7 @@ ACCEPT = "application/json, text/event-stream"
 @contextmanager
 def upstream() -> Iterator[str]:
     """``examples/http_server.py`` as ``MCP_VERSIONS=2026-07-28`` makes it: its URL."""
-    with serving(HTTP_SERVER["application"](None, versions="2026-07-28")) as url:
+    with serving(HTTP_SERVER["server"].asgi(env={}, versions="2026-07-28")) as url:
         yield url
 
 

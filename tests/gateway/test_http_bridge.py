@@ -34,8 +34,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprec
 
 @pytest.fixture(scope="module")
 def handshake_only() -> Iterator[str]:
-    application = runpy.run_path(str(HTTP_SERVER))["application"]
-    with serving(application(None, versions="2025-06-18")) as url:
+    server = runpy.run_path(str(HTTP_SERVER))["server"]
+    with serving(server.asgi(env={}, versions="2025-06-18")) as url:
         yield url
 
 
@@ -55,8 +55,8 @@ def test_the_sdk_client_in_2026_07_28_is_served_by_a_2025_06_18_http_server(
 
 
 def test_a_server_that_speaks_2026_07_28_needs_no_bridge() -> None:
-    application = runpy.run_path(str(HTTP_SERVER))["application"]
-    with serving(application(None)) as url:
+    server = runpy.run_path(str(HTTP_SERVER))["server"]
+    with serving(server.asgi(env={})) as url:
 
         async def started() -> None:
             bridge = HttpBridge(url)

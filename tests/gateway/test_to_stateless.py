@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import runpy
+import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
@@ -20,6 +21,7 @@ from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.binding import Post
 from mcp_schema.http.stream import Response
+from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
     CancelRequested,
     ClientSession,
@@ -37,7 +39,6 @@ from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 SERVER = runpy.run_path(str(EXAMPLES / "server.py"))
-HTTP_SERVER_SEALER = runpy.run_path(str(EXAMPLES / "http_server.py"), run_name="not_main")
 CAPABILITIES = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
 
 
@@ -49,7 +50,7 @@ def upstream() -> Endpoint:
         capabilities=CAPABILITIES,
         versions=[BRIDGED_VERSION],
         handler_version=BRIDGED_VERSION,
-        request_state=HTTP_SERVER_SEALER["sealer"](None),
+        request_state=StateSealer(StateKeys(secrets.token_urlsafe(32))),
     )
 
 
@@ -352,7 +353,7 @@ def test_a_roots_round_reaches_the_client_and_its_answer_the_retry() -> None:
         capabilities={"tools": {}},
         versions=[BRIDGED_VERSION],
         handler_version=BRIDGED_VERSION,
-        request_state=HTTP_SERVER_SEALER["sealer"](None),
+        request_state=StateSealer(StateKeys(secrets.token_urlsafe(32))),
     )
     answers = {"roots/list": {"roots": [{"uri": "file:///work", "name": "work"}]}}
     bridged = Bridged({"roots": {}}, answers, up=up)

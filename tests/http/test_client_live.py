@@ -38,14 +38,14 @@ pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprec
 
 @pytest.fixture(scope="module")
 def both_eras() -> Iterator[str]:
-    with serving(http_server.application(None)) as (host, port):
+    with serving(http_server.server.asgi(env={})) as (host, port):
         yield f"http://{host}:{port}/mcp"
 
 
 @pytest.fixture(scope="module")
 def handshake_only() -> Iterator[str]:
     endpoint = Endpoint(
-        http_server.serve,
+        http_server.server.handler,
         info={"name": "handshake-only", "version": "1"},
         capabilities={"tools": {}},
         versions=["2025-11-25", "2025-06-18"],
