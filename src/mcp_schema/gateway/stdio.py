@@ -34,6 +34,7 @@ from __future__ import annotations
 import asyncio
 import json
 import secrets
+import sys
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -50,6 +51,7 @@ from mcp_schema.gateway.stdio_probe import Probed, probe
 
 # The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
 from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
+from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
@@ -194,6 +196,10 @@ class StdioGatewayApp:
     * ``max_line_bytes``: the longest line read from a child.
     * ``bridge``: what makes the `StdioBridge` serving the
       2026-07-28 requests (the server speaking only the handshake era), or None.
+    * ``precheck``: the rules every request passes first (`Precheck`: the
+      path, ``Host``, ``Origin``, the method and media), in both modes; by
+      default ``Precheck(path=path)`` with no body size of its own: a body
+      longer than the validator's ``max_body`` is refused and reported there.
 
     `start` (the lifespan's startup) probes the command before the app serves.
     """
@@ -209,6 +215,7 @@ class StdioGatewayApp:
         max_line_bytes: int = MAX_LINE_BYTES,
         bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
         path: str = "/mcp",
+        precheck: Precheck | None = None,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty sequence of strings")
@@ -217,6 +224,7 @@ class StdioGatewayApp:
         self.command, self.path, self.enforce = list(command), path, bool(enforce)
         self.reports = reports
         self.validator = ExchangeValidator() if validator is None else validator
+        self.precheck = Precheck(path=path, max_body=sys.maxsize) if precheck is None else precheck
         self.max_sessions, self.max_line_bytes = max_sessions, max_line_bytes
         self.sessions: OrderedDict[str, Link] = OrderedDict()
         self.shared: Link | None = None
@@ -287,9 +295,12 @@ class StdioGatewayApp:
             return await self._lifespan(receive, send)
         if scope["type"] != "http":
             return None
-        if scope["path"] != self.path:
-            return await send_response(send, Response(404))
         headers: list[tuple[bytes, bytes]] = scope["headers"]
+        refused = self.precheck.check(
+            scope["method"], scope["path"], received_headers(headers), scope.get("server")
+        )
+        if refused is not None:
+            return await send_response(send, refused)
         read = [h for h in headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
         received = received_headers(read)
         method = scope["method"]

@@ -172,7 +172,8 @@ class Precheck:
             if length is not None:
                 if not (length.isascii() and length.isdigit()):
                     return refusal(400, "Bad Request: Content-Length is not a number")
-                if int(length) > self.max_body:
+                digits = length.lstrip("0")  # int() refuses more than 4,300 digits
+                if len(digits) > len(str(self.max_body)) or int(digits or "0") > self.max_body:
                     return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
             return None
         if method in ("GET", "DELETE") and self.sessions:
