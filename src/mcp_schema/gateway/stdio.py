@@ -20,7 +20,8 @@ One stdio connection is one session, so:
   never collide; progress goes to the request whose token it names, a
   listen's notifications to the listen they name, log messages to the one
   request in flight that asked for them (reported and dropped when several
-  did: stdio cannot tell them apart).
+  did: stdio cannot tell them apart). Each child and its routing is a
+  `mcp_schema.gateway.stdio_link.Link`.
 
 Every request is first checked by a `mcp_schema.http.precheck.Precheck`
 (in monitor and enforce mode alike: the path, ``Host`` and ``Origin``, the
@@ -39,7 +40,6 @@ server that speaks only the handshake era are carried across instead.
 from __future__ import annotations
 
 import asyncio
-import json
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -47,11 +47,11 @@ from typing import TYPE_CHECKING, Any
 
 import jiter
 
-from mcp_schema._codec.route import IdKey, id_key
-from mcp_schema.errors import InternalError, McpError, ParseError
+from mcp_schema.errors import InternalError, McpError
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.stdio_child import Child, ChildError
+from mcp_schema.gateway.stdio_child import ChildError
+from mcp_schema.gateway.stdio_link import MAX_QUEUED, Link, Waiter
 from mcp_schema.gateway.stdio_probe import Probed, probe
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
@@ -73,9 +73,8 @@ from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
-from mcp_schema.proxy.lines import MAX_LINE_BYTES, Line, OverlongLine
+from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, ReportLog
-from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
 
 if TYPE_CHECKING:
     from mcp_schema.gateway.stdio_bridge import StdioBridge
@@ -85,125 +84,9 @@ __all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
 MAX_SESSIONS = 32
 """Handshake-era sessions (each a child process) served at once, by default."""
 
-MAX_QUEUED = 1024
-"""Messages of the child (but the response) waiting for one client to read them, at most."""
-
-_LOG = "notifications/message"
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = ("content-type", "application/json")
 _SSE_MEDIA = ("content-type", "text/event-stream")
-Item = tuple[bytes, bool]
-"""A message for a waiting request: its bytes, and whether it is the response."""
-
-
-class Waiter:
-    """One request (or GET stream) waiting for what the child sends it."""
-
-    __slots__ = ("client_id", "exchange", "logs", "queue", "token")
-
-    def __init__(self, exchange: Exchange, client_id: Any, token: Any, logs: bool) -> None:
-        self.exchange, self.client_id, self.token, self.logs = exchange, client_id, token, logs
-        self.queue: asyncio.Queue[Item | None] = asyncio.Queue()  # None: the child is gone
-
-
-class Link:
-    """One child and what waits on it: a session's (``session``), or the shared
-    child of 2026-07-28 requests (``session`` None: ids are remapped)."""
-
-    def __init__(
-        self, app: StdioGatewayApp, session: str | None, child: Child | None = None
-    ) -> None:
-        self.app, self.session = app, session
-        if child is None:
-            child = Child(app.command, self._line, self._exited, max_line_bytes=app.max_line_bytes)
-        else:  # running already (the probe's)
-            child.on_line, child.on_exit = self._line, self._exited
-        self.child = child
-        self.pending: dict[IdKey, Waiter] = {}
-        self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
-        self.stream: Waiter | None = None  # the session's GET stream
-        self._next = 0
-
-    def gateway_id(self) -> int:
-        self._next += 1
-        return self._next
-
-    def _line(self, line: Line) -> None:
-        if isinstance(line, OverlongLine):
-            return self.app.findings.found(
-                f"Parse error: a line of {line.size:,} bytes is longer than the limit of "
-                f"{self.app.max_line_bytes:,}; not read",
-                line.head,
-                ParseError.code,
-            )
-        try:  # only to route it: the exchange it goes to reads it by the codec
-            value = jiter.from_json(line)
-        except ValueError:
-            message = "Parse error: the server wrote a line that is not JSON"
-            return self.app.findings.found(message, line, ParseError.code)
-        if not isinstance(value, dict):
-            return self.app.findings.found(
-                "Invalid Request: the server wrote no JSON-RPC message", line
-            )
-        self._route(value, line)
-
-    def _route(self, value: dict[str, Any], line: bytes) -> None:
-        shared = self.session is None
-        if "method" not in value:  # a response
-            rid = value.get("id")
-            waiter = self.pending.pop(_key(rid), None) if _is_id(rid) else None
-            if waiter is None:
-                return self.app.findings.found(
-                    "Invalid Request: a response to no request in flight", line
-                )
-            self._forget_token(waiter)
-            if shared:
-                line = _encoded({**value, "id": waiter.client_id})
-            waiter.queue.put_nowait((line, True))
-            return
-        params = value.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = params.get("progressToken") if isinstance(params, dict) else None
-        waiter = None
-        if _is_id(token) and _key(token) in self.tokens:
-            waiter = self.tokens[_key(token)]
-            if shared and isinstance(params, dict):
-                line = _encoded({**value, "params": {**params, "progressToken": waiter.token}})
-        elif shared and isinstance(meta, dict) and _is_id(meta.get(SUBSCRIPTION_ID_KEY)):
-            waiter = self.pending.get(_key(meta[SUBSCRIPTION_ID_KEY]))
-            if waiter is not None:
-                assert isinstance(params, dict)
-                meta = {**meta, SUBSCRIPTION_ID_KEY: waiter.client_id}
-                line = _encoded({**value, "params": {**params, "_meta": meta}})
-        elif shared:
-            asking = [w for w in self.pending.values() if w.logs]
-            waiter = asking[0] if len(asking) == 1 and value["method"] == _LOG else None
-        else:
-            waiter = self.stream or next(reversed(self.pending.values()), None)
-        if waiter is None:
-            return self.app.findings.found(
-                f"Invalid Request: {value['method']!r:.80} from the server belongs to no "
-                "request in flight; not forwarded",
-                line,
-            )
-        if waiter.queue.qsize() >= MAX_QUEUED:  # its client reads slower than the child writes
-            return self.app.findings.found(
-                f"Invalid Request: more than {MAX_QUEUED:,} messages wait for one client; "
-                "not forwarded",
-                line,
-            )
-        waiter.queue.put_nowait((line, False))
-
-    def _forget_token(self, waiter: Waiter) -> None:
-        for token in [t for t, w in self.tokens.items() if w is waiter]:
-            del self.tokens[token]
-
-    def _exited(self) -> None:
-        for waiter in [*self.pending.values(), *filter(None, [self.stream])]:
-            waiter.queue.put_nowait(None)
-        self.pending.clear()
-        self.tokens.clear()
-        self.app.gone(self)
 
 
 class StdioGatewayApp:
@@ -397,38 +280,15 @@ class StdioGatewayApp:
             self.sessions.move_to_end(named)
             link = found
         if "method" not in value or "id" not in value:  # a notification, or the client's answer
-            link.child.send(body if link.session is not None else _encoded(value))
+            link.child.send(link.frame(body, value))
             exchange.head(202, {})
             self._reports(exchange.end())
             return await send_response(send, Response(202))
-        waiter = self._waiting(link, exchange, value)
-        frame = body if link.session is not None else _encoded(value)
-        if not link.child.send(frame):
+        waiter = link.waiting(exchange, value)
+        if not link.child.send(link.frame(body, value)):
             waiter.queue.put_nowait(None)
         await self._relay(send, waiter, minted, receive=receive, link=link)
         return None
-
-    def _waiting(self, link: Link, exchange: Exchange, value: dict[str, Any]) -> Waiter:
-        """Register the request ``value`` (its id and token remapped in place on the shared child)."""
-        params = value.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        logs = isinstance(meta, dict) and "io.modelcontextprotocol/logLevel" in meta
-        waiter = Waiter(exchange, value["id"], token, logs)
-        if link.session is None:
-            gid = link.gateway_id()
-            value["id"] = gid
-            link.pending[_key(gid)] = waiter
-            if token is not None:
-                assert isinstance(params, dict) and isinstance(meta, dict)
-                mine = f"gw-{gid}"
-                value["params"] = {**params, "_meta": {**meta, "progressToken": mine}}
-                link.tokens[_key(mine)] = waiter
-        else:
-            link.pending[_key(value["id"])] = waiter
-            if _is_id(token):
-                link.tokens[_key(token)] = waiter
-        return waiter
 
     async def _shared(self) -> Link:
         if self.shared is None or not self.shared.child.alive:
@@ -480,7 +340,7 @@ class StdioGatewayApp:
                 if not got.done():  # the client left
                     got.cancel()
                     if link is not None:
-                        self._abandon(link, waiter)
+                        link.abandon(waiter)
                     self._reports(exchange.end(cut=True))
                     return
                 item = got.result()
@@ -517,19 +377,6 @@ class StdioGatewayApp:
         finally:
             left.cancel()
 
-    def _abandon(self, link: Link, waiter: Waiter) -> None:
-        for key, found in list(link.pending.items()):
-            if found is waiter:
-                del link.pending[key]
-                link._forget_token(waiter)
-                if link.session is None:  # tell the child, as stdio cancels
-                    note = {
-                        "jsonrpc": "2.0",
-                        "method": "notifications/cancelled",
-                        "params": {"requestId": key[1]},
-                    }
-                    link.child.send(_encoded(note))
-
 
 def _with_headers(send: Send, headers: list[tuple[str, str]]) -> Send:
     """``send``, adding ``headers`` to the response's start (the CORS headers
@@ -546,15 +393,3 @@ def _with_headers(send: Send, headers: list[tuple[str, str]]) -> Send:
 
 def _encoded_headers(headers: list[tuple[str, str]]) -> list[tuple[bytes, bytes]]:
     return [(k.encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-
-
-def _key(rid: Any) -> IdKey:
-    return id_key(rid)
-
-
-def _is_id(value: object) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
-def _encoded(value: dict[str, Any]) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
