@@ -172,6 +172,7 @@ class GatewayApp:
         """Where 2026-07-28 requests go when the upstream serves the handshake era alone."""
         self._per_request: Collection[str] = STATELESS_VERSIONS
         """The versions `era_of` finds served per request: the upstream's, or the back bridge's."""
+        bridged = self.precheck.bounded(min(self.precheck.max_body, self.validator.max_body))
         if served is not None and not served.handshake and served.stateless:
             self.front = HandshakeFront(
                 upstream,
@@ -180,14 +181,13 @@ class GatewayApp:
                 reports=reports,
                 path=path,
                 headers=None if upstream_host is None else {"host": upstream_host},
+                # The gateway's rules, or a host or origin it admits would be
+                # refused there; a bridge reads a body whole: the validator's bound.
+                precheck=bridged,
             )
-            # The front is an endpoint with a precheck of its own: the gateway's
-            # rules are its rules, or a host or origin the gateway admits would
-            # be refused there.
-            self.front.endpoint.rules = self.precheck
             self._per_request = served.stateless
         if served is not None and served.handshake and not served.stateless:
-            self.back = HttpBridge(upstream, reports=reports, sealer=sealer)
+            self.back = HttpBridge(upstream, reports=reports, sealer=sealer, precheck=bridged)
 
     @property
     def client(self) -> httpx.AsyncClient:

@@ -184,6 +184,19 @@ class Precheck:
             return None
         return self.not_allowed("POST, or GET and DELETE in a session")
 
+    def bounded(self, max_body: int) -> Precheck:
+        """These rules with ``max_body`` as the body size (a door that must
+        read a body whole, behind one that streams it on)."""
+        return Precheck(
+            path=self.path,
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=self.allowed_origins,
+            loopback_origins=self.loopback_origins,
+            cors=self.cors,
+            max_body=max_body,
+            sessions=self.sessions,
+        )
+
     def not_allowed(self, why: str) -> Response:
         """405, naming the methods served."""
         return refusal(405, f"Method Not Allowed: {why}", None, [("allow", self.allow)])
