@@ -103,6 +103,18 @@ def test_a_body_too_long_is_413_as_it_arrives_and_reaches_no_child(
     assert status == 413 and started == []
 
 
+def test_a_precheck_without_a_body_bound_still_reads_no_more_than_the_validator(
+    started: list[list[str]],
+) -> None:
+    # The gateway command's precheck leaves body sizes to the validator (for
+    # the HTTP front, which streams a long body on): the stdio front must
+    # still read no more than the validator's max_body into a child's line.
+    unbounded = Precheck(max_body=sys.maxsize)
+    app = StdioGatewayApp(TESTED, validator=ExchangeValidator(max_body=100), precheck=unbounded)
+    status, _ = answered(app, HEADERS, chunks(b"x" * 80, b"x" * 80, hang=True))
+    assert status == 413 and started == []
+
+
 def test_the_precheck_given_is_applied_and_its_origins_answers_carry_cors() -> None:
     precheck = Precheck(allowed_hosts=["127.0.0.1"], allowed_origins=["https://app.example"])
     with serving(StdioGatewayApp(TESTED, precheck=precheck)) as url:
