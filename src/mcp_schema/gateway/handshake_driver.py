@@ -37,7 +37,7 @@ from typing import Any
 
 import jiter
 
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, ParseError
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import GATEWAY_INFO
 from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
@@ -53,10 +53,16 @@ from mcp_schema.gateway.to_handshake import (
     projected_capabilities,
     upstream_key,
 )
-
-# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
-from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.adapter import (
+    Receive,
+    Scope,
+    Send,
+    send_body,
+    send_response,
+    sse_events,
+    start_message,
+    until_disconnect,
+)
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateKeys, StateSealer
@@ -74,30 +80,13 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "read_body", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = [("content-type", "application/json")]
-
-
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """A POST's body (None: the client left); past ``limit`` only its first
-    bytes and one more, so that it is refused as too long (413), never held."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        if size <= limit:
-            chunks.append(chunk[: limit + 1 - size])
-        size += len(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
 
 
 def sealer_from_env() -> StateSealer:
@@ -180,7 +169,7 @@ class Link:
 class BridgeDriver:
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
-    Reports go to ``findings``; a body longer than ``max_body`` is refused (413).
+    Reports go to ``findings``.
 
     * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
     * ``principal``: who a request comes from, given its ASGI scope (None: nobody
@@ -192,13 +181,12 @@ class BridgeDriver:
         self,
         findings: Findings,
         *,
-        max_body: int = MAX_BODY,
         sealer: StateSealer | None = None,
         principal: Callable[[Scope], str | None] | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
         pending: PendingCalls | None = None,
     ) -> None:
-        self.findings, self.max_body = findings, max_body
+        self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.principal = principal or (lambda scope: None)
         self.max_upstreams = max_upstreams
@@ -241,26 +229,23 @@ class BridgeDriver:
     async def serve(
         self,
         scope: Scope,
-        headers: list[tuple[bytes, bytes]],
+        received: dict[str, str],
         body: bytes,
         receive: Receive,
         send: Send,
     ) -> None:
+        """One 2026-07-28 request (``received``: its headers by lower-case
+        name; ``body``: read whole) that the front door in front prechecked
+        (`mcp_schema.http.precheck.Precheck`): no request reaches an upstream
+        session without it."""
         core = self.core
         assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
-        limit = self.max_body
-        if len(body) > limit:
-            too_long = ParseError(f"Parse error: a body longer than {limit:,} bytes; not read")
-            self.findings.refused("client", too_long, body)
-            return await send_response(
-                send, refusal(413, f"Payload Too Large: at most {limit:,} bytes")
-            )
         principal = self.principal(scope)
         front = core.front(principal)
         started: RequestReceived | None = None
         resumed: InputReceived | None = None
-        for event in front.receive(body, headers=headers):
+        for event in front.receive(body, headers=received):
             if isinstance(event, ProtocolError):
                 error = event.error
                 self.findings.refused("client", error, body)
@@ -491,7 +476,7 @@ class BridgeDriver:
                     frames = call.front.data_to_send()
                     if not started:
                         return await send_response(send, _answer(frames, 502))
-                    return await _events(send, frames, last=True)
+                    return await send_body(send, sse_events(frames))
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
@@ -511,9 +496,9 @@ class BridgeDriver:
                 if not started and done and len(frames) == 1:
                     return await send_response(send, _answer(frames))
                 if not started:
-                    await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+                    await send(start_message(200, _SSE))
                     started = True
-                await _events(send, frames, last=done)
+                await send_body(send, sse_events(frames), more=not done)
                 if done:
                     return
         finally:
@@ -543,12 +528,12 @@ class BridgeDriver:
         ready = asyncio.Event()
         listen.on_ready = ready.set
         left = asyncio.ensure_future(until_disconnect(receive))
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        await send(start_message(200, _SSE))
         try:
             while True:
                 frames = listen.take()
                 if frames:
-                    await _events(send, frames, last=False)
+                    await send_body(send, sse_events(frames), more=True)
                 if listen.done:
                     break
                 ready.clear()
@@ -558,7 +543,7 @@ class BridgeDriver:
                 if left.done():
                     listen.abandon()
                     return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send_body(send, b"")
         finally:
             left.cancel()
             child.listens -= 1
@@ -577,8 +562,3 @@ def _answer(frames: list[bytes], status: int | None = None) -> Response:
     if status is None:  # the session's own frame: its error, if any, is a member
         status = answer_status(jiter.from_json(frame).get("error"))
     return Response(status, list(_JSON), frame)
-
-
-async def _events(send: Send, frames: list[bytes], *, last: bool) -> None:
-    body = b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
-    await send({"type": "http.response.body", "body": body, "more_body": not last})
