@@ -180,13 +180,17 @@ class Dispatch:
         request: RequestReceived,
         target: _Target,
         kwargs: dict[str, Any],
-        context: Context,
+        answers: Answers,
         inline: bool,
+        task: TaskContext | None = None,
     ) -> tuple[bool, Any]:
-        """Call ``target``'s function: (True, its value), or (False, None)
-        when it asked a question, which then answers the call. ``inline``:
-        a sync function runs here, not in a thread of its own."""
+        """Call ``target``'s function (its `Context` built when it takes one):
+        (True, its value), or (False, None) when it asked a question, which
+        then answers the call. ``inline``: a sync function runs here, not in
+        a thread of its own."""
+        context = None
         if target.signature.context is not None:
+            context = self.context(session, request, answers, task, self.tracked)
             kwargs = {**kwargs, target.signature.context: context}
         function = target.function
         try:
@@ -196,7 +200,7 @@ class Dispatch:
                 return True, function(**kwargs)
             return True, await asyncio.to_thread(functools.partial(function, **kwargs))
         except Pending as pending:
-            assert session is not None  # a task's questions wait in its store
+            assert session is not None and context is not None  # a task's wait in its store
             state = {"answers": wire_answers(context.answers)}
             session.ask(request, {pending.key: pending.question}, state=state)
             return False, None
@@ -229,8 +233,7 @@ class Dispatch:
             session.require_task(request)
             return
         revision = self.tools.revision
-        context = self.context(session, request, answers, track=self.tracked)
-        result = await self._tool_result(session, request, tool, kwargs, context, inline)
+        result = await self._tool_result(session, request, tool, kwargs, answers, inline)
         if result is None:
             return  # asked, or answered with a task
         session.respond(request, result)
@@ -243,12 +246,13 @@ class Dispatch:
         request: RequestReceived,
         tool: Tool,
         kwargs: dict[str, Any],
-        context: Context,
+        answers: Answers,
         inline: bool,
+        task: TaskContext | None = None,
     ) -> dict[str, Any] | None:
         """The call's result, or None when it was answered otherwise."""
         try:
-            ran, value = await self._run(session, request, tool, kwargs, context, inline)
+            ran, value = await self._run(session, request, tool, kwargs, answers, inline, task)
             if not ran or isinstance(value, TaskStarted):
                 return None
             return tool.result(value)
@@ -266,8 +270,7 @@ class Dispatch:
         self, tool: Tool, request: RequestReceived, kwargs: dict[str, Any], task: TaskContext
     ) -> dict[str, Any]:
         """A task's work: the tool's function, in the event loop's time."""
-        context = self.context(None, request, task=task)
-        result = await self._tool_result(None, request, tool, kwargs, context, False)
+        result = await self._tool_result(None, request, tool, kwargs, {}, False, task)
         assert result is not None  # a task asks through its store, and starts no task
         return result
 
@@ -287,9 +290,8 @@ class Dispatch:
                 break
         else:
             raise not_found(uri)
-        context = self.context(session, request, answers, track=self.tracked)
         ran, value = await self._guarded(
-            session, request, resource, kwargs, context, inline, f"resource {uri}"
+            session, request, resource, kwargs, answers, inline, f"resource {uri}"
         )
         if ran:
             session.respond(request, resource.contents(uri, value))
@@ -307,9 +309,8 @@ class Dispatch:
         if prompt is None:
             raise InvalidParamsError(f"Unknown prompt: {name}", {"name": name})
         kwargs = prompt.arguments(getattr(params, "arguments", None))
-        context = self.context(session, request, answers, track=self.tracked)
         ran, value = await self._guarded(
-            session, request, prompt, kwargs, context, inline, f"prompt {prompt.name}"
+            session, request, prompt, kwargs, answers, inline, f"prompt {prompt.name}"
         )
         if ran:
             session.respond(request, prompt.result(value))
@@ -320,13 +321,13 @@ class Dispatch:
         request: RequestReceived,
         target: _Target,
         kwargs: dict[str, Any],
-        context: Context,
+        answers: Answers,
         inline: bool,
         what: str,
     ) -> tuple[bool, Any]:
         """`_run`, an exception but an `McpError` answered -32603 and logged."""
         try:
-            return await self._run(session, request, target, kwargs, context, inline)
+            return await self._run(session, request, target, kwargs, answers, inline)
         except McpError:
             raise
         except Exception:

@@ -30,8 +30,9 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 from pydantic.json_schema import JsonSchemaValue
 from pydantic_core import CoreSchema
+from typing_extensions import is_typeddict
 
-__all__ = ["Header", "Param", "Signature", "is_context", "unwrapped"]
+__all__ = ["Header", "Param", "Signature", "is_context", "native", "unwrapped"]
 
 
 @dataclass(frozen=True)
@@ -68,22 +69,27 @@ def is_context(annotation: Any, context: type) -> bool:
 _NATIVE = (str, float, bool, type(None))
 
 
-def _native(annotation: Any) -> bool:
-    """Whether every JSON value the schema of ``annotation`` accepts is already
-    the Python value pydantic would make of it (``int`` is not: JSON Schema
-    takes ``1.0`` for an integer)."""
+def native(annotation: Any, *, output: bool = False) -> bool:
+    """Whether every JSON value the schema of ``annotation`` accepts is
+    already the Python value pydantic would make of it: then the value
+    needs no conversion. An argument's ``int`` is not (JSON Schema takes
+    ``1.0`` for an integer); an ``output`` one is (an ``int`` is its JSON)."""
     annotation = unwrapped(annotation)
     if annotation in _NATIVE or annotation is Any or annotation is object:
         return True
+    if annotation is int:
+        return output
+    if is_typeddict(annotation):
+        return all(native(a, output=output) for a in get_type_hints(annotation).values())
     origin, args = get_origin(annotation), get_args(annotation)
     if origin is Literal:
         return all(isinstance(a, str) or a is None for a in args)
     if origin in (Union, types.UnionType):
-        return all(_native(a) for a in args)
+        return all(native(a, output=output) for a in args)
     if origin is list:
-        return not args or _native(args[0])
+        return not args or native(args[0], output=output)
     if origin is dict:
-        return not args or (args[0] is str and _native(args[1]))
+        return not args or (args[0] is str and native(args[1], output=output))
     return False
 
 
@@ -139,8 +145,8 @@ class Signature:
             alias = parameter.name if hasattr(BaseModel, parameter.name) else None
             info = Field(... if required else default, alias=alias)
             fields["f_" + parameter.name if alias else parameter.name] = (annotation, info)
-            native = unwrapped(annotation) in (str, Any) if strings else _native(annotation)
-            convert = None if native else TypeAdapter(annotation).validate_python
+            as_is = unwrapped(annotation) in (str, Any) if strings else native(annotation)
+            convert = None if as_is else TypeAdapter(annotation).validate_python
             params.append(Param(parameter.name, required, convert, _description(annotation)))
         self.params = tuple(params)
         config = ConfigDict(extra="allow" if self.extra else "forbid")

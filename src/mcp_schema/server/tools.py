@@ -41,7 +41,7 @@ from typing_extensions import is_typeddict
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import clip
-from mcp_schema.server.signature import Signature, unwrapped
+from mcp_schema.server.signature import Signature, native, unwrapped
 from mcp_schema.tool_headers import ToolHeaders
 
 __all__ = ["MAX_REPORTED", "Tool", "ToolError", "ToolResult", "error_result"]
@@ -125,6 +125,7 @@ class Tool:
         if get_origin(unwrapped(returned)) is ToolResult:
             (returned,) = get_args(unwrapped(returned))
         self._output: TypeAdapter[Any] | None = None
+        self._checked_output: jsonschema_rs.Validator | None = None
         self._wrapped = False
         if structured is not False and _structured(returned):
             definition["outputSchema"] = self._output_schema(returned)
@@ -136,10 +137,16 @@ class Tool:
 
     def _output_schema(self, returned: Any) -> dict[str, Any]:
         self._output = TypeAdapter(returned)
+        published: dict[str, Any]
         if _object_like(unwrapped(returned)):
-            return self._output.json_schema()
-        self._wrapped = True
-        return create_model(f"{self.name}Output", result=(returned, ...)).model_json_schema()
+            published = self._output.json_schema()
+        else:
+            self._wrapped = True
+            wrapper = create_model(f"{self.name}Output", result=(returned, ...))
+            published = wrapper.model_json_schema()
+        if native(returned, output=True):  # the value is its JSON: checked by the schema itself
+            self._checked_output = jsonschema_rs.Draft202012Validator(published)
+        return published
 
     def problems(self, arguments: Mapping[str, Any]) -> str | None:
         """What is wrong with ``arguments`` by the ``inputSchema`` (the first
@@ -158,24 +165,34 @@ class Tool:
         """The ``CallToolResult`` of what the function returned; ``ValueError``
         when it does not fit the ``outputSchema`` (the tool's fault)."""
         content = None
-        if isinstance(value, ToolResult):
+        if type(value) is ToolResult:
             content = _unstructured(value.content)["content"]
             value = value.structured
         if self._output is None:
             return _unstructured(value) if content is None else {"content": content}
-        try:
-            checked = self._output.validate_python(value)
-        except ValidationError as exc:
-            reason = exc.errors(include_url=False)[0]["msg"]
-            raise ValueError(
-                f"tool {self.name} returned what its outputSchema refuses: {reason}"
-            ) from None
-        data = self._output.dump_python(checked, mode="json", by_alias=True)
+        data = self._data(value)
         if content is None:
             text = data if isinstance(data, str) else pydantic_core.to_json(data).decode()
             content = [_text(text)]
         structured = {"result": data} if self._wrapped else data
         return {"content": content, "structuredContent": structured}
+
+    def _data(self, value: Any) -> Any:
+        """``value`` as the JSON of the ``outputSchema``; ``ValueError`` when it does not fit."""
+        assert self._output is not None
+        checked = self._checked_output
+        if checked is not None:
+            if checked.is_valid({"result": value} if self._wrapped else value):
+                return value
+            reason = "not what its outputSchema describes"
+        else:
+            try:
+                return self._output.dump_python(
+                    self._output.validate_python(value), mode="json", by_alias=True
+                )
+            except ValidationError as exc:
+                reason = exc.errors(include_url=False)[0]["msg"]
+        raise ValueError(f"tool {self.name} returned what its outputSchema refuses: {reason}")
 
 
 def _structured(returned: Any) -> bool:
@@ -203,13 +220,15 @@ def _object_like(kind: Any) -> bool:
 
 
 def _unstructured(value: Any) -> dict[str, Any]:
-    if isinstance(value, mcp.CallToolResult):
-        return to_wire(value)
+    # Exact types: an isinstance against a pydantic class is its metaclass's, slow.
+    kind = type(value)
+    if kind is str:
+        return {"content": [_text(value)]}
     if value is None:
         return {"content": []}
-    items = value if isinstance(value, (list, tuple)) else [value]
-    if all(isinstance(item, _CONTENT) for item in items):
+    if kind is mcp.CallToolResult:
+        return to_wire(value)
+    items = value if kind in (list, tuple) else [value]
+    if items and all(type(item) in _CONTENT for item in items):
         return {"content": [to_wire(item) for item in items]}
-    if isinstance(value, str):
-        return {"content": [_text(value)]}
     return {"content": [_text(pydantic_core.to_json(value, fallback=str).decode())]}
