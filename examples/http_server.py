@@ -67,14 +67,14 @@ async def count(ctx: Context) -> str:
 @server.tool()
 async def ask(ctx: Context) -> str:
     """Ask the user for a word"""
-    answer = await ctx.ask("A word?", Word)  # the function runs again with the answer
+    answer = await ctx.ask("A word?", Word, key="word")  # the function runs again with it
     return f"you said {answer.data.text}" if answer.data else "nothing was said"
 
 
 @server.tool()
 async def think(ctx: Context) -> str:
     """Ask the client's model"""
-    reply = await ctx.sample("A word?", max_tokens=9)
+    reply = await ctx.sample("A word?", max_tokens=9, key="word")
     word = getattr(reply.content, "text", None)
     return f"you said {word}" if word else "nothing was said"
 

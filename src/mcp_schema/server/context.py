@@ -190,11 +190,13 @@ class Context:
         *,
         max_tokens: int,
         system_prompt: str | None = None,
+        key: str | None = None,
         **params: Any,
     ) -> mcp.CreateMessageResult:
         """Ask the client's model (sampling): ``prompt`` is the user's text, or
-        the ``messages`` themselves; ``params``: more ``CreateMessageRequest``
-        params, as on the wire (``temperature``, ``modelPreferences``...)."""
+        the ``messages`` themselves; ``key`` as for `ask`; ``params``: more
+        ``CreateMessageRequest`` params, as on the wire (``temperature``,
+        ``modelPreferences``...)."""
         messages = (
             [{"role": "user", "content": {"type": "text", "text": prompt}}]
             if isinstance(prompt, str)
@@ -203,7 +205,7 @@ class Context:
         asked: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens, **params}
         if system_prompt is not None:
             asked["systemPrompt"] = system_prompt
-        return mcp.CreateMessageResult.model_validate(await self._answer(SAMPLE, asked))
+        return mcp.CreateMessageResult.model_validate(await self._answer(SAMPLE, asked, key))
 
     async def _answer(
         self, method: str, params: dict[str, Any], key: str | None = None
