@@ -5,6 +5,7 @@ before the function runs, results and failures as the tools page says."""
 from __future__ import annotations
 
 import datetime
+import json
 import logging
 from typing import Annotated, Any
 
@@ -17,6 +18,7 @@ from typing_extensions import TypedDict
 
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.errors import InvalidParamsError
+from mcp_schema.http_headers import request_headers
 from mcp_schema.server import Header, Server, ToolError, ToolResult
 from mcp_schema.tool_headers import InvalidToolHeaderError
 from tests.server.serving import Stateless, message, text
@@ -210,3 +212,22 @@ def test_the_function_runs_exactly_when_the_published_schema_accepts(
     result = Stateless(server).call("lookup", **arguments)
     assert bool(calls) is accepted
     assert result.get("isError", False) is not accepted
+
+
+def test_a_calls_mcp_param_headers_are_checked_against_its_arguments() -> None:
+    server, calls = trial()
+    served = server.asgi(env={}).endpoint
+    tool = server.tools.tools["lookup"].definition
+    value = message("tools/call", {"name": "lookup", "arguments": {"city": "Oslo"}})
+    base = {"content-type": "application/json", "accept": "application/json"}
+
+    def sent(**changed: str) -> dict[str, Any]:
+        headers = {**base, **request_headers(value, tool), **changed}
+        answer = served.handle("POST", "/mcp", headers, json.dumps(value).encode())
+        found: dict[str, Any] = json.loads(answer.body)
+        return found
+
+    assert request_headers(value, tool)["Mcp-Param-City"] == "Oslo"
+    assert text(sent()["result"]) == '{"city":"Oslo","degrees":12.5}'
+    assert sent(**{"Mcp-Param-City": "Bergen"})["error"]["code"] == -32020
+    assert calls == [("Oslo", 1)]  # the mismatch never reached the function

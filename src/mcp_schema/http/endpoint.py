@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import logging
 import secrets
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 import jiter
@@ -190,6 +190,10 @@ class Endpoint:
     * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
       response of its own (`mcp_schema.http.listen`); by default honoring
       what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
+    * ``tools``: what gives the tools (`mcp_schema.tool_headers.ToolHeaders`
+      or definitions) a ``tools/call``'s ``Mcp-Param-*`` headers are checked
+      against (-32020), in both eras; None: the tools the session last listed
+      (none, for a request served alone).
     * ``tasks``: the Tasks extension (a `mcp_schema.tasks.TaskServer` and its
       store), given to every session: ``tasks/*`` are answered from the
       store and the tasks handlers start are stored before their
@@ -222,9 +226,11 @@ class Endpoint:
         request_state: StateSealer | None = None,
         principal: Callable[[Mapping[str, str]], str | None] | None = None,
         tasks: TaskServer | None = None,
+        tools: Callable[[], Iterable[Any]] | None = None,
     ) -> None:
-        if not callable(handler) or not (principal is None or callable(principal)):
-            raise TypeError("handler must be callable, and principal callable or None")
+        if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
+            raise TypeError("handler must be callable, and principal and tools callable or None")
+        self.tools = tools
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
             check(size, int, name)
             if size < 1:
@@ -507,7 +513,10 @@ class Endpoint:
         # The body and its headers, in one pass. The session's private entry
         # after its parse: `_post` parsed the body already (to tell its era), by
         # the same strict parse, and a second parse would only repeat it.
-        events = server._receive_parsed(value, len(body), read)
+        tools = (
+            self.tools() if self.tools is not None and value.get("method") == "tools/call" else None
+        )
+        events = server._receive_parsed(value, len(body), read, tools)
         own = server.data_to_send()  # the session's own answers to this very frame
         refused = next((e for e in events if isinstance(e, ProtocolError)), None)
         if refused is not None:

@@ -122,6 +122,7 @@ def build(
         subscriptions=listens,
         request_state=StateSealer(config.keys),
         tasks=tasks,
+        tools=lambda: server.tools.headers,
         **endpoint,
     )
     relay = Relay(listens, broker)

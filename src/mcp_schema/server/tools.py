@@ -131,7 +131,8 @@ class Tool:
             definition["outputSchema"] = self._output_schema(returned)
         if annotations:
             definition["annotations"] = dict(annotations)
-        ToolHeaders(definition)  # an x-mcp-header clients would refuse: the author's mistake, now
+        # An x-mcp-header clients would refuse is the author's mistake: here, now.
+        self.headers = ToolHeaders(definition)
         self.definition = definition
         self._check = jsonschema_rs.Draft202012Validator(self.signature.schema)
 

@@ -28,6 +28,7 @@ from typing import Any
 from mcp_schema.broker import MAX_TTL, Broker, BrokerError
 from mcp_schema.server.tools import Tool
 from mcp_schema.subscriptions import TOOLS, Subscriptions
+from mcp_schema.tool_headers import ToolHeaders
 
 __all__ = ["Refreshing", "ToolSet"]
 
@@ -45,6 +46,7 @@ class ToolSet:
         self._changed: dict[str, bool] = {}
         self._listed: dict[str, Any] | None = None
         self._enabled: dict[str, Tool] = {}
+        self._headers: tuple[ToolHeaders, ...] = ()
         self.broker: Broker | None = None
         self.key = ""
         self.announce: Callable[[], Awaitable[None]] | None = None
@@ -78,9 +80,16 @@ class ToolSet:
             self._listed = {"tools": [t.definition for t in self._enabled.values()]}
         return self._listed
 
+    @property
+    def headers(self) -> tuple[ToolHeaders, ...]:
+        """The ``x-mcp-header`` annotations of the enabled tools that have
+        some: what a call's ``Mcp-Param-*`` headers are checked against."""
+        return self._headers
+
     def _rebuild(self) -> None:
         self._enabled = {n: t for n, t in self.tools.items() if self._changed.get(n, t.enabled)}
         self._listed = None
+        self._headers = tuple(t.headers for t in self._enabled.values() if t.headers.headers)
 
     def _apply(self, stored: bytes | None) -> None:
         """The shared value as read or written. Reads are made one at a time
