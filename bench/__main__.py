@@ -22,6 +22,7 @@ import pydantic
 from bench import coldstart, memory, peers, tasks_store, timing
 from bench import gateway as gateway_bench
 from bench import http as http_bench
+from bench import server_layer as layer_bench
 from bench import session as session_bench
 from bench.workloads import ROOT, Workload, all_workloads, tools_list_result
 
@@ -392,6 +393,11 @@ def main(argv: list[str] | None = None) -> int:
         gateway = gateway_bench.measure(gateway_bench.settings(args.quick))
         gateway_bench.report(gateway)
 
+    layer: dict[str, Any] = {}
+    if not args.no_http:  # the server layer against a raw handler: python -m bench.server_layer
+        layer = layer_bench.measure(layer_bench.settings(args.quick))
+        layer_bench.report(layer)
+
     stores: dict[str, tasks_store.Result] = {}
     if not args.no_tasks:  # python -m bench.tasks_store runs this alone
         shape = tasks_store.settings(args.quick)
@@ -401,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     found = targets(table, cold, mem, sessions)
     found += [Target(*t) for t in http_bench.targets(http)] if http else []
     found += [Target(*t) for t in gateway_bench.targets(gateway)] if gateway else []
+    found += [Target(*t) for t in layer_bench.targets(layer)] if layer else []
     print_targets(found)
 
     report: dict[str, Any] = {
@@ -418,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         "http": http_bench.jsonable(http) if http else {},
         "tasks_store": tasks_store.jsonable(stores),
         "gateway": gateway_bench.jsonable(gateway) if gateway else {},
+        "server_layer": layer_bench.jsonable(layer) if layer else {},
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

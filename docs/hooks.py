@@ -57,13 +57,14 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
         "proxy",
         "gateway",
         "tasks",
+        "server",
     ),
     "Testing and tools": ("testing", "json_strategies", "cli", "diff"),
     "Tables": ("registry", "tables"),
 }
 _EXCLUDED = frozenset({"__main__"})
 # hand-written packages: one page each
-_RUNTIME_PACKAGES = frozenset({"gateway", "http", "proxy", "session", "tasks"})
+_RUNTIME_PACKAGES = frozenset({"gateway", "http", "proxy", "server", "session", "tasks"})
 
 
 # -- what the reference holds -----------------------------------------------------------

@@ -124,3 +124,23 @@ def test_an_unknown_prompt_is_invalid_params_in_the_handshake_era_too() -> None:
         {"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "nope"}}
     )
     assert refused["error"]["code"] == -32602
+
+
+def test_template_variables_stop_at_the_literal_after_them() -> None:
+    server = Server("files")
+
+    @server.resource("files://{name}-{version}/{path}")
+    def file(name: str, version: str, path: str) -> str:
+        return f"{name} {version} {path}"
+
+    served = Stateless(server)
+    (found,) = served.result("resources/read", {"uri": "files://pkg-1.2-rc/a-b"})["contents"]
+    assert found["text"] == "pkg 1.2-rc a-b"
+    hostile = "files://" + "a-" * 20_000 + "x"  # no '/': no match, in one pass
+    (refused,) = served.send(message("resources/read", {"uri": hostile}))
+    assert refused["error"]["code"] == -32602
+    with pytest.raises(ValueError, match="side by side"):
+
+        @server.resource("files://{name}{version}")
+        def glued(name: str, version: str) -> str:
+            return name

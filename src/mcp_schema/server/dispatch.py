@@ -123,6 +123,8 @@ class Dispatch:
 
     def handler(self, session: ServerSession, event: Event) -> None:
         """The `mcp_schema.http.Endpoint` handler (see the module)."""
+        if not isinstance(event, (RequestReceived, InputReceived)):
+            return  # nothing of the functions': negotiation, notifications, cancellation
         driving = self.driving
         if driving is not None and driving.expects(session):
             return driving.park(session, event, self.serve(session, event, inline=False))

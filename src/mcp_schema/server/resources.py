@@ -76,10 +76,9 @@ class Resource:
                 f"of {function.__name__} (it needs {sorted(required)})"
             )
         parts = _VARIABLE.split(uri)  # literal, variable, literal, ...
-        pattern = "".join(
-            f"(?P<{part}>[^/]+)" if odd else re.escape(part) for odd, part in _alternate(parts)
-        )
-        self._pattern = re.compile(pattern)
+        if any(not parts[i] for i in range(2, len(parts) - 1, 2)):
+            raise ValueError(f"{uri}: two variables side by side cannot be told apart")
+        self._pattern = re.compile("".join(_piece(parts, i) for i in range(len(parts))))
 
     def match(self, uri: str) -> dict[str, Any] | None:
         """The arguments ``uri`` gives the function, or None when it is not this resource's."""
@@ -111,5 +110,14 @@ class Resource:
         return {"contents": [entry]}
 
 
-def _alternate(parts: list[str]) -> list[tuple[bool, str]]:
-    return [(index % 2 == 1, part) for index, part in enumerate(parts)]
+def _piece(parts: list[str], index: int) -> str:
+    """The pattern of ``parts[index]``: a literal as it is; a variable, one
+    segment up to the first character of the literal after it, which it
+    never takes, so that a URI is matched in time linear in its length
+    (a variable that could take it would backtrack over every place)."""
+    part = parts[index]
+    if index % 2 == 0:
+        return re.escape(part)
+    after = parts[index + 1][:1] if index + 1 < len(parts) else ""
+    stop = "/" + ("" if after in ("", "/") else re.escape(after))
+    return f"(?P<{part}>[^{stop}]+)"

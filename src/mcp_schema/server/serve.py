@@ -1,6 +1,7 @@
-"""``python -m mcp_schema serve module:server [--host H] [--port P]
-[--workers N]`` (hand-written runtime module): a `mcp_schema.server.Server`
-run by uvicorn (the ``serve`` extra: ``pip install 'mcp-schema[serve]'``).
+"""``python -m mcp_schema serve module:server``, with ``--host``, ``--port``,
+``--workers`` and ``--app-dir`` (hand-written runtime module): a
+`mcp_schema.server.Server` run by uvicorn (the ``serve`` extra:
+``pip install 'mcp-schema[serve]'``).
 
 ``module:server`` names the `Server` (or an ASGI app) as uvicorn names an
 app, imported from the current directory first. The settings are those of
