@@ -118,3 +118,11 @@ def test_a_module_that_is_not_there_stops_serve_with_one_line(tmp_path: Path) ->
     )
     assert done.returncode == 2
     assert done.stderr.startswith("error: cannot import 'nowhere'") and done.stderr.count("\n") == 1
+
+
+def test_workers_without_redis_stop_serve_with_one_line(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MCP_")}
+    argv = command(tmp_path, "weather:server", "--workers", "2")
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=WAIT)
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: --workers: ") and "MCP_REDIS_URL" in done.stderr

@@ -7,9 +7,10 @@
 app, imported from the current directory first. The settings are those of
 `mcp_schema.server.config`, from the environment; they are read once here,
 before anything listens, so one that cannot work stops the command with its
-one line (exit status 2). With ``--workers N`` each worker process builds
-its own app from the same environment (uvicorn imports
-`worker_app` by name in each). uvicorn's graceful shutdown waits
+one line (exit status 2). With ``--workers N`` (which needs
+``MCP_REDIS_URL``: the workers are replicas) each worker process builds its
+own app from the same environment (uvicorn imports `worker_app` by name in
+each). uvicorn's graceful shutdown waits
 ``MCP_DRAIN_SECONDS`` for the requests in flight (`mcp_schema.server.app`).
 """
 
@@ -71,6 +72,11 @@ def main(args: argparse.Namespace) -> int:
         if args.workers < 1 or not 0 <= args.port <= 65535:
             raise ServeError("--workers must be at least 1 and --port 0 to 65535")
         config = Config.read()  # the settings checked before anything listens
+        if args.workers > 1 and config.redis_url is None:
+            raise ServeError(
+                "--workers: worker processes share sessions, tasks and asks only through "
+                "Redis: set MCP_REDIS_URL (and MCP_STATE_KEY), or run one worker"
+            )
         app = loaded(args.target, args.app_dir)
     except (ServeError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
