@@ -15,12 +15,17 @@ median over the rounds of one run:
 
 * the bare ASGI app and the minimal `Endpoint` app of ``bench.front_apps``,
   the official SDK server (``bench.http_reference``) and
-  ``examples/http_server.py`` without Redis (``direct``);
+  ``examples/http_server.py`` without Redis (``example (direct)``);
 * in front of that example, sharing its core: ``python -m mcp_schema
   gateway`` in monitor and in enforce mode, and nginx as the reference proxy
   (``$http_host``, HTTP/1.1 keep-alive to the upstream).
 
-The targets of issue 31, item 9, print as PASS or MISS (never asserted).
+Beside each row's req/s, p50 and p99: the CPU time per request of the
+processes on the server core and of wrk, and the shares of the server core
+they and the rest of the machine took. The targets of issue 31, item 9, print
+as PASS or MISS (never asserted), each req/s ratio also as the ratio of CPU
+per request: what the req/s would give with the core to this bench alone,
+steadier when other work shares the machine.
 Standalone, the run is recorded under ``"front"`` in ``bench/results.json``.
 """
 
@@ -67,18 +72,17 @@ SERVERS = {
     "bare app": ["bench.front_apps:bare"],
     "minimal app": ["bench.front_apps:minimal"],
     "official server": ["bench.http_reference:app"],
-    "direct": EXAMPLE,  # the example: a server row, and the gateway rows' upstream alone
+    "example (direct)": EXAMPLE,  # a server row, and the gateway rows' upstream alone
 }
-HOPS = ("gateway monitor", "gateway enforce", "nginx")
 # (name, numerator row, denominator row, what is compared, bound, whether at least)
 TARGETS = [
     ("minimal / bare req/s", "minimal app", "bare app", "rps", 0.50, True),
     ("minimal / official req/s", "minimal app", "official server", "rps", 3.5, True),
     ("minimal p99 / official p99", "minimal app", "official server", "p99_ms", 1 / 3, False),
-    ("example / minimal req/s", "direct", "minimal app", "rps", 0.85, True),
-    ("gateway monitor / direct req/s", "gateway monitor", "direct", "rps", 0.50, True),
-    ("gateway enforce / direct req/s", "gateway enforce", "direct", "rps", 0.45, True),
-    ("nginx / direct req/s (reference)", "nginx", "direct", "rps", 0.0, True),
+    ("example / minimal req/s", "example (direct)", "minimal app", "rps", 0.85, True),
+    ("gateway monitor / direct req/s", "gateway monitor", "example (direct)", "rps", 0.50, True),
+    ("gateway enforce / direct req/s", "gateway enforce", "example (direct)", "rps", 0.45, True),
+    ("nginx / direct req/s (reference)", "nginx", "example (direct)", "rps", 0.0, True),
 ]
 
 # wrk's own output is human-readable only: done() prints one line to parse.
@@ -108,9 +112,11 @@ class Sample:
     """CPU time per request of the processes on the server core (for a hop: it and the upstream)."""
     load_us: float
     """wrk's CPU time per request: far under the server's, or wrk is the limit."""
+    ours: float
+    """The share of the server core its processes used: near 1, the server was the limit."""
     others: float
-    """Cores that other processes of the machine kept busy meanwhile: above 0.1 or so,
-    they took the servers' core too, and the absolute numbers are low."""
+    """The share of the server core that other work of the machine took meanwhile: this
+    bench shares the machine, so its absolute numbers fall with it (CPU per request less)."""
 
 
 @dataclass
@@ -144,20 +150,21 @@ def wrk_script(work: Path) -> Path:
 def wrk(port: int, script: Path, seconds: int, pids: list[int]) -> Sample:
     """One pinned wrk run of ``seconds``, with the CPU ``pids`` spent meanwhile."""
     url = f"http://127.0.0.1:{port}/mcp"
-    command = ["taskset", "-c", LOAD_CORE, "wrk", "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s"]
+    command = [*pinned(LOAD_CORE), "wrk", "-t1", f"-c{CONNECTIONS}", f"-d{seconds}s"]
     command += ["--timeout", "5s", "-s", str(script), url]
-    server_before, busy_before = sum(map(_cpu_seconds, pids)), _busy_seconds()
+    server_before, busy_before = sum(map(_cpu_seconds, pids)), _busy_seconds(SERVER_CORE)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)  # wrk is the only child reaped
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 30)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    server, busy = sum(map(_cpu_seconds, pids)) - server_before, _busy_seconds() - busy_before
+    server = sum(map(_cpu_seconds, pids)) - server_before
+    busy = _busy_seconds(SERVER_CORE) - busy_before
     line = next((x for x in done.stdout.splitlines() if x.startswith("BENCH ")), None)
     if done.returncode != 0 or line is None:
         said = (done.stderr or done.stdout).strip()[:200]
         raise RuntimeError(f"wrk failed ({done.returncode}): {said}")
     requests, duration_us, p50, p99, broken, status = (float(x) for x in line.split()[1:])
     load = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
-    per = 1e6 / max(requests, 1)
+    per, seconds_run = 1e6 / max(requests, 1), duration_us / 1e6
     return Sample(
         round(requests / duration_us * 1e6, 1),
         round(p50 / 1e3, 3),
@@ -165,15 +172,18 @@ def wrk(port: int, script: Path, seconds: int, pids: list[int]) -> Sample:
         int(broken + status),
         round(server * per, 1),
         round(load * per, 1),
-        round(max(0.0, busy - server - load) / (duration_us / 1e6), 2),
+        round(server / seconds_run, 2),
+        round(max(0.0, busy - server) / seconds_run, 2),
     )
 
 
-def _busy_seconds() -> float:
-    """CPU time the whole machine has spent busy (all cores, every process, the kernel)."""
-    ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-    user, nice, system, _idle, _iowait, irq, softirq, steal = ticks
-    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+def _busy_seconds(core: str) -> float:
+    """CPU time ``core`` has spent on processes (interrupts left out: on loopback they
+    are mostly the traffic's own network work, charged to no process)."""
+    stat = Path("/proc/stat").read_text()
+    line = next(x for x in stat.splitlines() if x.startswith(f"cpu{core} "))
+    user, nice, system, *_, steal = map(int, line.split()[1:9])
+    return (user + nice + system + steal) / os.sysconf("SC_CLK_TCK")
 
 
 async def _answer(port: int) -> tuple[int, dict[str, str], bytes]:
@@ -193,8 +203,9 @@ def check(name: str, port: int) -> None:
         raise RuntimeError(f"{name}: not a JSON result: {status} {headers} {body[:200]!r}")
 
 
-def pinned(command: list[str]) -> list[str]:
-    return ["taskset", "-c", SERVER_CORE, *command]
+def pinned(core: str) -> list[str]:
+    """The prefix running a command on ``core`` alone."""
+    return ["taskset", "-c", core]
 
 
 @contextlib.contextmanager
@@ -204,17 +215,26 @@ def rows(work: Path) -> Iterator[dict[str, tuple[int, list[int]]]]:
     with contextlib.ExitStack() as stack:
         found: dict[str, tuple[int, list[int]]] = {}
         for name, target in SERVERS.items():
-            server = Hop(pinned(uvicorn_command(target, "{port}", HTTP, LOOP)), env)
+            server = Hop(
+                [*pinned(SERVER_CORE), *uvicorn_command(target, "{port}", HTTP, LOOP)], env
+            )
             found[name] = _entered(stack, server)
-        upstream, upstream_pids = found["direct"]
+        upstream, upstream_pids = found["example (direct)"]
         url = f"http://127.0.0.1:{upstream}/mcp"
         gateway = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", "127.0.0.1:{port}"]
         for mode in ("monitor", "enforce"):
             flags = ["--upstream", url, "--report", str(work / f"{mode}.jsonl")]
-            hop = Hop(pinned([*gateway, *flags, *(["--enforce"] if mode == "enforce" else [])]))
+            hop = Hop(
+                [
+                    *pinned(SERVER_CORE),
+                    *gateway,
+                    *flags,
+                    *(["--enforce"] if mode == "enforce" else []),
+                ]
+            )
             port, pids = _entered(stack, hop)
             found[f"gateway {mode}"] = (port, pids + upstream_pids)
-        proxy = nginx(upstream, work, "$http_host", pinned([]))
+        proxy = nginx(upstream, work, "$http_host", pinned(SERVER_CORE))
         if proxy is None:
             raise RuntimeError("nginx is not installed: apt-get install nginx")
         port, pids = _entered(stack, proxy)
@@ -278,6 +298,8 @@ def targets(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
         one, other = getattr(by[mine], field), getattr(by[base], field)
         ratio = one / other if other else float("inf")
         shown = f"{ratio:.2f} ({one:,.1f} / {other:,.1f})"
+        if field == "rps":  # what it would be with the core to itself: steadier on a busy machine
+            shown += f"; by CPU per request {by[base].server_us / by[mine].server_us:.2f}"
         if not bound:
             found.append((f"front: {name}", shown, "reported", True))
             continue
@@ -296,12 +318,13 @@ def report(result: dict[str, Any]) -> None:
     )
     print(
         f"  {'row':<16} {'req/s':>9} {'p50 ms':>8} {'p99 ms':>8} {'server CPU us/req':>18}"
-        f" {'wrk CPU us/req':>15} {'errors':>7} {'other cores':>12}"
+        f" {'wrk CPU us/req':>15} {'errors':>7} {'core: ours':>11} {'others':>7}"
     )
     for name, row in result["rows"].items():
         print(
             f"  {name:<16} {row.rps:>9,.0f} {row.p50_ms:>8.2f} {row.p99_ms:>8.2f}"
-            f" {row.server_us:>18,.0f} {row.load_us:>15,.1f} {row.errors:>7} {row.others:>12.2f}"
+            f" {row.server_us:>18,.0f} {row.load_us:>15,.1f} {row.errors:>7} {row.ours:>11.2f}"
+            f" {row.others:>7.2f}"
         )
     reports = result["gateway_reports"]
     print(f"  gateway reports: monitor {reports['monitor']}, enforce {reports['enforce']}")
