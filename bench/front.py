@@ -337,7 +337,11 @@ def report(result: dict[str, Any]) -> None:
 
 
 def jsonable(result: dict[str, Any]) -> dict[str, Any]:
-    return {**result, "rows": {name: asdict(row) for name, row in result["rows"].items()}}
+    rows = {name: asdict(row) for name, row in result["rows"].items()}
+    found = [
+        dict(zip(("name", "measured", "goal", "passed"), t, strict=True)) for t in targets(result)
+    ]
+    return {**result, "rows": rows, "targets": found}
 
 
 def record(result: dict[str, Any], path: Path = RESULTS) -> None:
