@@ -230,14 +230,8 @@ def rows(work: Path) -> Iterator[dict[str, tuple[int, list[int]]]]:
         gateway = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", "127.0.0.1:{port}"]
         for mode in ("monitor", "enforce"):
             flags = ["--upstream", url, "--report", str(work / f"{mode}.jsonl")]
-            hop = Hop(
-                [
-                    *pinned(SERVER_CORE),
-                    *gateway,
-                    *flags,
-                    *(["--enforce"] if mode == "enforce" else []),
-                ]
-            )
+            flags += ["--enforce"] if mode == "enforce" else []
+            hop = Hop([*pinned(SERVER_CORE), *gateway, *flags])
             port, pids = _entered(stack, hop)
             found[f"gateway {mode}"] = (port, pids + upstream_pids)
         proxy = nginx(upstream, work, "$http_host", pinned(SERVER_CORE))
