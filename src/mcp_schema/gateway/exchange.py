@@ -16,7 +16,10 @@ it is over. Each message is read by the same Correlator, so a response is
 validated as the result of the method it answers, in its version; besides:
 
 * a response must answer the request of its exchange (its id), once; a
-  stateless-era request (2026-07-28) or a JSON answer must end with it;
+  stateless-era request (2026-07-28) or a JSON answer must end with it. An
+  error whose id is null answers it too: the upstream refused the POST
+  before it could read an id (its ``Origin``, its ``Host``, a body it could
+  not parse), as JSON-RPC has it;
 * on a ``subscriptions/listen`` stream, each change notification must be
   one the client's filter asks for, and name the listen
   (``io.modelcontextprotocol/subscriptionId``);
@@ -389,6 +392,13 @@ class Exchange:
         if "method" not in value:  # a response
             if self.method == "GET":
                 return None  # a stream resumed (Last-Event-ID) replays its responses
+            if value.get("id") is None and "error" in value and not self.answered:
+                # The upstream refused the POST before it could tell its id: the
+                # refusal answers it (and a notification's answer may carry one).
+                self.answered = True
+                if self.request_id is not None:
+                    self.correlator.forget(self.request_id, sender="client")
+                return None
             if self.request_id is None:
                 if self._unread:  # monitor mode forwarded a body it could not read: this answers it
                     return None
