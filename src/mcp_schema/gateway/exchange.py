@@ -26,17 +26,9 @@ validated as the result of the method it answers, in its version; besides:
 * a message longer than ``max_message`` bytes is not read (-32700).
 
 A ``tools/call``'s ``Mcp-Param-*`` headers (2026-07-28) are checked against
-its arguments as `mcp_schema.http.Endpoint` checks them, in the same pass
-(-32020: a header missing for an argument the body has, one for an
-argument it has not, one that disagrees or is not a valid value): the
-validator learns each tool's ``x-mcp-header`` annotations from the
-``tools/list`` answers it reads (valid ones, the upstream's latest listing
-of a tool winning; at most ``max_tool_bytes`` of them kept, the least
-recently listed forgotten first). A call to a tool it has not seen listed,
-or whose annotations are invalid (a client leaves such a tool out), has
-none checked; an ``Mcp-Param-*`` header the called tool does not name is
-not one the gateway recognizes, and passes (as the specification says an
-intermediary does). One validator serves one upstream: the tools are its.
+its arguments in the same pass, as the endpoint checks them (-32020), by the
+``x-mcp-header`` annotations of the tools the upstream listed
+(`mcp_schema.gateway.upstream`, which says which are kept and for how long).
 
 What the validator knows of the upstream, from its probe (`learn`) and
 the answers it reads, is its `mcp_schema.gateway.upstream.Upstream`
@@ -87,10 +79,12 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.gateway.findings import bad_gateway
 from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import SseEvent
 from mcp_schema.gateway.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.era import era_of
 from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
 from mcp_schema.http.sessions import MAX_SESSIONS
 from mcp_schema.http.stream import Response
@@ -107,16 +101,6 @@ MAX_MESSAGE = MAX_LINE_BYTES
 """Longest message of an upstream's answer read, by default."""
 
 _LISTEN = "subscriptions/listen"
-
-
-def bad_gateway(report: Report, request_id: str | int | None) -> Response:
-    """What enforce mode answers instead of an upstream's invalid answer: 502,
-    a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
-    finding = {k: report[k] for k in ("code", "message", "data")}
-    error = InternalError(
-        f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
-    )
-    return refusal(502, error, request_id)
 
 
 class ExchangeValidator:
@@ -308,7 +292,7 @@ class Exchange:
                 self.correlator.extensions = kept
         if "method" in value and "id" in value:
             self.request_id = request_id(value["id"])  # 1.0 is the request 1
-            self.stateless = stateless
+            self.stateless = era_of(value, received).stateless
             self._opening = method == "initialize"
             if method == _LISTEN:
                 params = value.get("params") or {}
