@@ -5,6 +5,7 @@ any ``repr``, error, refusal or attribute of what verified it."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -140,6 +141,18 @@ def test_an_unreachable_authorization_server_is_503_not_401() -> None:
     for _ in range(20):
         authenticated(server, bearer(sign()))
     assert len(fetcher.asked) == 2  # the two discovery URLs of an issuer at the root
+
+
+def test_requests_arriving_together_share_one_discovery_and_one_key_fetch() -> None:
+    fetcher = authorization_server()
+    fetcher.delay = 0.01
+    server = resource_server(fetcher)
+
+    async def main() -> list[object]:
+        return list(await asyncio.gather(*(server.authenticate(bearer(sign())) for _ in range(50))))
+
+    assert all(isinstance(answer, Principal) for answer in run(main()))
+    assert len(fetcher.asked) == 3  # two discovery URLs, one JWKS
 
 
 def test_metadata_naming_another_issuer_is_never_used() -> None:

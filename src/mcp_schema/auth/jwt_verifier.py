@@ -33,6 +33,7 @@ import time
 from collections.abc import Callable, Collection
 
 import jwt
+from jwt.types import Options
 
 from mcp_schema._args import check, strings
 from mcp_schema.auth.fetch import Fetcher, HttpFetcher
@@ -126,7 +127,7 @@ class JwtVerifier:
         required = ["exp", "iss", "aud"]
         if at_jwt:
             required += ["sub", "client_id", "iat", "jti"]
-        self._options: jwt.types.Options = {
+        self._options: Options = {
             "require": required,
             "enforce_minimum_key_length": True,
         }

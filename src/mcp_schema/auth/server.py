@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Protocol, runtime_checkable
 
 from mcp_schema._args import check, strings
 from mcp_schema.auth.bearer import bearer_token
@@ -42,6 +43,11 @@ __all__ = ["RETRY_SECONDS", "ResourceServer"]
 
 RETRY_SECONDS = 5
 """``Retry-After`` of a 503: the token could not be checked."""
+
+
+@runtime_checkable
+class _Closing(Protocol):
+    async def aclose(self) -> None: ...
 
 
 class ResourceServer:
@@ -154,6 +160,5 @@ class ResourceServer:
 
     async def aclose(self) -> None:
         """Close what the verifier holds open (its HTTP client)."""
-        close = getattr(self.verifier, "aclose", None)
-        if callable(close):
-            await close()
+        if isinstance(self.verifier, _Closing):
+            await self.verifier.aclose()
