@@ -18,8 +18,9 @@ import warnings
 from collections.abc import Callable
 
 import pytest
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import rsa
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import padding, rsa
+from jwt.algorithms import RSAAlgorithm
 from jwt.warnings import InsecureKeyLengthWarning
 
 from mcp_schema.auth import JwtVerifier, Principal, ResourceServer
@@ -127,6 +128,22 @@ def test_a_hostile_token_gets_the_invalid_token_challenge(make: Callable[[], str
     assert body["error"]["code"] == -32600 and body["id"] is None
 
 
+def signed_text(payload: str) -> str:
+    """A token whose payload is ``payload`` as written, signed with the good key:
+    JSON no library would write (``Infinity``, an integer of 400 digits)."""
+    header = b64(json.dumps({"alg": "RS256", "kid": KID, "typ": "at+jwt"}).encode())
+    body = b64(payload.encode())
+    signature = RSA_KEY.sign(f"{header}.{body}".encode(), padding.PKCS1v15(), hashes.SHA256())
+    return f"{header}.{body}.{b64(signature)}"
+
+
+@pytest.mark.parametrize("exp", ["Infinity", "NaN", "1e400", "1" + "0" * 400, '"soon"', "true"])
+def test_an_exp_that_is_no_time_is_refused_even_signed(exp: str) -> None:
+    payload = json.dumps(claims(exp=0)).replace('"exp": 0', f'"exp": {exp}')
+    status, params, _ = refusal_of(authenticated(resource_server(), bearer(signed_text(payload))))
+    assert (status, params["error"]) == (401, "invalid_token")
+
+
 def test_the_good_token_those_are_made_from_is_taken() -> None:
     # Each hostile token above is one change away from this one.
     principal = authenticated(resource_server(), bearer(sign()))
@@ -160,7 +177,8 @@ def test_a_key_too_short_is_refused() -> None:
 
 
 def test_a_jwks_key_with_private_members_is_not_taken() -> None:
-    leaked = {**public_jwk(RSA_KEY, KID), "d": "AQAB"}
+    leaked = {**RSAAlgorithm.to_jwk(RSA_KEY, as_dict=True), "kid": KID}
+    del leaked["key_ops"]  # ["sign"]: refused for that alone
     assert (
         refusal_of(authenticated(resource_server(authorization_server(leaked)), bearer(sign())))[0]
         == 401

@@ -168,6 +168,8 @@ class JwtVerifier:
             )
         except jwt.PyJWTError as error:
             raise InvalidToken(_reason(error)) from None
+        except (ValueError, TypeError, OverflowError):  # a claim no library check expected
+            raise InvalidToken("the token is not valid") from None
         return principal_of(decoded["payload"], self.issuer)
 
     def _check_type(self, typ: object) -> None:

@@ -91,9 +91,12 @@ def _number(claims: Mapping[str, Any], name: str) -> float | None:
     value = claims.get(name)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-        raise InvalidToken(f"the token's {name} is not a number")
-    return float(value)
+    try:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise ValueError(name)
+        return float(value)
+    except (ValueError, OverflowError):  # NaN, or an int past any float
+        raise InvalidToken(f"the token's {name} is not a number") from None
 
 
 def check_times(claims: Mapping[str, Any], now: float, leeway: float) -> None:
