@@ -101,7 +101,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append one JSON line per invalid message to FILE (default: standard error)",
     )
     parser.add_argument(
-        "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension is in use"
+        "--tasks",
+        action="store_true",
+        help=f"read every exchange with the {TASKS_EXTENSION} extension (by default, where"
+        " the client and the upstream declare it)",
     )
     parser.add_argument(
         "--bridge",
@@ -276,6 +279,8 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             )
         upstream = str(args.upstream)
         served = _probed(upstream) if args.bridge else None
+        if served is not None:  # what it serves and declares; the answers it forwards teach more
+            validator.learn(served)
         return GatewayApp(
             upstream,
             enforce=args.enforce,
