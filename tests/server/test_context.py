@@ -174,3 +174,14 @@ def test_a_function_starts_a_task_at_run_time_where_the_client_takes_one() -> No
     now, task = asyncio.run(both())
     assert text(now) == "done now"
     assert task["resultType"] == "task" and task["status"] == "working"
+
+
+def test_an_error_the_client_answers_a_question_with_is_the_tools_failure() -> None:
+    server, _ = asking()
+    client = Handshake(server)
+    call = {"name": "confirm_delete", "arguments": {"name": "bob"}}
+    (ask,) = client.send({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+    refusal = {"code": -32600, "message": "the user closed the dialog"}
+    (done,) = client.send({"jsonrpc": "2.0", "id": ask["id"], "error": refusal})
+    assert done["id"] == 1 and done["result"]["isError"] is True
+    assert text(done["result"]) == "the client answered with an error: the user closed the dialog"

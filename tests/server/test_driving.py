@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
+from mcp_schema.codec import encode
 from mcp_schema.server import Server
+from mcp_schema.session import ServerSession
 from tests.server.serving import BASE, message, post, replica, text
 
 
@@ -105,3 +107,23 @@ def test_on_the_synchronous_path_an_async_tool_that_awaits_the_loop_is_told_it_c
     assert "awaited more than its context" in slow["error"]["message"]
     fast = asyncio.run(handled("fast"))  # a sync tool is served there, in the caller's thread
     assert text(fast["result"]) == "fast done"
+
+
+def test_server_handle_awaits_what_the_function_awaits() -> None:
+    server, seen = waiting()
+    session = ServerSession(
+        info=server.info, capabilities=server.capabilities, handler_version="2026-07-28"
+    )
+
+    async def test() -> dict[str, Any]:
+        *_, event = session.receive(encode(call("slow", 4)))  # after Negotiated
+        served = asyncio.ensure_future(server.handle(session, event))
+        await asyncio.sleep(0)
+        assert not served.done()
+        seen["go"].set()
+        await served
+        (frame,) = session.data_to_send()
+        answer: dict[str, Any] = json.loads(frame)
+        return answer
+
+    assert text(asyncio.run(test())["result"]) == "slow done"

@@ -220,8 +220,8 @@ class Context:
             (answer,) = (await self.task.ask({key: question})).values()
             return to_wire(answer)
         found = self.answers.get(key)
-        if isinstance(found, McpError):
-            raise found
+        if isinstance(found, McpError):  # the client's refusal: the tool's failure, in words
+            raise ToolError(f"the client answered with an error: {found.message}")
         if not isinstance(found, dict):
             raise Pending(key, question)
         return found

@@ -212,7 +212,10 @@ class Server:
     # -- serving ----------------------------------------------------------------------------
 
     def asgi(self, **options: Any) -> Any:
-        """The ASGI app of one replica (`mcp_schema.server.app.build`)."""
+        """The ASGI app of one replica (`mcp_schema.server.app.build`): the
+        settings of `mcp_schema.server.config` from ``options``, else the
+        environment. One app per server in a process: the tool set is shared
+        through the last one built."""
         from mcp_schema.server.app import build
 
         return build(self, **options)
