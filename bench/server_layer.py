@@ -5,8 +5,9 @@ answer with ``structuredContent``) to four apps, each under one uvicorn
 worker (httptools), taking the load of ``bench.http`` in alternating rounds:
 
 * ``raw``: ``App(Endpoint(serve))``, ``serve`` a hand-written handler;
-* ``layer``: the same endpoint serving ``Server.handler``, a sync ``echo``
-  (arguments checked against its ``inputSchema``, the result converted);
+* ``layer``: the same endpoint serving ``Server.handler``, an async
+  ``echo`` (arguments checked against its ``inputSchema``, the result
+  checked against its ``outputSchema`` and converted);
 * ``asgi``: the whole replica ``server.asgi()`` builds (health routes, the
   tool set, tasks, the drain), an async ``echo``;
 * ``asgi sync``: the same with a sync ``echo``, run in a worker thread.
@@ -86,7 +87,7 @@ def raw() -> App:
 
 
 def layer() -> App:
-    return _endpoint(_server(asynchronous=False).handler)
+    return _endpoint(_server(asynchronous=True).handler)
 
 
 def replica() -> Any:
