@@ -1,14 +1,16 @@
 """`Dispatch`: a `mcp_schema.server.Server`'s tools, resources and prompts
 serving a session's events, in both eras (hand-written runtime module).
 
-`Dispatch.serve` is the one way an event is served, a coroutine. The
-endpoint of today calls handlers synchronously and a 2026-07-28 request is
-answered before its handler returns, so `Dispatch.handler` runs that
-coroutine to its end at once (`run_now`): a sync function is called there,
-an async one runs as long as it awaits only the `Context` (whose methods
-never wait on the event loop). An async function that awaits anything else
-(``asyncio.sleep``, a database) stops there, and its call is answered
--32603 saying so (unless it runs as a task, in the event loop).
+`Dispatch.serve` is the one way an event is served, a coroutine.
+`Dispatch.handler`, the endpoint handler, hands it to be awaited where the
+endpoint awaits its task server after the handler (the replica's app:
+`mcp_schema.server.driving`), so async functions await anything and sync ones
+run in a worker thread. Elsewhere (`Endpoint.handle`, a stdio loop) it runs
+the coroutine to its end at once (`run_now`): a sync function is called
+there, an async one runs as long as it awaits only the `Context` (whose
+methods then never wait on the event loop), and one that awaits anything
+else (``asyncio.sleep``, a database) stops there, its call answered -32603
+saying so.
 
 A call:
 
