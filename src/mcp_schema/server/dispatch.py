@@ -125,10 +125,12 @@ class Dispatch:
 
     def handler(self, session: ServerSession, event: Event) -> None:
         """The `mcp_schema.http.Endpoint` handler (see the module)."""
+        driving = self.driving
+        awaited = driving is not None and driving.expects(session)  # asked once per event
         if not isinstance(event, (RequestReceived, InputReceived)):
             return  # nothing of the functions': negotiation, notifications, cancellation
-        driving = self.driving
-        if driving is not None and driving.expects(session):
+        if awaited:
+            assert driving is not None
             return driving.park(session, event, self.serve(session, event, inline=False))
         if run_now(self.serve(session, event, inline=True)):
             return
