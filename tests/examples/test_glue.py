@@ -59,3 +59,8 @@ def test_the_example_http_server_is_at_most_60_lines_of_code_on_the_server_layer
     source = HTTP_SERVER.read_text(encoding="utf-8")
     assert lines_of_code(source) <= 60
     assert "from mcp_schema.server import" in source
+
+
+def test_the_guides_trial_server_is_no_longer_than_on_the_official_mcpserver() -> None:
+    source = SERVER.with_name("remote_server.py").read_text(encoding="utf-8")
+    assert lines_of_code(source) <= 31  # the three tools, replicas, asks and tasks: 31 on MCPServer
