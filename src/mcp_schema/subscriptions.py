@@ -325,7 +325,7 @@ class Listen:
         """`take`, each frame with its method (None for the listen request's
         ``complete`` result), for a transport that routes by it."""
         pending, self._pending = self._pending, {}
-        frames = [] if self._ack is None else [(self._ack, _ACK)]
+        frames: list[tuple[bytes, str | None]] = [] if self._ack is None else [(self._ack, _ACK)]
         for (method, uri), params in pending.items():
             given = {"uri": uri} if params is None and uri is not None else params
             frames.append((self._notification(method, dict(given or {})), method))

@@ -30,9 +30,10 @@ from mcp_schema.session.events import (
 from mcp_schema.session.frames import Frame
 from mcp_schema.session.input import answer_to, questions
 from mcp_schema.session.listens import Listens
-from mcp_schema.session.peer import Peer, encoded, wire_or_type_error
+from mcp_schema.session.peer import Peer
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import Outgoing, Round
+from mcp_schema.session.wire import encoded, wire_or_type_error
 
 __all__ = ["ServerAnswers"]
 

@@ -44,8 +44,9 @@ from mcp_schema.session.events import (
     TaskChanged,
 )
 from mcp_schema.session.extensions import declares_extension
-from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.peer import Peer, Role
 from mcp_schema.session.state import MAX_PENDING, Outgoing
+from mcp_schema.session.wire import encoded, wire_or_type_error
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, TASKS_EXTENSION, protocol
 
 

@@ -75,6 +75,7 @@ class TaskHook(Protocol):
         """``value`` (a request as received, in ``version``) as the session is
         to read it, and what the extension set aside of it to judge later
         (empty: nothing)."""
+        ...
 
     def new(
         self,
@@ -88,6 +89,7 @@ class TaskHook(Protocol):
         status_message: str | None,
     ) -> Any:
         """The record of a new task running a call of ``method``."""
+        ...
 
 
 @dataclass(frozen=True, eq=False)

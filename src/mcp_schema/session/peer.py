@@ -30,9 +30,7 @@ from mcp_schema._codec.route import (
     request_id,
     route,
 )
-from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.views import MODELS
-from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.errors import (
     InvalidRequestError,
@@ -52,20 +50,13 @@ from mcp_schema.session.events import (
 from mcp_schema.session.frames import Frame
 from mcp_schema.session.state import Answered, Connection, Outgoing
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
+from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
 _PROGRESS = "notifications/progress"
 _CANCELLED = "notifications/cancelled"
-
-
-def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, (BaseModel, Mapping)):
-        raise InvalidOutgoingError(
-            f"{what} must be a model or a mapping, not {type(value).__name__}"
-        )
-    return to_wire(value)
 
 
 class Peer:
@@ -369,7 +360,7 @@ class Peer:
         view, which accepts it or says why not."""
         try:
             found = route(value, self._known(version, method), None)
-            if not model and _schema_accepts(found.target, value["result"]):
+            if not model and schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
         except McpError as err:
@@ -486,18 +477,3 @@ class Peer:
         frame = {"jsonrpc": "2.0", "method": _CANCELLED, "params": params}
         self._put(Frame(encode(frame), _CANCELLED, None, related, None, None, params))
         return True
-
-
-def _schema_accepts(target: Target, instance: Any) -> bool:
-    try:
-        return validator(target).is_valid(instance)
-    except ValueError:  # a model inside a mapping: not JSON the schema can read
-        return False
-
-
-def encoded(value: dict[str, Any]) -> bytes:
-    """The frame of ``value``; `InvalidOutgoingError` for what has no JSON text."""
-    try:
-        return encode(value)
-    except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
-        raise InvalidOutgoingError(f"not JSON: {exc}") from None

@@ -31,9 +31,10 @@ from mcp_schema.session.events import (
 from mcp_schema.session.extensions import PendingTask, TaskCalls, TaskHook
 from mcp_schema.session.input import in_version
 from mcp_schema.session.listens import Listens
-from mcp_schema.session.peer import Role, wire_or_type_error
+from mcp_schema.session.peer import Role
 from mcp_schema.session.results import completed
 from mcp_schema.session.state import MAX_PENDING, Round, SealedRounds
+from mcp_schema.session.wire import wire_or_type_error
 from mcp_schema.subscriptions import LISTEN, Subscriptions, supported_by
 from mcp_schema.versions import protocol
 
