@@ -421,9 +421,9 @@ class Endpoint(Posts):
 
     async def aclose(self) -> None:
         """`close`, then wait for the handlers' tasks to end."""
+        await self._answers.aclose()  # what `close` does first, waiting for the tasks
         self.sessions.close()
         self.subscriptions.close()
-        await self._answers.aclose()
 
     @staticmethod
     def _listener_gone(live: LiveSession) -> Callable[[Stream], None]:

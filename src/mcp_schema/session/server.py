@@ -47,8 +47,8 @@ ANSWERED_BY_SESSION = ("ping", "logging/setLevel")
 
 class ServerSession(ServerAnswers, TaskCalls):
     """The server side of one MCP connection, for both eras. Sans-IO: bytes in
-    (`receive`), events out, bytes out (`data_to_send`); no threads, no
-    event loop, no transport.
+    (`receive`), events out, bytes out (`data_to_send`, or `frames_to_send`
+    with each frame's envelope); no threads, no event loop, no transport.
 
     * ``info``: the server's ``Implementation`` (a model of any version, or a
       mapping with ``name`` and ``version``).
@@ -80,7 +80,8 @@ class ServerSession(ServerAnswers, TaskCalls):
       ``notifications/cancelled``), unless ``listens`` is False, which hands
       them to the handler as any request (`mcp_schema.http.Endpoint` does
       so: each listen is a stream of its own there).
-    * ``tasks``: the Tasks extension's rules (a
+    * ``tasks``: the Tasks extension's rules, joined through the
+      `mcp_schema.session.extensions.TaskHook` (a
       `mcp_schema.tasks.TaskServer`, which also holds the store): the
       session declares the extension, reads its methods, refuses them with
       -32021 from a client that did not declare it on the request, and lets
