@@ -125,6 +125,8 @@ compare-dmcg: $(STAMP)  ## our models and datamodel-code-generator's, judged ali
 	-$(PY) -m tests.engines.conformance $(COMPARE)
 	-PYTHONPATH=build/dmcg $(PY) -m tests.engines.conformance --models dmcg_models $(COMPARE) --show 0
 
+# bench.front loads every HTTP front door with wrk (nginx as the reference proxy), pinned
+# to a core apart from the servers: apt-get install wrk nginx; without them it is skipped.
 bench: $(STAMP)  ## side-by-side speed, import cost and memory; writes bench/results.json
 	$(PY) $(PIP_INSTALL) --group bench
 	$(PY) -m bench

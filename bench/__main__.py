@@ -1,7 +1,8 @@
 """Run every contender on every workload in one process, print a table, write results.json.
 
 Usage: ``python -m bench [--quick] [--only SUBSTRING] [--no-cold] [--no-http] [--no-tasks]
-[--out PATH]``.
+[--out PATH]``. ``--no-http`` skips the load runs: ``bench.http``, ``bench.gateway`` and
+``bench.front``.
 Nothing here asserts: the targets are reported as PASS or MISS.
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 import orjson
 import pydantic
 
-from bench import coldstart, memory, peers, tasks_store, timing
+from bench import coldstart, front, memory, peers, tasks_store, timing
 from bench import gateway as gateway_bench
 from bench import http as http_bench
 from bench import session as session_bench
@@ -351,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="run workloads whose name contains this")
     parser.add_argument("--no-cold", action="store_true", help="skip the fresh-process timings")
     parser.add_argument(
-        "--no-http", action="store_true", help="skip the HTTP load runs (servers, gateway)"
+        "--no-http", action="store_true", help="skip the HTTP load runs (servers, gateway, front)"
     )
     parser.add_argument("--no-tasks", action="store_true", help="skip the task stores")
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results.json")
@@ -391,6 +392,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_http:  # the gateway's hop: python -m bench.gateway runs this alone
         gateway = gateway_bench.measure(gateway_bench.settings(args.quick))
         gateway_bench.report(gateway)
+    fronts: dict[str, Any] = {}
+    if not args.no_http and (lacking := front.missing()):
+        print(f"\nFront doors: skipped, no {', '.join(lacking)} (apt-get install wrk nginx)")
+    elif not args.no_http:  # every front door at its server's limit: python -m bench.front
+        fronts = front.measure(*front.settings(args.quick))
+        front.report(fronts)
 
     stores: dict[str, tasks_store.Result] = {}
     if not args.no_tasks:  # python -m bench.tasks_store runs this alone
@@ -401,6 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     found = targets(table, cold, mem, sessions)
     found += [Target(*t) for t in http_bench.targets(http)] if http else []
     found += [Target(*t) for t in gateway_bench.targets(gateway)] if gateway else []
+    found += [Target(*t) for t in front.targets(fronts)] if fronts else []
     print_targets(found)
 
     report: dict[str, Any] = {
@@ -418,6 +426,7 @@ def main(argv: list[str] | None = None) -> int:
         "http": http_bench.jsonable(http) if http else {},
         "tasks_store": tasks_store.jsonable(stores),
         "gateway": gateway_bench.jsonable(gateway) if gateway else {},
+        "front": front.jsonable(fronts) if fronts else {},
         "targets": [asdict(t) for t in found],
         "elapsed_s": round(time.perf_counter() - started, 1),
     }

@@ -29,7 +29,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Coroutine, Iterator
+from collections.abc import Coroutine, Iterator, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -64,7 +64,7 @@ http {{
             proxy_pass http://mcp;
             proxy_http_version 1.1;
             proxy_set_header Connection "";
-            proxy_set_header Host {upstream};  # the upstream's own, as the forwarders send
+            proxy_set_header Host {host};
             proxy_buffering off;
         }}
     }}
@@ -100,24 +100,34 @@ def hops(upstream: int, work: Path) -> Iterator[dict[str, Server]]:
         "gateway monitor": ([*gateway, "--upstream", url], None),
         "gateway enforce": ([*gateway, "--upstream", url, "--enforce"], None),
     }
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     with contextlib.ExitStack() as stack:
         found: dict[str, Server] = {
             name: stack.enter_context(Hop(command, env))
             for name, (command, env) in commands.items()
         }
-        if os.access(nginx, os.X_OK):
-            port = _free_port()
-            user = "user root;" if os.geteuid() == 0 else ""
-            config = work / "nginx.conf"
-            config.write_text(
-                NGINX.format(work=work, user=user, upstream=f"127.0.0.1:{upstream}", port=port)
-            )
-            command = [nginx, "-p", str(work), "-c", str(config), "-e", str(work / "error.log")]
-            hop = Hop(command)
-            hop.port = port
-            found["nginx proxy_pass"] = stack.enter_context(hop)
+        # The upstream's own Host, as the forwarders send it.
+        proxy = nginx(upstream, work, f"127.0.0.1:{upstream}")
+        if proxy is not None:
+            found["nginx proxy_pass"] = stack.enter_context(proxy)
         yield found
+
+
+def nginx(upstream: int, work: Path, host: str, prefix: Sequence[str] = ()) -> Hop | None:
+    """nginx as one process in front of the upstream on port ``upstream``, its
+    files in ``work``, sending ``host`` as ``Host`` (``$http_host``: the
+    client's), started by ``prefix`` (``taskset -c N``); None without nginx."""
+    binary = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not os.access(binary, os.X_OK):
+        return None
+    port = _free_port()
+    user = "user root;" if os.geteuid() == 0 else ""
+    config = work / "nginx.conf"
+    config.write_text(
+        NGINX.format(work=work, user=user, upstream=f"127.0.0.1:{upstream}", port=port, host=host)
+    )
+    hop = Hop([*prefix, binary, "-p", str(work), "-c", str(config), "-e", str(work / "error.log")])
+    hop.port = port
+    return hop
 
 
 def measure(seconds: float, rounds: int = ROUNDS) -> dict[str, Any]:

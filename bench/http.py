@@ -98,14 +98,17 @@ async def _response(reader: asyncio.StreamReader) -> tuple[int, dict[str, str], 
     return int(status_line.split()[1]), headers, body
 
 
+def stateless_call() -> tuple[dict[str, Any], dict[str, str]]:
+    """The 2026-07-28 ``tools/call echo`` (its ``_meta``) and its ``Mcp-*`` headers."""
+    params = {**_ECHO, "_meta": _META}
+    headers = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
+    return {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, headers
+
+
 def era_requests(era: str, port: int) -> bytes:
     """The ``tools/call`` bytes one connection sends again and again in ``era``."""
     if era == "2026-07-28":
-        params = {**_ECHO, "_meta": _META}
-        headers = {"MCP-Protocol-Version": era, "Mcp-Method": "tools/call", "Mcp-Name": "echo"}
-        return _request(
-            port, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}, headers
-        )
+        return _request(port, *stateless_call())
     with socket.create_connection(("127.0.0.1", port)) as sock:
         init = {
             "protocolVersion": era,
@@ -209,6 +212,15 @@ def _rss_kib(pid: int) -> int:
     return -1
 
 
+def uvicorn_command(
+    target: list[str], port: str, http: str = HTTP, loop: str = "auto"
+) -> list[str]:
+    """One uvicorn worker serving ``target`` on 127.0.0.1:``port``, quietly."""
+    command = [sys.executable, "-m", "uvicorn", *target, "--host", "127.0.0.1", "--port", port]
+    command += ["--workers", "1", "--http", http, "--loop", loop]
+    return [*command, "--log-level", "warning", "--no-access-log"]
+
+
 class Server:
     """One uvicorn worker on a free loopback port, stopped on exit, its HTTP
     parser named (uvicorn's ``auto`` picks whichever is installed, which would
@@ -221,30 +233,22 @@ class Server:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        command = [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            *target,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-            "--workers",
-            "1",
-            "--http",
-            http,
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ]
+        command = uvicorn_command(target, str(self.port), http)
         self.process = subprocess.Popen(command, cwd=ROOT, stderr=subprocess.DEVNULL)
 
     def __enter__(self) -> Server:
+        try:
+            self._listening()
+        except BaseException:  # not entered, so no __exit__ will stop it
+            self.__exit__()
+            raise
+        return self
+
+    def _listening(self) -> None:
         for _ in range(200):
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=0.1).close()
-                return self
+                return
             except OSError:
                 if self.process.poll() is not None:
                     raise RuntimeError(f"server exited: {self.process.returncode}") from None
@@ -253,7 +257,11 @@ class Server:
 
     def __exit__(self, *exc: object) -> None:
         self.process.terminate()
-        self.process.wait(10)
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:  # deaf to SIGTERM: it must not outlive the bench
+            self.process.kill()
+            self.process.wait(10)
 
 
 def measure(

@@ -48,6 +48,7 @@ NAV_SECTION = "API reference"
 RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
     "Decoding": ("codec", "errors", "base", "versions", "negotiation"),
     "Serving": (
+        "auth",
         "session",
         "context",
         "builders",
@@ -63,7 +64,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _EXCLUDED = frozenset({"__main__"})
 # hand-written packages: one page each
-_RUNTIME_PACKAGES = frozenset({"gateway", "http", "proxy", "session", "tasks"})
+_RUNTIME_PACKAGES = frozenset({"auth", "gateway", "http", "proxy", "session", "tasks"})
 
 
 # -- what the reference holds -----------------------------------------------------------

@@ -24,7 +24,7 @@ import json
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from hypothesis import strategies as st
 
@@ -169,6 +169,35 @@ def _tool_call(value: Json, name: str | None, arguments: Json | None) -> Json:
     return {**value, "params": params}
 
 
+def _drawn(
+    version: str, extensions: Collection[str]
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The strategies of ``version``'s requests, notifications and results, by
+    method, those of the negotiated ``extensions`` included."""
+    core = _version_module(version)
+    requests, notifications, results = (
+        dict(core.REQUESTS),
+        dict(core.NOTIFICATIONS),
+        dict(core.RESULTS),
+    )
+    for module in _extension_modules(version, extensions):
+        requests.update(module.REQUESTS)
+        notifications.update(module.NOTIFICATIONS)
+        results.update(module.RESULTS)
+    return requests, notifications, results
+
+
+def _errors(core: ModuleType) -> st.SearchStrategy[Json]:
+    """Error responses of a version, with each of its error codes."""
+    errors = st.one_of(
+        [
+            strategy.map(functools.partial(_error_with_code, code))
+            for code, strategy in sorted(core.ERRORS.items())
+        ]
+    )
+    return st.builds(_with, st.just("error"), errors, core.ERROR_RESPONSE)
+
+
 def messages(
     version: str,
     *,
@@ -197,16 +226,9 @@ def messages(
     named_tools = strings(tools, "tools", none=True)
     if named_tools is not None and not named_tools:
         raise ValueError("tools must name at least one tool")
-    core = _version_module(version)
     extensions = strings(extensions, "extensions") or ()
-    extra = _extension_modules(version, extensions)
-    requests = dict(core.REQUESTS)
-    notifications = dict(core.NOTIFICATIONS)
-    results = dict(core.RESULTS)
-    for module in extra:
-        requests.update(module.REQUESTS)
-        notifications.update(module.NOTIFICATIONS)
-        results.update(module.RESULTS)
+    core = _version_module(version)
+    requests, notifications, results = _drawn(version, extensions)
     exts = tuple(sorted(extensions))
     # A negotiated extension's result arms may answer any request (decode
     # reads their tag, e.g. resultType "task", as that result).
@@ -239,17 +261,8 @@ def messages(
                 st.builds(_with, st.just("result"), answer, envelope).map(wire("result", name))
             )
     if kind in (None, "error") and (methods is None or wanted):
-        envelope = core.ERROR_RESPONSE
-        errors = st.one_of(
-            [
-                strategy.map(functools.partial(_error_with_code, code))
-                for code, strategy in sorted(core.ERRORS.items())
-            ]
-        )
         answering = method if isinstance(method, str) else None
-        arms.append(
-            st.builds(_with, st.just("error"), errors, envelope).map(wire("error", answering))
-        )
+        arms.append(_errors(core).map(wire("error", answering)))
     if not arms:
         raise ValueError(f"MCP {version} has no {kind or 'message'} for method {method!r}")
     return st.one_of(arms)

@@ -2,7 +2,8 @@
 but the tool ``die`` ends the process before it answers, the tool ``wrong``
 answers with a result the schema refuses (``content`` no list), and before
 answering as ``echo`` does, the tool ``long`` writes a line of 500 bytes,
-``garbage`` a line that is no JSON, ``stray`` a response to no request."""
+``garbage`` a line that is no JSON, ``stray`` a response to no request,
+``cr`` a log message with a CR in it (JSON whitespace, one line still)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ SLIPPED = {
     "long": json.dumps({"jsonrpc": "2.0", "method": "x", "params": {"pad": "x" * 450}}).encode(),
     "garbage": b"not json",
     "stray": b'{"jsonrpc":"2.0","id":999,"result":{}}',
+    "cr": b'{"jsonrpc":"2.0",\r"method":"notifications/message",'
+    b'"params":{"level":"info","data":"cr"}}',
 }
 
 

@@ -4,6 +4,7 @@ one ``error:`` line), and a run: listening once ready, reports to
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -12,15 +13,28 @@ import subprocess
 import sys
 from pathlib import Path
 from socket import IPPROTO_TCP, TCP_NODELAY
+from typing import Any
 
 import anyio
 import httpx
 import pytest
 
 from mcp_schema.cli import main
-from mcp_schema.gateway.command import bound_socket
-from tests.gateway.test_gateway import CALL, HEADERS, serving
+from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway.command import add_arguments, app_of, bound_socket
+from mcp_schema.gateway.stdio import StdioGatewayApp
+from mcp_schema.proxy import ReportLog
+from tests.gateway.test_gateway import CALL, HEADERS, post, serving
+from tests.gateway.test_stdio import EXAMPLE
 from tests.gateway.test_stdio_bridge import expected, session
+
+UP = ["--listen", "127.0.0.1:0", "--upstream", "http://127.0.0.1:1/mcp"]
+
+
+def parsed(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(argv)
 
 
 @pytest.mark.parametrize(
@@ -34,6 +48,12 @@ from tests.gateway.test_stdio_bridge import expected, session
         (["--listen", "127.0.0.1:0", "--upstream", "http://x/mcp", "--", "cmd"], "not both"),
         (["--listen", "127.0.0.1:0", "--", "/no/such/command"], "cannot start"),
         (["--listen", "127.0.0.1:0", "--", sys.executable, "-c", "pass"], "before it answered"),
+        ([*UP, "--allowed-host", "gw.example:80"], "without a port"),
+        ([*UP, "--allowed-host", "gw.example/mcp"], "without a port"),
+        ([*UP, "--allowed-origin", "https://app.example/page"], "takes an origin"),
+        ([*UP, "--allowed-origin", "null"], "takes an origin"),
+        ([*UP, "--upstream-host", "a b"], "upstream_host must be"),
+        (["--listen", "127.0.0.1:0", "--upstream-host", "x", "--", "cmd"], "for an --upstream"),
     ],
 )
 def test_a_gateway_that_cannot_start_says_why_with_status_2(
@@ -42,6 +62,54 @@ def test_a_gateway_that_cannot_start_says_why_with_status_2(
     assert main(["gateway", *argv]) == 2
     err = capfd.readouterr().err
     assert err.startswith("error: ") and said in err and err.count("\n") == 1
+
+
+def test_the_precheck_options_are_repeatable_and_reach_the_app() -> None:
+    hosts = ["--allowed-host", "GW.example", "--allowed-host", "[::1]"]
+    origins = ["--allowed-origin", "https://app.example/", "--allowed-origin", "http://b.example:8"]
+    args = parsed([*UP, *hosts, *origins, "--upstream-host", "backend:9"])
+    assert args.allowed_host == ["GW.example", "[::1]"]
+    app = app_of(args, ReportLog())
+    assert isinstance(app, GatewayApp) and app.upstream_host == "backend:9"
+    assert app.precheck.allowed_hosts == frozenset({"gw.example", "::1"})
+    assert app.precheck.allowed_origins == frozenset({"https://app.example", "http://b.example:8"})
+    plain = app_of(parsed(UP), ReportLog())
+    assert isinstance(plain, GatewayApp) and plain.precheck.allowed_hosts is None
+    assert plain.upstream_host is None
+
+
+def test_an_allowed_host_is_admitted_by_the_gateway_the_command_builds() -> None:
+    seen: list[bytes] = []
+
+    async def upstream(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await receive()
+        seen.append(dict(scope["headers"])[b"host"])
+        body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+
+    with serving(upstream) as url:
+        argv = ["--listen", "127.0.0.1:0", "--upstream", url, "--allowed-host", "gw.example"]
+        with serving(app_of(parsed(argv), ReportLog())) as front:
+            admitted = post(front, CALL, {**HEADERS, "host": "gw.example"})
+            other = post(front, CALL, {**HEADERS, "host": "evil.example"})
+    assert (admitted.status_code, other.status_code) == (200, 421)
+    assert seen == [b"gw.example"]
+
+
+def test_the_stdio_gateway_gets_the_precheck_too() -> None:
+    argv = ["--listen", "127.0.0.1:0", "--allowed-host", "gw.example", "--", *EXAMPLE]
+    app = app_of(parsed(argv), ReportLog())
+    assert isinstance(app, StdioGatewayApp)
+    with serving(app) as url:
+        admitted = post(url, CALL, {**HEADERS, "host": "gw.example"})
+        rebound = post(url, CALL, {**HEADERS, "host": "evil.example"})
+        foreign = post(url, CALL, {**HEADERS, "host": "gw.example", "origin": "https://e.example"})
+    assert admitted.status_code == 200 and admitted.json()["result"]["content"][0]["text"] == "hi"
+    assert (rebound.status_code, foreign.status_code) == (421, 403)
 
 
 def test_the_connections_of_its_socket_send_without_delay() -> None:

@@ -389,3 +389,53 @@ def test_the_tools_kept_are_bounded_the_least_recently_listed_forgotten() -> Non
     huge = {"name": "h", "inputSchema": {"type": "object", "properties": properties}}
     listed(validator, huge)  # heavier than the whole bound: never kept, nothing evicted
     assert "h" not in validator.tools and "t0" in validator.tools
+
+
+def refused_by_null(message: str = "Forbidden: the request's Origin is not allowed") -> bytes:
+    """An error the upstream could not address: it refused the POST before reading its id."""
+    return raw({"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}})
+
+
+@pytest.mark.parametrize("media", ["application/json", "text/event-stream"])
+def test_an_error_with_a_null_id_answers_the_request_it_refused(media: str) -> None:
+    exchange = stateless_call()
+    exchange.head(403, [("content-type", media)])
+    assert exchange.answer(refused_by_null()) is None
+    assert exchange.answered
+    assert exchange.end() == []  # answered: no "ended without the response"
+
+
+def test_a_null_id_refusal_in_a_session_leaves_nothing_pending() -> None:
+    validator = ExchangeValidator()
+    session = handshake(validator)
+    headers = {"content-type": "application/json", "mcp-session-id": session}
+    exchange = validator.request(
+        "POST", headers, raw({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    )
+    assert exchange.correlator.pending == 1
+    exchange.head(421, JSON)
+    assert exchange.answer(refused_by_null("Misdirected Request")) is None
+    assert exchange.correlator.pending == 0 and exchange.end() == []
+
+
+def test_a_null_id_refusal_answers_a_notification_too() -> None:
+    validator = ExchangeValidator()
+    note = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    exchange = validator.request("POST", {"content-type": "application/json"}, raw(note))
+    assert exchange.request_id is None and exchange.reports == []
+    exchange.head(403, JSON)
+    assert exchange.answer(refused_by_null()) is None
+
+
+def test_a_second_answer_after_a_null_id_refusal_is_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, [("content-type", "text/event-stream")])
+    assert exchange.answer(refused_by_null()) is None
+    report = exchange.answer(answer(1, RESULT))
+    assert report is not None and "a second response to request 1" in report["message"]
+
+
+def test_a_result_with_a_null_id_is_still_reported() -> None:
+    exchange = stateless_call()
+    exchange.head(200, JSON)
+    assert exchange.answer(answer(None, RESULT)) is not None

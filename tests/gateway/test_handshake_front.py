@@ -7,7 +7,7 @@ every tool, with and without elicitation and sampling callbacks, several
 clients at once. Then what a hand-made client shows: a closed stream
 ending its call (the input round it waited on dropped), DELETE ending the
 session, the command's probe and its refusal of an upstream that cannot be
-reached."""
+reached; the front checking requests by the gateway's precheck."""
 
 from __future__ import annotations
 
@@ -36,6 +36,7 @@ from mcp_schema.gateway.handshake_front import (
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
+from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
 from mcp_schema.session import ClientSession, Event, RequestReceived, ServerSession
 from tests.gateway.test_gateway import reported, serving
@@ -319,3 +320,23 @@ def test_a_request_of_a_session_the_front_never_bridged_is_answered() -> None:
     front._serve(server, request)
     (answer,) = server.data_to_send()
     assert json.loads(answer)["error"]["code"] == -32603
+
+
+@pytest.mark.parametrize(("host", "status"), [(b"gw.example", 404), (b"localhost", 421)])
+def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) -> None:
+    # The gateway's rules, not its own: a host the gateway serves is served here too.
+    served = Served(("2026-07-28",), False, {"tools": {}})
+    precheck = Precheck(allowed_hosts=["gw.example"])
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient, precheck=precheck)
+    headers = [(b"host", host), (b"mcp-session-id", b"nobody"), (b"accept", b"text/event-stream")]
+    scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": headers}
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    async def receive() -> Any:
+        return {"type": "http.disconnect"}
+
+    asyncio.run(front({**scope, "server": ("127.0.0.1", 3000)}, receive, send))
+    assert sent[0]["status"] == status

@@ -4,7 +4,9 @@ Python SDK client (``mcp`` 2.3.0) in 2026-07-28 mode through the bridge to
 every tool, ask and think included, with and without callbacks; an
 upstream that serves 2026-07-28 itself needs no bridge (it says so). And
 `GatewayApp` (``gateway --bridge --upstream URL``) sending a 2026-07-28
-client there, a handshake-era one on the forwarding path."""
+client there, a handshake-era one on the forwarding path. Every request is
+prechecked (a rebound ``Host``, a foreign ``Origin``, a slow body) before
+anything goes upstream."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from mcp_schema.gateway.probe import Served
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
+from tests.http.test_adapter import chunks
 
 HTTP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "http_server.py"
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
@@ -143,3 +146,56 @@ def test_the_bridges_clients_keep_no_cookie_of_any_upstream_answer() -> None:
         app = GatewayApp(url, served=Served(stateless=("2026-07-28",), handshake=False))
         assert asyncio.run(kept(bridge.client, url)) == []
         assert asyncio.run(kept(app.client, url)) == []
+
+
+def asked_upstream() -> tuple[httpx.AsyncClient, list[httpx.Request]]:
+    """A client whose every request is recorded (and answered 500)."""
+    requests: list[httpx.Request] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        requests.append(request)
+        return httpx.Response(500)
+
+    return httpx.AsyncClient(transport=httpx.MockTransport(record)), requests
+
+
+def status_answered(
+    bridge: HttpBridge, method: str, headers: dict[bytes, bytes], receive: Any
+) -> int:
+    """The status ``bridge`` (on 127.0.0.1) answers one request with."""
+    pairs = list({b"host": b"127.0.0.1", **headers}.items())
+    scope = {"type": "http", "method": method, "path": "/mcp", "headers": pairs}
+    sent: list[Any] = []
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    asyncio.run(bridge({**scope, "server": ("127.0.0.1", 3000)}, receive, send))
+    return int(sent[0]["status"])
+
+
+@pytest.mark.parametrize(
+    ("method", "extra", "status"),
+    [
+        ("POST", {b"host": b"evil.example"}, 421),
+        ("POST", {b"origin": b"https://evil.example"}, 403),
+        ("POST", {b"content-type": b"text/plain"}, 415),
+        ("GET", {b"mcp-session-id": b"s"}, 405),
+    ],
+)
+def test_the_bridge_prechecks_every_request_before_anything_goes_upstream(
+    method: str, extra: dict[bytes, bytes], status: int
+) -> None:
+    client, requests = asked_upstream()
+    bridge = HttpBridge("http://upstream.example/mcp", client=client)
+    headers = {b"content-type": b"application/json", b"accept": b"*/*", **extra}
+    receive = chunks(b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}')
+    assert status_answered(bridge, method, headers, receive) == status and requests == []
+
+
+def test_a_slow_body_is_408_before_anything_goes_upstream() -> None:
+    client, requests = asked_upstream()
+    bridge = HttpBridge("http://upstream.example/mcp", client=client, body_seconds=0.1)
+    headers = {b"content-type": b"application/json"}
+    assert status_answered(bridge, "POST", headers, chunks(b"{", hang=True)) == 408
+    assert requests == []

@@ -6,6 +6,7 @@ an HTTP error status; a server error)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -88,3 +89,21 @@ def test_a_server_that_does_not_know_discover_is_of_the_handshake_era(status: in
 def test_a_server_error_tells_nothing() -> None:
     with pytest.raises(ProbeError, match="500"):
         probed(Response(500, [("content-type", "text/plain")], b"down"))
+
+
+def test_the_probe_tells_the_extensions_the_upstream_declares() -> None:
+    tasks: dict[str, Any] = {"io.modelcontextprotocol/tasks": {}}
+    up = Endpoint(
+        lambda s, e: None,
+        info=INFO,
+        capabilities={**CAPABILITIES, "extensions": tasks},
+        versions=list(SUPPORTED_VERSIONS),
+    )
+    served = probed(up)
+    assert served.discovered and served.extensions == frozenset({"io.modelcontextprotocol/tasks"})
+    assert probed(endpoint(["2026-07-28"])).extensions == frozenset()
+
+
+def test_an_upstream_that_did_not_discover_declares_nothing_known() -> None:
+    served = probed(endpoint(["2025-06-18"]))
+    assert not served.discovered and served.extensions is None

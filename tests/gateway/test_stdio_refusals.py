@@ -1,7 +1,8 @@
 """What a hostile peer sends the stdio front and its bridge: a server's line
 too long, not JSON, or answering no request (reported, never forwarded, the
-session going on); a client's request for no session, a body too long, a
-malformed ``_meta`` or a forged ``requestState`` (refused, and reported)."""
+session going on); a client's request for no session, a malformed
+``_meta`` or a forged ``requestState`` (refused, and reported); a body too
+long (refused before it is read)."""
 
 from __future__ import annotations
 
@@ -79,7 +80,6 @@ def test_a_handshake_era_request_names_a_live_session(bridged: tuple[str, Report
 @pytest.mark.parametrize(
     ("body", "status", "code"),
     [
-        (calling("echo", pad="x" * 3000), 413, -32700),
         (
             calling("echo", _meta={**META, "io.modelcontextprotocol/clientCapabilities": 7}),
             400,
@@ -95,9 +95,19 @@ def test_the_bridge_refuses_a_hostile_request_and_reports_it(
     url, log = bridged
     content = body if isinstance(body, bytes) else raw(body)
     answer = post(url, content, **{"mcp-name": "ask" if b'"ask"' in content else "echo"})
-    assert answer.status_code == status
-    if status != 413:
-        assert answer.json()["error"]["code"] == code
+    assert answer.status_code == status and answer.json()["error"]["code"] == code
     reports = reported(log)
     assert [r["code"] for r in reports][-1:] == [code]
     assert reports[-1]["direction"] == "client->server"
+
+
+def test_a_body_too_long_for_the_bridge_is_refused_before_it_is_read(
+    bridged: tuple[str, ReportLog],
+) -> None:
+    # By its Content-Length (the precheck's 413): an HTTP refusal, not a finding of the bridge's.
+    answer = post(bridged[0], calling("echo", pad="x" * 3000))
+    assert answer.status_code == 413 and answer.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Payload Too Large: at most 2,000 bytes"},
+    }

@@ -25,8 +25,8 @@ them:
   upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`,
   2026-07-28 clients of a handshake-era one to
   `mcp_schema.gateway.http_bridge.HttpBridge`.
-* `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_child``,
-  ``stdio_probe``): the ASGI application in front of a stdio server, a child
+* `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_link``,
+  ``stdio_child``, ``stdio_probe``): the ASGI application in front of a stdio server, a child
   per handshake-era session and one shared by 2026-07-28 requests.
 * ``to_handshake`` (sans-IO), ``handshake_driver`` (its asyncio driver),
   ``stdio_bridge`` and ``http_bridge`` (its transports): the era bridge for

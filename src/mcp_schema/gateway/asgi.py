@@ -2,14 +2,23 @@
 Streamable HTTP server, every message checked by an `ExchangeValidator`
 (needs the ``http`` extra: httpx).
 
-What it forwards: the request's method, query, headers (but the hop-by-hop
-ones, ``Host`` and ``Content-Length``, which httpx writes, and
-``Accept-Encoding``, sent as ``identity`` so that what comes back is the
-JSON it reads) and body; the answer's status, headers (``Mcp-Session-Id``
-included, both ways: both eras pass) and body. A JSON answer is read whole
-(at most ``max_message`` bytes); an event stream is relayed event by event,
-never held whole. The client disconnecting cancels the upstream request
-(its connection is closed).
+Every request first passes the gateway's `mcp_schema.http.precheck.Precheck`
+(by default: on a loopback address, a ``Host`` that is no loopback name is
+421, a foreign ``Origin`` 403), in both modes, and what it refuses reaches
+neither the upstream nor a bridge; answers to an allowed origin carry the
+gateway's CORS headers, not the upstream's. A body's size is the
+validator's rule (``max_body``: monitor mode streams a longer one on
+unread, enforce mode refuses it, 413); a body not whole within
+``body_seconds`` is 408.
+
+What it forwards: the method, query, headers (end to end: not the
+hop-by-hop ones nor those ``Connection`` names; not ``Content-Length``,
+which httpx writes; ``Accept-Encoding`` as ``identity``, so that what comes
+back is the JSON it reads; ``Host`` as the client sent it, as nginx's
+``$http_host``, or ``upstream_host``) and body; the answer's status,
+headers (end to end) and body. A JSON answer is read whole (at most
+``max_message`` bytes); an event stream is relayed event by event, never
+held whole. The client disconnecting cancels the upstream request.
 
 Two modes:
 
@@ -32,14 +41,14 @@ run of such failures is one line and their count). Reports go to a
 `ReportLog` (bounded, written by a thread of its own: forwarding never
 waits for them).
 
-The era bridge (``served``: what the upstream's probe found,
-`mcp_schema.gateway.probe`): a request in an era the upstream serves takes
-the forwarding path above; a handshake-era one (``initialize``, a bridged
-``Mcp-Session-Id``, GET and DELETE) to an upstream of 2026-07-28 alone goes
-to the `mcp_schema.gateway.handshake_front.HandshakeFront`, and a
-2026-07-28 one to an upstream of the handshake era alone goes to the
-`mcp_schema.gateway.http_bridge.HttpBridge`. Both read every message
-themselves (in both modes: what they carry they must read).
+The era bridge (``served``: what the upstream's probe found): a request in
+an era the upstream serves is forwarded; one of the other era, as `era_of`
+tells from the body (parsed only when a bridge waits; the headers alone
+place one too long or not JSON), goes to a bridge: handshake-era ones (GET
+and DELETE too) to the `mcp_schema.gateway.handshake_front.HandshakeFront`
+before an upstream of 2026-07-28 alone, 2026-07-28 ones to the
+`mcp_schema.gateway.http_bridge.HttpBridge` before one of the handshake era
+alone. Both read every message themselves, in both modes.
 """
 
 from __future__ import annotations
@@ -47,37 +56,56 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from typing import Any
 
 import httpx
 
+from mcp_schema._args import check
+
+# The codec's strict parse (private to it, as the endpoint parses a body to tell its era).
+from mcp_schema._codec.parse import parse
+from mcp_schema.errors import McpError
+from mcp_schema.gateway.carried import Upward, answered, replayed, rest, with_cors
 from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.handshake_front import HandshakeFront
 from mcp_schema.gateway.http_bridge import HttpBridge, cookieless
 from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import EventSplitter
-
-# The ASGI types and helpers of the package's own adapter: a refusal is
-# written exactly as the endpoint's, and a client leaving is seen the same way.
-from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
+from mcp_schema.http.adapter import (
+    BODY_SECONDS,
+    Message,
+    Receive,
+    Scope,
+    Send,
+    read_head,
+    send_body,
+    send_response,
+    serve_lifespan,
+    sse_event,
+    start_message,
+    until_disconnect,
+)
+from mcp_schema.http.era import era_of
+from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import Report, ReportLog
 from mcp_schema.request_state import StateSealer
 from mcp_schema.versions import STATELESS_VERSIONS
 
 __all__ = ["GatewayApp"]
 
-_HOP = frozenset(
-    b"connection keep-alive proxy-connection te trailer transfer-encoding upgrade".split()
-)
-"""Hop-by-hop headers (RFC 9110 7.6.1): never forwarded."""
-_UP_DROPPED = _HOP | {b"host", b"content-length", b"accept-encoding", b"expect"}
-_DOWN_DROPPED = _HOP | {b"content-length"}
+_LENGTH = (b"content-length",)  # of an answer the gateway writes again
 _HEAD_READ = frozenset([b"content-type", b"mcp-session-id"])
 _SSE = b"text/event-stream"
 _TIMEOUT = httpx.Timeout(30.0, read=None)  # a stream lasts; the client may leave
 _EXTENSIONS = {"timeout": _TIMEOUT.as_dict()}  # a request's, as a client would set them
+_UNBOUNDED = sys.maxsize  # the precheck's Content-Length bound: the validator's max_body rules
+_UNREAD: dict[str, Any] = {}  # a body not parsed: its era is its headers'
+
+_App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 class GatewayApp:
@@ -94,6 +122,13 @@ class GatewayApp:
     * ``served``: the bridge (see the module): what the upstream serves.
     * ``sealer``: what seals the bridge's ``requestState`` when 2026-07-28
       clients are bridged to a handshake-era upstream (a random key by default).
+    * ``precheck``: the rules every request passes first (see the module);
+      by default ``Precheck(path=path)``, no body size of its own: loopback
+      hosts and origins only when served on a loopback address.
+    * ``upstream_host``: the ``Host`` sent upstream (``host`` or
+      ``host:port``), instead of the client's.
+    * ``body_seconds``: the time a POST body has to arrive, up to
+      ``max_body`` bytes (408 after it; None: no bound).
     """
 
     def __init__(
@@ -107,29 +142,52 @@ class GatewayApp:
         path: str = "/mcp",
         served: Served | None = None,
         sealer: StateSealer | None = None,
+        precheck: Precheck | None = None,
+        upstream_host: str | None = None,
+        body_seconds: float | None = BODY_SECONDS,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
         if not isinstance(path, str) or not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r:.80}")
+        check(precheck, Precheck, "precheck", none=True)
+        if body_seconds is not None:
+            check(body_seconds, (int, float), "body_seconds")
+            if not body_seconds > 0:
+                raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
         self.upstream, self.path, self.enforce = upstream, path, bool(enforce)
         self.reports = reports
         self.validator = ExchangeValidator() if validator is None else validator
+        self.precheck = Precheck(path=path, max_body=_UNBOUNDED) if precheck is None else precheck
+        self.upstream_host, self.body_seconds = upstream_host, body_seconds
         self._url = httpx.URL(upstream)  # parsed once
+        self._upward = Upward(upstream_host)
         self._client = client
         self._own_client = client is None
         self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
         self.served = served
         self.front: HandshakeFront | None = None
         """Where handshake-era requests go when the upstream does not serve that era."""
-        if served is not None and not served.handshake and served.stateless:
-            self.front = HandshakeFront(
-                upstream, served, lambda: self.client, reports=reports, path=path
-            )
         self.back: HttpBridge | None = None
         """Where 2026-07-28 requests go when the upstream serves the handshake era alone."""
+        self._per_request: Collection[str] = STATELESS_VERSIONS
+        """The versions `era_of` finds served per request: the upstream's, or the back bridge's."""
+        bridged = self.precheck.bounded(min(self.precheck.max_body, self.validator.max_body))
+        if served is not None and not served.handshake and served.stateless:
+            self.front = HandshakeFront(
+                upstream,
+                served,
+                lambda: self.client,
+                reports=reports,
+                path=path,
+                headers=None if upstream_host is None else {"host": upstream_host},
+                # The gateway's rules, or a host or origin it admits would be
+                # refused there; a bridge reads a body whole: the validator's bound.
+                precheck=bridged,
+            )
+            self._per_request = served.stateless
         if served is not None and served.handshake and not served.stateless:
-            self.back = HttpBridge(upstream, reports=reports, sealer=sealer)
+            self.back = HttpBridge(upstream, reports=reports, sealer=sealer, precheck=bridged)
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -163,38 +221,43 @@ class GatewayApp:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            return await self._lifespan(receive, send)
+            return await serve_lifespan(receive, send, self._startup, self._shutdown)
         if scope["type"] != "http":
             return None
-        if scope["path"] != self.path:
-            return await send_response(send, Response(404))
         method: str = scope["method"]
         headers: list[tuple[bytes, bytes]] = scope["headers"]
-        if self.front is not None and self._bridged(method, headers):
-            return await self.front(scope, receive, send)
-        if self.back is not None and _stateless(method, headers):
-            return await self.back(scope, receive, send)
-        body, rest = b"", None
+        received = received_headers(headers)  # once: the precheck, the era, CORS read it
+        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
+        if refused is not None:
+            return await send_response(send, refused)
+        body, more = b"", False
         if method == "POST":
-            read = await self._body(receive)
+            read = await read_head(receive, self.validator.max_body, self.body_seconds)
             if read is None:
                 return None  # the client left
-            body, rest = read
+            if isinstance(read, Response):
+                return await send_response(send, read)
+            body, more = read
+        if self.front is not None or self.back is not None:
+            bridge = self._bridge(method, received, body, more)
+            if bridge is not None:  # a POST's head was read here: the bridge reads it again
+                sent = replayed(body, more, receive) if method == "POST" else receive
+                return await bridge(scope, sent, send)
         self._traffic(len(body))
+        origin = self._cors_origin(received)
         exchange = _Deferred(self, method, headers, body)
         if self.enforce:  # read before anything is forwarded
             refused = exchange.get().refusal
             if refused is not None:
-                return await send_response(send, refused)
+                return await send_response(send, with_cors(refused, origin))
         query = scope.get("query_string", b"")
         url = self.upstream + "?" + query.decode("latin-1") if query else self._url
-        forwarded = [(k, v) for k, v in headers if k not in _UP_DROPPED]
-        forwarded.append((b"accept-encoding", b"identity"))
-        content: bytes | AsyncIterator[bytes] = body if rest is None else _rest(body, receive)
+        content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
+        upward = self._upward.fields(headers)
         forwarding = asyncio.ensure_future(
-            self._forward(exchange, method, url, forwarded, content, send)
+            self._forward(exchange, method, url, upward, content, origin, send)
         )
-        left = asyncio.ensure_future(until_disconnect(receive)) if rest is None else None
+        left = None if more else asyncio.ensure_future(until_disconnect(receive))
         try:
             if left is None:
                 await forwarding
@@ -212,34 +275,28 @@ class GatewayApp:
                 left.cancel()
         return None
 
-    def _bridged(self, method: str, headers: list[tuple[bytes, bytes]]) -> bool:
-        """Whether a request goes to the bridge (`HandshakeFront`): of a
-        session, a GET or a DELETE, or a POST naming no version the upstream
-        serves per request (``initialize``)."""
-        if method not in ("POST", "GET", "DELETE"):
-            return False
-        session, version = _named(headers)
-        assert self.served is not None
-        return session or method != "POST" or version not in self.served.stateless
-
-    async def _body(self, receive: Receive) -> tuple[bytes, bool | None] | None:
-        """The body (None: the client left), and None when it was read whole,
-        else the first ``max_body`` bytes and more to come."""
-        limit = self.validator.max_body
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return None
-            chunk = message.get("body", b"")
-            chunks.append(chunk)
-            size += len(chunk)
-            more = message.get("more_body", False)
-            if size > limit and more:
-                return b"".join(chunks), True
+    def _bridge(
+        self, method: str, received: dict[str, str], body: bytes, more: bool
+    ) -> _App | None:
+        """The bridge a request goes to, by its era (`era_of`), or None when
+        the upstream serves that era. GET and DELETE are handshake-era; a
+        body too long to read, or not a message, is placed by its headers."""
+        if method == "POST":
+            value = _UNREAD
             if not more:
-                return b"".join(chunks), None
+                with contextlib.suppress(McpError):  # the one it goes to refuses it
+                    value = parse(body)
+            if era_of(value, received, self._per_request).stateless:
+                return self.back
+        return self.front
+
+    def _cors_origin(self, received: dict[str, str]) -> str | None:
+        """The origin whose answer gets the gateway's CORS headers (they replace
+        the upstream's), or None."""
+        if not self.precheck.cors:
+            return None
+        origin = received.get("origin")
+        return origin if origin in self.precheck.allowed_origins else None
 
     async def _forward(
         self,
@@ -248,6 +305,7 @@ class GatewayApp:
         url: httpx.URL | str,
         headers: list[tuple[bytes, bytes]],
         content: bytes | AsyncIterator[bytes],
+        origin: str | None,
         send: Send,
     ) -> None:
         client = self.client
@@ -264,17 +322,18 @@ class GatewayApp:
             exchange = deferred.get()
             report, answer = exchange.unreachable(str(exc) or type(exc).__name__)
             self._report([report, *exchange.end()])
-            return await send_response(send, answer)
+            return await send_response(send, with_cors(answer, origin))
         try:
             down = [(k.lower(), v) for k, v in response.headers.raw]
+            status = response.status_code
             media = next((v for k, v in down if k == b"content-type"), b"")
             if media.partition(b";")[0].strip().lower() == _SSE:
                 exchange = deferred.get()
-                exchange.head(response.status_code, _told(down))
-                start = _start(response.status_code, [h for h in down if h[0] not in _DOWN_DROPPED])
+                exchange.head(status, _told(down))
+                start = start_message(status, answered(down, _LENGTH, origin))
                 await self._events(exchange, response, start, send)
             else:
-                await self._whole(deferred, response, down, send)
+                await self._whole(deferred, response, down, origin, send)
         except httpx.HTTPError:
             pass  # the upstream broke mid-answer: what was sent stands, the answer ends
         finally:
@@ -286,6 +345,7 @@ class GatewayApp:
         deferred: _Deferred,
         response: httpx.Response,
         headers: list[tuple[bytes, bytes]],
+        origin: str | None,
         send: Send,
     ) -> None:
         """A JSON (or empty, or other) answer: checked whole when it is JSON."""
@@ -294,13 +354,13 @@ class GatewayApp:
         kept: list[bytes] = []
         size = 0
         if not self.enforce:  # monitor: each chunk on as it comes, all checked once sent
-            await send(_start(status, [h for h in headers if h[0] not in _HOP]))
+            await send(start_message(status, answered(headers, (), origin)))
             async for chunk in response.aiter_raw():
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send_body(send, chunk, more=True)
                 size += len(chunk)
                 if size <= limit:
                     kept.append(chunk)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send_body(send, b"")
             self._traffic(size)
             exchange = deferred.get()
             exchange.head(status, _told(headers))
@@ -323,15 +383,16 @@ class GatewayApp:
             report = exchange.answer(body, None if size <= limit else size)
             if report is not None:
                 self._report([report])
-                return await send_response(send, bad_gateway(report, exchange.request_id))
-        # As _send_whole writes a Response, without making the headers one's (str) and back.
-        kept_headers = [h for h in headers if h[0] not in _DOWN_DROPPED]
+                refused = bad_gateway(report, exchange.request_id)
+                return await send_response(send, with_cors(refused, origin))
+        # As send_response writes a Response, without making the headers one's (str) and back.
+        kept_headers = answered(headers, _LENGTH, origin)
         kept_headers.append((b"content-length", str(len(body)).encode()))
-        await send(_start(status, kept_headers))
-        await send({"type": "http.response.body", "body": body, "more_body": False})
+        await send(start_message(status, kept_headers))
+        await send_body(send, body)
 
     async def _events(
-        self, exchange: Exchange, response: httpx.Response, start: dict[str, Any], send: Send
+        self, exchange: Exchange, response: httpx.Response, start: Message, send: Send
     ) -> None:
         """An event stream: relayed as it comes (monitor) or event by event (enforce)."""
         splitter = EventSplitter(self.validator.max_message)
@@ -339,45 +400,34 @@ class GatewayApp:
         async for chunk in response.aiter_raw():
             self._traffic(len(chunk))
             if not self.enforce:
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send_body(send, chunk, more=True)
             for event in splitter.feed(chunk):
                 report = exchange.event(event)
                 if report is None:
                     if self.enforce:
-                        await send(
-                            {"type": "http.response.body", "body": event.raw, "more_body": True}
-                        )
+                        await send_body(send, event.raw, more=True)
                     continue
                 self._report([report])
                 if self.enforce:
                     refused = bad_gateway(report, exchange.request_id).body
-                    last = b"event: message\ndata: " + refused + b"\n\n"
-                    await send({"type": "http.response.body", "body": last, "more_body": False})
-                    return
+                    return await send_body(send, sse_event(refused))
         last_event = splitter.close()
         if last_event is not None:
             self._report(_found(exchange.event(last_event)))
             if self.enforce and not last_event.overlong:
-                await send(
-                    {"type": "http.response.body", "body": last_event.raw, "more_body": True}
-                )
-        await send({"type": "http.response.body", "body": b"", "more_body": False})
+                await send_body(send, last_event.raw, more=True)
+        await send_body(send, b"")
 
-    async def _lifespan(self, receive: Receive, send: Send) -> None:
-        while True:
-            message = await receive()
-            if message["type"] == "lifespan.startup":
-                if self.back is not None:  # its own probe: the upstream's handshake version
-                    await self.back.start()
-                await send({"type": "lifespan.startup.complete"})
-            elif message["type"] == "lifespan.shutdown":
-                if self.front is not None:
-                    self.front.close()
-                if self.back is not None:
-                    await self.back.aclose()
-                await self.aclose()
-                await send({"type": "lifespan.shutdown.complete"})
-                return
+    async def _startup(self) -> None:
+        if self.back is not None:  # its own probe: the upstream's handshake version
+            await self.back.start()
+
+    async def _shutdown(self) -> None:
+        if self.front is not None:
+            self.front.close()
+        if self.back is not None:
+            await self.back.aclose()
+        await self.aclose()
 
 
 class _Deferred:
@@ -402,27 +452,6 @@ class _Deferred:
         return self._exchange
 
 
-def _named(headers: list[tuple[bytes, bytes]]) -> tuple[bool, str | None]:
-    """Whether a request names a session (``Mcp-Session-Id``), and the version
-    its ``MCP-Protocol-Version`` names: where the bridge's dispatch looks."""
-    version = None
-    for name, value in headers:
-        if name == b"mcp-session-id":
-            return True, None
-        if name == b"mcp-protocol-version":
-            version = value.decode("latin-1")
-    return False, version
-
-
-def _stateless(method: str, headers: list[tuple[bytes, bytes]]) -> bool:
-    """Whether a request is of the stateless era: a POST naming a version served per
-    request and no session (the back bridge's, `HttpBridge`)."""
-    if method != "POST":
-        return False
-    session, version = _named(headers)
-    return not session and version in STATELESS_VERSIONS
-
-
 def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     """The headers of an answer `Exchange.head` reads (the rest it would only convert)."""
     return [h for h in headers if h[0] in _HEAD_READ]
@@ -430,19 +459,3 @@ def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
 
 def _found(report: Report | None) -> list[Report]:
     return [] if report is None else [report]
-
-
-def _start(status: int, headers: list[tuple[bytes, bytes]]) -> dict[str, Any]:
-    return {"type": "http.response.start", "status": status, "headers": headers}
-
-
-async def _rest(head: bytes, receive: Receive) -> AsyncIterator[bytes]:
-    """A body too long to be read: its first bytes, then the rest as it comes."""
-    yield head
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return
-        yield message.get("body", b"")
-        if not message.get("more_body", False):
-            return

@@ -1,6 +1,14 @@
 """The command line: ``python -m mcp_schema gateway --listen HOST:PORT
-[--enforce] [--bridge] [--report FILE] (--upstream URL | -- CMD ARGS...)``
+[--enforce] [--bridge] [--report FILE] [--allowed-host NAME]...
+[--allowed-origin URL]... (--upstream URL [--upstream-host NAME] | -- CMD ARGS...)``
 (`add_arguments`, `main`).
+
+``--allowed-host`` and ``--allowed-origin`` (each repeatable) make the
+gateway's `mcp_schema.http.precheck.Precheck`, for both kinds of upstream:
+the ``Host`` names it serves (421 for others; by default, on a loopback
+address, the loopback names alone) and the origins a browser may call it
+from besides the loopback ones (403 for others). ``--upstream-host`` is the
+``Host`` sent upstream instead of the client's.
 
 With ``--bridge --upstream URL`` it first probes the upstream
 (`mcp_schema.gateway.probe`: ``server/discover``), for up to
@@ -29,10 +37,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import ipaddress
 import os
 import socket
+import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from mcp_schema.errors import McpError, quote
 from mcp_schema.gateway.exchange import ExchangeValidator
@@ -45,6 +56,11 @@ from mcp_schema.proxy.reports import ReportLog
 # the same bound on a report output that takes nothing.
 from mcp_schema.proxy.validation import _Writer
 from mcp_schema.versions import TASKS_EXTENSION
+
+if TYPE_CHECKING:
+    from mcp_schema.gateway.asgi import GatewayApp
+    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.http.precheck import Precheck
 
 __all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
 
@@ -63,7 +79,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The ``gateway`` subcommand's arguments, on ``parser`` (`main` reads them)."""
     parser.usage = (
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
-        "(--upstream URL | -- CMD ...)"
+        "[--allowed-host NAME]... [--allowed-origin URL]... "
+        "(--upstream URL [--upstream-host NAME] | -- CMD ...)"
     )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
@@ -84,12 +101,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="append one JSON line per invalid message to FILE (default: standard error)",
     )
     parser.add_argument(
-        "--tasks", action="store_true", help=f"the {TASKS_EXTENSION} extension is in use"
+        "--tasks",
+        action="store_true",
+        help=f"read every exchange with the {TASKS_EXTENSION} extension (by default, where"
+        " the client and the upstream declare it)",
     )
     parser.add_argument(
         "--bridge",
         action="store_true",
         help="serve clients of both eras whatever the server speaks",
+    )
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        metavar="NAME",
+        help="a Host name clients may use (repeatable; any port; by default on a loopback "
+        "address: the loopback names only; other names get 421)",
+    )
+    parser.add_argument(
+        "--allowed-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="an origin browsers may call from, as https://app.example (repeatable; "
+        "besides the loopback ones; other origins get 403)",
+    )
+    parser.add_argument(
+        "--upstream-host",
+        metavar="NAME",
+        help="the Host sent upstream (default: the client's, unchanged)",
     )
     parser.add_argument(
         "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
@@ -160,19 +200,115 @@ def main(args: argparse.Namespace) -> int:
         return 2
 
 
+def _host_name(value: str) -> str:
+    """An ``--allowed-host`` value as `Precheck` takes it (lower-case, IPv6 without brackets)."""
+    name = value.lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if ":" in name:  # an IPv6 address, or a port that does not belong here
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            name = ""
+    if not name or any(c in name for c in "/@ \t"):
+        raise GatewayError(f"--allowed-host takes a host name, without a port: not {quote(value)}")
+    return name
+
+
+def _origin(value: str) -> str:
+    """An ``--allowed-origin`` value as browsers send an ``Origin``: scheme, host, port."""
+    origin = value.rstrip("/")
+    try:
+        parts = urlsplit(origin)
+        parts.port  # noqa: B018 - a malformed port raises ValueError here
+    except ValueError:
+        parts = urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        raise GatewayError(
+            f"--allowed-origin takes an origin, as https://app.example: not {quote(value)}"
+        )
+    return origin
+
+
+def precheck_of(args: argparse.Namespace) -> Precheck | None:
+    """The gateway's precheck from ``--allowed-host`` and ``--allowed-origin``
+    (None: neither given, the app's own default)."""
+    from mcp_schema.http.precheck import Precheck
+
+    if args.allowed_host is None and not args.allowed_origin:
+        return None
+    hosts = None if args.allowed_host is None else [_host_name(h) for h in args.allowed_host]
+    # No body size of its own, as the apps' default: the validator's max_body rules.
+    return Precheck(
+        allowed_hosts=hosts,
+        allowed_origins=[_origin(o) for o in args.allowed_origin],
+        max_body=sys.maxsize,
+    )
+
+
+def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewayApp:
+    """The app the arguments name (`GatewayApp`, or `StdioGatewayApp` for ``-- CMD``),
+    reporting to ``log``; ``--bridge --upstream`` probes the upstream first."""
+    from mcp_schema.gateway.asgi import GatewayApp
+    from mcp_schema.gateway.handshake_driver import sealer_from_env
+    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.gateway.stdio_bridge import StdioBridge
+
+    child = list(args.child[1:] if args.child[:1] == ["--"] else args.child)
+    if args.upstream is not None and child:
+        raise GatewayError("give --upstream URL or -- CMD ..., not both")
+    if args.upstream is None and not child:
+        raise GatewayError("give the server: --upstream URL or -- CMD ...")
+    if child and args.upstream_host is not None:
+        raise GatewayError("--upstream-host is for an --upstream URL")
+    extensions = (TASKS_EXTENSION,) if args.tasks else ()
+    validator = ExchangeValidator(extensions=extensions)
+    precheck = precheck_of(args)
+    try:
+        if child:
+            bridge = None
+            if args.bridge:  # the state key is read now: a bad one stops the gateway at once
+                bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
+            return StdioGatewayApp(
+                child,
+                enforce=args.enforce,
+                reports=log,
+                validator=validator,
+                bridge=bridge,
+                precheck=precheck,
+            )
+        upstream = str(args.upstream)
+        served = _probed(upstream) if args.bridge else None
+        if served is not None:  # what it serves and declares; the answers it forwards teach more
+            validator.learn(served)
+        return GatewayApp(
+            upstream,
+            enforce=args.enforce,
+            reports=log,
+            validator=validator,
+            served=served,
+            sealer=sealer_from_env() if args.bridge else None,
+            precheck=precheck,
+            upstream_host=args.upstream_host,
+        )
+    except ValueError as exc:
+        raise GatewayError(str(exc)) from None
+
+
+def _missing(exc: ImportError) -> GatewayError:
+    return GatewayError(
+        f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     host, port = _address(args.listen)
     try:
         import uvicorn
 
-        from mcp_schema.gateway.asgi import GatewayApp
-        from mcp_schema.gateway.handshake_driver import sealer_from_env
         from mcp_schema.gateway.stdio import StdioGatewayApp
-        from mcp_schema.gateway.stdio_bridge import StdioBridge
     except ImportError as exc:
-        raise GatewayError(
-            f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
-        ) from None
+        raise _missing(exc) from None
     report_fd = 2
     if args.report is not None:
         try:
@@ -185,39 +321,17 @@ def _run(args: argparse.Namespace) -> int:
         sock = bound_socket(host, port)
     except (OSError, OverflowError) as exc:
         raise GatewayError(f"cannot listen on {quote(args.listen)}: {exc}") from None
-    extensions = (TASKS_EXTENSION,) if args.tasks else ()
     log = ReportLog()
     writer = _Writer(log, report_fd)
     writer.start()
-    child = list(args.child[1:] if args.child[:1] == ["--"] else args.child)
-    validator = ExchangeValidator(extensions=extensions)
-    app: GatewayApp | StdioGatewayApp
     try:
-        if args.upstream is not None and child:
-            raise ValueError("give --upstream URL or -- CMD ..., not both")
-        if args.upstream is None and not child:
-            raise ValueError("give the server: --upstream URL or -- CMD ...")
-        if child:
-            bridge = None
-            if args.bridge:  # the state key is read now: a bad one stops the gateway at once
-                bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
-            app = StdioGatewayApp(
-                child, enforce=args.enforce, reports=log, validator=validator, bridge=bridge
-            )
-        else:
-            upstream = str(args.upstream)
-            served = _probed(upstream) if args.bridge else None
-            app = GatewayApp(
-                upstream,
-                enforce=args.enforce,
-                reports=log,
-                validator=validator,
-                served=served,
-                sealer=sealer_from_env() if args.bridge else None,
-            )
-    except (ValueError, GatewayError) as exc:
+        app = app_of(args, log)
+    except ImportError as exc:  # httpx, the http extra
         sock.close()
-        raise GatewayError(str(exc)) from None
+        raise _missing(exc) from None
+    except GatewayError:
+        sock.close()
+        raise
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host
 

@@ -16,24 +16,30 @@ it is over. Each message is read by the same Correlator, so a response is
 validated as the result of the method it answers, in its version; besides:
 
 * a response must answer the request of its exchange (its id), once; a
-  stateless-era request (2026-07-28) or a JSON answer must end with it;
+  stateless-era request (2026-07-28) or a JSON answer must end with it. An
+  error whose id is null answers it too: the upstream refused the POST
+  before it could read an id (its ``Origin``, its ``Host``, a body it could
+  not parse), as JSON-RPC has it;
 * on a ``subscriptions/listen`` stream, each change notification must be
   one the client's filter asks for, and name the listen
   (``io.modelcontextprotocol/subscriptionId``);
 * a message longer than ``max_message`` bytes is not read (-32700).
 
 A ``tools/call``'s ``Mcp-Param-*`` headers (2026-07-28) are checked against
-its arguments as `mcp_schema.http.Endpoint` checks them, in the same pass
-(-32020: a header missing for an argument the body has, one for an
-argument it has not, one that disagrees or is not a valid value): the
-validator learns each tool's ``x-mcp-header`` annotations from the
-``tools/list`` answers it reads (valid ones, the upstream's latest listing
-of a tool winning; at most ``max_tool_bytes`` of them kept, the least
-recently listed forgotten first). A call to a tool it has not seen listed,
-or whose annotations are invalid (a client leaves such a tool out), has
-none checked; an ``Mcp-Param-*`` header the called tool does not name is
-not one the gateway recognizes, and passes (as the specification says an
-intermediary does). One validator serves one upstream: the tools are its.
+its arguments in the same pass, as the endpoint checks them (-32020), by the
+``x-mcp-header`` annotations of the tools the upstream listed
+(`mcp_schema.gateway.upstream`, which says which are kept and for how long).
+
+What the validator knows of the upstream, from its probe (`learn`) and
+the answers it reads, is its `mcp_schema.gateway.upstream.Upstream`
+(``upstream``): the versions it serves per request, which a refusal of an
+unsupported version lists (-32022, after -32020 for a
+``MCP-Protocol-Version`` naming another version than the body, as the
+endpoint answers), and the extensions it declares: a stateless-era
+exchange is read with an extension (the Tasks extension's task answers)
+when its request declares it and the upstream did too (or has not said
+yet), with those given (``extensions``: ``gateway --tasks``) in every
+exchange.
 
 Which Correlator reads an exchange: a request whose
 ``MCP-Protocol-Version`` header names a stateless-era version is read by
@@ -65,14 +71,20 @@ from mcp_schema._codec.route import request_id
 from mcp_schema.codec import Correlator, Sender
 from mcp_schema.errors import (
     InternalError,
+    InvalidParamsError,
     InvalidRequestError,
     McpError,
     ParseError,
+    UnsupportedProtocolVersionError,
     clip,
     quote,
 )
+from mcp_schema.gateway.findings import bad_gateway
+from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import SseEvent
+from mcp_schema.gateway.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.era import era_of
 from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
 from mcp_schema.http.sessions import MAX_SESSIONS
 from mcp_schema.http.stream import Response
@@ -80,7 +92,7 @@ from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, make_report
 from mcp_schema.subscriptions import NOTIFICATIONS, RESOURCE_UPDATED, SUBSCRIPTION_ID_KEY, Filter
-from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders
+from mcp_schema.tool_headers import ToolHeaders
 from mcp_schema.versions import STATELESS_VERSIONS
 
 __all__ = ["MAX_MESSAGE", "MAX_TOOL_BYTES", "Exchange", "ExchangeValidator", "bad_gateway"]
@@ -88,23 +100,7 @@ __all__ = ["MAX_MESSAGE", "MAX_TOOL_BYTES", "Exchange", "ExchangeValidator", "ba
 MAX_MESSAGE = MAX_LINE_BYTES
 """Longest message of an upstream's answer read, by default."""
 
-MAX_TOOL_BYTES = 1 << 20
-"""The tools' ``x-mcp-header`` annotations a validator keeps, by default, in
-bytes (`tool_bytes`: each annotated tool's name, header names and property paths)."""
-
-_TOOL_OVERHEAD = 64  # bytes counted for each tool and each of its parameters besides their text
-
 _LISTEN = "subscriptions/listen"
-
-
-def bad_gateway(report: Report, request_id: str | int | None) -> Response:
-    """What enforce mode answers instead of an upstream's invalid answer: 502,
-    a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
-    finding = {k: report[k] for k in ("code", "message", "data")}
-    error = InternalError(
-        f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
-    )
-    return refusal(502, error, request_id)
 
 
 class ExchangeValidator:
@@ -118,6 +114,7 @@ class ExchangeValidator:
         max_message: int = MAX_MESSAGE,
         max_sessions: int = MAX_SESSIONS,
         max_tool_bytes: int = MAX_TOOL_BYTES,
+        served: Served | None = None,
     ) -> None:
         for name, size in (
             ("max_body", max_body),
@@ -128,15 +125,29 @@ class ExchangeValidator:
             check(size, int, name)
             if size < 1:
                 raise ValueError(f"{name} must be positive, not {size}")
-        self.extensions = frozenset(extensions)
-        Correlator(extensions=self.extensions)  # checked once, here
+        Correlator(extensions=extensions)  # checked once, here
+        self.upstream = Upstream(frozenset(extensions), max_tool_bytes)
+        """What is known of the upstream (`mcp_schema.gateway.upstream.Upstream`)."""
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
-        self.max_tool_bytes = max_tool_bytes
         self._sessions: OrderedDict[str, Correlator] = OrderedDict()
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
-        self._tools: OrderedDict[str, ToolHeaders] = OrderedDict()  # as the codec looks them up
-        self._sizes: dict[str, int] = {}
-        self._tool_bytes = 0
+        if served is not None:
+            self.learn(served)
+
+    def learn(self, served: Served) -> None:
+        """What the upstream's probe found (`mcp_schema.gateway.probe.Served`):
+        the versions it serves per request and, when it discovered, the
+        extensions it declares. The answers read later teach more."""
+        self.upstream.learn(served)
+
+    @property
+    def extensions(self) -> frozenset[str]:
+        """The extensions read in every exchange, whatever the upstream declares."""
+        return self.upstream.extensions
+
+    @property
+    def max_tool_bytes(self) -> int:
+        return self.upstream.max_tool_bytes
 
     @property
     def sessions(self) -> int:
@@ -146,51 +157,16 @@ class ExchangeValidator:
     @property
     def tools(self) -> Mapping[str, ToolHeaders]:
         """The tools whose ``Mcp-Param-*`` headers are checked, by name (read only)."""
-        return MappingProxyType(self._tools)
+        return MappingProxyType(self.upstream.tools)
 
     @property
     def tool_bytes(self) -> int:
         """The size of the annotations kept (at most ``max_tool_bytes``)."""
-        return self._tool_bytes
+        return self.upstream.tool_bytes
 
-    def _learn(self, tools: object) -> None:
-        """A ``tools/list`` result's tools (validated by the codec): each one's
-        annotations replace what was known of it."""
-        if not isinstance(tools, list):
-            return
-        for tool in tools:
-            name = tool.get("name") if isinstance(tool, dict) else None
-            if not isinstance(name, str):
-                continue
-            self._unlearn(name)
-            try:
-                read = ToolHeaders(tool)
-            except InvalidToolHeaderError:
-                continue  # left out by the clients: its calls are not checked
-            mirrored = read.headers
-            if not mirrored:
-                continue
-            size = (
-                len(name)
-                + _TOOL_OVERHEAD
-                + sum(
-                    len(header) + _TOOL_OVERHEAD + sum(len(step) for step in path)
-                    for header, path in mirrored.items()
-                )
-            )
-            if size > self.max_tool_bytes:
-                continue  # never kept: it would evict everything else
-            self._tools[name], self._sizes[name] = read, size
-            self._tool_bytes += size
-            while self._tool_bytes > self.max_tool_bytes:
-                self._unlearn(next(iter(self._tools)))
-
-    def _unlearn(self, name: str) -> None:
-        if self._tools.pop(name, None) is not None:
-            self._tool_bytes -= self._sizes.pop(name)
-
-    def _correlator(self) -> Correlator:
-        return Correlator(extensions=self.extensions, allow_unknown_methods=True)
+    def _correlator(self, extensions: frozenset[str] | None = None) -> Correlator:
+        used = self.extensions if extensions is None else extensions
+        return Correlator(extensions=used, allow_unknown_methods=True)
 
     def _number(self, sender: Sender) -> int:
         self._numbers[sender] += 1
@@ -210,7 +186,10 @@ class ExchangeValidator:
             correlator = self._sessions.get(session)
             if correlator is not None:
                 self._sessions.move_to_end(session)
-        exchange = Exchange(self, method, session, correlator or self._correlator())
+        fresh = correlator is None
+        if correlator is None:
+            correlator = self._correlator(self.upstream.extensions_for(body) if body else None)
+        exchange = Exchange(self, method, session, correlator, fresh=fresh)
         if method == "POST":
             exchange._read(received, body)
         return exchange
@@ -230,9 +209,16 @@ class Exchange:
     made by `ExchangeValidator.request`."""
 
     def __init__(
-        self, owner: ExchangeValidator, method: str, session: str | None, correlator: Correlator
+        self,
+        owner: ExchangeValidator,
+        method: str,
+        session: str | None,
+        correlator: Correlator,
+        *,
+        fresh: bool = True,
     ) -> None:
         self._owner = owner
+        self._fresh = fresh  # the correlator is the exchange's own (not a session's)
         self.method = method
         """The HTTP method."""
         self.session = session
@@ -291,37 +277,66 @@ class Exchange:
         stateless = received.get("mcp-protocol-version") in STATELESS_VERSIONS
         opening = not stateless and b'"initialize"' in body
         try:
-            tools = self._owner._tools
-            value = self.correlator.decode_dict(
-                body,
-                sender="client",
-                headers=mirrored_headers(received, opening=opening),
-                tools=tools,
-            )
-            method = value.get("method")
-            if opening and method != "initialize" and "method" in value:
-                if "id" in value:
-                    self.correlator.forget(value["id"], sender="client")
-                value = self.correlator.decode_dict(
-                    body, sender="client", headers=mirrored_headers(received), tools=tools
-                )
+            value = self._decoded(received, body, opening)
         except McpError as err:
-            data = err.to_error_object().get("data")
-            self.reports.append(
-                make_report("client", number, err.code, err.message, data, err.request_id, body)
-            )
-            self.request_id = err.request_id if err.answerable else None
-            self.refusal = refusal(status_of(err), err, self.request_id)
-            return
+            read = self._refused(err, received, body, opening, number)
+            if read is None:
+                return
+            value = read
+        method = value.get("method")
         self.rpc_method = method if isinstance(method, str) else None
+        if self._fresh:
+            used = self.correlator.extensions
+            kept = self._owner.upstream.declared_only(used, value)
+            if kept != used:
+                self.correlator.extensions = kept
         if "method" in value and "id" in value:
             self.request_id = request_id(value["id"])  # 1.0 is the request 1
-            self.stateless = stateless
+            self.stateless = era_of(value, received).stateless
             self._opening = method == "initialize"
             if method == _LISTEN:
                 params = value.get("params") or {}
                 # the codec read its filter; the URIs are bounded by the body
                 self._listen = Filter.of(params.get("notifications") or {}, max_uris=sys.maxsize)
+
+    def _decoded(self, received: dict[str, str], body: bytes, opening: bool) -> dict[str, Any]:
+        """The request, read by the exchange's correlator with its headers."""
+        tools = self._owner.upstream.tools
+        value = self.correlator.decode_dict(
+            body, sender="client", headers=mirrored_headers(received, opening=opening), tools=tools
+        )
+        if opening and value.get("method") != "initialize" and "method" in value:
+            if "id" in value:
+                self.correlator.forget(value["id"], sender="client")
+            value = self.correlator.decode_dict(
+                body, sender="client", headers=mirrored_headers(received), tools=tools
+            )
+        return value
+
+    def _refused(
+        self, err: McpError, received: dict[str, str], body: bytes, opening: bool, number: int
+    ) -> dict[str, Any] | None:
+        """The codec refused the request (``err``): the request read without
+        what is not the gateway's to refuse (a ``tasks/update``'s answers that
+        are no input response: `mcp_schema.gateway.upstream`), or None once
+        the refusal is reported and `refusal` set."""
+        upstream = self._owner.upstream
+        if isinstance(err, UnsupportedProtocolVersionError) and self._fresh:
+            err = upstream.unsupported(err, received, body)
+        elif err.code == InvalidParamsError.code:
+            aside = upstream.set_aside(self.correlator.extensions, body)
+            if aside is not None:
+                try:
+                    return self._decoded(received, aside, opening)
+                except McpError as still:
+                    err = still
+        data = err.to_error_object().get("data")
+        self.reports.append(
+            make_report("client", number, err.code, err.message, data, err.request_id, body)
+        )
+        self.request_id = err.request_id if err.answerable else None
+        self.refusal = refusal(status_of(err), err, self.request_id)
+        return None
 
     # -- the upstream's answer ------------------------------------------------------------
 
@@ -359,11 +374,14 @@ class Exchange:
             value = self.correlator.decode_dict(data, sender="server")
         except McpError as err:
             found = err.to_error_object().get("data")
-            return make_report("server", number, err.code, err.message, found, err.request_id, data)
+            message = err.message + self._owner.upstream.unread_task(
+                self.correlator.extensions, data
+            )
+            return make_report("server", number, err.code, message, found, err.request_id, data)
         problem = self._out_of_place(value)
         if problem is None:
-            if self.rpc_method == "tools/list" and "result" in value:  # its own response
-                self._owner._learn(value["result"].get("tools"))
+            if "result" in value and self.request_id is not None:  # its own response
+                self._owner.upstream.answered(self.rpc_method, value["result"])
             return None
         return make_report("server", number, InvalidRequestError.code, problem, None, None, data)
 
@@ -389,6 +407,13 @@ class Exchange:
         if "method" not in value:  # a response
             if self.method == "GET":
                 return None  # a stream resumed (Last-Event-ID) replays its responses
+            if value.get("id") is None and "error" in value and not self.answered:
+                # The upstream refused the POST before it could tell its id: the
+                # refusal answers it (and a notification's answer may carry one).
+                self.answered = True
+                if self.request_id is not None:
+                    self.correlator.forget(self.request_id, sender="client")
+                return None
             if self.request_id is None:
                 if self._unread:  # monitor mode forwarded a body it could not read: this answers it
                     return None

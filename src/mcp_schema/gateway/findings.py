@@ -5,10 +5,12 @@ refused), numbered per direction, to a `mcp_schema.proxy.ReportLog`."""
 from __future__ import annotations
 
 from mcp_schema.codec import Sender
-from mcp_schema.errors import InvalidRequestError, McpError
+from mcp_schema.errors import InternalError, InvalidRequestError, McpError
+from mcp_schema.http.rules import refusal
+from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog, make_report
 
-__all__ = ["Findings"]
+__all__ = ["Findings", "bad_gateway"]
 
 
 class Findings:
@@ -39,3 +41,13 @@ class Findings:
         self.report(
             make_report(sender, number, error.code, error.message, data, error.request_id, frame)
         )
+
+
+def bad_gateway(report: Report, request_id: str | int | None) -> Response:
+    """What enforce mode answers instead of an upstream's invalid answer: 502,
+    a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
+    finding = {k: report[k] for k in ("code", "message", "data")}
+    error = InternalError(
+        f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
+    )
+    return refusal(502, error, request_id)

@@ -29,16 +29,14 @@ sealed, and refused by a replica without the call, -32602).
 from __future__ import annotations
 
 import asyncio
-import os
-import secrets
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import Any
 
 import jiter
 
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, ParseError
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.handshake_link import Link, sealer_from_env
 from mcp_schema.gateway.probe import GATEWAY_INFO
 from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
 from mcp_schema.gateway.to_handshake import (
@@ -53,28 +51,31 @@ from mcp_schema.gateway.to_handshake import (
     projected_capabilities,
     upstream_key,
 )
-
-# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.adapter import Receive, Scope, Send, send_response, until_disconnect
-from mcp_schema.http.endpoint import MAX_BODY
+from mcp_schema.http.adapter import (
+    Receive,
+    Scope,
+    Send,
+    send_body,
+    send_response,
+    sse_events,
+    start_message,
+    until_disconnect,
+)
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
-from mcp_schema.request_state import StateKeys, StateSealer
+from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
-    Event,
     InputReceived,
     InputRequested,
-    Negotiated,
     ProtocolError,
     RequestReceived,
-    ResponseReceived,
     ServerSession,
     SessionError,
 )
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "read_body", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
@@ -83,104 +84,10 @@ _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")
 _JSON = [("content-type", "application/json")]
 
 
-async def read_body(receive: Receive, limit: int) -> bytes | None:
-    """A POST's body (None: the client left); past ``limit`` only its first
-    bytes and one more, so that it is refused as too long (413), never held."""
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            return None
-        chunk = message.get("body", b"")
-        if size <= limit:
-            chunks.append(chunk[: limit + 1 - size])
-        size += len(chunk)
-        if not message.get("more_body", False):
-            return b"".join(chunks)
-
-
-def sealer_from_env() -> StateSealer:
-    """The sealer of ``MCP_STATE_KEY`` (as the examples read it), or of a random key
-    (a ``ValueError`` naming the variable for a key too short)."""
-    value = os.environ.get("MCP_STATE_KEY")
-    try:
-        keys = StateKeys.from_env(value) if value else StateKeys(secrets.token_bytes(32))
-    except ValueError as exc:  # a key too short, or an empty one between commas
-        raise ValueError(f"MCP_STATE_KEY: {exc}") from None
-    return StateSealer(keys)
-
-
-class Link:
-    """An `Upstream` and the connection it speaks over (a child process, an
-    HTTP session): what the driver needs of each transport is `alive`,
-    `start`, `flush` (send what the session queued), `answer` (send one
-    frame of the gateway's own) and `close`; the transport hands what the
-    server sent to `deliver`."""
-
-    def __init__(self, upstream: Upstream, driver: BridgeDriver) -> None:
-        self.upstream, self.driver = upstream, driver
-        self.queues: dict[int, asyncio.Queue[Any]] = {}  # by upstream id: None when it died
-        self.ready = asyncio.get_running_loop().create_future()
-        self.lock = asyncio.Lock()  # the calls that may ask, one at a time
-        self.listens = 0
-        self.subscribed: dict[str, int] = {}
-
-    @property
-    def idle(self) -> bool:
-        return not self.upstream.calls and not self.listens and not self.lock.locked()
-
-    @property
-    def alive(self) -> bool:
-        raise NotImplementedError
-
-    async def start(self) -> None:
-        raise NotImplementedError
-
-    def flush(self) -> None:
-        raise NotImplementedError
-
-    def answer(self, frame: bytes) -> None:
-        raise NotImplementedError
-
-    async def close(self) -> None:
-        raise NotImplementedError
-
-    def deliver(self, events: list[Event], frame: bytes) -> None:
-        """The session's ``events`` of what the server sent (``frame``, for reports)."""
-        findings = self.driver.findings
-        for call, event in self.upstream.route(events):
-            if isinstance(event, ProtocolError):
-                findings.refused("server", event.error, frame)
-            elif isinstance(event, Negotiated) and not self.ready.done():
-                self.ready.set_result(True)
-            elif isinstance(event, ResponseReceived) and not self.ready.done():
-                self.ready.set_result(False)  # initialize refused
-            elif call is not None and call.upstream_id in self.queues:
-                self.queues[call.upstream_id].put_nowait(event)
-            elif call is None and isinstance(event, InputRequested):
-                # No call may ask now: refused, as a client that cannot be asked refuses.
-                findings.found(
-                    "Invalid Request: the server asked the client outside of any call that "
-                    "may ask; refused",
-                    frame,
-                )
-                self.answer(self.upstream.refuse(event))
-        self.flush()
-
-    def ended(self) -> None:
-        """The connection is over: its calls in flight fail, the driver forgets it."""
-        if not self.ready.done():
-            self.ready.set_result(False)
-        for queue in self.queues.values():
-            queue.put_nowait(None)
-        self.driver.gone(self)
-
-
 class BridgeDriver:
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
-    Reports go to ``findings``; a body longer than ``max_body`` is refused (413).
+    Reports go to ``findings``.
 
     * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
     * ``principal``: who a request comes from, given its ASGI scope (None: nobody
@@ -192,13 +99,12 @@ class BridgeDriver:
         self,
         findings: Findings,
         *,
-        max_body: int = MAX_BODY,
         sealer: StateSealer | None = None,
         principal: Callable[[Scope], str | None] | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
         pending: PendingCalls | None = None,
     ) -> None:
-        self.findings, self.max_body = findings, max_body
+        self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.principal = principal or (lambda scope: None)
         self.max_upstreams = max_upstreams
@@ -241,26 +147,23 @@ class BridgeDriver:
     async def serve(
         self,
         scope: Scope,
-        headers: list[tuple[bytes, bytes]],
+        received: dict[str, str],
         body: bytes,
         receive: Receive,
         send: Send,
     ) -> None:
+        """One 2026-07-28 request (``received``: its headers by lower-case
+        name; ``body``: read whole) that the front door in front prechecked
+        (`mcp_schema.http.precheck.Precheck`): no request reaches an upstream
+        session without it."""
         core = self.core
         assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
-        limit = self.max_body
-        if len(body) > limit:
-            too_long = ParseError(f"Parse error: a body longer than {limit:,} bytes; not read")
-            self.findings.refused("client", too_long, body)
-            return await send_response(
-                send, refusal(413, f"Payload Too Large: at most {limit:,} bytes")
-            )
         principal = self.principal(scope)
         front = core.front(principal)
         started: RequestReceived | None = None
         resumed: InputReceived | None = None
-        for event in front.receive(body, headers=headers):
+        for event in front.receive(body, headers=received):
             if isinstance(event, ProtocolError):
                 error = event.error
                 self.findings.refused("client", error, body)
@@ -491,7 +394,7 @@ class BridgeDriver:
                     frames = call.front.data_to_send()
                     if not started:
                         return await send_response(send, _answer(frames, 502))
-                    return await _events(send, frames, last=True)
+                    return await send_body(send, sse_events(frames))
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
@@ -511,9 +414,9 @@ class BridgeDriver:
                 if not started and done and len(frames) == 1:
                     return await send_response(send, _answer(frames))
                 if not started:
-                    await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+                    await send(start_message(200, _SSE))
                     started = True
-                await _events(send, frames, last=done)
+                await send_body(send, sse_events(frames), more=not done)
                 if done:
                     return
         finally:
@@ -543,12 +446,12 @@ class BridgeDriver:
         ready = asyncio.Event()
         listen.on_ready = ready.set
         left = asyncio.ensure_future(until_disconnect(receive))
-        await send({"type": "http.response.start", "status": 200, "headers": _SSE})
+        await send(start_message(200, _SSE))
         try:
             while True:
                 frames = listen.take()
                 if frames:
-                    await _events(send, frames, last=False)
+                    await send_body(send, sse_events(frames), more=True)
                 if listen.done:
                     break
                 ready.clear()
@@ -558,7 +461,7 @@ class BridgeDriver:
                 if left.done():
                     listen.abandon()
                     return
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            await send_body(send, b"")
         finally:
             left.cancel()
             child.listens -= 1
@@ -577,8 +480,3 @@ def _answer(frames: list[bytes], status: int | None = None) -> Response:
     if status is None:  # the session's own frame: its error, if any, is a member
         status = answer_status(jiter.from_json(frame).get("error"))
     return Response(status, list(_JSON), frame)
-
-
-async def _events(send: Send, frames: list[bytes], *, last: bool) -> None:
-    body = b"".join(b"event: message\ndata: " + frame + b"\n\n" for frame in frames)
-    await send({"type": "http.response.body", "body": body, "more_body": not last})

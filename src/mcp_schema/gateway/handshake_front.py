@@ -23,6 +23,9 @@ streams, as the endpoint routes what a handler sends.
   used ends): its upstream exchanges are cancelled.
 * What is refused to a client because it cannot be carried is reported, one
   line each (`mcp_schema.proxy.ReportLog`).
+* Every request is prechecked by the endpoint's rules, which are the
+  ``precheck`` given (the gateway's in front: its path, hosts and origins),
+  so a request the gateway lets through is not refused here by other rules.
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
 from mcp_schema.http.binding import Post, Reply
+from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
 from mcp_schema.proxy.reports import ReportLog
@@ -201,7 +205,8 @@ class HandshakeFront:
     ``upstream`` whose probe found ``served`` (see the module). ``http``:
     what gives the ``httpx.AsyncClient`` to send with (the gateway's).
     ``reports``: where refusals are reported. ``headers``: sent upstream
-    with every request."""
+    with every request. ``precheck``: the rules every request is checked by
+    (by default ``Precheck(path=path)``)."""
 
     def __init__(
         self,
@@ -214,12 +219,14 @@ class HandshakeFront:
         max_sessions: int = MAX_SESSIONS,
         idle_seconds: float = IDLE_SECONDS,
         path: str = "/mcp",
+        precheck: Precheck | None = None,
     ) -> None:
         if BRIDGED_VERSION not in served.stateless:
             raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
         self.upstream, self.served, self._http = upstream, served, http
         self.reports, self.headers = reports, dict(headers or {})
         self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
+        rules = Precheck(path=path) if precheck is None else precheck
         self.endpoint = Endpoint(
             self._serve,
             info=served.server_info or {"name": "mcp-schema-gateway", "version": "1"},
@@ -228,7 +235,12 @@ class HandshakeFront:
             versions=HANDSHAKE_VERSIONS,
             handler_version=BRIDGED_VERSION,
             sessions=self.sessions,
-            path=path,
+            path=rules.path,
+            allowed_hosts=rules.allowed_hosts,
+            allowed_origins=rules.allowed_origins,
+            loopback_origins=rules.loopback_origins,
+            cors=rules.cors,
+            max_body=rules.max_body,
         )
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}

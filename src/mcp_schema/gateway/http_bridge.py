@@ -7,8 +7,12 @@ per upstream session.
 `HttpBridge.start` probes the server (`probe_http`: ``server/discover``,
 then ``initialize``, as the binding's auto mode negotiates; the probe's
 session is ended with ``DELETE``). It is an ASGI application serving the
-2026-07-28 requests it is given (a POST each); a gateway in front of the
-server hands it those its server cannot serve, and forwards the rest.
+2026-07-28 requests it is given (a POST each), each checked first by its
+`mcp_schema.http.precheck.Precheck` (the path, ``Host``, ``Origin``, the
+method and the media) and its body read within ``body_seconds`` (408
+after), before anything goes upstream; a gateway in front of the server
+hands it those its server cannot serve (with the gateway's own precheck:
+the same rules), and forwards the rest.
 
 A session the server forgets (404 to its ``Mcp-Session-Id``) is over: its
 calls fail, and the next request of its principal and capabilities opens a
@@ -28,14 +32,22 @@ import httpx
 
 from mcp_schema.errors import InternalError
 from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.handshake_driver import BridgeDriver, Link, read_body
+from mcp_schema.gateway.handshake_driver import BridgeDriver, Link
 from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed, found, probing_session
 from mcp_schema.gateway.to_handshake import Upstream
-
-# The ASGI types and helpers of the package's own adapter (as `GatewayApp` uses them).
-from mcp_schema.http.adapter import Receive, Scope, Send, send_response
+from mcp_schema.http.adapter import (
+    BODY_SECONDS,
+    Receive,
+    Scope,
+    Send,
+    read_body,
+    send_response,
+    serve_lifespan,
+)
 from mcp_schema.http.binding import ClientBinding, Post
+from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import Event, Negotiated, ResponseReceived
 
@@ -172,9 +184,12 @@ class HttpLink(Link):
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
-    ``principal``, ``max_upstreams``, ``pending``, ``max_body``). ``reports``:
-    where findings go; ``client``: the ``httpx.AsyncClient`` (one of its own
-    by default, closed by `aclose`)."""
+    ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
+    findings go; ``client``: the ``httpx.AsyncClient`` (one of its own by
+    default, closed by `aclose`). ``precheck``: the rules every request is
+    checked by (its path, allowed hosts and origins, ``max_body``; by
+    default ``Precheck(path=path, sessions=False)``: POST alone is served);
+    ``body_seconds``: the time a body has to arrive whole (None: no bound)."""
 
     def __init__(
         self,
@@ -182,10 +197,19 @@ class HttpBridge(BridgeDriver):
         *,
         reports: ReportLog | None = None,
         client: httpx.AsyncClient | None = None,
+        path: str = "/mcp",
+        precheck: Precheck | None = None,
+        body_seconds: float | None = BODY_SECONDS,
         **options: Any,
     ) -> None:
+        if precheck is not None and not isinstance(precheck, Precheck):
+            raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
+        if body_seconds is not None and not body_seconds > 0:
+            raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
         super().__init__(Findings(reports), **options)
         self.url = url
+        self.precheck = Precheck(path=path, sessions=False) if precheck is None else precheck
+        self.body_seconds = body_seconds
         self.client = client or httpx.AsyncClient(
             timeout=httpx.Timeout(30.0, read=None), cookies=cookieless()
         )
@@ -207,21 +231,26 @@ class HttpBridge(BridgeDriver):
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
-            while True:
-                message = await receive()
-                if message["type"] == "lifespan.startup":
-                    await self.start()
-                    await send({"type": "lifespan.startup.complete"})
-                elif message["type"] == "lifespan.shutdown":
-                    await self.aclose()
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
+            return await serve_lifespan(receive, send, self.start, self.aclose)
         if scope["type"] != "http":
             return
-        if scope["method"] != "POST":
-            return await send_response(send, Response(405, [("allow", "POST")]))
-        body = await read_body(receive, self.max_body)
+        received = received_headers(scope["headers"])
+        method = scope["method"]
+        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
+        if refused is not None:
+            return await send_response(send, refused)
+        if method != "POST":  # a session's GET or DELETE: no session is served here
+            return await send_response(send, self.precheck.not_allowed("POST alone is served"))
+        await self.post(scope, received, receive, send)
+
+    async def post(
+        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send
+    ) -> None:
+        """A POST the precheck let through (``received``: its headers by
+        lower-case name): its body read, then bridged."""
+        body = await read_body(receive, self.precheck.max_body, self.body_seconds)
         if body is None:
-            return
-        headers = [h for h in scope["headers"] if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
-        await self.serve(scope, headers, body, receive, send)
+            return  # the client left
+        if isinstance(body, Response):  # too long, or too slow
+            return await send_response(send, body)
+        await self.serve(scope, received, body, receive, send)

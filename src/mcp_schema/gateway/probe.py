@@ -23,6 +23,12 @@ and on the
 * No answer at all (the connection failed) or a 5xx is `ProbeError`: the
   gateway cannot tell, and does not start.
 
+`Served.extensions` is what the discover answer's capabilities declare
+(``capabilities.extensions``, by id; None when it did not discover): an
+`mcp_schema.gateway.ExchangeValidator` given it (`ExchangeValidator.learn`)
+reads the answers of the extensions the upstream serves (the Tasks
+extension's among them) without being told.
+
 `Probe` drives a `mcp_schema.session.ClientSession` through a
 `mcp_schema.http.binding.ClientBinding` (stateless mode): the same request
 and the same reading as every client of the package.
@@ -40,7 +46,7 @@ from mcp_schema.http_headers import Headers
 from mcp_schema.session import ClientSession, Event, Negotiated, ProtocolError, ResponseReceived
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
-__all__ = ["GATEWAY_INFO", "Probe", "ProbeError", "Served"]
+__all__ = ["GATEWAY_INFO", "Probe", "ProbeError", "Served", "declared_extensions"]
 
 GATEWAY_INFO: Mapping[str, str] = {"name": "mcp-schema-gateway", "version": "1"}
 """The ``clientInfo`` the probe names itself with."""
@@ -62,6 +68,15 @@ class Served:
     """Its ``capabilities`` (2026-07-28 wire form; empty when it did not discover)."""
     server_info: Mapping[str, Any] | None = None
     instructions: str | None = None
+    discovered: bool = False
+    """Whether a ``server/discover`` answer told all this (else ``capabilities``
+    are not known: a refusal, or a server of the handshake era alone)."""
+
+    @property
+    def extensions(self) -> frozenset[str] | None:
+        """The extensions its discover answer declares (``capabilities.extensions``),
+        by id; None when it did not discover."""
+        return declared_extensions(self.capabilities) if self.discovered else None
 
     def serves(self, version: str | None) -> bool:
         """Whether a request of ``version`` (None: of a handshake-era session) is served."""
@@ -116,6 +131,7 @@ class Probe:
                     dict(session.server_capabilities or {}),
                     session.server_info,
                     session.server_instructions,
+                    discovered=True,
                 )
                 if found.handshake:
                     self._settle(found)
@@ -136,6 +152,17 @@ class Probe:
     def _settle(self, served: Served) -> None:
         self.served = served
         self.closing = self.binding.close()
+
+
+def declared_extensions(capabilities: object) -> frozenset[str]:
+    """The extension ids ``capabilities`` (a server's or a client's, wire form)
+    declare under ``extensions``; none when that is not an object."""
+    if not isinstance(capabilities, Mapping):
+        return frozenset()
+    declared = capabilities.get("extensions")
+    if not isinstance(declared, Mapping):
+        return frozenset()
+    return frozenset(k for k, v in declared.items() if isinstance(k, str) and v is not None)
 
 
 def _refused(error: McpError) -> Served:

@@ -5,7 +5,8 @@ server that speaks only the handshake era (``gateway --bridge -- CMD``): the
 
 The stdio front (`mcp_schema.gateway.stdio.StdioGatewayApp`) probes the
 command before it serves (`mcp_schema.gateway.stdio_probe`) and hands the
-bridge what it found (`BridgeDriver.adopt`); a server that answers
+bridge what it found (`BridgeDriver.adopt`); each request it hands the
+bridge it prechecked and read first (`BridgeDriver.serve`). A server that answers
 ``server/discover`` needs no bridge: its 2026-07-28 requests take the
 front's shared child, as without ``--bridge``."""
 
@@ -66,7 +67,7 @@ class StdioBridge(BridgeDriver):
     arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
 
     def __init__(self, app: StdioGatewayApp, **options: Any) -> None:
-        super().__init__(app.findings, max_body=app.validator.max_body, **options)
+        super().__init__(app.findings, **options)
         self.app = app
 
     def new_link(self, upstream: Upstream) -> Link:

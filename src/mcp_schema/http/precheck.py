@@ -172,7 +172,8 @@ class Precheck:
             if length is not None:
                 if not (length.isascii() and length.isdigit()):
                     return refusal(400, "Bad Request: Content-Length is not a number")
-                if int(length) > self.max_body:
+                digits = length.lstrip("0")  # int() refuses more than 4,300 digits
+                if len(digits) > len(str(self.max_body)) or int(digits or "0") > self.max_body:
                     return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
             return None
         if method in ("GET", "DELETE") and self.sessions:
@@ -182,6 +183,19 @@ class Precheck:
                 return refusal(406, f"Not Acceptable: the GET stream is {SSE}")
             return None
         return self.not_allowed("POST, or GET and DELETE in a session")
+
+    def bounded(self, max_body: int) -> Precheck:
+        """These rules with ``max_body`` as the body size (a door that must
+        read a body whole, behind one that streams it on)."""
+        return Precheck(
+            path=self.path,
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=self.allowed_origins,
+            loopback_origins=self.loopback_origins,
+            cors=self.cors,
+            max_body=max_body,
+            sessions=self.sessions,
+        )
 
     def not_allowed(self, why: str) -> Response:
         """405, naming the methods served."""

@@ -35,7 +35,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from mcp_schema.errors import InternalError, clip
-from mcp_schema.tasks.store import (
+from mcp_schema.tasks.record import (
     ALLOWED,
     DEFAULT_MAX_LIVE_PER_PRINCIPAL,
     DEFAULT_MAX_RECORD,
@@ -46,9 +46,9 @@ from mcp_schema.tasks.store import (
     TaskLimitExceeded,
     TaskRecord,
     TaskStatus,
-    TaskStore,
     TransitionRefused,
 )
+from mcp_schema.tasks.store import TaskStore
 
 __all__ = ["RedisTaskStore"]
 

@@ -25,17 +25,17 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from mcp_schema.errors import InternalError, clip
-from mcp_schema.tasks.store import (
+from mcp_schema.tasks.record import (
     DEFAULT_MAX_LIVE_PER_PRINCIPAL,
     DEFAULT_MAX_RECORD,
     DEFAULT_MAX_TASKS,
     TERMINAL,
     TaskLimitExceeded,
     TaskRecord,
-    TaskStore,
     check_transition,
     worker_stopped,
 )
+from mcp_schema.tasks.store import TaskStore
 
 __all__ = ["SqliteTaskStore"]
 
