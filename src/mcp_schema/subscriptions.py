@@ -284,6 +284,7 @@ class Listen:
         self._pending: dict[Change, Mapping[str, Any] | None] = {}
         self._ack: bytes | None = self._notification(_ACK, {"notifications": honored.to_wire()})
         self._last: bytes | None = None  # the closing frame
+        self._last_method: str | None = None  # its method (None: the complete result)
         self.ended = False
         """No change reaches it any more (closed, cancelled or abandoned)."""
 
@@ -318,13 +319,18 @@ class Listen:
 
     def take(self) -> list[bytes]:
         """The frames to write now, in order; empties what waited."""
+        return [frame for frame, _ in self.take_sent()]
+
+    def take_sent(self) -> list[tuple[bytes, str | None]]:
+        """`take`, each frame with its method (None for the listen request's
+        ``complete`` result), for a transport that routes by it."""
         pending, self._pending = self._pending, {}
-        frames = [] if self._ack is None else [self._ack]
+        frames: list[tuple[bytes, str | None]] = [] if self._ack is None else [(self._ack, _ACK)]
         for (method, uri), params in pending.items():
             given = {"uri": uri} if params is None and uri is not None else params
-            frames.append(self._notification(method, dict(given or {})))
+            frames.append((self._notification(method, dict(given or {})), method))
         if self._last is not None:
-            frames.append(self._last)
+            frames.append((self._last, self._last_method))
         self._ack = self._last = None
         return frames
 
@@ -333,11 +339,11 @@ class Listen:
         """Ended, and every frame taken: the transport ends the stream."""
         return self.ended and self._ack is None and self._last is None and not self._pending
 
-    def _end(self, last: bytes | None) -> bool:
+    def _end(self, last: bytes | None, method: str | None = None) -> bool:
         if self.ended:
             return False
         self.ended = True
-        self._last = last
+        self._last, self._last_method = last, method
         self._gone(self)
         self._ready()
         return True
@@ -358,7 +364,7 @@ class Listen:
         frame = self._notification("notifications/cancelled", params)  # a raise changes nothing
         if not self.ended:
             self._pending.clear()
-        self._end(frame)
+        self._end(frame, "notifications/cancelled")
 
     def abandon(self) -> None:
         """The client cancelled: nothing more is sent (what waited is dropped). Idempotent."""

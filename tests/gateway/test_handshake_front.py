@@ -38,7 +38,7 @@ from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
-from mcp_schema.session import ClientSession, ServerSession
+from mcp_schema.session import ClientSession, Event, RequestReceived, ServerSession
 from tests.gateway.test_gateway import reported, serving
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -239,9 +239,14 @@ def test_sessions_end_when_idle_or_beyond_the_bound(
 
 def test_a_client_closing_its_stream_cancels_the_call_in_flight_upstream() -> None:
     cut = threading.Event()
+
+    def listing(session: ServerSession, event: Event) -> None:
+        if isinstance(event, RequestReceived):  # tools/list: the call never gets here
+            session.respond(event, {"tools": []})
+
     served = App(
         Endpoint(
-            lambda session, event: None,
+            listing,
             info={"name": "slow", "version": "1"},
             capabilities={"tools": {}},
             versions=["2026-07-28"],

@@ -32,7 +32,7 @@ def test_an_allowed_origins_preflight_is_answered() -> None:
         # What a client may send: not X-Evil, nor a name that is no HTTP token.
         "access-control-allow-headers": "content-type, mcp-session-id, mcp-param-city",
         "access-control-allow-origin": APP,
-        "access-control-expose-headers": "Mcp-Session-Id, MCP-Protocol-Version",
+        "access-control-expose-headers": "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate",
         "vary": "Origin",
     }
     assert ep.precheck("OPTIONS", "/mcp", PREFLIGHT) == answered  # before any body is read
@@ -44,7 +44,10 @@ def test_an_allowed_origin_reads_its_responses_and_its_session_id() -> None:
         ep, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}, {"origin": APP}
     )
     assert opened.status == 200 and opened.header("mcp-session-id") is not None
-    assert cors(opened)["access-control-expose-headers"] == "Mcp-Session-Id, MCP-Protocol-Version"
+    assert (
+        cors(opened)["access-control-expose-headers"]
+        == "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"
+    )
     assert cors(opened)["access-control-allow-origin"] == APP
     called = post(ep, request("tools/call", {"name": "hi", "arguments": {}}), {"origin": APP})
     assert called.status == 200 and cors(called)["access-control-allow-origin"] == APP

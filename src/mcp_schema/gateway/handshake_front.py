@@ -47,6 +47,7 @@ from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
 from mcp_schema.http.binding import Post, Reply
 from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import (
@@ -336,9 +337,9 @@ class HandshakeFront:
         if negotiated:
             posts += calls.listen()  # once the upstream session negotiated
         context = None if request is None else stream_key(request.id)
-        # The endpoint's own routing (private to it): a late answer and the
-        # server's asks go to the request's stream exactly as a handler's would.
-        self.endpoint._route(bridged.live, context, bridged.live.server.data_to_send())
+        # The endpoint's own routing: a late answer and the server's asks go
+        # to the request's stream exactly as a handler's would.
+        route(bridged.live, bridged.live.server.frames_to_send(), context)
         self._send(bridged, posts)
         self._reported(bridged)
 

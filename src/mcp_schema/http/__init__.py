@@ -15,7 +15,7 @@ see `mcp_schema.http.endpoint`. Request headers are checked by
 
 from __future__ import annotations
 
-from mcp_schema.http.endpoint import MAX_BODY, Endpoint, Handler
+from mcp_schema.http.endpoint import MAX_BODY, AsyncHandler, Endpoint, Handler
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions, SessionStore
 from mcp_schema.http.stream import KEEPALIVE, MAX_BUFFER, Response, Stream
 
@@ -24,6 +24,7 @@ __all__ = [
     "MAX_BODY",
     "MAX_BUFFER",
     "MAX_SESSIONS",
+    "AsyncHandler",
     "Endpoint",
     "Handler",
     "LiveSession",

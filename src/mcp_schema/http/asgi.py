@@ -24,13 +24,21 @@ under it: ``uvicorn.run(App(endpoint))``, or mounted in any ASGI router.
   GET stream lasts until its client leaves): give it a graceful-shutdown
   timeout (uvicorn's ``--timeout-graceful-shutdown``).
 
-Handlers run in the event loop, synchronously, as the endpoint calls
-them: a handler that blocks, blocks the server. One that needs to wait
-for the client answers later through the protocol (``session.ask``),
-never by waiting.
+* A stateless-era request answered after its handler returned (an
+  ``async def`` handler's, one answered from a callback:
+  `mcp_schema.http.answers`) gets its answer as one JSON body when the
+  response comes first, within ``keepalive`` seconds; otherwise, or when
+  notifications come first, as an event stream (kept alive as any).
+
+Plain handlers run in the event loop, synchronously, as the endpoint calls
+them: a handler that blocks, blocks the server. One that waits (for I/O,
+for the client's answer) is an ``async def`` handler, or answers later
+through the protocol (``session.ask``).
 """
 
 from __future__ import annotations
+
+import asyncio
 
 from mcp_schema._args import check
 from mcp_schema.http.adapter import (
@@ -44,9 +52,10 @@ from mcp_schema.http.adapter import (
     send_response,
     send_stream,
     serve_lifespan,
+    until_disconnect,
 )
 from mcp_schema.http.endpoint import Endpoint
-from mcp_schema.http.stream import Response
+from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
 
@@ -110,6 +119,11 @@ class App:
             body = read
         endpoint = self.endpoint
         response = await endpoint._prechecked_async(method, received, body)
+        stream = response.stream
+        if _awaited(response) and stream is not None:
+            if not await _first_frame(stream, receive, self.keepalive):
+                return None  # the client left: the request is cancelled
+            response = endpoint.settled(response)
         endpoint.rules.with_cors(received, response)  # adds the CORS headers, in place
         if response.stream is None:
             return await send_response(send, response)
@@ -126,6 +140,41 @@ class App:
         work (the store says so once the leases pass)."""
         if self.relay is not None:
             await self.relay.aclose()
-        self.endpoint.close()
+        await self.endpoint.aclose()
         if self.endpoint.tasks is not None:
             await self.endpoint.tasks.aclose()
+
+
+def _awaited(response: Response) -> bool:
+    """Whether ``response`` is a stateless-era request's answer still to come
+    (one JSON body, should the response come first): a handshake-era one
+    streams at once, as it always did."""
+    stream = response.stream
+    return (
+        stream is not None
+        and stream.answering
+        and not (stream.finished or stream.frames)
+        and response.header("mcp-session-id") is None
+    )
+
+
+async def _first_frame(stream: Stream, receive: Receive, seconds: float) -> bool:
+    """Wait, at most ``seconds``, for ``stream``'s first frame or its end
+    (then whether its answer is one JSON body is known); False when the
+    client left first (the stream is abandoned: its request cancelled)."""
+    ready = asyncio.Event()
+    stream.on_ready = ready.set
+    left = asyncio.ensure_future(until_disconnect(receive))
+    woken = asyncio.ensure_future(ready.wait())
+    try:
+        finished, _ = await asyncio.wait(
+            {woken, left}, timeout=seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+    finally:
+        stream.on_ready = None
+        woken.cancel()
+        left.cancel()
+    if left in finished:
+        stream.abandon()
+        return False
+    return True

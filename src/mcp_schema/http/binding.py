@@ -54,8 +54,8 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 # The codec's one strict parse and its one id rule, private to it: the
-# binding reads the JSON of an error status body (which no session awaits)
-# and its own frames' method and params, as the endpoint does.
+# binding reads the JSON of an error status body (which no session awaits);
+# its own frames it routes by their envelopes, never reading them again.
 from mcp_schema._args import check
 from mcp_schema._codec.parse import parse
 from mcp_schema._codec.route import request_id
@@ -75,6 +75,7 @@ from mcp_schema.http_headers import Headers, received_headers, request_headers
 from mcp_schema.session import (
     ClientSession,
     Event,
+    Frame,
     InvalidOutgoingError,
     Negotiated,
     ResponseReceived,
@@ -191,27 +192,27 @@ class ClientBinding:
         (servers send no requests; closing a request's stream cancels it), so
         they are dropped."""
         found: list[Post] = []
-        for frame in self.session.data_to_send():
-            value = parse(frame)  # the session's own frame: valid JSON
-            method = value.get("method")
+        for frame in self.session.frames_to_send():
+            method = frame.method
             stateless = self.session.version in STATELESS_VERSIONS or (
                 method == _DISCOVER and self.session.version is None
             )
             if stateless and (method is None or method == "notifications/cancelled"):
                 continue
-            if method is None and value.get("id") is None:
+            if method is None and frame.id is None:
                 continue  # an error to what had no id: nobody to hear it
-            found.append(self._post(value, frame, stateless))
+            found.append(self._post(frame, stateless))
         return found
 
-    def _post(self, value: dict[str, Any], frame: bytes, stateless: bool) -> Post:
-        method = value.get("method")
-        found = value.get("id") if method is not None else None
+    def _post(self, frame: Frame, stateless: bool) -> Post:
+        method = frame.method
+        found = frame.id if method is not None else None
         rid = found if isinstance(found, int) else None  # the session numbers its requests
         headers = [("content-type", "application/json"), ("accept", _ACCEPT)]
         if stateless and method is not None:
             try:
-                mirrored = request_headers(value, self._tool(value.get("params")))
+                sent = {"method": method, "params": frame.params}
+                mirrored = request_headers(sent, self._tool(frame.params))
             except ValueError as exc:  # the session was called past `request`
                 if rid is not None:
                     self.session.transport_failed(rid, InvalidParamsError(str(exc)))
@@ -222,7 +223,7 @@ class ClientBinding:
             if self.session_id is not None:
                 headers.append(("mcp-session-id", self.session_id))
         headers += [(k.lower(), v) for k, v in self.headers.items()]
-        return Post("POST", tuple(headers), frame, rid, method)
+        return Post("POST", tuple(headers), frame.data, rid, method)
 
     def close(self) -> Post | None:
         """The DELETE that ends the handshake-era session, if there is one

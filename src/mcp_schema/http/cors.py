@@ -12,7 +12,8 @@ origin is refused (403) before any of this (`mcp_schema.http.rules`).
 What a browser may send and read: the MCP headers (``Mcp-Session-Id``,
 ``MCP-Protocol-Version``, ``Mcp-Method``, ``Mcp-Name``, any
 ``Mcp-Param-*``), ``Last-Event-ID``, ``Authorization``, ``Content-Type``
-and ``Accept``; the client reads ``Mcp-Session-Id`` from a response
+and ``Accept``; the client reads ``Mcp-Session-Id`` (and an authorization
+challenge's ``WWW-Authenticate``) from a response
 (``Access-Control-Expose-Headers``) to name its session.
 """
 
@@ -31,7 +32,7 @@ SENT = frozenset(
 )
 """Request headers a browser may send, besides any ``Mcp-Param-*``."""
 
-EXPOSED = "Mcp-Session-Id, MCP-Protocol-Version"
+EXPOSED = "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate"
 """Response headers a page may read."""
 
 MAX_AGE = 600

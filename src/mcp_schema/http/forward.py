@@ -63,7 +63,7 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
-from mcp_schema.http.endpoint import _request_id
+from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
@@ -222,7 +222,7 @@ class ClusterApp:
                 return await send_response(send, read)
             body = read
         forward_id = secrets.token_urlsafe(16)
-        request_id = _request_id(body) if body else None
+        request_id = request_id_of(body) if body else None
         opened = {
             "t": "open",
             "f": forward_id,

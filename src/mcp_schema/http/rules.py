@@ -181,7 +181,12 @@ def answer_status(error: object) -> int:
     ``error`` alone (None for a result): those the specification gives one
     (-32601 404, -32021 400), 200 for any other."""
     code = error.get("code") if isinstance(error, dict) else None
-    return _ANSWER_STATUS.get(code, 200) if isinstance(code, int) else 200
+    return code_status(code) if isinstance(code, int) else 200
+
+
+def code_status(code: int | None) -> int:
+    """`answer_status` of an error by its code (None: a result)."""
+    return 200 if code is None else _ANSWER_STATUS.get(code, 200)
 
 
 def refusal(

@@ -16,11 +16,14 @@ a store.
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from mcp_schema.http.resume import Replays
 from mcp_schema.http.stream import Stream
-from mcp_schema.session import ServerSession
+from mcp_schema.session import Frame, ServerSession
+
+if TYPE_CHECKING:
+    from mcp_schema.http.answers import Awaited
 
 __all__ = ["MAX_SESSIONS", "LiveSession", "MemorySessions", "SessionStore", "StreamKey"]
 
@@ -38,7 +41,9 @@ def stream_key(request_id: object) -> StreamKey:
 class LiveSession:
     """One handshake-era session: its id, its `ServerSession`, the streams
     of its requests still being answered (by request id) and its GET stream
-    (``listener``), which carries what relates to no request."""
+    (``listener``), which carries what relates to no request; or the
+    session of one stateless-era request (no id), kept while its answer is
+    awaited."""
 
     def __init__(self, session_id: str | None, server: ServerSession) -> None:
         self.id = session_id
@@ -49,13 +54,24 @@ class LiveSession:
         self.closed = False
         self.replays: Replays | None = None
         """Its resumable streams (`mcp_schema.http.resume`), when the endpoint keeps any."""
+        self.awaited: dict[StreamKey, Awaited] = {}
+        """Its requests answered later (`mcp_schema.http.answers`), by id."""
+        self.holding = False
+        """The endpoint is at work on it: what the session queues waits for
+        the endpoint to route it (`mcp_schema.http.routing`)."""
+        self.outbox: list[Frame] = []
+        """Frames taken from the session outside the endpoint's calls, to route."""
 
     def close(self) -> None:
-        """Terminate: every open stream ends (unanswered requests get no answer)."""
+        """Terminate: every open stream ends (unanswered requests get no answer,
+        their handlers' tasks are cancelled)."""
         self.closed = True
         streams = [*self.streams.values(), *([self.listener] if self.listener else [])]
         self.streams.clear()
         self.listener = None
+        awaited, self.awaited = list(self.awaited.values()), {}
+        for waiting in awaited:
+            waiting.end(cancel=True)
         for stream in streams:
             stream.finish()
 

@@ -71,6 +71,12 @@ class Stream:
         self.progress_token: object = None
         """The progress token of the request it answers (set by the endpoint, which
         routes that token's progress here)."""
+        self.answering = False
+        """It carries a request's answer (set by the endpoint): the response
+        alone may yet be written as a JSON body (`Endpoint.settled`)."""
+        self.error: int | None = None
+        """The code of its final frame, when that is an error response (set by
+        the endpoint, which gives a stateless-era JSON answer its status by it)."""
 
     def put(self, frame: bytes, *, final: bool = False) -> bool:
         """Add ``frame`` (``final``: the last one, which finishes the stream);

@@ -13,6 +13,9 @@ One session object per connection: `ServerSession` or `ClientSession`.
   ``progress``, ``notify``, ``request``) is queued; ``session.data_to_send()``
   returns the queued frames, in order, and empties the queue. Write each as
   the transport frames it (a line on stdio, a body or an event on HTTP).
+  A transport that routes frames takes them with their envelope instead
+  (``session.frames_to_send()``: each a `Frame`, with its id, method, the
+  request it belongs to...), and never reads them again.
 * The author's mistakes (answering twice, a result its method refuses, asking a
   client for what it did not declare) raise a `SessionError` at once.
 
@@ -42,6 +45,7 @@ from mcp_schema.session.events import (
     TaskChanged,
     UnknownRequestError,
 )
+from mcp_schema.session.frames import Frame
 from mcp_schema.session.server import ServerSession
 from mcp_schema.session.state import MAX_CANCELLED, MAX_OPEN_ROUNDS, MAX_PENDING
 
@@ -54,6 +58,7 @@ __all__ = [
     "CapabilityError",
     "ClientSession",
     "Event",
+    "Frame",
     "InputReceived",
     "InputRequested",
     "InvalidOutgoingError",

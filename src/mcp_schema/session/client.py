@@ -43,9 +43,10 @@ from mcp_schema.session.events import (
     SessionStateError,
     TaskChanged,
 )
-from mcp_schema.session.peer import Peer, Role, encoded, wire_or_type_error
+from mcp_schema.session.extensions import declares_extension
+from mcp_schema.session.peer import Peer, Role
 from mcp_schema.session.state import MAX_PENDING, Outgoing
-from mcp_schema.tasks.protocol import declares_tasks
+from mcp_schema.session.wire import encoded, wire_or_type_error
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, TASKS_EXTENSION, protocol
 
 
@@ -124,7 +125,7 @@ class ClientSession(Peer):
         """The ``instructions`` the server's ``initialize`` or ``server/discover`` answer gave."""
         self.server_versions: tuple[str, ...] | None = None
         """The ``supportedVersions`` of the server's ``server/discover`` answer."""
-        if declares_tasks(self.capabilities):
+        if declares_extension(self.capabilities, TASKS_EXTENSION):
             self._extensions = frozenset({TASKS_EXTENSION})
         self._followed: dict[str | int, _Followed] = {}
 

@@ -30,8 +30,8 @@ from mcp_schema.session.events import (
     MissingCapabilityError,
     RequestReceived,
 )
-from mcp_schema.session.peer import wire_or_type_error
 from mcp_schema.session.state import Outgoing, Round
+from mcp_schema.session.wire import wire_or_type_error
 
 
 def questions(

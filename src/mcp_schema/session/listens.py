@@ -2,13 +2,13 @@
 where every listen shares the one channel and its frames are told apart by
 ``io.modelcontextprotocol/subscriptionId`` (the specification's
 [Subscriptions](https://modelcontextprotocol.io/specification/2026-07-28/basic/patterns/subscriptions)
-page).
+page), and the opening of a listen for every transport (`open_listen`).
 
 The listens themselves are `mcp_schema.subscriptions`' (the same
 `Listen` as over HTTP, where each is a stream of its own): this module only
 keeps which of them the connection opened, by the request that opened
 each, and takes their frames when the session's are taken
-(`ServerSession.data_to_send`), so that changes published between two
+(`ServerSession.frames_to_send`), so that changes published between two
 takes coalesce as the subscriptions module says. The listen request stays
 in flight until its listen ends: its ``complete`` result (`Listen.close`)
 or the server's ``notifications/cancelled`` (`Listen.cancel`) is its
@@ -18,10 +18,28 @@ answer; the client's ``notifications/cancelled`` for it abandons it.
 from __future__ import annotations
 
 from mcp_schema.session.events import RequestReceived
-from mcp_schema.subscriptions import Listen, Subscriptions
-from mcp_schema.tasks.notifications import open_listen
+from mcp_schema.session.extensions import declares_extension, missing_extension
+from mcp_schema.session.frames import Frame
+from mcp_schema.subscriptions import TASKS, Listen, Subscriptions, listened
+from mcp_schema.versions import TASKS_EXTENSION
 
-__all__ = ["Listens"]
+__all__ = ["Listens", "open_listen"]
+
+
+def open_listen(
+    subscriptions: Subscriptions, request: RequestReceived, principal: str | None
+) -> Listen:
+    """The listen ``request`` (a ``subscriptions/listen``) opens in
+    ``subscriptions``, hearing of ``principal``'s tasks; its `McpError` when
+    refused (-32602, -32603, and -32021 for ``taskIds`` from a client that did
+    not declare the Tasks extension, when ``subscriptions`` send task status),
+    nothing opened."""
+    asked = subscriptions.filter_of(listened(request.message))
+    sends = TASKS in subscriptions.supported
+    declared = declares_extension(request.context.client_capabilities, TASKS_EXTENSION)
+    if asked.task_ids and sends and not declared:
+        raise missing_extension(TASKS, TASKS_EXTENSION)
+    return subscriptions.open(request.id, asked, principal=principal or "")
 
 
 class Listens:
@@ -50,13 +68,15 @@ class Listens:
         listen.abandon()
         return True
 
-    def take(self) -> tuple[list[bytes], list[RequestReceived]]:
+    def take(self) -> tuple[list[Frame], list[RequestReceived]]:
         """The frames of every listen, in the order the listens were opened,
         and the requests whose listen is over (answered by its last frame)."""
-        frames: list[bytes] = []
+        frames: list[Frame] = []
         ended: list[RequestReceived] = []
         for request, listen in list(self._open.items()):
-            frames += listen.take()
+            rid = request.id
+            for data, method in listen.take_sent():
+                frames.append(Frame(data, method, rid if method is None else None, rid))
             if listen.done:
                 del self._open[request]
                 ended.append(request)

@@ -10,8 +10,8 @@ response, the method and version of the request it answers.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
-from typing import Any, Literal, Union
+from collections.abc import Callable, Collection, Iterable, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -30,9 +30,7 @@ from mcp_schema._codec.route import (
     request_id,
     route,
 )
-from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.views import MODELS
-from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.errors import (
     InvalidRequestError,
@@ -49,22 +47,16 @@ from mcp_schema.session.events import (
     ProtocolError,
     RequestReceived,
 )
+from mcp_schema.session.frames import Frame
 from mcp_schema.session.state import Answered, Connection, Outgoing
-from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders, as_mapping
+from mcp_schema.session.tools import Tool, called_tool, checked_tools
+from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
-Tool = Union[Mapping[str, Any], BaseModel, ToolHeaders]
-"""A tool's definition (a ``Tool`` model or its wire mapping), or its `ToolHeaders`."""
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
-
-
-def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
-    if not isinstance(value, (BaseModel, Mapping)):
-        raise InvalidOutgoingError(
-            f"{what} must be a model or a mapping, not {type(value).__name__}"
-        )
-    return to_wire(value)
+_PROGRESS = "notifications/progress"
+_CANCELLED = "notifications/cancelled"
 
 
 class Peer:
@@ -97,7 +89,11 @@ class Peer:
         """The state a connection starts with, each part a new object (what
         `ServerSession._like` builds again for a session of its own)."""
         self._state = Connection(self.max_pending)
-        self._out: list[bytes] = []
+        self._out: list[Frame] = []
+        self.on_ready: Callable[[], None] | None = None
+        """Called (with no argument) after each frame is queued: what lets a
+        transport take frames the author queued outside its own calls (an
+        answer given later, from a callback or a task)."""
         self._next_id = 1
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
@@ -112,8 +108,19 @@ class Peer:
     def data_to_send(self) -> list[bytes]:
         """The frames queued since the last call, in order, each one JSON-RPC
         message (no newline: framing is the transport's). Emptied by the call."""
+        return [frame.data for frame in self.frames_to_send()]
+
+    def frames_to_send(self) -> list[Frame]:
+        """`data_to_send`, each frame with its envelope (`Frame`: its id,
+        method, the request it belongs to...). Emptied by the call; the two
+        take from the same queue."""
         out, self._out = self._out, []
         return out
+
+    def _put(self, frame: Frame) -> None:
+        self._out.append(frame)
+        if self.on_ready is not None:
+            self.on_ready()
 
     @property
     def in_flight(self) -> int:
@@ -174,7 +181,7 @@ class Peer:
         check(answering, (str, int), "answering", none=True)
         received = None if headers is None else received_headers(headers)
         if tools is not None:
-            tools = _checked_tools(tools)
+            tools = checked_tools(tools)
         try:
             data = frame if type(frame) is bytes else as_bytes(frame)  # a str may not encode
             value = parse(data)
@@ -209,7 +216,8 @@ class Peer:
     def _refuse(self, err: McpError, events: list[Event]) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
         if err.answerable:
-            self._out.append(encode(err.to_response()))
+            rid = err.request_id
+            self._put(Frame(encode(err.to_response()), None, rid, rid, None, err.code))
         events.append(ProtocolError(err, err.answerable))
 
     def _incoming(
@@ -227,7 +235,7 @@ class Peer:
         )
         tool = None
         if headers is not None and method == "tools/call":
-            tool = self._called_tool(value.get("params"), tools)
+            tool = called_tool(self._listed, value.get("params"), tools)
         known = self._known(version)
         value = self._set_aside(value, version)
         route, message = read_value(value, size, known, headers, MODELS, False, tool)
@@ -258,6 +266,35 @@ class Peer:
         if self._on_cancel(request):
             events.append(CancelRequested(request, reason if isinstance(reason, str) else None))
 
+    def cancel_received(
+        self,
+        request: RequestReceived,
+        reason: str | None = None,
+        *,
+        answer: McpError | None = None,
+    ) -> list[Event]:
+        """The transport ends the peer's ``request`` (its stream was lost, a
+        bound on its answer passed): as if the peer had cancelled it, the
+        session drops its answer from now on and tells the author (the
+        events: a `CancelRequested` carrying ``reason``). With ``answer``,
+        the peer is answered that error all the same. Nothing when
+        ``request`` is not in flight (answered, cancelled already)."""
+        if not isinstance(request, RequestReceived):
+            raise TypeError(f"expected a RequestReceived event, not {type(request).__name__}")
+        check(reason, str, "reason", none=True)
+        check(answer, McpError, "answer", none=True)
+        if self._state.theirs.get(request.id) is not request:
+            return []
+        frame = None if answer is None else encode(answer.to_response(request.id))
+        self._state.cancel(request.id)
+        events: list[Event] = []
+        if self._on_cancel(request):
+            events.append(CancelRequested(request, reason))
+        if frame is not None:
+            assert answer is not None
+            self._put(Frame(frame, None, request.id, request.id, None, answer.code))
+        return events
+
     def _response(
         self, value: dict[str, Any], size: int, events: list[Event], answering: object = None
     ) -> None:
@@ -286,28 +323,6 @@ class Peer:
         else:
             assert isinstance(message, ResultResponse)
             pending.on_answer(pending, message.result, None, events)
-
-    def _called_tool(self, params: object, tools: Iterable[Tool] | None) -> Tool | None:
-        """The tool a ``tools/call`` with ``params`` calls, among ``tools``, else
-        among those the session last listed (read once into `ToolHeaders`)."""
-        name = params.get("name") if type(params) is dict else None
-        if tools is None:
-            found = self._listed.get(name) if isinstance(name, str) else None
-            if found is None or isinstance(found, ToolHeaders):
-                return found
-            try:
-                found = self._listed[name] = ToolHeaders(found)
-            except InvalidToolHeaderError:
-                pass  # the header check says what is wrong with it
-            return found
-        for tool in tools:
-            if isinstance(tool, ToolHeaders):
-                named = tool.name
-            else:
-                named = as_mapping(tool, "tool").get("name")
-            if named == name:
-                return tool
-        return None
 
     # -- hooks of the roles -------------------------------------------------------------
 
@@ -345,7 +360,7 @@ class Peer:
         view, which accepts it or says why not."""
         try:
             found = route(value, self._known(version, method), None)
-            if not model and _schema_accepts(found.target, value["result"]):
+            if not model and schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
         except McpError as err:
@@ -356,21 +371,24 @@ class Peer:
         return message
 
     def _queue(self, value: dict[str, Any]) -> None:
-        self._out.append(encoded(value))
+        """Queue ``value``, a response with a result that the session gives itself."""
+        rid = value["id"]
+        self._put(Frame(encoded(value), None, rid, rid))
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
         if not isinstance(error, McpError):
             raise TypeError(f"error must be an McpError, not {type(error).__name__}")
         if self._state.answerable(request):
-            self._answer(request, encode(error.to_response(request.id)))
+            self._answer(request, encode(error.to_response(request.id)), error.code)
 
-    def _answer(self, request: RequestReceived, frame: bytes) -> None:
-        """``request`` (in flight) is answered with ``frame``, already encoded:
-        nothing before this may leave the session changed."""
+    def _answer(self, request: RequestReceived, frame: bytes, error: int | None = None) -> None:
+        """``request`` (in flight) is answered with ``frame``, already encoded
+        (``error``: its error code, for an error): nothing before this may
+        leave the session changed."""
         self._state.release(request)
         self._on_answered(request)
-        self._out.append(frame)
+        self._put(Frame(frame, None, request.id, request.id, None, error))
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
@@ -397,13 +415,24 @@ class Peer:
 
     def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
         """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
+        self._notify(method, params, None)
+
+    def _notify(
+        self,
+        method: str,
+        params: BaseModel | Mapping[str, Any] | None,
+        related: str | int | None,
+    ) -> None:
+        """`notify`, the notification belonging to the peer's request ``related``."""
         version = self._state.negotiated()
         self._sendable(method, version, "notification")
         value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        wire = None
         if params is not None:
-            value["params"] = wire_or_type_error(params, "params")
+            wire = value["params"] = wire_or_type_error(params, "params")
         self._checked(value, version)
-        self._queue(value)
+        token = wire.get("progressToken") if wire is not None and method == _PROGRESS else None
+        self._put(Frame(encoded(value), method, None, related, token, None, wire))
 
     def _send(
         self,
@@ -411,6 +440,7 @@ class Peer:
         params: BaseModel | Mapping[str, Any] | None,
         on_answer: Answered,
         version: str | None = None,
+        related: str | int | None = None,
     ) -> Outgoing:
         version = version or self._state.negotiated()
         self._sendable(method, version, "request")
@@ -424,7 +454,7 @@ class Peer:
         outgoing = Outgoing(rid, method, version, message, on_answer)
         self._state.send(outgoing)
         self._next_id += 1
-        self._out.append(frame)
+        self._put(Frame(frame, method, rid, related, None, None, value.get("params")))
         return outgoing
 
     def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
@@ -434,37 +464,16 @@ class Peer:
     def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
         """Stop waiting for this side's request ``request_id`` and tell the peer
         (``notifications/cancelled``); whether it was awaited."""
+        return self._cancel(request_id, reason, None)
+
+    def _cancel(self, request_id: int, reason: str | None, related: str | int | None) -> bool:
+        """`cancel`, the request sent while serving the peer's request ``related``."""
         pending = self._state.answered(request_id)
         if pending is None:
             return False
         params: dict[str, Any] = {"requestId": request_id}
         if reason is not None:
             params["reason"] = reason
-        frame = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": params}
-        self._out.append(encode(frame))
+        frame = {"jsonrpc": "2.0", "method": _CANCELLED, "params": params}
+        self._put(Frame(encode(frame), _CANCELLED, None, related, None, None, params))
         return True
-
-
-def _checked_tools(tools: object) -> tuple[Tool, ...]:
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Iterable):
-        raise TypeError(f"tools must be a collection of tools, not {type(tools).__name__}")
-    found = tuple(tools)
-    for tool in found:
-        if not isinstance(tool, (Mapping, BaseModel, ToolHeaders)):
-            raise TypeError(f"a tool is a definition or ToolHeaders, not {type(tool).__name__}")
-    return found
-
-
-def _schema_accepts(target: Target, instance: Any) -> bool:
-    try:
-        return validator(target).is_valid(instance)
-    except ValueError:  # a model inside a mapping: not JSON the schema can read
-        return False
-
-
-def encoded(value: dict[str, Any]) -> bytes:
-    """The frame of ``value``; `InvalidOutgoingError` for what has no JSON text."""
-    try:
-        return encode(value)
-    except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
-        raise InvalidOutgoingError(f"not JSON: {exc}") from None

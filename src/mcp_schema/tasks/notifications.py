@@ -23,27 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mcp_schema.session.events import RequestReceived
-from mcp_schema.subscriptions import TASKS, Listen, Subscriptions, listened
-from mcp_schema.tasks.protocol import TaskProtocol, declares_tasks, missing_tasks
+# The opening of a listen, task ids gated, is the session's (every transport's):
+# re-exported here, where the task status rules are told.
+from mcp_schema.session.listens import open_listen
+from mcp_schema.subscriptions import TASKS, Subscriptions
+from mcp_schema.tasks.protocol import TaskProtocol
 from mcp_schema.tasks.store import TaskRecord
 
 __all__ = ["TASKS", "notifier", "open_listen"]
-
-
-def open_listen(
-    subscriptions: Subscriptions, request: RequestReceived, principal: str | None
-) -> Listen:
-    """The listen ``request`` (a ``subscriptions/listen``) opens in
-    ``subscriptions``, hearing of ``principal``'s tasks; its `McpError` when
-    refused (-32602, -32603, and -32021 for ``taskIds`` from a client that did
-    not declare the extension, when ``subscriptions`` send task status),
-    nothing opened."""
-    asked = subscriptions.filter_of(listened(request.message))
-    sends = TASKS in subscriptions.supported
-    if asked.task_ids and sends and not declares_tasks(request.context.client_capabilities):
-        raise missing_tasks(TASKS)
-    return subscriptions.open(request.id, asked, principal=principal or "")
 
 
 def notifier(tasks: TaskProtocol, subscriptions: Subscriptions) -> Callable[[TaskRecord], None]:

@@ -40,6 +40,7 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.rounds import answered_inputs
+from mcp_schema.session.extensions import declares_extension, missing_extension
 from mcp_schema.tasks.store import MAX_TTL_MS, TERMINAL, TaskRecord, TaskStatus
 from mcp_schema.versions import TASKS_EXTENSION, extensions_of
 
@@ -78,22 +79,13 @@ NO_SUCH_TASK = "Failed to retrieve task: Task not found"
 def declares_tasks(capabilities: BaseModel | Mapping[str, Any] | None) -> bool:
     """Whether ``capabilities`` (a request's ``ClientCapabilities``, model or
     wire mapping) declare the Tasks extension."""
-    if capabilities is None:
-        return False
-    if isinstance(capabilities, Mapping):
-        extensions = capabilities.get("extensions")
-    else:
-        extensions = getattr(capabilities, "extensions", None)
-    return isinstance(extensions, Mapping) and extensions.get(TASKS_EXTENSION) is not None
+    return declares_extension(capabilities, TASKS_EXTENSION)
 
 
 def missing_tasks(what: str) -> MissingRequiredClientCapabilityError:
     """The extension's -32021 for ``what`` (a method, a tool) asked by a client
     that did not declare the extension."""
-    return MissingRequiredClientCapabilityError(
-        f"Missing required client capability: {what} needs the {TASKS_EXTENSION} extension",
-        required_capabilities={"extensions": {TASKS_EXTENSION: {}}},
-    )
+    return missing_extension(what, TASKS_EXTENSION)
 
 
 def has_tasks(version: str) -> bool:

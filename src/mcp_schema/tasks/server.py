@@ -2,9 +2,10 @@
 transport (hand-written runtime module).
 
 A `mcp_schema.session.ServerSession` given ``tasks=TaskServer(store)``
-reads the extension's methods, gates them (-32021 for a request whose
-client did not declare the extension), and lets a handler answer a call with
-a task (``session.run_as_task``); it does no I/O. The transport's driver, an
+(the session's `mcp_schema.session.extensions.TaskHook`) reads the
+extension's methods, gates them (-32021 for a request whose client did not
+declare the extension), and lets a handler answer a call with a task
+(``session.run_as_task``); it does no I/O. The transport's driver, an
 asyncio coroutine, does the rest with this object:
 
 * `TaskServer.serve` answers a ``tasks/get``, ``tasks/update`` or
@@ -31,6 +32,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
+from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.session.events import RequestReceived
@@ -40,11 +42,12 @@ from mcp_schema.tasks.protocol import (
     DEFAULT_TTL_MS,
     NO_SUCH_TASK,
     TASK_METHODS,
+    TASK_SUPPORTED,
     TaskProtocol,
 )
 from mcp_schema.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, TransitionRefused
 from mcp_schema.tasks.worker import TaskContext, lease_owner, run
-from mcp_schema.versions import protocol
+from mcp_schema.versions import TASKS_EXTENSION, protocol
 
 if TYPE_CHECKING:  # the session takes a TaskServer: at run time it is only called
     from mcp_schema.session.server import ServerSession
@@ -57,6 +60,10 @@ _MAX_TRIES = 64
 class TaskServer(TaskProtocol):
     """The extension's rules (`TaskProtocol`: ``ttl_ms``, ``poll_interval_ms``,
     ``lease_seconds``) over ``store`` (default a `MemoryTaskStore`)."""
+
+    extension = TASKS_EXTENSION
+    requests = TASK_METHODS
+    supported = TASK_SUPPORTED
 
     def __init__(
         self,
@@ -79,6 +86,32 @@ class TaskServer(TaskProtocol):
         self.on_change: Callable[[TaskRecord], None] | None = None
         """Called with each record this process stores (a worker's or a request's)."""
         self._running: set[asyncio.Task[None]] = set()
+
+    def set_aside(
+        self, value: dict[str, Any], version: str
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """A ``tasks/update`` as the session reads it, and the answers set aside.
+
+        The extension ignores answers under keys a task does not ask, whatever
+        they hold; only the store knows which keys those are. So the answers
+        of a ``tasks/update`` that are no input response at all are set aside
+        (the session hands them back: `ServerSession.unread_answers`), the rest
+        read as usual, and `serve` refuses any set aside under a key the task
+        asks (-32602), ignoring the others."""
+        params = value.get("params")
+        if value.get("method") != "tasks/update" or not isinstance(params, dict):
+            return value, {}
+        responses = params.get("inputResponses")
+        if type(responses) is not dict:
+            return value, {}
+        compiled = protocol(version)
+        assert compiled is not None  # the session read the version
+        check = validator(Target(compiled.package, "InputResponse"))
+        unread = {k: v for k, v in responses.items() if not check.is_valid(v)}
+        if not unread:
+            return value, {}
+        kept = {k: v for k, v in responses.items() if k not in unread}
+        return {**value, "params": {**params, "inputResponses": kept}}, unread
 
     def _changed(self, record: TaskRecord) -> None:
         if self.on_change is not None:
