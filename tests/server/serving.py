@@ -9,16 +9,16 @@ from typing import Any
 
 from mcp_schema.codec import encode
 from mcp_schema.http import Endpoint
-from mcp_schema.http_headers import request_headers
 from mcp_schema.server import Server
 from mcp_schema.session import ServerSession
 from mcp_schema.versions import TASKS_EXTENSION
+from tests.tasks.serving import BASE as BASE
+from tests.tasks.serving import post as post
 
 VERSION = "2026-07-28"
 HANDSHAKE = "2025-11-25"
 ASKABLE: dict[str, Any] = {"elicitation": {}, "sampling": {}}
 DECLARING: dict[str, Any] = {**ASKABLE, "extensions": {TASKS_EXTENSION: {}}}
-BASE = {"content-type": "application/json", "accept": "application/json"}
 
 
 def meta(capabilities: dict[str, Any] = ASKABLE, **more: Any) -> dict[str, Any]:
@@ -60,6 +60,12 @@ class Stateless:
         """Every frame the session sent for ``value``."""
         for event in self.session.receive(encode(value)):
             self.server.handler(self.session, event)
+        return [json.loads(frame) for frame in self.session.data_to_send()]
+
+    async def asend(self, value: dict[str, Any]) -> list[dict[str, Any]]:
+        """`send`, in an event loop: the handler's coroutine awaited (`Server.handle`)."""
+        for event in self.session.receive(encode(value)):
+            await self.server.handle(self.session, event)
         return [json.loads(frame) for frame in self.session.data_to_send()]
 
     def result(self, method: str, params: dict[str, Any] | None = None, **options: Any) -> Any:
@@ -105,11 +111,3 @@ def replica(server: Server, **settings: Any) -> Endpoint:
     """The endpoint of ``server.asgi`` (no environment read)."""
     endpoint: Endpoint = server.asgi(env={}, **settings).endpoint
     return endpoint
-
-
-async def post(served: Endpoint, value: dict[str, Any], **headers: str) -> dict[str, Any]:
-    """A POST of ``value`` to ``served``: the JSON answer."""
-    sent = {**BASE, **request_headers(value), **headers}
-    response = await served.handle_async("POST", "/mcp", sent, json.dumps(value).encode())
-    answer: dict[str, Any] = json.loads(response.body)
-    return answer

@@ -15,7 +15,7 @@ from mcp_schema.broker import InProcessBroker
 from mcp_schema.server import Server
 from mcp_schema.server.toolset import Refreshing
 from mcp_schema.subscription_relay import Relay
-from tests.server.serving import Handshake, Stateless
+from tests.server.serving import Handshake, Stateless, message
 
 KEY = "mcp-schema/server/toggling/tools"
 
@@ -131,8 +131,10 @@ def test_listing_and_calling_read_no_store() -> None:
             served = Stateless(first)
             Counting.reads = 0
             for _ in range(5):
-                assert len(served.result("tools/list")["tools"]) == 2
-                assert served.call("extra")["content"][0]["text"] == "here"
+                (listed,) = await served.asend(message("tools/list"))
+                assert len(listed["result"]["tools"]) == 2
+                (called,) = await served.asend(message("tools/call", {"name": "extra"}))
+                assert called["result"]["content"][0]["text"] == "here"
             assert Counting.reads == 0
 
     asyncio.run(test())

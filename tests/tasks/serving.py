@@ -94,10 +94,22 @@ def endpoint(jobs: Jobs, store: TaskStore | None = None, principal: str | None =
 
 
 async def post(served: Endpoint, value: dict[str, Any], **headers: str) -> dict[str, Any]:
+    """The JSON-RPC answer to a POST of ``value``; one an async handler gives
+    later is awaited on its stream (five seconds at most)."""
     sent = {**BASE, **request_headers(value), **headers}
     response = await served.handle_async("POST", "/mcp", sent, json.dumps(value).encode())
-    answer: dict[str, Any] = json.loads(response.body)
-    return answer
+    if response.stream is None:
+        answer: dict[str, Any] = json.loads(response.body)
+        return answer
+    stream = response.stream
+    for _ in range(1000):
+        if stream.finished:
+            break
+        await asyncio.sleep(0.005)
+    framed = [json.loads(frame) for frame in stream.take_frames()]
+    found: list[dict[str, Any]] = [f for f in framed if "method" not in f]  # after notifications
+    (answered,) = found
+    return answered
 
 
 async def start(served: Endpoint, **arguments: Any) -> str:

@@ -104,8 +104,10 @@ __all__ = ["ANSWER_SECONDS", "MAX_BODY", "MAX_WAITING", "AsyncHandler", "Endpoin
 Handler = Callable[[ServerSession, Event], None]
 """What serves a session's events: ``handler(session, event)``."""
 
-AsyncHandler = Callable[[ServerSession, Event], Awaitable[None]]
-"""An ``async def`` handler: awaited as a task (`mcp_schema.http.answers`)."""
+AsyncHandler = Callable[[ServerSession, Event], Awaitable[None] | None]
+"""An ``async def`` handler, or one that returns an awaitable for some events
+(None for the others): what it returns is awaited as a task
+(`mcp_schema.http.answers`)."""
 
 
 def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) -> None:

@@ -49,12 +49,11 @@ from mcp_schema.http.adapter import Receive, Scope, Send, serve_lifespan
 from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateSealer
 from mcp_schema.server.config import Config
-from mcp_schema.server.driving import Driving
 from mcp_schema.server.health import HEALTH, READY, Health
 from mcp_schema.server.toolset import Refreshing
 from mcp_schema.subscription_relay import Relay
 from mcp_schema.subscriptions import TASKS, supported_by
-from mcp_schema.tasks import TaskStore
+from mcp_schema.tasks import TaskServer, TaskStore
 
 if TYPE_CHECKING:
     from mcp_schema.http.forward import ClusterApp
@@ -104,8 +103,7 @@ def build(
 
         broker = RedisBroker.from_url(config.redis_url)
         sessions = BrokerSessions(broker)
-    tasks = Driving(_task_store(config), lease_seconds=config.lease_seconds, timeout=server.timeout)
-    server.dispatch.driving = tasks
+    tasks = TaskServer(_task_store(config), lease_seconds=config.lease_seconds)
     capabilities = server.capabilities
     listens = Refreshing(server.tools, supported=supported_by(capabilities) | {TASKS})
     made = Endpoint(
@@ -123,6 +121,7 @@ def build(
         request_state=StateSealer(config.keys),
         tasks=tasks,
         tools=lambda: server.tools.headers,
+        answer_seconds=server.timeout,
         **endpoint,
     )
     relay = Relay(listens, broker)

@@ -8,12 +8,12 @@ info and capabilities, and, with `Server.asgi`, the whole replica.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, TypeVar, overload
 
+from mcp_schema.http.answers import ANSWER_SECONDS
 from mcp_schema.server.context import Context
 from mcp_schema.server.dispatch import Dispatch
-from mcp_schema.server.driving import CALL_SECONDS
 from mcp_schema.server.prompts import Prompt
 from mcp_schema.server.resources import Resource
 from mcp_schema.server.tools import TaskMode, Tool
@@ -32,7 +32,7 @@ class Server:
     logs); ``mask_errors``: a tool's unexpected exception is told to the
     client as a failure alone, not its type and message (it is logged either
     way); ``timeout``: the seconds a call may run in the replica's app
-    before it is answered -32603 (`mcp_schema.server.driving`)."""
+    before it is cancelled and answered -32603 (the endpoint's ``answer_seconds``)."""
 
     def __init__(
         self,
@@ -43,7 +43,7 @@ class Server:
         instructions: str | None = None,
         logging: bool = False,
         mask_errors: bool = False,
-        timeout: float = CALL_SECONDS,
+        timeout: float = ANSWER_SECONDS,
     ) -> None:
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
@@ -70,7 +70,7 @@ class Server:
         return declared
 
     @property
-    def handler(self) -> Callable[[ServerSession, Event], None]:
+    def handler(self) -> Callable[[ServerSession, Event], Awaitable[None] | None]:
         """The `mcp_schema.http.Endpoint` handler serving the decorated
         functions (give the endpoint ``handler_version="2026-07-28"``)."""
         return self.dispatch.handler

@@ -1,16 +1,18 @@
 """`Dispatch`: a `mcp_schema.server.Server`'s tools, resources and prompts
 serving a session's events, in both eras (hand-written runtime module).
 
-`Dispatch.serve` is the one way an event is served, a coroutine.
-`Dispatch.handler`, the endpoint handler, hands it to be awaited where the
-endpoint awaits its task server after the handler (the replica's app:
-`mcp_schema.server.driving`), so async functions await anything and sync ones
-run in a worker thread. Elsewhere (`Endpoint.handle`, a stdio loop) it runs
-the coroutine to its end at once (`run_now`): a sync function is called
-there, an async one runs as long as it awaits only the `Context` (whose
-methods then never wait on the event loop), and one that awaits anything
-else (``asyncio.sleep``, a database) stops there, its call answered -32603
-saying so.
+`Dispatch.serve` is the one way an event is served, a coroutine, and
+`Dispatch.handler` the endpoint handler. Where an event loop runs, it
+returns that coroutine, which the `mcp_schema.http.Endpoint` runs as a task
+of the loop (`mcp_schema.http.answers`: the request answered when it is
+done, within the endpoint's ``answer_seconds``, cancelled when its stream is
+lost): async functions await anything, sync ones run in a worker thread, so
+one slow call never stalls the others. Where none runs (a stdio loop,
+`Endpoint.handle` called from plain code) it runs the coroutine to its end
+at once (`run_now`): a sync function is called there, an async one runs as
+long as it awaits only the `Context` (whose methods then never wait), and
+one that waits on anything else (``asyncio.sleep``) stops there, its call
+answered -32603 saying so.
 
 A call:
 
@@ -35,7 +37,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import Callable, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 from mcp_schema.server.context import (
@@ -61,13 +63,10 @@ from mcp_schema.session import (
 from mcp_schema.tasks import TaskContext, Work
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
-if TYPE_CHECKING:
-    from mcp_schema.server.driving import Driving
-
 __all__ = ["Dispatch", "run_now"]
 
 _LOG = logging.getLogger("mcp_schema.server")
-_AWAITED = "it awaited more than its context, and this endpoint answers before the handler returns"
+_AWAITED = "it awaited more than its context, and no event loop runs to await it"
 
 
 class _Target(Protocol):
@@ -106,8 +105,6 @@ class Dispatch:
         self.tools, self.resources, self.prompts = tools, resources, prompts
         self.context = context
         self.mask_errors = mask_errors
-        self.driving: Driving | None = None
-        """What awaits the work of the events it expects (`mcp_schema.server.driving`)."""
         self.running: dict[TaskContext, None] = {}
         """The tasks whose work runs in this process (`tracked`)."""
 
@@ -123,24 +120,25 @@ class Dispatch:
 
         return tracking
 
-    def handler(self, session: ServerSession, event: Event) -> None:
+    def handler(self, session: ServerSession, event: Event) -> Coroutine[Any, Any, None] | None:
         """The `mcp_schema.http.Endpoint` handler (see the module)."""
-        driving = self.driving
-        awaited = driving is not None and driving.expects(session)  # asked once per event
         if not isinstance(event, (RequestReceived, InputReceived)):
-            return  # nothing of the functions': negotiation, notifications, cancellation
-        if awaited:
-            assert driving is not None
-            return driving.park(session, event, self.serve(session, event, inline=False))
+            return None  # nothing of the functions': negotiation, notifications, cancellation
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # nothing would await it: run now
+        else:
+            return self.serve(session, event, inline=False)
         if run_now(self.serve(session, event, inline=True)):
-            return
+            return None
         request = event.request if isinstance(event, InputReceived) else event
-        if isinstance(request, RequestReceived):
-            _LOG.error("%s %r: %s", request.method, request.id, _AWAITED)
-            try:
-                session.fail(request, InternalError(f"The call could not be served: {_AWAITED}"))
-            except SessionError:
-                pass  # answered before it waited
+        _LOG.error("%s %r: %s", request.method, request.id, _AWAITED)
+        try:
+            session.fail(request, InternalError(f"The call could not be served: {_AWAITED}"))
+        except SessionError:
+            pass  # answered before it waited
+        return None
 
     async def serve(self, session: ServerSession, event: Event, *, inline: bool = False) -> None:
         """Serve ``event``: a request, or the answers to a question asked.
