@@ -16,6 +16,7 @@ import pytest
 from mcp_schema.codec import encode
 from mcp_schema.server import Server
 from mcp_schema.session import ServerSession
+from tests.http.test_answers import Exchange
 from tests.server.serving import BASE, message, post, replica, text
 
 
@@ -134,3 +135,38 @@ def test_server_handle_awaits_what_the_function_awaits() -> None:
         return answer
 
     assert text(asyncio.run(test())["result"]) == "slow done"
+
+
+def test_a_client_that_leaves_cancels_the_function_it_waits_for() -> None:
+    server = Server("leaving")
+    cancelled = asyncio.Event()
+
+    @server.tool()
+    async def forever() -> str:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return "never"
+
+    async def test() -> None:
+        exchange = Exchange(server.asgi(env={}), call("forever", 10), {})
+        await asyncio.sleep(0.05)
+        exchange.leave()
+        await asyncio.wait_for(cancelled.wait(), 5)
+        await exchange.task
+
+    asyncio.run(test())
+
+
+def test_a_stateless_call_is_answered_in_one_json_body() -> None:
+    server, _ = waiting()
+
+    async def test() -> tuple[int, dict[str, str], bytes]:
+        app = server.asgi(env={})
+        return await Exchange(app, call("fast", 11), {}).whole()
+
+    status, headers, body = asyncio.run(test())
+    assert (status, headers["content-type"]) == (200, "application/json")
+    assert text(json.loads(body)["result"]) == "fast done"

@@ -2,17 +2,17 @@
 serving a session's events, in both eras (hand-written runtime module).
 
 `Dispatch.serve` is the one way an event is served, a coroutine, and
-`Dispatch.handler` the endpoint handler. Where an event loop runs, it
-returns that coroutine, which the `mcp_schema.http.Endpoint` runs as a task
-of the loop (`mcp_schema.http.answers`: the request answered when it is
-done, within the endpoint's ``answer_seconds``, cancelled when its stream is
-lost): async functions await anything, sync ones run in a worker thread, so
-one slow call never stalls the others. Where none runs (a stdio loop,
-`Endpoint.handle` called from plain code) it runs the coroutine to its end
-at once (`run_now`): a sync function is called there, an async one runs as
-long as it awaits only the `Context` (whose methods then never wait), and
-one that waits on anything else (``asyncio.sleep``) stops there, its call
-answered -32603 saying so.
+`Dispatch.handler` the endpoint handler. The handler runs the coroutine at
+once, until it first waits: a call that needs no waiting (a listing, an
+async function that awaits only its `Context`) is answered then, in one
+JSON body. Where an event loop runs, the rest is what the handler returns,
+which the `mcp_schema.http.Endpoint` runs as a task of the loop
+(`mcp_schema.http.answers`: answered when done, within the endpoint's
+``answer_seconds``, cancelled when its stream is lost): async functions
+await anything, sync ones run in a worker thread, so one slow call never
+stalls the others. Where none runs (a stdio loop, `Endpoint.handle` called
+from plain code) a sync function is called in the caller's thread, and a
+call that waits on anything (``asyncio.sleep``) is answered -32603 saying so.
 
 A call:
 
@@ -36,7 +36,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+import types
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any, Protocol
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
@@ -63,7 +64,7 @@ from mcp_schema.session import (
 from mcp_schema.tasks import TaskContext, Work
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
-__all__ = ["Dispatch", "run_now"]
+__all__ = ["Dispatch"]
 
 _LOG = logging.getLogger("mcp_schema.server")
 _AWAITED = "it awaited more than its context, and no event loop runs to await it"
@@ -77,15 +78,21 @@ class _Target(Protocol):
     signature: Signature
 
 
-def run_now(coroutine: Coroutine[Any, Any, None]) -> bool:
-    """Run ``coroutine`` to its end if it never waits on the event loop:
-    whether it ended (else it is closed where it waited)."""
-    try:
-        coroutine.send(None)
-    except StopIteration:
-        return True
-    coroutine.close()
-    return False
+@types.coroutine
+def _rest(started: Coroutine[Any, Any, None], waited: Any) -> Generator[Any, Any, None]:
+    """The rest of ``started``, a coroutine run until it first waited (on
+    ``waited``), as an awaitable: what it waits on goes to the task awaiting
+    this, and what the task is sent (or has thrown in: a cancellation) to it."""
+    while True:
+        try:
+            try:
+                sent = yield waited
+            except BaseException as thrown:  # a cancellation, a close: passed on
+                waited = started.throw(thrown)
+            else:
+                waited = started.send(sent)
+        except StopIteration:
+            return
 
 
 class Dispatch:
@@ -120,18 +127,24 @@ class Dispatch:
 
         return tracking
 
-    def handler(self, session: ServerSession, event: Event) -> Coroutine[Any, Any, None] | None:
+    def handler(self, session: ServerSession, event: Event) -> Awaitable[None] | None:
         """The `mcp_schema.http.Endpoint` handler (see the module)."""
         if not isinstance(event, (RequestReceived, InputReceived)):
             return None  # nothing of the functions': negotiation, notifications, cancellation
         try:
             asyncio.get_running_loop()
         except RuntimeError:
-            pass  # nothing would await it: run now
+            looping = False  # nothing would await the rest: a sync function runs here
         else:
-            return self.serve(session, event, inline=False)
-        if run_now(self.serve(session, event, inline=True)):
+            looping = True
+        serving = self.serve(session, event, inline=not looping)
+        try:
+            waited = serving.send(None)  # what needs no waiting is done now, answered at once
+        except StopIteration:
             return None
+        if looping:
+            return _rest(serving, waited)  # the endpoint awaits it, as a task of the loop
+        serving.close()
         request = event.request if isinstance(event, InputReceived) else event
         _LOG.error("%s %r: %s", request.method, request.id, _AWAITED)
         try:
