@@ -21,7 +21,7 @@ from tests.server.serving import BASE, message, post, replica, text
 
 
 def waiting() -> tuple[Server, dict[str, Any]]:
-    server = Server("driving-test", timeout=0.2)
+    server = Server("async-test", timeout=0.2)
     seen: dict[str, Any] = {"go": asyncio.Event(), "thread": threading.Event()}
 
     @server.tool()
