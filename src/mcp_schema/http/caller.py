@@ -1,0 +1,42 @@
+"""`Caller`: who sent a request, as the front door established it once.
+
+The front door reads it at the edge (the verified token's principal, and the
+client's address, taken from ``Forwarded``/``X-Forwarded-For`` only behind a
+configured trusted proxy) and passes it on as data: to the handler's context,
+to the tables a client can fill (each keeps a share per `Caller.key`), and
+across replicas when a request is forwarded to its session's holder, so no
+replica reads a token or a forwarding header a second time.
+
+A caller never holds a token.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["ANONYMOUS", "Caller"]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A request's sender.
+
+    * ``principal``: the verified identity (`mcp_schema.auth.Principal.name`,
+      or what an `Endpoint`'s ``principal`` hook names), None without one;
+    * ``address``: the client's IP address, None where the server does not say.
+    """
+
+    principal: str | None = None
+    address: str | None = None
+
+    @property
+    def key(self) -> str:
+        """What shares are counted by: the principal where there is one, else
+        the address (the two kinds never collide)."""
+        if self.principal is not None:
+            return "principal " + self.principal
+        return "address " + (self.address or "unknown")
+
+
+ANONYMOUS = Caller()
+"""A caller with neither principal nor address (a sans-IO call that names none)."""
