@@ -4,7 +4,7 @@ upstream links and bridges, `mcp_schema.http.client`), gets the
 client presented: the specification forbids token passthrough
 (https://modelcontextprotocol.io/specification/2026-07-28/basic/security_best_practices).
 
-This module needs no extra: the sources that reach an authorization server
+It lives outside `mcp_schema.auth` so that it needs no extra; the sources that reach an authorization server
 (client credentials) live beside the OAuth client.
 """
 
