@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.asgi.GatewayApp`'s front door, in both modes: the
+"""`mcp_schema.gateway.monitor.asgi.GatewayApp`'s front door, in both modes: the
 precheck before anything is forwarded (a rebound ``Host`` is 421, a
 foreign ``Origin`` 403, a ``Content-Length`` no body has 413), the ``Host``
 the upstream gets (the client's, or ``upstream_host``), the hop-by-hop
@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import Message
 from mcp_schema.http.precheck import Precheck

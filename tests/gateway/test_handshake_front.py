@@ -26,14 +26,11 @@ import httpx
 import pytest
 
 from mcp_schema.cli import main
-from mcp_schema.gateway import command, handshake_front
-from mcp_schema.gateway.asgi import GatewayApp
-from mcp_schema.gateway.handshake_front import (
-    HandshakeFront,
-    handshake_capabilities,
-    probe_upstream,
-)
-from mcp_schema.gateway.probe import Served
+from mcp_schema.gateway import command
+from mcp_schema.gateway.bridge import handshake_front
+from mcp_schema.gateway.bridge.handshake_front import HandshakeFront, handshake_capabilities
+from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.http.precheck import Precheck

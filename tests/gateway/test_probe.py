@@ -72,10 +72,13 @@ def test_an_upstream_of_both_eras_that_lists_only_2026_is_asked_initialize() -> 
     assert served.stateless == ("2026-07-28",) and served.handshake
 
 
-def test_a_handshake_only_upstream_refusing_with_its_versions() -> None:
+def test_a_handshake_only_upstream_refusing_with_its_versions_is_initialized() -> None:
     served = probed(endpoint(["2025-06-18"]))  # -32022, listing 2025-06-18
-    assert served == Served((), True)
+    assert (served.stateless, served.handshake, served.discovered) == ((), True, False)
     assert served.serves(None) and not served.serves("2026-07-28")
+    # What the bridge for 2026-07-28 clients speaks to it with: no second probe.
+    assert served.version == "2025-06-18"
+    assert served.capabilities == CAPABILITIES and served.server_info == INFO
 
 
 @pytest.mark.parametrize("status", [400, 404, 405])

@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.stdio_bridge.StdioBridge` under uvicorn: the official
+"""`mcp_schema.gateway.bridge.links.StdioBridge` under uvicorn: the official
 Python SDK client (``mcp`` 2.3.0) in 2026-07-28 mode through the bridge to
 ``examples/server.py`` serving only 2025-06-18 over stdio: every tool (ask
 and think included, with and without callbacks), resources and prompts, a
@@ -18,8 +18,8 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_schema.gateway.stdio import StdioGatewayApp
-from mcp_schema.gateway.stdio_bridge import StdioBridge
+from mcp_schema.gateway.bridge.links import StdioBridge
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
 from tests.examples.test_sdk_client import elicit, sample, text
 from tests.gateway.test_gateway import HEADERS, reported, serving

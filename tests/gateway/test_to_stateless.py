@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.to_stateless.StatelessCalls`, sans-IO, in memory: a
+"""`mcp_schema.gateway.bridge.handshake.StatelessCalls`, sans-IO, in memory: a
 handshake-era `ClientSession` (the client) talks to the bridge's
 `ServerSession`, whose calls go to ``examples/server.py``'s handlers served
 2026-07-28-only by an `Endpoint` (the upstream), every byte through the
@@ -17,7 +17,7 @@ import pytest
 
 from mcp_schema.codec import encode, to_wire
 from mcp_schema.errors import InternalError, McpError
-from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.binding import Post
 from mcp_schema.http.stream import Response

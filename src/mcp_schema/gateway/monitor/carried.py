@@ -1,4 +1,4 @@
-"""What `mcp_schema.gateway.asgi.GatewayApp` carries besides the messages:
+"""What `mcp_schema.gateway.monitor.asgi.GatewayApp` carries besides the messages:
 the header fields of a request and of its answer, end to end (RFC 9110
 7.6.1: `mcp_schema.http.adapter.end_to_end`), with the ``Host`` and the
 CORS fields it decides; and a request body read here only in part, passed

@@ -21,7 +21,7 @@ One stdio connection is one session, so:
   listen's notifications to the listen they name, log messages to the one
   request in flight that asked for them (reported and dropped when several
   did: stdio cannot tell them apart). Each child and its routing is a
-  `mcp_schema.gateway.stdio_link.Link`.
+  `mcp_schema.gateway.monitor.stdio_link.Link`.
 
 Every request is first checked by a `mcp_schema.http.precheck.Precheck`
 (in monitor and enforce mode alike: the path, ``Host`` and ``Origin``, the
@@ -33,7 +33,7 @@ of its body and headers.
 A child that exits fails its requests in flight (502, -32603, one report
 each); the session it served is gone (404, as for any unknown session), and
 a later ``initialize`` or 2026-07-28 request gets a fresh child. With
-``bridge`` (`mcp_schema.gateway.stdio_bridge`), 2026-07-28 requests to a
+``bridge`` (`mcp_schema.gateway.bridge.links`), 2026-07-28 requests to a
 server that speaks only the handshake era are carried across instead.
 """
 
@@ -47,12 +47,12 @@ from typing import TYPE_CHECKING, Any
 
 import jiter
 
-from mcp_schema.errors import InternalError, McpError
-from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.stdio_child import ChildError
-from mcp_schema.gateway.stdio_link import MAX_QUEUED, Link, Waiter
-from mcp_schema.gateway.stdio_probe import Probed, probe
+from mcp_schema.errors import InternalError
+from mcp_schema.gateway.child import ChildError
+from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.findings import Findings
+from mcp_schema.gateway.monitor.stdio_link import MAX_QUEUED, Link, Waiter
+from mcp_schema.gateway.probe import ProbeError, Served, probe_command
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     Message,
@@ -77,7 +77,7 @@ from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, ReportLog
 
 if TYPE_CHECKING:
-    from mcp_schema.gateway.stdio_bridge import StdioBridge
+    from mcp_schema.gateway.bridge.links import StdioBridge
 
 __all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
 
@@ -139,7 +139,7 @@ class StdioGatewayApp:
         self.sessions: OrderedDict[str, Link] = OrderedDict()
         self.shared: Link | None = None
         self._bridge_factory = bridge
-        self.probed: Probed | None = None
+        self.probed: Served | None = None
         """What the start-up probe found of the server."""
         self.start_error: str | None = None
         """Why the start-up probe failed, if it did."""
@@ -159,18 +159,19 @@ class StdioGatewayApp:
     # -- lifespan -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Probe the command (`mcp_schema.gateway.stdio_probe.probe`: it must answer
+        """Probe the command (`mcp_schema.gateway.probe.probe_command`: it must answer
         before the gateway serves) and build the bridge from what it found; once
         (the lifespan's startup finds it done when the caller started it)."""
         if self.probed is not None:
             return
         try:
-            self.probed = await probe(self.command, self.max_line_bytes)
-        except (McpError, ChildError) as exc:
+            self.probed, child = await probe_command(self.command, self.max_line_bytes)
+        except (ProbeError, ChildError) as exc:
             self.start_error = str(exc)
             raise
-        if self.probed.child is not None:  # it speaks 2026-07-28: the shared child
-            self.shared = Link(self, None, self.probed.child)
+        self.validator.learn(self.probed)  # what it serves and declares
+        if child is not None:  # it speaks 2026-07-28: the shared child
+            self.shared = Link(self, None, child)
         if self._bridge_factory is not None:
             self.bridge = self._bridge_factory(self)
             self.bridge.adopt(self.probed)

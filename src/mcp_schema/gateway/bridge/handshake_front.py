@@ -1,7 +1,6 @@
 """`HandshakeFront`: the ASGI side of the era bridge's first direction,
 handshake-era clients in front of a server that serves 2026-07-28 only
-(needs the ``http`` extra: httpx), and `probe_upstream`, the start-up probe
-(`mcp_schema.gateway.probe`) over httpx.
+(needs the ``http`` extra: httpx).
 
 The clients' side is the package's own Streamable HTTP server
 (`mcp_schema.http.Endpoint` served by `mcp_schema.http.asgi.App`), serving
@@ -9,7 +8,7 @@ the handshake-era versions only: it answers ``initialize`` with what the
 upstream's discover said, mints the ``Mcp-Session-Id``, answers ``ping``
 and ``logging/setLevel``, serves the GET stream and DELETE, and checks every
 message as any server of the package does. Its handler hands each session's
-events to that session's `mcp_schema.gateway.to_stateless.StatelessCalls`,
+events to that session's `mcp_schema.gateway.bridge.handshake.StatelessCalls`,
 and this module runs the upstream exchanges those ask for (httpx, each
 answer read as it arrives) and routes what they bring back to the client's
 streams, as the endpoint routes what a handler sends.
@@ -41,11 +40,11 @@ from typing import Any
 import httpx
 
 from mcp_schema.errors import InternalError, clip
-from mcp_schema.gateway.probe import Probe, ProbeError, Served
-from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.probe import Served, exchanged
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
-from mcp_schema.http.binding import Post, Reply
+from mcp_schema.http.binding import Post
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
@@ -61,7 +60,7 @@ from mcp_schema.session import (
 )
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
-__all__ = ["IDLE_SECONDS", "HandshakeFront", "handshake_capabilities", "probe_upstream"]
+__all__ = ["IDLE_SECONDS", "HandshakeFront", "handshake_capabilities"]
 
 IDLE_SECONDS = 3600.0
 """How long a bridged session may go unused before it ends."""
@@ -79,53 +78,6 @@ def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(resources, Mapping) and "subscribe" in resources:
         declared["resources"] = {k: v for k, v in resources.items() if k != "subscribe"}
     return declared
-
-
-async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 10.0) -> Served:
-    """What the upstream at ``url`` serves (`Probe`, over ``http``, each answer
-    read as it comes and no further than the binding's bound); `ProbeError`
-    when it gives no answer that tells."""
-    probe = Probe()
-    while posts := probe.posts():
-        for post in posts:
-            try:
-                reply = functools.partial(probe.reply, post)
-                await _exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
-            except httpx.HTTPError as exc:
-                raise ProbeError(
-                    f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
-                ) from None
-    if probe.served is None:
-        raise ProbeError("the upstream's answers to the probe told nothing")
-    if probe.closing is not None:
-        try:
-            closing = probe.closing
-            await http.request(closing.method, url, headers=list(closing.headers), timeout=timeout)
-        except httpx.HTTPError:
-            pass  # the probe's session ends with the server's own expiry instead
-    return probe.served
-
-
-async def _exchanged(
-    http: httpx.AsyncClient,
-    url: str,
-    post: Post,
-    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
-    read: Callable[[list[Event]], object],
-    timeout: httpx.Timeout,
-) -> None:
-    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
-    ``reply_to`` makes of its status and headers, each chunk's events to
-    ``read``, until the answer came or the body ended (httpx's errors raised)."""
-    async with http.stream(
-        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
-    ) as response:
-        reply = reply_to(response.status_code, response.headers.multi_items())
-        async for chunk in response.aiter_bytes():
-            read(reply.feed(chunk))
-            if reply.done:
-                break
-        read(reply.end())
 
 
 class _Bridged:
@@ -312,7 +264,7 @@ class HandshakeFront:
         listening = post.request_id is not None and post.request_id == bridged.calls.listening
         timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
-            await _exchanged(
+            await exchanged(
                 self._http(),
                 self.upstream,
                 post,

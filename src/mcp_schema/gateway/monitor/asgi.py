@@ -41,13 +41,13 @@ run of such failures is one line and their count). Reports go to a
 `ReportLog` (bounded, written by a thread of its own: forwarding never
 waits for them).
 
-The era bridge (``served``: what the upstream's probe found): a request in
+The era bridge (``served`` with ``bridge``: what the upstream's probe found): a request in
 an era the upstream serves is forwarded; one of the other era, as `era_of`
 tells from the body (parsed only when a bridge waits; the headers alone
 place one too long or not JSON), goes to a bridge: handshake-era ones (GET
-and DELETE too) to the `mcp_schema.gateway.handshake_front.HandshakeFront`
+and DELETE too) to the `mcp_schema.gateway.bridge.handshake_front.HandshakeFront`
 before an upstream of 2026-07-28 alone, 2026-07-28 ones to the
-`mcp_schema.gateway.http_bridge.HttpBridge` before one of the handshake era
+`mcp_schema.gateway.bridge.links.HttpBridge` before one of the handshake era
 alone. Both read every message themselves, in both modes.
 """
 
@@ -67,12 +67,12 @@ from mcp_schema._args import check
 # The codec's strict parse (private to it, as the endpoint parses a body to tell its era).
 from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
-from mcp_schema.gateway.carried import Upward, answered, replayed, rest, with_cors
-from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.handshake_front import HandshakeFront
-from mcp_schema.gateway.http_bridge import HttpBridge, cookieless
+from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
+from mcp_schema.gateway.bridge.links import HttpBridge, cookieless
+from mcp_schema.gateway.monitor.carried import Upward, answered, replayed, rest, with_cors
+from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.sse import EventSplitter
 from mcp_schema.gateway.probe import Served
-from mcp_schema.gateway.sse import EventSplitter
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     Message,
@@ -119,7 +119,10 @@ class GatewayApp:
       shutdown) and forwards straight to its transport: a client's cookie
       jar would carry one client's cookies to the upstream with another's
       requests, and its default headers, auth and redirects are no proxy's.
-    * ``served``: the bridge (see the module): what the upstream serves.
+    * ``served``: what the upstream's start-up probe found
+      (`mcp_schema.gateway.probe.Served`): the validator learns from it (the
+      versions served per request, the extensions declared) and, with
+      ``bridge``, the era it does not serve is bridged (see the module).
     * ``sealer``: what seals the bridge's ``requestState`` when 2026-07-28
       clients are bridged to a handshake-era upstream (a random key by default).
     * ``precheck``: the rules every request passes first (see the module);
@@ -141,6 +144,7 @@ class GatewayApp:
         client: httpx.AsyncClient | None = None,
         path: str = "/mcp",
         served: Served | None = None,
+        bridge: bool = True,
         sealer: StateSealer | None = None,
         precheck: Precheck | None = None,
         upstream_host: str | None = None,
@@ -166,6 +170,8 @@ class GatewayApp:
         self._own_client = client is None
         self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
         self.served = served
+        if served is not None:  # what it serves and declares; the answers it forwards teach more
+            self.validator.learn(served)
         self.front: HandshakeFront | None = None
         """Where handshake-era requests go when the upstream does not serve that era."""
         self.back: HttpBridge | None = None
@@ -173,10 +179,11 @@ class GatewayApp:
         self._per_request: Collection[str] = STATELESS_VERSIONS
         """The versions `era_of` finds served per request: the upstream's, or the back bridge's."""
         bridged = self.precheck.bounded(min(self.precheck.max_body, self.validator.max_body))
-        if served is not None and not served.handshake and served.stateless:
+        bridged_to = served if bridge else None
+        if bridged_to is not None and not bridged_to.handshake and bridged_to.stateless:
             self.front = HandshakeFront(
                 upstream,
-                served,
+                bridged_to,
                 lambda: self.client,
                 reports=reports,
                 path=path,
@@ -185,9 +192,11 @@ class GatewayApp:
                 # refused there; a bridge reads a body whole: the validator's bound.
                 precheck=bridged,
             )
-            self._per_request = served.stateless
-        if served is not None and served.handshake and not served.stateless:
-            self.back = HttpBridge(upstream, reports=reports, sealer=sealer, precheck=bridged)
+            self._per_request = bridged_to.stateless
+        if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
+            self.back = HttpBridge(
+                upstream, reports=reports, sealer=sealer, precheck=bridged, served=bridged_to
+            )
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -419,7 +428,7 @@ class GatewayApp:
         await send_body(send, b"")
 
     async def _startup(self) -> None:
-        if self.back is not None:  # its own probe: the upstream's handshake version
+        if self.back is not None:  # probed now, unless the start-up probe initialized
             await self.back.start()
 
     async def _shutdown(self) -> None:

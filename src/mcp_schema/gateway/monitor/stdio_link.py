@@ -1,5 +1,5 @@
 """`Link`: one stdio child of the gateway's stdio front
-(`mcp_schema.gateway.stdio.StdioGatewayApp`) and the requests waiting on it
+(`mcp_schema.gateway.monitor.stdio.StdioGatewayApp`) and the requests waiting on it
 (`Waiter`), routing each line the child writes to the request it belongs
 to. A handshake-era session's child passes lines unchanged; on the shared
 child of 2026-07-28 requests, each request's id and progress token are the
@@ -16,13 +16,13 @@ import jiter
 
 from mcp_schema._codec.route import IdKey, id_key
 from mcp_schema.errors import ParseError
-from mcp_schema.gateway.exchange import Exchange
-from mcp_schema.gateway.stdio_child import Child
+from mcp_schema.gateway.child import Child
+from mcp_schema.gateway.monitor.exchange import Exchange
 from mcp_schema.proxy.lines import Line, OverlongLine
 from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
 
 if TYPE_CHECKING:
-    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 
 __all__ = ["MAX_QUEUED", "Item", "Link", "Waiter"]
 

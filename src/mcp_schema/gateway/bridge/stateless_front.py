@@ -1,8 +1,8 @@
 """`BridgeDriver`: the asyncio driver of the era bridge for 2026-07-28 clients
 in front of a server that speaks only the handshake era, over any transport
-upstream (`mcp_schema.gateway.stdio_bridge.StdioBridge`: a child process per
-upstream session; `mcp_schema.gateway.http_bridge.HttpBridge`: an HTTP session
-each), driving the sans-IO parts of `mcp_schema.gateway.to_handshake`.
+upstream (`mcp_schema.gateway.bridge.links.StdioBridge`: a child process per
+upstream session; `mcp_schema.gateway.bridge.links.HttpBridge`: an HTTP session
+each), driving the sans-IO parts of `mcp_schema.gateway.bridge.stateless`.
 
 Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
 upstream session of its principal and capabilities, started and initialized
@@ -31,15 +31,12 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import jiter
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
-from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.handshake_link import Link, sealer_from_env
-from mcp_schema.gateway.probe import GATEWAY_INFO
-from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
-from mcp_schema.gateway.to_handshake import (
+from mcp_schema.gateway.bridge.stateless import (
     MAY_ASK,
     Call,
     HandshakeBridge,
@@ -49,8 +46,11 @@ from mcp_schema.gateway.to_handshake import (
     ask,
     carry,
     projected_capabilities,
+    sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.monitor.findings import Findings
+from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
 from mcp_schema.http.adapter import (
     Receive,
     Scope,
@@ -75,7 +75,10 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "sealer_from_env"]
+if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
+    from mcp_schema.gateway.bridge.links import Link
+
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
@@ -110,17 +113,24 @@ class BridgeDriver:
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None
+        self.served: Served | None = None
+        """What the probe found, once `adopt` was told."""
         self.links: OrderedDict[str, list[Link]] = OrderedDict()
         """The upstream sessions of each principal and capability set (`upstream_key`)."""
 
-    def adopt(self, found: Probed) -> None:
-        """What the probe found of the server: the bridge's upstream version, or none needed."""
+    def adopt(self, found: Served) -> None:
+        """What the probe found of the server (`mcp_schema.gateway.probe`): the
+        bridge's upstream version, or none needed (it serves 2026-07-28 itself)."""
+        self.served = found
         if not found.stateless:
-            assert found.version is not None
+            if found.version is None:
+                raise InternalError(
+                    "the server's initialize answer was not read: nothing to bridge"
+                )
             self.core = HandshakeBridge(
                 version=found.version,
-                info=found.info,
-                capabilities=found.capabilities,
+                info=dict(found.server_info or {}),
+                capabilities=dict(found.capabilities),
                 sealer=self.sealer,
                 pending=self.pending,
             )
