@@ -110,6 +110,8 @@ def test_the_gateway_bridges_2026_07_28_clients_and_forwards_handshake_ones(
     log = ReportLog()
     app = GatewayApp(handshake_only, reports=log, served=served)
     assert app.back is not None and app.front is None
+    # The start-up probe initialized: the bridge speaks its version, probing nothing again.
+    assert served.version == "2025-06-18" and app.back.core is not None
     with serving(app) as url:
         seen = anyio.run(session, url, True)  # 2026-07-28: through the bridge
 

@@ -64,7 +64,6 @@ from mcp_schema.versions import TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from mcp_schema.gateway.monitor.asgi import GatewayApp
-    from mcp_schema.gateway.monitor.carried import Upward
     from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
     from mcp_schema.http.precheck import Precheck
 

@@ -204,6 +204,14 @@ class HandshakeFront:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
 
+    async def serve(
+        self, method: str, received: dict[str, str], body: bytes, receive: Receive, send: Send
+    ) -> None:
+        """A request a front door in front prechecked by this front's rules and
+        read (``received``: its headers by lower-case name; ``body``: whole, at
+        most the precheck's ``max_body``), answered without a second look."""
+        await self.app.answer(method, received, body, receive, send)
+
     def close(self) -> None:
         """End every session (the gateway is shutting down)."""
         self.endpoint.close()
