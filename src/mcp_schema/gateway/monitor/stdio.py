@@ -43,6 +43,7 @@ import asyncio
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 import jiter
@@ -79,10 +80,13 @@ from mcp_schema.proxy.reports import Report, ReportLog
 if TYPE_CHECKING:
     from mcp_schema.gateway.bridge.links import StdioBridge
 
-__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
+__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "ROUND_SECONDS", "StdioGatewayApp"]
 
 MAX_SESSIONS = 32
 """Handshake-era sessions (each a child process) served at once, by default."""
+
+ROUND_SECONDS = 60.0
+"""How long a session's requests may wait in silence before it counts as idle, by default."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = ("content-type", "application/json")
@@ -95,6 +99,9 @@ class StdioGatewayApp:
     * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
     * ``max_sessions``: handshake-era sessions (children) at once.
     * ``max_line_bytes``: the longest line read from a child.
+    * ``round_seconds``: how long a session's requests may wait with nothing
+      from either side (a server's question its client leaves unanswered)
+      before the session counts as idle, and a newcomer may take its place.
     * ``bridge``: what makes the `StdioBridge` serving the
       2026-07-28 requests (the server speaking only the handshake era), or None.
     * ``precheck``: the rules every request is checked by first (its allowed
@@ -115,6 +122,7 @@ class StdioGatewayApp:
         validator: ExchangeValidator | None = None,
         max_sessions: int = MAX_SESSIONS,
         max_line_bytes: int = MAX_LINE_BYTES,
+        round_seconds: float = ROUND_SECONDS,
         bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
         path: str = "/mcp",
         precheck: Precheck | None = None,
@@ -124,6 +132,8 @@ class StdioGatewayApp:
             raise ValueError("command must be a non-empty sequence of strings")
         if max_sessions < 1 or max_line_bytes < 1:
             raise ValueError("max_sessions and max_line_bytes must be positive")
+        if not round_seconds > 0:
+            raise ValueError(f"round_seconds must be positive, not {round_seconds!r}")
         if precheck is not None and not isinstance(precheck, Precheck):
             raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
         if body_seconds is not None and not body_seconds > 0:
@@ -137,7 +147,13 @@ class StdioGatewayApp:
         self.path, self.body_seconds = self.precheck.path, body_seconds
         self.max_sessions, self.max_line_bytes = max_sessions, max_line_bytes
         self.sessions: OrderedDict[str, Link] = OrderedDict()
+        self._starting = 0
+        """Sessions whose child is being spawned: their slots are taken."""
+        self.round_seconds = round_seconds
         self.shared: Link | None = None
+        self._sharing = asyncio.Lock()
+        self.unrouted_logs = 0
+        """Log lines of the shared child no one client could be given (dropped)."""
         self._bridge_factory = bridge
         self.probed: Served | None = None
         """What the start-up probe found of the server."""
@@ -283,10 +299,18 @@ class StdioGatewayApp:
             self.sessions.move_to_end(named)
             link = found
         if "method" not in value or "id" not in value:  # a notification, or the client's answer
+            link.active = monotonic()
+            foreign = link.foreign(value)
+            if foreign is not None:  # another client's request it could reach: dropped
+                self.findings.found(f"Invalid Request: {foreign}; not forwarded", body)
+                exchange.head(202, {})
+                self._reports(exchange.end())
+                return await send_response(send, Response(202))
             link.child.send(link.frame(body, value))
             exchange.head(202, {})
             self._reports(exchange.end())
             return await send_response(send, Response(202))
+        link.active = monotonic()
         waiter = link.waiting(exchange, value)
         if not link.child.send(link.frame(body, value)):
             waiter.queue.put_nowait(None)
@@ -294,25 +318,38 @@ class StdioGatewayApp:
         return None
 
     async def _shared(self) -> Link:
-        if self.shared is None or not self.shared.child.alive:
-            link = Link(self, None)
-            await link.child.start()
-            self.shared = link
-        return self.shared
+        async with self._sharing:  # one shared child, however many requests come at once
+            if self.shared is None or not self.shared.child.alive:
+                link = Link(self, None)
+                await link.child.start()
+                self.shared = link
+            return self.shared
 
     async def _new_session(self) -> Link | None:
-        while len(self.sessions) >= self.max_sessions:
-            idle = next((s for s, found in self.sessions.items() if not found.pending), None)
+        """A new session's child, its slot taken before it is spawned (so
+        concurrent ``initialize`` requests never spawn more than
+        ``max_sessions``); None when every session is busy. A session whose
+        requests have waited ``round_seconds`` with nothing from either side
+        (a round its client never answered) is no longer busy."""
+        while len(self.sessions) + self._starting >= self.max_sessions:
+            idle = next((s for s, found in self.sessions.items() if self._idle(found)), None)
             if idle is None:
                 return None
             dropped = self.sessions.pop(idle)
             self.validator.request("DELETE", {"mcp-session-id": idle}).head(200, {})
             await dropped.child.close()
         link = Link(self, secrets.token_urlsafe(16))
-        await link.child.start()
+        self._starting += 1
+        try:
+            await link.child.start()
+        finally:
+            self._starting -= 1
         assert link.session is not None
         self.sessions[link.session] = link
         return link
+
+    def _idle(self, link: Link) -> bool:
+        return not link.pending or monotonic() - link.active > self.round_seconds
 
     def _reports(self, reports: list[Report]) -> None:
         for report in reports:
