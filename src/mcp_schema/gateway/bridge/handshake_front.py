@@ -13,10 +13,11 @@ and this module runs the upstream exchanges those ask for (httpx, each
 answer read as it arrives) and routes what they bring back to the client's
 streams, as the endpoint routes what a handler sends.
 
-* Each session opens, once its upstream ``server/discover`` answered, a
-  ``subscriptions/listen`` for the list changes the server offers; its
-  notifications go to the session's GET stream (dropped while none is
-  open, as the endpoint drops any), until the session ends.
+* One upstream ``subscriptions/listen`` (`SharedListen`), opened with the
+  first session and kept while any lives (opened again, after
+  `RELISTEN_SECONDS`, when the upstream ends it), hears the list changes the
+  server offers for every session: each goes to every session's GET stream
+  (dropped while none is open, as the endpoint drops any).
 * A session ends at DELETE, when it has been idle for ``idle_seconds``, or
   when ``max_sessions`` are open and a new one comes (the least recently
   used ends): its upstream exchanges are cancelled.
@@ -41,6 +42,7 @@ import httpx
 
 from mcp_schema.errors import InternalError, clip
 from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.shared_listen import SharedListen
 from mcp_schema.gateway.probe import Served, exchanged
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
@@ -60,10 +62,13 @@ from mcp_schema.session import (
 )
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
-__all__ = ["IDLE_SECONDS", "HandshakeFront", "handshake_capabilities"]
+__all__ = ["IDLE_SECONDS", "RELISTEN_SECONDS", "HandshakeFront", "handshake_capabilities"]
 
 IDLE_SECONDS = 3600.0
 """How long a bridged session may go unused before it ends."""
+
+RELISTEN_SECONDS = 1.0
+"""How long the shared listen waits before it is opened again, once the upstream ended it."""
 
 _LOG = logging.getLogger("mcp_schema.gateway")
 
@@ -197,6 +202,8 @@ class HandshakeFront:
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}
         """By the id() of each session's `ServerSession`."""
+        self._listen: asyncio.Task[None] | None = None
+        """The shared listen's driver, while any session lives."""
         self._opening: dict[int, LiveSession] = {}
         """Sessions added whose ``initialize`` the handler has not seen yet
         (the endpoint adds a session, then runs its events at once)."""
@@ -215,6 +222,9 @@ class HandshakeFront:
     def close(self) -> None:
         """End every session (the gateway is shutting down)."""
         self.endpoint.close()
+        if self._listen is not None:
+            self._listen.cancel()
+            self._listen = None
 
     # -- the clients' events (the endpoint's handler) ------------------------------------
 
@@ -227,6 +237,8 @@ class HandshakeFront:
             bridged = _Bridged(live, StatelessCalls(server, event, headers=self.headers))
             self._bridged[id(server)] = bridged
             self._send(bridged, bridged.calls.start())
+            if self._listen is None or self._listen.done():
+                self._listen = asyncio.ensure_future(self._listening())
             return
         if bridged is None:  # not bridged (its initialize was not seen): nothing to carry to
             if isinstance(event, RequestReceived):
@@ -256,6 +268,9 @@ class HandshakeFront:
         for task in bridged.exchanges.values():
             task.cancel()
         bridged.exchanges.clear()
+        if not self._bridged and self._listen is not None:  # the last session: no one listens
+            self._listen.cancel()
+            self._listen = None
 
     # -- the upstream exchanges ----------------------------------------------------------
 
@@ -267,9 +282,37 @@ class HandshakeFront:
                 bridged.exchanges[rid] = task
                 task.add_done_callback(functools.partial(_forget, bridged.exchanges, rid))
 
+    async def _listening(self) -> None:
+        """The shared listen, opened again while sessions remain (see the module)."""
+        while self._bridged:
+            listen = SharedListen(self.served.capabilities, self.headers)
+            if not listen.asked:
+                return  # the server offers no list change
+            while posts := listen.posts():
+                for post in posts:
+                    try:
+                        await exchanged(
+                            self._http(),
+                            self.upstream,
+                            post,
+                            functools.partial(listen.reply, post),
+                            functools.partial(self._changed, listen),
+                            httpx.Timeout(30.0, read=None),  # a listen lasts
+                        )
+                    except httpx.HTTPError as exc:
+                        _LOG.info("the shared listen failed: %s", clip(str(exc)))
+            await asyncio.sleep(RELISTEN_SECONDS)
+
+    def _changed(self, listen: SharedListen, events: list[Event]) -> None:
+        """Each list change the shared listen heard, told to every session."""
+        for method in listen.read(events):
+            for bridged in self._bridged.values():
+                server = bridged.live.server
+                server.notify(method)  # to no request: the GET stream
+                route(bridged.live, server.frames_to_send(), None)
+
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
-        listening = post.request_id is not None and post.request_id == bridged.calls.listening
         timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
             await exchanged(
@@ -283,8 +326,6 @@ class HandshakeFront:
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             self._carry(bridged, post, binding.lost(post, reason))
-        if listening:
-            _LOG.info("the upstream ended a session's listen")
 
     def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:
         """What the upstream's answer brought, to the client's streams; what it asks, sent."""
@@ -292,10 +333,7 @@ class HandshakeFront:
             return  # nothing, or the session is over
         calls = bridged.calls
         request = calls.call_of(post)
-        negotiated = calls.listening is None
         posts = calls.answer(post, events)
-        if negotiated:
-            posts += calls.listen()  # once the upstream session negotiated
         context = None if request is None else stream_key(request.id)
         # The endpoint's own routing: a late answer and the server's asks go
         # to the request's stream exactly as a handler's would.
