@@ -33,8 +33,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import jiter
-
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.bridge.stateless import (
     MAY_ASK,
@@ -61,10 +59,11 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
-from mcp_schema.http.rules import answer_status, refusal, status_of
+from mcp_schema.http.rules import code_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
+    Frame,
     InputReceived,
     InputRequested,
     ProtocolError,
@@ -179,7 +178,7 @@ class BridgeDriver:
                 self.findings.refused("client", error, body)
                 if not event.answered:
                     return await send_response(send, refusal(status_of(error), error))
-                return await send_response(send, _answer(front.data_to_send(), status_of(error)))
+                return await send_response(send, _answer(front.frames_to_send(), status_of(error)))
             if isinstance(event, RequestReceived):
                 started = event
             elif isinstance(event, InputReceived):
@@ -187,13 +186,13 @@ class BridgeDriver:
         if resumed is not None:
             return await self._resume(front, resumed, principal, receive, send)
         if started is None:  # a notification, or what the session answered itself
-            frames = front.data_to_send()
+            frames = front.frames_to_send()
             return await send_response(send, _answer(frames) if frames else Response(202))
         try:
             child = await self._link(principal, started)
         except McpError as error:
             front.fail(started, error)
-            return await send_response(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.frames_to_send(), 503))
         if started.method == LISTEN:
             return await self._listen(child, started, principal, receive, send)
         call = Call(front, started, child.upstream.token())
@@ -201,21 +200,21 @@ class BridgeDriver:
             params = core.upstream_params(started, call.token)
         except McpError as error:
             front.fail(started, error)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         if started.method in MAY_ASK:
             await child.lock.acquire()
             call.turn = True
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
-                return await send_response(send, _answer(front.data_to_send(), 502))
+                return await send_response(send, _answer(front.frames_to_send(), 502))
         self._log_level(child, started)
         try:
             child.upstream.start(call, params)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
             front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
-            return await send_response(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.frames_to_send(), 503))
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         child.flush()
@@ -302,14 +301,14 @@ class BridgeDriver:
                 "(expired, answered, or held by another gateway replica)"
             )
             front.fail(event.request, error)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         call.front, call.request = front, event.request
         answer = answer_of(call, event.responses, child.upstream.version)
         asked, call.asked = call.asked, None
         if isinstance(answer, McpError):  # the client's error cannot be said as an input upstream
             self._cancel(child, call)
             front.fail(event.request, answer)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         try:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
         except SessionError as exc:  # what the client answered is no answer in its version
@@ -318,13 +317,13 @@ class BridgeDriver:
                 event.request,
                 InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
             )
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         child.flush()
         if call.waiting:  # the server asked more meanwhile
             if not self._wait(call, principal):
                 return await self._overloaded(child, call, send)
             ask(call, call.waiting.popleft())
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         await self._drive(child, call, principal, receive, send)
 
     def _holder(self, call: Call | None) -> Link | None:
@@ -375,7 +374,7 @@ class BridgeDriver:
         call.front.fail(
             call.request, InternalError("Service Unavailable: too many calls wait for input")
         )
-        return await send_response(send, _answer(call.front.data_to_send(), 503))
+        return await send_response(send, _answer(call.front.frames_to_send(), 503))
 
     async def _drive(
         self, child: Link, call: Call, principal: str | None, receive: Receive, send: Send
@@ -401,10 +400,10 @@ class BridgeDriver:
                     self.findings.found(error.message, b"", error.code)
                     self._release(child, call)
                     call.front.fail(call.request, error)
-                    frames = call.front.data_to_send()
+                    frames = call.front.frames_to_send()
                     if not started:
                         return await send_response(send, _answer(frames, 502))
-                    return await send_body(send, sse_events(frames))
+                    return await send_body(send, sse_events([f.data for f in frames]))
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
@@ -414,7 +413,7 @@ class BridgeDriver:
                     self._cancel(child, call)
                     call.front.fail(call.request, InternalError(f"Bad gateway: {exc!s:.300}"))
                     outcome = "answered"
-                frames = call.front.data_to_send()
+                frames = call.front.frames_to_send()
                 done = outcome != "sent"
                 if outcome == "answered":
                     child.queues.pop(call.upstream_id, None)
@@ -426,7 +425,7 @@ class BridgeDriver:
                 if not started:
                     await send(start_message(200, _SSE))
                     started = True
-                await send_body(send, sse_events(frames), more=not done)
+                await send_body(send, sse_events([f.data for f in frames]), more=not done)
                 if done:
                     return
         finally:
@@ -459,9 +458,9 @@ class BridgeDriver:
         await send(start_message(200, _SSE))
         try:
             while True:
-                frames = listen.take()
-                if frames:
-                    await send_body(send, sse_events(frames), more=True)
+                written = listen.take()
+                if written:
+                    await send_body(send, sse_events(written), more=True)
                 if listen.done:
                     break
                 ready.clear()
@@ -484,9 +483,10 @@ class BridgeDriver:
             child.flush()
 
 
-def _answer(frames: list[bytes], status: int | None = None) -> Response:
-    """One frame as a JSON answer (in the status its error, if any, is given)."""
+def _answer(frames: list[Frame], status: int | None = None) -> Response:
+    """One frame as a JSON answer (in the status its error, if any, is given):
+    the session said what it wrote (`Frame`), so nothing it wrote is read again."""
     (frame,) = frames
     if status is None:  # the session's own frame: its error, if any, is a member
-        status = answer_status(jiter.from_json(frame).get("error"))
-    return Response(status, list(_JSON), frame)
+        status = code_status(frame.error)
+    return Response(status, list(_JSON), frame.data)
