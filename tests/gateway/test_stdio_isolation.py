@@ -65,7 +65,8 @@ class Request:
         self.sent: list[Message] = []
         self._left = asyncio.Event()
         pairs = [(k.encode(), v.encode()) for k, v in {"host": "127.0.0.1", **headers}.items()]
-        scope = {"type": "http", "method": "POST", "path": "/mcp", "headers": pairs}
+        scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+        scope["headers"] = pairs
         messages = [{"type": "http.request", "body": json.dumps(body).encode()}]
 
         async def receive() -> Message:
@@ -140,7 +141,7 @@ def test_a_log_line_goes_to_a_client_only_when_it_alone_asked_for_logs(
 ) -> None:
     app = StdioGatewayApp(TESTED)
     logged = {**META, "io.modelcontextprotocol/logLevel": "info"}
-    asking = {**CALL, "params": {**CALL["params"], "_meta": logged}}
+    asking = {**CALL, "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": logged}}
     line = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":1}}'
 
     async def two_then_one() -> tuple[int, int]:

@@ -22,8 +22,9 @@ application a user runs, and the pieces both share:
   result), asked once at start over HTTP or stdio; the validator learns from
   it which extensions the upstream serves (the Tasks extension's among
   them), the bridges which era and version to speak.
-* ``child``: one stdio server process; ``command``: the command line, which
-  runs the app under uvicorn.
+* ``findings``: the reports of what the gateway finds itself; ``child``: one
+  stdio server process; ``command``: the command line, which runs the app
+  under uvicorn.
 
 Every name of both roots is importable from here too; the applications
 are loaded when first named (`GatewayApp`, `HandshakeFront` and
@@ -44,13 +45,13 @@ from mcp_schema.gateway.bridge import (
     sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.monitor import (
     MAX_MESSAGE,
     MAX_TOOL_BYTES,
     EventSplitter,
     Exchange,
     ExchangeValidator,
-    Findings,
     SseEvent,
     bad_gateway,
 )

@@ -35,13 +35,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from http.cookiejar import CookieJar, DefaultCookiePolicy
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_schema.errors import InternalError, ParseError
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
-from mcp_schema.gateway.monitor.findings import Findings
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
@@ -69,9 +69,7 @@ from mcp_schema.session import (
 if TYPE_CHECKING:
     import httpx
 
-    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
-
-__all__ = ["HttpBridge", "HttpLink", "Link", "StdioBridge", "StdioLink", "cookieless"]
+__all__ = ["HttpBridge", "HttpLink", "Link", "StdioBridge", "StdioFront", "StdioLink", "cookieless"]
 
 
 class Link:
@@ -365,11 +363,23 @@ class StdioLink(Link):
         self.deliver(self.upstream.client.receive(line), line)
 
 
+class StdioFront(Protocol):
+    """What a stdio bridge takes of the front it serves behind (the
+    monitor's `mcp_schema.gateway.monitor.stdio.StdioGatewayApp`): the
+    command each upstream session's child runs, the longest line read from
+    one, and where findings go."""
+
+    command: list[str]
+    max_line_bytes: int
+    findings: Findings
+
+
 class StdioBridge(BridgeDriver):
-    """The bridge of ``app`` (a `StdioGatewayApp`), with the driver's other
+    """The bridge of ``app`` (the stdio front it serves behind, a `StdioFront`
+    as `mcp_schema.gateway.monitor.stdio.StdioGatewayApp` is), with the driver's other
     arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
 
-    def __init__(self, app: StdioGatewayApp, **options: Any) -> None:
+    def __init__(self, app: StdioFront, **options: Any) -> None:
         super().__init__(app.findings, **options)
         self.app = app
 

@@ -47,7 +47,7 @@ from mcp_schema.gateway.bridge.stateless import (
     sealer_from_env,
     upstream_key,
 )
-from mcp_schema.gateway.monitor.findings import Findings
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
 from mcp_schema.http.adapter import (
     Receive,

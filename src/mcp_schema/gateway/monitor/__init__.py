@@ -10,7 +10,8 @@ the other side.
   from the probe and from the answers it reads.
 * `EventSplitter` (``sse``): the events of a ``text/event-stream``, each
   with its bytes, fed in chunks.
-* `Findings` (``findings``): the reports of what the gateway finds itself.
+* `Findings` (`mcp_schema.gateway.findings`, shared with the bridge): the
+  reports of what the gateway finds itself.
 * `GatewayApp` (``asgi``, ``carried``; the ``http`` extra): the ASGI
   application forwarding to a Streamable HTTP upstream; with the probe's
   ``served=``, the era that upstream does not serve goes to a bridge
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.monitor.exchange import (
     MAX_MESSAGE,
     MAX_TOOL_BYTES,
@@ -33,7 +35,6 @@ from mcp_schema.gateway.monitor.exchange import (
     ExchangeValidator,
     bad_gateway,
 )
-from mcp_schema.gateway.monitor.findings import Findings
 from mcp_schema.gateway.monitor.sse import EventSplitter, SseEvent
 
 if TYPE_CHECKING:

@@ -79,7 +79,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
-from mcp_schema.gateway.monitor.findings import bad_gateway
+from mcp_schema.gateway.findings import bad_gateway
 from mcp_schema.gateway.monitor.sse import SseEvent
 from mcp_schema.gateway.monitor.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.gateway.probe import Served

@@ -50,8 +50,8 @@ import jiter
 
 from mcp_schema.errors import InternalError
 from mcp_schema.gateway.child import ChildError
+from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.monitor.findings import Findings
 from mcp_schema.gateway.monitor.stdio_link import MAX_QUEUED, Link, Waiter
 from mcp_schema.gateway.probe import ProbeError, Served, probe_command
 from mcp_schema.http.adapter import (
