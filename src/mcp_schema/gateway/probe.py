@@ -98,8 +98,8 @@ class Served:
     server_info: Mapping[str, Any] | None = None
     instructions: str | None = None
     discovered: bool = False
-    """Whether a ``server/discover`` answer told all this (else ``capabilities``
-    are not known: a refusal, or a server of the handshake era alone)."""
+    """Whether a ``server/discover`` answer told all this (else an ``initialize``
+    answer did, when `version` is set, or nothing did: a refusal)."""
     version: str | None = None
     """The newest handshake-era version both sides speak, when the probe initialized."""
 
@@ -141,7 +141,10 @@ class Probe:
         session = ClientSession(info=self.info, versions=versions)
         stateless = versions is STATELESS_VERSIONS
         if self.transport == "stdio":
-            session.discover() if stateless else session.initialize()
+            if stateless:
+                session.discover()
+            else:
+                session.initialize()
             return session, None
         binding = ClientBinding(session, "stateless" if stateless else "handshake", self.headers)
         binding.connect()
