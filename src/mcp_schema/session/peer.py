@@ -11,7 +11,7 @@ response, the method and version of the request it answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -48,10 +48,15 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.frames import Frame
+from mcp_schema.session.observed import began
 from mcp_schema.session.state import Answered, Connection, Outgoing
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
 from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Operation, Telemetry
 
 Role = Literal["client", "server"]
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
@@ -64,7 +69,13 @@ class Peer:
 
     role: Role
 
-    def __init__(self, *, versions: Collection[str] | None, max_pending: int) -> None:
+    def __init__(
+        self,
+        *,
+        versions: Collection[str] | None,
+        max_pending: int,
+        telemetry: Telemetry | bool | None = None,
+    ) -> None:
         named = strings(versions, "versions", none=True)
         chosen = SUPPORTED_VERSIONS if named is None else named
         if not chosen:
@@ -78,6 +89,8 @@ class Peer:
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending
+        self.telemetry = telemetry_for(telemetry)
+        """Where spans and metrics go (`mcp_schema.telemetry`), None for nowhere."""
         self._extensions: frozenset[str] = frozenset()
         """The extensions whose methods and results this side reads and sends."""
         self._knowns: dict[tuple[str, str | None], Known] = {}
@@ -96,6 +109,8 @@ class Peer:
         answer given later, from a callback or a task)."""
         self._next_id = 1
         self._listed: dict[Any, Tool] = {}
+        self._operations: dict[Any, Operation] = {}
+        """The spans of the peer's requests in flight, by id (at most ``max_pending``)."""
         """The tools this side last answered ``tools/list`` with, by name."""
 
     # -- what the author reads ---------------------------------------------------------
@@ -254,6 +269,10 @@ class Peer:
                 {"method": route.method},
             )
         self._state.admissible(route.id)
+        if self.telemetry is not None:
+            operation = began(self.telemetry, route, value, headers)
+            if operation is not None:
+                self._operations[route.id] = operation
         self._on_request(route, message, events)
 
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
@@ -293,6 +312,7 @@ class Peer:
         if frame is not None:
             assert answer is not None
             self._put(Frame(frame, None, request.id, request.id, None, answer.code))
+        self._ended(request.id, answer)
         return events
 
     def _response(
@@ -374,21 +394,39 @@ class Peer:
         """Queue ``value``, a response with a result that the session gives itself."""
         rid = value["id"]
         self._put(Frame(encoded(value), None, rid, rid))
+        self._ended(rid)
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
         if not isinstance(error, McpError):
             raise TypeError(f"error must be an McpError, not {type(error).__name__}")
         if self._state.answerable(request):
-            self._answer(request, encode(error.to_response(request.id)), error.code)
+            self._answer(request, encode(error.to_response(request.id)), error)
 
-    def _answer(self, request: RequestReceived, frame: bytes, error: int | None = None) -> None:
+    def _answer(
+        self,
+        request: RequestReceived,
+        frame: bytes,
+        error: McpError | None = None,
+        tool_error: bool = False,
+    ) -> None:
         """``request`` (in flight) is answered with ``frame``, already encoded
-        (``error``: its error code, for an error): nothing before this may
-        leave the session changed."""
+        (``error``: the error it carries; ``tool_error``: a result with
+        ``isError``): nothing before this may leave the session changed."""
         self._state.release(request)
         self._on_answered(request)
-        self._put(Frame(frame, None, request.id, request.id, None, error))
+        self._put(
+            Frame(frame, None, request.id, request.id, None, None if error is None else error.code)
+        )
+        self._ended(request.id, error, tool_error)
+
+    def _ended(self, rid: Any, error: McpError | None = None, tool_error: bool = False) -> None:
+        """The peer's request ``rid`` has its answer queued: its span ends."""
+        if self._operations:
+            operation = self._operations.pop(rid, None)
+            if operation is not None:
+                code, message = (None, "") if error is None else (error.code, error.message)
+                operation.end(code=code, message=message, tool_error=tool_error)
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""

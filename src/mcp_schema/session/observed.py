@@ -1,0 +1,39 @@
+"""The session's part of telemetry: a server span for each request the peer
+sends, from the moment the session reads it to the moment it queues the
+answer (`mcp_schema.telemetry`). The session is where both eras, every
+transport and the gateway's driven sessions meet, so spans are made once,
+here, from what the session has just read, never from bytes read again.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcp_schema.versions import STATELESS
+
+if TYPE_CHECKING:
+    from mcp_schema._codec.route import Route
+    from mcp_schema.telemetry import Operation, Telemetry
+
+__all__ = ["began"]
+
+
+def began(
+    telemetry: Telemetry, route: Route, value: dict[str, Any], headers: dict[str, str] | None
+) -> Operation | None:
+    """The operation of a request just read (``value``, routed as
+    ``route``; ``headers``: its HTTP request's), or None while nothing records."""
+    if not telemetry.active:
+        return None
+    assert route.method is not None
+    params = value.get("params")
+    version = route.version
+    return telemetry.server_operation(
+        route.method,
+        request_id=route.id,
+        version=version,
+        era="stateless" if version in STATELESS else "handshake",
+        params=params if isinstance(params, dict) else None,
+        headers=headers,
+        transport="tcp" if headers is not None else "pipe",
+    )
