@@ -37,3 +37,28 @@ def began(
         headers=headers,
         transport="tcp" if headers is not None else "pipe",
     )
+
+
+def sent(telemetry: Telemetry, value: dict[str, Any], version: str) -> Operation | None:
+    """The client span of a request this side is about to send (``value``,
+    whole), its context written into the request's ``params._meta`` (a copy:
+    the author's mapping is left as it was); None while nothing records."""
+    if not telemetry.active:
+        return None
+    from mcp_schema.telemetry.propagation import inject
+
+    params = dict(value.get("params") or {})
+    operation = telemetry.client_operation(
+        value["method"],
+        request_id=value["id"],
+        version=version,
+        era="stateless" if version in STATELESS else "handshake",
+        params=params,
+    )
+    meta = params.get("_meta")
+    params["_meta"] = meta = dict(meta) if isinstance(meta, dict) else {}
+    from opentelemetry.trace import set_span_in_context
+
+    inject(meta, set_span_in_context(operation.span))
+    value["params"] = params
+    return operation

@@ -48,7 +48,7 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.frames import Frame
-from mcp_schema.session.observed import began
+from mcp_schema.session.observed import began, sent
 from mcp_schema.session.state import Answered, Connection, Outgoing
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
 from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
@@ -111,6 +111,8 @@ class Peer:
         self._listed: dict[Any, Tool] = {}
         self._operations: dict[Any, Operation] = {}
         """The spans of the peer's requests in flight, by id (at most ``max_pending``)."""
+        self._sent: dict[int, Operation] = {}
+        """The spans of this side's requests awaiting answers, by id."""
         """The tools this side last answered ``tools/list`` with, by name."""
 
     # -- what the author reads ---------------------------------------------------------
@@ -332,15 +334,23 @@ class Peer:
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
         known = self._known(pending.version, pending.method)
+        operation = self._sent.pop(pending.id, None) if self._sent else None
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
             # An answer the session cannot read still answers: the waiting side hears the error.
+            if operation is not None:
+                operation.end(code=err.code, message=err.message)
             pending.on_answer(pending, None, err, events)
             raise
         if isinstance(message, ErrorResponse):
-            pending.on_answer(pending, None, message.exception(), events)
+            error = message.exception()
+            if operation is not None:
+                operation.end(code=error.code, message=error.message)
+            pending.on_answer(pending, None, error, events)
         else:
+            if operation is not None:
+                operation.end(tool_error=getattr(message.result, "is_error", None) is True)
             assert isinstance(message, ResultResponse)
             pending.on_answer(pending, message.result, None, events)
 
@@ -487,11 +497,14 @@ class Peer:
         if params is not None:
             value["params"] = wire_or_type_error(params, "params")
         value = self._stamped(value, version)
+        operation = None if self.telemetry is None else sent(self.telemetry, value, version)
         message = self._checked(value, version)
         frame = encoded(value)
         outgoing = Outgoing(rid, method, version, message, on_answer)
         self._state.send(outgoing)
         self._next_id += 1
+        if operation is not None:
+            self._sent[rid] = operation
         self._put(Frame(frame, method, rid, related, None, None, value.get("params")))
         return outgoing
 
@@ -514,4 +527,7 @@ class Peer:
             params["reason"] = reason
         frame = {"jsonrpc": "2.0", "method": _CANCELLED, "params": params}
         self._put(Frame(encode(frame), _CANCELLED, None, related, None, None, params))
+        operation = self._sent.pop(request_id, None) if self._sent else None
+        if operation is not None:
+            operation.end(cancelled=True)
         return True

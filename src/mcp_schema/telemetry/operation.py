@@ -41,6 +41,9 @@ METRIC_ATTRIBUTES = frozenset(
 """What the duration metric keeps of a span's attributes: the conventions'
 metric attributes (never an id, an address of a client, or a URI), and the era."""
 
+CANCELLED = "cancelled"
+"""``error.type`` of a request this side gave up (`notifications/cancelled`)."""
+
 TOOL_ERROR = "tool_error"
 """``error.type`` of a tool call answered with ``isError`` (the conventions' word)."""
 
@@ -59,10 +62,17 @@ class Operation:
         """The span, to parent what the operation does (a task's work)."""
         return self._span
 
-    def end(self, *, code: int | None = None, message: str = "", tool_error: bool = False) -> None:
+    def end(
+        self,
+        *,
+        code: int | None = None,
+        message: str = "",
+        tool_error: bool = False,
+        cancelled: bool = False,
+    ) -> None:
         """End the operation: answered with JSON-RPC error ``code`` (its
         ``message`` becomes the span status), a tool result with ``isError``
-        (``tool_error``), or a success."""
+        (``tool_error``), given up by this side (``cancelled``), or a success."""
         from opentelemetry.trace import Status, StatusCode
 
         attributes = self._attributes
@@ -70,6 +80,8 @@ class Operation:
             attributes["error.type"] = attributes["rpc.response.status_code"] = code_value(code)
         elif tool_error:
             attributes["error.type"] = TOOL_ERROR
+        elif cancelled:
+            attributes["error.type"] = CANCELLED
         span = self._span
         if "error.type" in attributes:
             span.set_attribute("error.type", attributes["error.type"])
