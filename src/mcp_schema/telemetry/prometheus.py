@@ -48,6 +48,7 @@ class MetricsListener:
     _server: Any
 
     def close(self) -> None:
+        """Stop the listener and the meter provider."""
         self._server.shutdown()
         self._server.server_close()
         self.meter_provider.shutdown()
