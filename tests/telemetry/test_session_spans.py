@@ -99,3 +99,18 @@ def test_the_api_without_an_sdk_is_inactive() -> None:
     default = telemetry_for(None)
     assert default is not None and not default.active
     assert telemetry_for(None) is default
+
+
+def test_refusals_and_requests_are_counted(recorded: Recorded) -> None:
+    session = server(recorded)
+    session.receive(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"')  # cut short
+    session.receive(b'{"jsonrpc":"2.0","id":2,"method":"no/such","params":{"_meta":{}}}')
+    session.respond(request_of(session, call(3)), {"content": []})
+    codes = {
+        (dict(p.attributes)["rpc.response.status_code"], dict(p.attributes)["mcp.method.name"])
+        for p in recorded.points("mcp_schema.refused")
+    }
+    assert ("-32700", "_OTHER") in codes
+    assert any(method == "_OTHER" and code != "-32700" for code, method in codes)
+    (requests,) = recorded.points("mcp_schema.requests")
+    assert requests.value == 1 and dict(requests.attributes)["mcp_schema.era"] == "stateless"

@@ -28,11 +28,13 @@ def began(
     assert route.method is not None
     params = value.get("params")
     version = route.version
+    era = "stateless" if version in STATELESS else "handshake"
+    telemetry.count_request(era, version)
     return telemetry.server_operation(
         route.method,
         request_id=route.id,
         version=version,
-        era="stateless" if version in STATELESS else "handshake",
+        era=era,
         params=params if isinstance(params, dict) else None,
         headers=headers,
         transport="tcp" if headers is not None else "pipe",

@@ -227,11 +227,13 @@ class Peer:
                 self._incoming(value, size, events, received, tools)
         except McpError as err:
             address(err, value)
-            self._refuse(err, events)
+            self._refuse(err, events, value.get("method"))
         return events
 
-    def _refuse(self, err: McpError, events: list[Event]) -> None:
+    def _refuse(self, err: McpError, events: list[Event], method: object = None) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
+        if self.telemetry is not None and self.telemetry.active:
+            self.telemetry.count_refused(err.code, "received", method)
         if err.answerable:
             rid = err.request_id
             self._put(Frame(encode(err.to_response()), None, rid, rid, None, err.code))
