@@ -112,5 +112,5 @@ def test_refusals_and_requests_are_counted(recorded: Recorded) -> None:
     }
     assert ("-32700", "_OTHER") in codes
     assert any(method == "_OTHER" and code != "-32700" for code, method in codes)
-    (requests,) = recorded.points("mcp_schema.requests")
-    assert requests.value == 1 and dict(requests.attributes)["mcp_schema.era"] == "stateless"
+    (requests,) = recorded.points("mcp.server.operation.duration")  # its count: the requests
+    assert requests.count == 1 and dict(requests.attributes)["mcp_schema.era"] == "stateless"

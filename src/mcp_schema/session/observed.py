@@ -29,7 +29,6 @@ def began(
     params = value.get("params")
     version = route.version
     era = "stateless" if version in STATELESS else "handshake"
-    telemetry.count_request(era, version)
     return telemetry.server_operation(
         route.method,
         request_id=route.id,

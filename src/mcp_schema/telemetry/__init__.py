@@ -4,7 +4,8 @@
 * `Telemetry` (``recorder``): the tracer, the meter and the instruments of
   one app: server and client spans (`Operation`, ``operation``), the
   conventional duration metrics, and the counts no peer keeps (refusals,
-  eras, bridge carries, shares, broker round trips).
+  bridge carries, shares, broker round trips; the duration histogram counts
+  requests by era and version).
 * ``propagation``: trace context in ``params._meta`` (SEP-414).
 * ``vocabulary``: the closed sets every recorded value comes from.
 

@@ -13,6 +13,8 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
+from opentelemetry.trace import Status, StatusCode
+
 from mcp_schema.telemetry.vocabulary import code_value
 
 if TYPE_CHECKING:
@@ -39,7 +41,8 @@ METRIC_ATTRIBUTES = frozenset(
     }
 )
 """What the duration metric keeps of a span's attributes: the conventions'
-metric attributes (never an id, an address of a client, or a URI), and the era."""
+metric attributes (never an id, an address of a client, or a URI), and the
+era. Its count is the number of requests by era, method and negotiated version."""
 
 CANCELLED = "cancelled"
 """``error.type`` of a request this side gave up (`notifications/cancelled`)."""
@@ -73,8 +76,6 @@ class Operation:
         """End the operation: answered with JSON-RPC error ``code`` (its
         ``message`` becomes the span status), a tool result with ``isError``
         (``tool_error``), given up by this side (``cancelled``), or a success."""
-        from opentelemetry.trace import Status, StatusCode
-
         attributes = self._attributes
         if code is not None:
             attributes["error.type"] = attributes["rpc.response.status_code"] = code_value(code)

@@ -74,7 +74,6 @@ class Telemetry:
         "prompts",
         "record_content",
         "refused",
-        "requests",
         "resource_uris",
         "server_duration",
         "session_duration",
@@ -124,9 +123,6 @@ class Telemetry:
         self.refused = meter.create_counter(
             "mcp_schema.refused",
             description="Messages refused or reported, by JSON-RPC code, direction and method.",
-        )
-        self.requests = meter.create_counter(
-            "mcp_schema.requests", description="Requests received, by era and negotiated version."
         )
         self.bridged = meter.create_counter(
             "mcp_schema.bridge.messages",
@@ -256,12 +252,6 @@ class Telemetry:
                 "mcp_schema.direction": _word(direction),
                 "mcp.method.name": method_value(method),
             },
-        )
-
-    def count_request(self, era: str, version: str | None) -> None:
-        """A request received in ``era``, in negotiated ``version``."""
-        self.requests.add(
-            1, {"mcp_schema.era": _word(era), "mcp.protocol.version": _version(version) or OTHER}
         )
 
     def count_bridged(self, direction: str, outcome: str) -> None:
