@@ -114,3 +114,13 @@ def test_refusals_and_requests_are_counted(recorded: Recorded) -> None:
     assert any(method == "_OTHER" and code != "-32700" for code, method in codes)
     (requests,) = recorded.points("mcp.server.operation.duration")  # its count: the requests
     assert requests.count == 1 and dict(requests.attributes)["mcp_schema.era"] == "stateless"
+
+
+def test_a_handshake_session_records_its_duration_when_it_closes(recorded: Recorded) -> None:
+    from mcp_schema.http.sessions import LiveSession
+
+    LiveSession(None, server(recorded)).close()  # a stateless request's: no session
+    assert recorded.points("mcp.server.session.duration") == []
+    LiveSession("abc", server(recorded)).close()
+    (point,) = recorded.points("mcp.server.session.duration")
+    assert point.count == 1 and dict(point.attributes) == {"network.transport": "tcp"}

@@ -241,6 +241,13 @@ class Telemetry:
         span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
         return Operation(span, self.client_duration, attributes)
 
+    def session_ended(self, seconds: float, version: str | None, transport: Transport) -> None:
+        """A handshake-era session (or a stdio child) that lived ``seconds`` ended."""
+        attributes: dict[str, str] = {"network.transport": transport}
+        if (recorded := _version(version)) is not None:
+            attributes["mcp.protocol.version"] = recorded
+        self.session_duration.record(seconds, attributes)
+
     # -- what no peer counts ---------------------------------------------------------------
 
     def count_refused(self, code: int, direction: str, method: object = None) -> None:
