@@ -149,3 +149,12 @@ def test_counters_keep_closed_attributes(recorded: Recorded) -> None:
     }
     (share,) = recorded.points("mcp_schema.shares")
     assert share.value == 1 and dict(share.attributes)["mcp_schema.outcome"] == "refused"
+
+
+def test_declared_names_are_recorded_from_then_on(recorded: Recorded) -> None:
+    telemetry = recorded.telemetry
+    telemetry.server_operation("tools/call", request_id=1, params={"name": "later"}).end()
+    telemetry.declare(tools=["later"])
+    telemetry.server_operation("tools/call", request_id=2, params={"name": "later"}).end()
+    before, after = recorded.spans()
+    assert (before.name, after.name) == ("tools/call _OTHER", "tools/call later")

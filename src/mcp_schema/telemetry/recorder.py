@@ -135,6 +135,12 @@ class Telemetry:
             "mcp_schema.broker.calls", description="Broker round trips, by operation and outcome."
         )
 
+    def declare(self, *, tools: Collection[str] = (), prompts: Collection[str] = ()) -> None:
+        """Names a server declares, recorded as they are from now on (the
+        set only grows, by what servers declare, never by what peers send)."""
+        self.tools = self.tools | frozenset(tools)
+        self.prompts = self.prompts | frozenset(prompts)
+
     @property
     def active(self) -> bool:
         """Whether anything is recorded: providers were given, or an SDK is
