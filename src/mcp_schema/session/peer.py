@@ -10,10 +10,8 @@ response, the method and version of the request it answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import SUPPORTED, catalog
@@ -48,23 +46,22 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.frames import Frame
-from mcp_schema.session.observed import began, sent
-from mcp_schema.session.state import Answered, Connection, Outgoing
+from mcp_schema.session.observed import Observed
+from mcp_schema.session.sending import Sending
+from mcp_schema.session.state import Connection
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
-from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
+from mcp_schema.session.wire import encoded, schema_accepts
 from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
-    from mcp_schema.telemetry import Operation, Telemetry
+    from mcp_schema.telemetry import Telemetry
 
 Role = Literal["client", "server"]
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
-_PROGRESS = "notifications/progress"
-_CANCELLED = "notifications/cancelled"
 
 
-class Peer:
+class Peer(Sending):
     """The common machinery of `ServerSession` and `ClientSession`."""
 
     role: Role
@@ -109,11 +106,8 @@ class Peer:
         answer given later, from a callback or a task)."""
         self._next_id = 1
         self._listed: dict[Any, Tool] = {}
-        self._operations: dict[Any, Operation] = {}
-        """The spans of the peer's requests in flight, by id (at most ``max_pending``)."""
-        self._sent: dict[int, Operation] = {}
-        """The spans of this side's requests awaiting answers, by id."""
         """The tools this side last answered ``tools/list`` with, by name."""
+        self._observed = None if self.telemetry is None else Observed(self.telemetry)
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -232,8 +226,8 @@ class Peer:
 
     def _refuse(self, err: McpError, events: list[Event], method: object = None) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
-        if self.telemetry is not None and self.telemetry.active:
-            self.telemetry.count_refused(err.code, "received", method)
+        if self._observed is not None:
+            self._observed.refused(err.code, method)
         if err.answerable:
             rid = err.request_id
             self._put(Frame(encode(err.to_response()), None, rid, rid, None, err.code))
@@ -273,10 +267,8 @@ class Peer:
                 {"method": route.method},
             )
         self._state.admissible(route.id)
-        if self.telemetry is not None:
-            operation = began(self.telemetry, route, value, headers)
-            if operation is not None:
-                self._operations[route.id] = operation
+        if self._observed is not None:
+            self._observed.began(route, value, headers)
         self._on_request(route, message, events)
 
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
@@ -316,7 +308,8 @@ class Peer:
         if frame is not None:
             assert answer is not None
             self._put(Frame(frame, None, request.id, request.id, None, answer.code))
-        self._ended(request.id, answer)
+        if self._observed is not None:
+            self._observed.answered(request.id, answer)
         return events
 
     def _response(
@@ -336,23 +329,19 @@ class Peer:
                 f"Invalid Request: a response to id {what}, which this session is not awaiting"
             )
         known = self._known(pending.version, pending.method)
-        operation = self._sent.pop(pending.id, None) if self._sent else None
         try:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
             # An answer the session cannot read still answers: the waiting side hears the error.
-            if operation is not None:
-                operation.end(code=err.code, message=err.message)
+            if self._observed is not None:
+                self._observed.response(pending.id, err)
             pending.on_answer(pending, None, err, events)
             raise
+        if self._observed is not None:
+            self._observed.response(pending.id, message)
         if isinstance(message, ErrorResponse):
-            error = message.exception()
-            if operation is not None:
-                operation.end(code=error.code, message=error.message)
-            pending.on_answer(pending, None, error, events)
+            pending.on_answer(pending, None, message.exception(), events)
         else:
-            if operation is not None:
-                operation.end(tool_error=getattr(message.result, "is_error", None) is True)
             assert isinstance(message, ResultResponse)
             pending.on_answer(pending, message.result, None, events)
 
@@ -406,7 +395,8 @@ class Peer:
         """Queue ``value``, a response with a result that the session gives itself."""
         rid = value["id"]
         self._put(Frame(encoded(value), None, rid, rid))
-        self._ended(rid)
+        if self._observed is not None:
+            self._observed.answered(rid)
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
@@ -420,116 +410,16 @@ class Peer:
         request: RequestReceived,
         frame: bytes,
         error: McpError | None = None,
-        tool_error: bool = False,
+        tool: bool = False,
     ) -> None:
         """``request`` (in flight) is answered with ``frame``, already encoded
-        (``error``: the error it carries; ``tool_error``: a result with
-        ``isError``): nothing before this may leave the session changed."""
+        (``error``: the error it carries; ``tool``: a result with ``isError``):
+        nothing before this may leave the session changed."""
         self._state.release(request)
         self._on_answered(request)
-        self._put(
-            Frame(frame, None, request.id, request.id, None, None if error is None else error.code)
-        )
-        self._ended(request.id, error, tool_error)
-
-    def _ended(self, rid: Any, error: McpError | None = None, tool_error: bool = False) -> None:
-        """The peer's request ``rid`` has its answer queued: its span ends."""
-        if self._operations:
-            operation = self._operations.pop(rid, None)
-            if operation is not None:
-                code, message = (None, "") if error is None else (error.code, error.message)
-                operation.end(code=code, message=message, tool_error=tool_error)
+        self._put(Frame(frame, None, request.id, request.id, None, (error and error.code) or None))
+        if self._observed is not None:
+            self._observed.answered(request.id, error, tool)
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
-
-    # -- sending ------------------------------------------------------------------------
-
-    def _checked(self, value: dict[str, Any], version: str) -> McpModel:
-        """``value`` (a whole request or notification) read as the peer will read it."""
-        try:
-            _, message = read_value(value, 0, self._known(version), None, MODELS)
-        except McpError as err:
-            raise InvalidOutgoingError(f"{version}: {err.message}") from None
-        return message  # type: ignore[no-any-return]
-
-    def _sendable(
-        self, method: str, version: str, kind: Literal["request", "notification"]
-    ) -> None:
-        found = catalog(version, self._extensions)
-        entry = (found.requests if kind == "request" else found.notifications).get(method)
-        if entry is None:
-            raise InvalidOutgoingError(f"{version} has no {kind} {quote(method)}")
-        if entry.sender not in (self.role, "both"):
-            raise InvalidOutgoingError(f"a {self.role} does not send {quote(method)}")
-
-    def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
-        """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
-        self._notify(method, params, None)
-
-    def _notify(
-        self,
-        method: str,
-        params: BaseModel | Mapping[str, Any] | None,
-        related: str | int | None,
-    ) -> None:
-        """`notify`, the notification belonging to the peer's request ``related``."""
-        version = self._state.negotiated()
-        self._sendable(method, version, "notification")
-        value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        wire = None
-        if params is not None:
-            wire = value["params"] = wire_or_type_error(params, "params")
-        self._checked(value, version)
-        token = wire.get("progressToken") if wire is not None and method == _PROGRESS else None
-        self._put(Frame(encoded(value), method, None, related, token, None, wire))
-
-    def _send(
-        self,
-        method: str,
-        params: BaseModel | Mapping[str, Any] | None,
-        on_answer: Answered,
-        version: str | None = None,
-        related: str | int | None = None,
-    ) -> Outgoing:
-        version = version or self._state.negotiated()
-        self._sendable(method, version, "request")
-        rid = self._next_id
-        value: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            value["params"] = wire_or_type_error(params, "params")
-        value = self._stamped(value, version)
-        operation = None if self.telemetry is None else sent(self.telemetry, value, version)
-        message = self._checked(value, version)
-        frame = encoded(value)
-        outgoing = Outgoing(rid, method, version, message, on_answer)
-        self._state.send(outgoing)
-        self._next_id += 1
-        if operation is not None:
-            self._sent[rid] = operation
-        self._put(Frame(frame, method, rid, related, None, None, value.get("params")))
-        return outgoing
-
-    def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
-        """A request as this side sends it in ``version`` (the client adds ``_meta``)."""
-        return value
-
-    def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
-        """Stop waiting for this side's request ``request_id`` and tell the peer
-        (``notifications/cancelled``); whether it was awaited."""
-        return self._cancel(request_id, reason, None)
-
-    def _cancel(self, request_id: int, reason: str | None, related: str | int | None) -> bool:
-        """`cancel`, the request sent while serving the peer's request ``related``."""
-        pending = self._state.answered(request_id)
-        if pending is None:
-            return False
-        params: dict[str, Any] = {"requestId": request_id}
-        if reason is not None:
-            params["reason"] = reason
-        frame = {"jsonrpc": "2.0", "method": _CANCELLED, "params": params}
-        self._put(Frame(encode(frame), _CANCELLED, None, related, None, None, params))
-        operation = self._sent.pop(request_id, None) if self._sent else None
-        if operation is not None:
-            operation.end(cancelled=True)
-        return True
