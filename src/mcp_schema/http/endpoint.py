@@ -117,6 +117,12 @@ def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) ->
         raise ValueError(f"{name} must be positive, not {value!r}")
 
 
+def _gate(access: object) -> Gate | None:
+    if access is not None and not isinstance(access, Gate):
+        raise TypeError(f"access must be a Gate (an Access), not {type(access).__name__}")
+    return access
+
+
 class Endpoint(Posts):
     """The MCP endpoint at ``path``, serving ``handler`` in both eras.
 
@@ -205,9 +211,7 @@ class Endpoint(Posts):
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
-        if access is not None and not isinstance(access, Gate):
-            raise TypeError(f"access must be a Gate (an Access), not {type(access).__name__}")
-        self.tools, self.access = tools, access
+        self.tools, self.access = tools, _gate(access)
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
             _positive(size, name)
         _positive(answer_seconds, "answer_seconds", (int, float))
