@@ -44,7 +44,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
-from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Generator, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -235,18 +235,8 @@ class Access:
             _LOG.exception("the policy failed on %s %s: denied", attempt.kind, attempt.name[:200])
             return False
         if inspect.isawaitable(answer):
-            return self._awaited(answer, attempt)
+            return _Pending(answer, attempt, self.policy_seconds)
         return answer is True
-
-    async def _awaited(self, answer: Awaitable[Any], attempt: Attempt) -> bool:
-        what = f"{attempt.kind} {attempt.name[:200]}"
-        try:
-            return await asyncio.wait_for(answer, self.policy_seconds) is True
-        except asyncio.TimeoutError:
-            _LOG.warning("the policy gave no answer on %s in time: denied", what)
-        except Exception:
-            _LOG.exception("the policy failed on %s: denied", what)
-        return False
 
     # -- calls (the endpoint's gate) --------------------------------------------------------
 
@@ -369,12 +359,41 @@ class Access:
         return self.allows(Attempt(principal, "resources/read", "resource", uri))
 
 
+class _Pending:
+    """An async policy's answer to come: awaited within ``seconds`` (True
+    allows; anything else, an exception or no answer in time denies), or
+    closed unawaited."""
+
+    __slots__ = ("answer", "attempt", "seconds")
+
+    def __init__(self, answer: Awaitable[Any], attempt: Attempt, seconds: float) -> None:
+        self.answer, self.attempt, self.seconds = answer, attempt, seconds
+
+    def __await__(self) -> Generator[Any, None, bool]:
+        return self._awaited().__await__()
+
+    async def _awaited(self) -> bool:
+        what = f"{self.attempt.kind} {self.attempt.name[:200]}"
+        try:
+            return await asyncio.wait_for(self.answer, self.seconds) is True
+        except asyncio.TimeoutError:
+            _LOG.warning("the policy gave no answer on %s in time: denied", what)
+        except Exception:
+            _LOG.exception("the policy failed on %s: denied", what)
+        return False
+
+    def close(self) -> None:
+        """Never to be awaited: closed, so that nothing warns it was not."""
+        if inspect.iscoroutine(self.answer):
+            self.answer.close()
+
+
 def _now(answer: bool | Awaitable[bool]) -> bool:
     """A policy's answer where nothing can be awaited: an awaitable denies."""
     if isinstance(answer, bool):
         return answer
-    if inspect.iscoroutine(answer):
-        answer.close()  # never awaited: closed, so no warning says so
+    if isinstance(answer, _Pending):
+        answer.close()
     _LOG.warning("an async policy cannot be awaited here (Endpoint.handle): denied")
     return False
 
