@@ -339,6 +339,7 @@ def test_an_async_policy_is_awaited() -> None:
     files = Files(policy=policy)
     assert run(files.call(who("files:read"), "read_file", path="x"))[1]["result"]
     status, answer = run(files.call(who("files:read", subject="bob"), "read_file", path="x"))
+    assert status == 200
     assert answer["error"]["message"] == "Unknown tool: read_file"
     bob = run(files.answer(who(subject="bob"), message("tools/list")))
     assert names(bob["result"]) == []
@@ -403,7 +404,7 @@ def test_a_listen_hears_updates_only_of_resources_its_principal_may_read() -> No
 # -- the property -----------------------------------------------------------------------------
 
 SCOPES = ["files:read", "files:write", "config", "users:read", "prompts"]
-CALLS = {
+CALLS: dict[str, tuple[str, dict[str, Any]]] = {
     "read_file": ("tools/call", {"name": "read_file", "arguments": {"path": "p"}}),
     "write_file": ("tools/call", {"name": "write_file", "arguments": {"path": "p", "text": "t"}}),
     "hello": ("tools/call", {"name": "hello", "arguments": {}}),

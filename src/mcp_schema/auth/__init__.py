@@ -64,10 +64,10 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "ASYMMETRIC",
-    "Access",
-    "Attempt",
     "OFFLINE_ACCESS",
     "WELL_KNOWN",
+    "Access",
+    "Attempt",
     "FetchError",
     "Fetcher",
     "HttpFetcher",

@@ -54,7 +54,7 @@ from mcp_schema._codec.route import request_id
 from mcp_schema.auth.challenge import insufficient_scope
 from mcp_schema.auth.principal import Principal
 from mcp_schema.auth.scopes import Kind, ScopeHierarchy, scopes
-from mcp_schema.errors import InvalidParamsError, McpError
+from mcp_schema.errors import InvalidParamsError
 from mcp_schema.http.gate import Verdict, current_principal
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
