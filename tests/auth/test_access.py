@@ -45,7 +45,7 @@ def run(coroutine: Any) -> Any:
 
 def test_every_page_a_gateway_relays_is_filtered_and_private() -> None:
     access = Access(policy=hide("b", "d"))
-    pages = [
+    pages: list[dict[str, Any]] = [
         {"tools": [{"name": "a"}, {"name": "b"}], "nextCursor": "2", "ttlMs": 5},
         {"tools": [{"name": "d"}], "nextCursor": "3", "cacheScope": "public"},
         {"tools": [{"name": "e"}]},
@@ -83,7 +83,8 @@ def test_a_resource_servers_scopes_and_hierarchy_are_taken_over() -> None:
     assert "offline_access" not in challenge
     assert json.loads(verdict.body)["id"] == 9
     assert run(access.admit(who("mcp", "ops", "ops:audit"), call("deploy"))) is None
-    assert "offline_access" not in server.metadata.document["scopes_supported"]
+    supported: Any = server.metadata.document["scopes_supported"]
+    assert "offline_access" not in supported
 
 
 def test_offline_access_is_refused_where_scopes_are_configured() -> None:
@@ -116,7 +117,7 @@ def test_without_a_metadata_url_a_missing_scope_is_a_plain_403() -> None:
 def test_a_listen_beyond_the_bound_checked_hears_of_no_resource() -> None:
     access = Access(policy=hide())
     many = [f"file://{i}" for i in range(300)]
-    listen = {
+    listen: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": 2,
         "method": "subscriptions/listen",
