@@ -107,6 +107,24 @@ def test_a_denial_is_the_unknown_items_error_and_other_messages_pass() -> None:
         assert run(access.admit(who(), other)) is None
 
 
+def test_completing_a_hidden_prompt_or_template_is_denied_too() -> None:
+    access = Access(policy=hide("review", "users://{id}"))
+    for ref in (
+        {"type": "ref/prompt", "name": "review"},
+        {"type": "ref/resource", "uri": "users://{id}"},
+    ):
+        complete: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "completion/complete",
+            "params": {"ref": ref, "argument": {"name": "id", "value": "4"}},
+        }
+        assert isinstance(run(access.admit(who(), complete)), McpError)
+    shown = {"type": "ref/prompt", "name": "other"}
+    complete["params"]["ref"] = shown
+    assert run(access.admit(who(), complete)) is None
+
+
 def test_without_a_metadata_url_a_missing_scope_is_a_plain_403() -> None:
     access = Access(scopes=lambda kind, name: ["files:read"])
     verdict = access.admit_now(who(), call("read"))

@@ -3,7 +3,8 @@ and prompts, by the scopes each needs and by a policy (hand-written runtime
 module; imports without the ``auth`` extra).
 
 Two rules, in this order, for a call (``tools/call``, ``prompts/get``,
-``resources/read``, ``resources/subscribe``):
+``resources/read``, ``resources/subscribe``, and ``completion/complete`` of
+the prompt or resource template its ``ref`` names):
 
 1. **The policy** (`Policy`, sync or async), given an `Attempt`: the
    principal, the method, the item (its kind and name, a resource's URI)
@@ -99,6 +100,7 @@ LISTS: Mapping[str, tuple[Kind, str, str]] = MappingProxyType(
 """Each list: the kind of its items, the member holding them, and the member naming each."""
 
 _LISTEN = "subscriptions/listen"
+_COMPLETE = "completion/complete"
 _NO_ARGUMENTS: Mapping[str, Any] = MappingProxyType({})
 _EMPTY: frozenset[str] = frozenset()
 
@@ -135,17 +137,33 @@ def _target(message: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, An
     """The method, kind, name and arguments of a call ``message`` names;
     None for any other message (and a malformed call: its session refuses it)."""
     method = message.get("method")
-    kind = CALLS.get(method) if isinstance(method, str) else None
     params = message.get("params")
-    if kind is None or not isinstance(params, Mapping):
+    if not isinstance(method, str) or not isinstance(params, Mapping):
+        return None
+    if method == _COMPLETE:
+        return _completed(params)
+    kind = CALLS.get(method)
+    if kind is None:
         return None
     name = params.get("uri" if kind == "resource" else "name")
     if not isinstance(name, str):
         return None
     arguments = params.get("arguments")
     given = MappingProxyType(arguments) if isinstance(arguments, dict) else _NO_ARGUMENTS
-    assert isinstance(method, str)
     return method, kind, name, given
+
+
+def _completed(params: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, Any]] | None:
+    """A ``completion/complete`` reaches the prompt or resource template its
+    ``ref`` names: completing a hidden one would tell it is there."""
+    ref = params.get("ref")
+    if not isinstance(ref, Mapping):
+        return None
+    kind: Kind = "prompt" if ref.get("type") == "ref/prompt" else "resource"
+    name = ref.get("name" if kind == "prompt" else "uri")
+    if ref.get("type") not in ("ref/prompt", "ref/resource") or not isinstance(name, str):
+        return None
+    return _COMPLETE, kind, name, _NO_ARGUMENTS
 
 
 class Access:
