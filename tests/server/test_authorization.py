@@ -450,3 +450,55 @@ def test_a_call_runs_exactly_when_its_scopes_and_the_policy_allow(
         assert response.status in (200, 400) and response.header("www-authenticate") is None
     elif not runs:
         assert response.status == 403
+
+
+# -- on the wire ------------------------------------------------------------------------------
+
+
+async def asgi_post(
+    app: Any, principal: Principal | None, value: dict[str, Any], accept: str
+) -> tuple[int, dict[str, str], bytes]:
+    """A POST of ``value`` to ``app`` behind a front door that verified ``principal``."""
+    body = json.dumps(value).encode()
+    headers = {**request_headers(value), "content-type": "application/json", "accept": accept}
+    headers.update(host="127.0.0.1:8000", origin="http://localhost:3000")
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "path": "/mcp"}
+    scope.update(headers=[(k.encode(), v.encode()) for k, v in headers.items()])
+    scope.update(server=("127.0.0.1", 8000))
+    sent: list[dict[str, Any]] = []
+    delivered = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal delivered
+        if delivered:
+            await asyncio.Event().wait()
+        delivered = True
+        return {"type": "http.request", "body": body}
+
+    async def send(message: Any) -> None:
+        sent.append(dict(message))
+
+    token = VERIFIED.set(principal)  # what the front door's token check sets
+    try:
+        await asyncio.wait_for(app(scope, receive, send), 5)
+    finally:
+        VERIFIED.reset(token)
+    start = sent[0]
+    named = {k.decode(): v.decode() for k, v in start["headers"]}
+    return start["status"], named, b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def test_on_the_wire_the_step_up_is_a_403_a_browser_can_read() -> None:
+    files = Files()
+    app = files.server.asgi(env={}, allowed_origins=["http://localhost:3000"])
+    call = message("tools/call", {"name": "read_file", "arguments": {"path": "w"}})
+    status, headers, body = run(asgi_post(app, who(), call, "text/event-stream"))
+    assert status == 403 and headers["content-type"] == "application/json"
+    assert 'error="insufficient_scope"' in headers["www-authenticate"]
+    assert "www-authenticate" in headers["access-control-expose-headers"].lower()
+    assert json.loads(body)["id"] == 7
+    status, headers, body = run(
+        asgi_post(app, who("files:read"), call, "application/json, text/event-stream")
+    )
+    assert status == 200 and b"read w" in body
+    assert files.ran == ["read_file"]
