@@ -502,3 +502,22 @@ def test_on_the_wire_the_step_up_is_a_403_a_browser_can_read() -> None:
     )
     assert status == 200 and b"read w" in body
     assert files.ran == ["read_file"]
+
+
+def test_without_a_gate_the_server_layer_applies_the_policy_itself() -> None:
+    # On stdio (or an endpoint built without access=) no token is checked: no
+    # scope counts, and the policy decides calls and lists alike, here.
+    from tests.server.serving import Stateless
+
+    files = Files(policy=deny("read_file", "review"), list_missing=False)
+    served = Stateless(files.server)
+    listed = served.result("tools/list")
+    assert names(listed) == ["write_file", "hello"]
+    (answer,) = served.send(
+        message("tools/call", {"name": "read_file", "arguments": {"path": "x"}})
+    )
+    assert answer["error"]["message"] == "Unknown tool: read_file"
+    (answer,) = served.send(message("prompts/get", {"name": "review", "arguments": {"code": "c"}}))
+    assert answer["error"]["message"] == "Unknown prompt: review"
+    assert served.call("write_file", path="p", text="t")["content"][0]["text"] == "wrote p"
+    assert files.ran == ["write_file"]

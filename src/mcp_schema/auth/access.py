@@ -55,7 +55,7 @@ from mcp_schema._codec.route import request_id
 from mcp_schema.auth.challenge import insufficient_scope
 from mcp_schema.auth.principal import Principal
 from mcp_schema.auth.scopes import Kind, ScopeHierarchy, scopes
-from mcp_schema.errors import InvalidParamsError
+from mcp_schema.errors import InvalidParamsError, McpError
 from mcp_schema.http.gate import Verdict, current_principal
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
@@ -288,6 +288,21 @@ class Access:
         allowed = _now(self.allows(Attempt(principal, method, kind, name, arguments)))
         return self._verdict(principal, kind, name, allowed, message)
 
+    async def policed(
+        self, principal: Principal | None, message: Mapping[str, Any]
+    ) -> McpError | None:
+        """The policy's verdict alone on a call ``message`` (a denial: the
+        item's `unknown` error), for a handler no gate admitted the request
+        to (on stdio no token is checked, so no scope either)."""
+        target = _target(message)
+        if target is None or self.policy is None:
+            return None
+        method, kind, name, arguments = target
+        allowed = self.allows(Attempt(principal, method, kind, name, arguments))
+        if not isinstance(allowed, bool):
+            allowed = await allowed
+        return None if allowed else unknown(kind, name)
+
     def _verdict(
         self, principal: Principal | None, kind: Kind, name: str, allowed: bool, message: Any
     ) -> Verdict:
@@ -314,13 +329,16 @@ class Access:
         kind: Kind,
         items: Iterable[Mapping[str, Any]],
         key: str = "name",
+        *,
+        scoped: bool = True,
     ) -> list[Mapping[str, Any]]:
         """The ``items`` of a list (definitions, each named by its ``key``
-        member) that ``principal`` may see, in order (see the module)."""
+        member) that ``principal`` may see, in order (see the module);
+        ``scoped`` False: by the policy alone (no token was checked)."""
         listed = list(items)
         if not self.filters:
             return listed
-        answers = [self._sees(principal, method, kind, item.get(key)) for item in listed]
+        answers = [self._sees(principal, method, kind, item.get(key), scoped) for item in listed]
         waiting = [a for a in answers if not isinstance(a, bool)]
         if waiting:
             done = iter(await asyncio.gather(*waiting))
@@ -328,11 +346,11 @@ class Access:
         return [item for item, shown in zip(listed, answers, strict=True) if shown]
 
     def _sees(
-        self, principal: Principal | None, method: str, kind: Kind, name: object
+        self, principal: Principal | None, method: str, kind: Kind, name: object, scoped: bool
     ) -> bool | Awaitable[bool]:
         if not isinstance(name, str):
             return False
-        if not self.list_missing and self.missing(principal, kind, name):
+        if scoped and not self.list_missing and self.missing(principal, kind, name):
             return False
         return self.allows(Attempt(principal, method, kind, name))
 

@@ -360,13 +360,17 @@ class Endpoint(Posts):
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange
-        for event in exchange.events:
-            if denied is not None and self._deny(exchange.live, event, denied):
-                continue
-            if self.tasks is None:
-                self._answers.run(exchange.live, event)
-            else:
-                self._without_store(exchange.live, event)
+        gated = self._gated()
+        try:
+            for event in exchange.events:
+                if denied is not None and self._deny(exchange.live, event, denied):
+                    continue
+                if self.tasks is None:
+                    self._answers.run(exchange.live, event)
+                else:
+                    self._without_store(exchange.live, event)
+        finally:
+            self._ungated(gated)
         return self._done(exchange)
 
     def _without_store(self, live: LiveSession, event: Event) -> None:
@@ -412,25 +416,29 @@ class Endpoint(Posts):
         if isinstance(exchange, Response):
             return exchange
         live = exchange.live
-        for event in exchange.events:
-            if denied is not None and self._deny(live, event, denied):
-                continue
-            if tasks is None:
+        gated = self._gated()
+        try:
+            for event in exchange.events:
+                if denied is not None and self._deny(live, event, denied):
+                    continue
+                if tasks is None:
+                    self._answers.run(live, event)
+                    continue
+                if isinstance(event, Negotiated):
+                    # No request the task server serves, and none its handler holds yet
+                    # to start a task with (it comes next): nothing for the store.
+                    self._answers.run(live, event)
+                    continue
+                if await tasks.serve(live.server, event):
+                    route(live, live.server.frames_to_send())
+                    continue
                 self._answers.run(live, event)
-                continue
-            if isinstance(event, Negotiated):
-                # No request the task server serves, and none its handler holds yet
-                # to start a task with (it comes next): nothing for the store.
-                self._answers.run(live, event)
-                continue
-            if await tasks.serve(live.server, event):
-                route(live, live.server.frames_to_send())
-                continue
-            self._answers.run(live, event)
-            await tasks.flush(live.server)
-            request = brought_by([event])
-            context = None if request is None else stream_key(request.id)
-            route(live, live.server.frames_to_send(), context)
+                await tasks.flush(live.server)
+                request = brought_by([event])
+                context = None if request is None else stream_key(request.id)
+                route(live, live.server.frames_to_send(), context)
+        finally:
+            self._ungated(gated)
         return self._done(exchange)
 
     def _other(self, method: str, received: dict[str, str]) -> Response:

@@ -18,6 +18,10 @@ arguments) and the principal, and:
   status and form any answer of the handler would have;
 * None lets the request through.
 
+While the endpoint runs the handler of a request its gate admitted,
+`ADMITTED` is True (a handler consulting the same rules, for its lists or
+where no gate ran, tells the two apart by it).
+
 The principal comes from one place, `current_principal`: the verified
 `mcp_schema.auth.Principal` the front door sets in `VERIFIED` around the
 endpoint's call (the context is copied to the tasks a handler starts, so
@@ -38,10 +42,15 @@ from mcp_schema.http.stream import Response
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
 
-__all__ = ["VERIFIED", "Gate", "Verdict", "current_principal"]
+__all__ = ["ADMITTED", "VERIFIED", "Gate", "Verdict", "current_principal"]
 
 VERIFIED: ContextVar[Principal | None] = ContextVar("mcp_schema.http.verified", default=None)
 """The verified principal of the request being served (None: none verified)."""
+
+ADMITTED: ContextVar[bool] = ContextVar("mcp_schema.http.admitted", default=False)
+"""True while the endpoint serves a request its gate admitted: what the
+handler then need not decide again (where it is False, on stdio, the server
+layer applies the policy itself)."""
 
 Verdict = Response | McpError | None
 """What a gate decides: the refusal to send, the error to answer with, or None."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import Token
 from typing import Any, NamedTuple
 
 # The codec's own stages, private to it: the endpoint parses a body once, by
@@ -24,7 +25,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.http.answers import Answers
 from mcp_schema.http.era import era_of
-from mcp_schema.http.gate import Gate, Verdict, current_principal
+from mcp_schema.http.gate import ADMITTED, Gate, Verdict, current_principal
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
@@ -182,6 +183,16 @@ class Posts:
             message = "Not Found: no such session (unknown or terminated)"
             return refusal(404, message, _id_of(opened.value))
         return verdict
+
+    def _gated(self) -> Token[bool] | None:
+        """Mark the handlers run from now on as behind the gate (`ADMITTED`);
+        the token to reset it with, or None without a gate."""
+        return None if self.access is None else ADMITTED.set(True)
+
+    @staticmethod
+    def _ungated(token: Token[bool] | None) -> None:
+        if token is not None:
+            ADMITTED.reset(token)
 
     @staticmethod
     def _deny(live: LiveSession, event: Event, error: McpError) -> bool:

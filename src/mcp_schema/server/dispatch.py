@@ -19,7 +19,9 @@ A call:
 0. Whether the caller may reach the tool at all is decided before: by the
    endpoint's gate (`mcp_schema.auth.Access`: the 403 step-up challenge,
    or a denied tool answered as an unknown one); the lists are filtered
-   here by the same rules.
+   here by the same rules. Where no gate admitted the request
+   (`mcp_schema.http.gate.ADMITTED` false: stdio, an endpoint built without
+   ``access=``) the policy alone applies, here, to calls and lists alike.
 1. ``tools/call`` of a tool not enabled is -32602 (unknown tool); arguments
    its ``inputSchema`` refuses are a tool error result naming them
    (`mcp_schema.server.tools`); nothing ran.
@@ -44,9 +46,10 @@ import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any, Protocol
 
-from mcp_schema.auth.access import LISTS, Access, unknown
+from mcp_schema.auth.access import CALLS, LISTS, Access, unknown
+from mcp_schema.codec import to_wire
 from mcp_schema.errors import InternalError, McpError, MethodNotFoundError
-from mcp_schema.http.gate import current_principal
+from mcp_schema.http.gate import ADMITTED, current_principal
 from mcp_schema.server.context import (
     Answers,
     Context,
@@ -180,6 +183,13 @@ class Dispatch:
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
     ) -> None:
         method, params = request.method, getattr(request.message, "params", None)
+        access = self.access
+        if method in CALLS and access is not None and access.policy and not ADMITTED.get():
+            # No gate admitted it (stdio, an endpoint built without access=): the policy here.
+            wire = {"method": method, "params": to_wire(params) if params is not None else {}}
+            denied = await access.policed(current_principal(), wire)
+            if denied is not None:
+                raise denied
         if method == "tools/call":
             return await self._call(session, request, answers, inline)
         if method in LISTS:
@@ -208,7 +218,8 @@ class Dispatch:
             items = [r.definition for r in self.resources.values() if r.template == template]
         if access is None or not access.filters:
             return session.respond(request, {member: items})
-        shown = await access.visible(current_principal(), method, kind, items, key)
+        scoped = ADMITTED.get()  # behind the gate, a token was checked: its scopes count
+        shown = await access.visible(current_principal(), method, kind, items, key, scoped=scoped)
         session.respond(request, {member: shown, "cacheScope": "private"})
 
     async def _run(
