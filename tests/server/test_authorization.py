@@ -37,7 +37,7 @@ def who(*scopes: str, subject: str = "alice") -> Principal:
 class Files:
     """A server of scoped tools, resources and a prompt; ``ran`` names each function run."""
 
-    def __init__(self, **options: Any) -> None:
+    def __init__(self, cache_scope: str = "private", **options: Any) -> None:
         self.ran: list[str] = []
         server = self.server = Server("files", **options)
         ran = self.ran
@@ -80,6 +80,7 @@ class Files:
             handler_version=VERSION,
             subscriptions=Subscriptions(),
             access=server.access,
+            session_options={"cache_scope": cache_scope},  # what an unfiltered list says
         )
 
     async def send(
@@ -521,3 +522,46 @@ def test_without_a_gate_the_server_layer_applies_the_policy_itself() -> None:
     assert answer["error"]["message"] == "Unknown prompt: review"
     assert served.call("write_file", path="p", text="t")["content"][0]["text"] == "wrote p"
     assert files.ran == ["write_file"]
+
+
+LISTED: dict[str, tuple[str, str, dict[str, set[str]]]] = {
+    "tools/list": (
+        "tools",
+        "name",
+        {"read_file": {"files:read"}, "write_file": {"files:read", "files:write"}, "hello": set()},
+    ),
+    "prompts/list": ("prompts", "name", {"review": {"prompts"}}),
+    "resources/list": ("resources", "uri", {"config://app": {"config"}}),
+    "resources/templates/list": (
+        "resourceTemplates",
+        "uriTemplate",
+        {"users://{user_id}": {"users:read"}},
+    ),
+}
+ITEMS = sorted(name for _, _, needs in LISTED.values() for name in needs)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    granted=st.sets(st.sampled_from(SCOPES)),
+    allowed=st.sets(st.sampled_from(ITEMS)),
+    list_missing=st.booleans(),
+    policed=st.booleans(),
+)
+def test_an_item_is_listed_exactly_when_the_policy_and_if_configured_its_scopes_allow(
+    granted: Collection[str], allowed: Collection[str], list_missing: bool, policed: bool
+) -> None:
+    def policy(attempt: Attempt) -> bool:
+        return attempt.name in allowed
+
+    files = Files("public", policy=policy if policed else None, list_missing=list_missing)
+    for method, (member, key, needs) in LISTED.items():
+        result = run(files.answer(who(*granted), message(method)))["result"]
+        expected = [
+            name
+            for name, needed in needs.items()
+            if (not policed or name in allowed) and (list_missing or needed <= set(granted))
+        ]
+        assert names(result, member, key) == expected
+        filtered = policed or not list_missing  # the list depends on the principal
+        assert result["cacheScope"] == ("private" if filtered else "public")
