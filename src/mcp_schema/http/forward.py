@@ -38,13 +38,10 @@ replica (past that: 503). The broker's own failures are HTTP 503.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 from collections.abc import Awaitable
 from typing import Any
-
-import jiter
 
 from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
@@ -63,13 +60,14 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
+from mcp_schema.http.forward_wire import EVERY, chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 
-__all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
+__all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "RESUBSCRIBE_MAX", "WATCH_SECONDS", "ClusterApp"]
 
 FORWARD_TIMEOUT = 10.0
 """Seconds a holder has to start answering a forwarded request."""
@@ -77,57 +75,18 @@ FORWARD_TIMEOUT = 10.0
 MAX_FORWARDS = 1000
 """Forwarded requests a replica serves at once."""
 
+WATCH_SECONDS = 0.5
+"""How often a replica checks that the broker still holds its marker."""
+
+RESUBSCRIBE_MAX = 0.4
+"""Longest pause between two attempts to listen again after the broker failed."""
+
+_RESUBSCRIBE_MIN = 0.05
+
 _LOG = logging.getLogger("mcp_schema.http")
 _HEADER_ROOM = 256  # bytes of a body message kept for its header line
 _REPLIES_QUEUED = 64  # reply messages waiting for a slow client: then the answer is cut
 _DISCONNECT: Message = {"type": "http.disconnect"}
-
-
-def _inbox(replica: str) -> str:
-    return "mcp-replica:" + replica
-
-
-def _reply(forward_id: str) -> str:
-    return "mcp-reply:" + forward_id
-
-
-def _pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload
-
-
-def _unpack(data: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """A message's header and payload; None for what is not one of ours."""
-    head, newline, payload = data.partition(b"\n")
-    try:
-        header = jiter.from_json(head) if newline else None
-    except ValueError:
-        return None
-    return (header, payload) if isinstance(header, dict) else None
-
-
-def _chunks(data: bytes, room: int) -> list[bytes]:
-    return [data[i : i + room] for i in range(0, len(data), room)] or [b""]
-
-
-def _texts(pairs: object) -> list[tuple[bytes, bytes]] | None:
-    """Headers from the wire (pairs of latin-1 strings), or None when malformed."""
-    if not isinstance(pairs, list):
-        return None
-    found = []
-    for pair in pairs:
-        if not (
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
-        ):
-            return None
-        try:
-            found.append((pair[0].encode("latin-1"), pair[1].encode("latin-1")))
-        except UnicodeEncodeError:
-            return None
-    return found
-
-
-def _wire(headers: list[tuple[bytes, bytes]]) -> list[list[str]]:
-    return [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers]
 
 
 class _Forwarded:
@@ -188,21 +147,50 @@ class ClusterApp:
                 return await send_response(send, early)
             try:
                 holder = await self.sessions.holder(session_id)
+                if holder is None:  # lost by a restart of Redis? its holder knows
+                    holder = await self.sessions.ask(session_id)
             except BrokerError as exc:
                 return await send_response(send, refusal(503, exc))
             if holder is not None and holder != self.sessions.replica:
                 return await self._forward(holder, session_id, scope, receive, send)
-        await self.app(scope, receive, self._flushing(send))
+        body: list[bytes] = []
+        await self.app(scope, self._kept(receive, body), self._flushing(send, body))
 
-    def _flushing(self, send: Send) -> Send:
+    def _kept(self, receive: Receive, body: list[bytes]) -> Receive:
+        """``receive``, keeping the body's chunks in ``body`` (the request's id,
+        should the response be refused)."""
+
+        async def received() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                body.append(message.get("body", b""))
+            return message
+
+        return received
+
+    def _flushing(self, send: Send, body: list[bytes] | None = None) -> Send:
         """``send``, writing the session records first when a response starts:
-        a client learns a session id only once other replicas can find it."""
+        a client learns a session id only once other replicas can find it. A
+        new session whose record cannot be written is terminated and its
+        ``initialize`` refused (503, naming the request): no other replica
+        could find it."""
+        refused = False
 
         async def flushed(message: Message) -> None:
+            nonlocal refused
+            if refused:
+                return  # the app's answer, replaced by the refusal
             if message["type"] == "http.response.start":
                 try:
                     await self.sessions.flush()
                 except BrokerError as exc:
+                    created = dict(message.get("headers", [])).get(b"mcp-session-id")
+                    new = None if created is None else created.decode("latin-1")
+                    if new is not None and self.sessions.unwritten(new):
+                        self.sessions.drop(new)
+                        refused = True
+                        request_id = request_id_of(b"".join(body or ()))
+                        return await send_response(send, refusal(503, exc, request_id))
                     _LOG.warning("session records not written: %s", exc.message)
             await send(message)
 
@@ -228,22 +216,22 @@ class ClusterApp:
             "f": forward_id,
             "method": scope["method"],
             "path": scope["path"],
-            "headers": _wire(list(scope["headers"])),
+            "headers": wire(list(scope["headers"])),
         }
         try:
             async with self.broker.subscribe(
-                _reply(forward_id), max_queued=_REPLIES_QUEUED
+                reply(forward_id), max_queued=_REPLIES_QUEUED
             ) as replies:
-                if not await self._publish(_inbox(holder), _pack(opened)):
+                if not await self._publish(inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body
                     )
                     return await send_response(send, answer)
-                for i, chunk in enumerate(parts := _chunks(body, self._room)):
+                for i, chunk in enumerate(parts := chunks(body, self._room)):
                     more = i < len(parts) - 1
                     header = {"t": "body", "f": forward_id, "more": more}
-                    await self._publish(_inbox(holder), _pack(header, chunk))
+                    await self._publish(inbox(holder), pack(header, chunk))
                 await self._relay(replies, holder, forward_id, request_id, receive, send)
         except (BrokerError, ValueError) as exc:  # ValueError: headers beyond max_message
             error = exc if isinstance(exc, BrokerError) else InternalError(str(exc))
@@ -279,12 +267,12 @@ class ClusterApp:
                         await send_response(send, refusal(504, late, request_id))
                         started = finished = True
                     break
-                unpacked = _unpack(got.result().data)
+                unpacked = unpack(got.result().data)
                 if unpacked is None:
                     continue
                 header, payload = unpacked
                 if header.get("t") == "start" and not started:
-                    status, headers = header.get("status"), _texts(header.get("headers"))
+                    status, headers = header.get("status"), texts(header.get("headers"))
                     if not isinstance(status, int) or headers is None:
                         raise BrokerError("the holder's answer is malformed")
                     await send(
@@ -312,7 +300,7 @@ class ClusterApp:
 
     async def _tell_gone(self, holder: str, forward_id: str) -> None:
         try:
-            await self._publish(_inbox(holder), _pack({"t": "gone", "f": forward_id}))
+            await self._publish(inbox(holder), pack({"t": "gone", "f": forward_id}))
         except BrokerError:
             pass  # the holder's own bounds end it
 
@@ -325,26 +313,37 @@ class ClusterApp:
     # -- where the session is -------------------------------------------------------------
 
     async def _listen(self, ready: asyncio.Event) -> None:
-        """Serve what other replicas forward here, until cancelled; a broken
-        subscription is opened anew."""
+        """Serve what other replicas forward here, and answer who holds a
+        session, until cancelled; a broken subscription is opened anew, after
+        a pause that grows from 0.05 s to `RESUBSCRIBE_MAX` while it fails."""
+        pause = _RESUBSCRIBE_MIN
         while True:
             try:
-                inbox = self.broker.subscribe(_inbox(self.sessions.replica), max_queued=4096)
-                async with inbox:
+                channels = self.broker.subscribe(
+                    inbox(self.sessions.replica), EVERY, max_queued=4096
+                )
+                async with channels:
                     ready.set()
-                    async for message in inbox:
+                    pause = _RESUBSCRIBE_MIN
+                    async for message in channels:
                         self._received(message.data)
             except BrokerError as exc:
                 _LOG.warning("forwarded requests: %s; listening again", exc.message)
-            await asyncio.sleep(1.0)
+            await asyncio.sleep(pause)
+            pause = min(2 * pause, RESUBSCRIBE_MAX)
 
     def _received(self, data: bytes) -> None:
-        unpacked = _unpack(data)
+        unpacked = unpack(data)
         if unpacked is None:
             return
         header, payload = unpacked
         forward_id, kind = header.get("f"), header.get("t")
         if not isinstance(forward_id, str) or len(forward_id) > 64:
+            return
+        if kind == "who":
+            answer = self.sessions.answer(header)
+            if answer is not None:
+                self._spawn(self._quietly(self._here(forward_id, answer)))
             return
         if kind == "open" and forward_id not in self._forwards:
             self._open(forward_id, header)
@@ -366,10 +365,10 @@ class ClusterApp:
         """Start serving a forwarded request (registered at once: its body
         chunks are the next messages)."""
         method, path = header.get("method"), header.get("path")
-        headers = _texts(header.get("headers"))
+        headers = texts(header.get("headers"))
         if not isinstance(method, str) or not isinstance(path, str) or headers is None:
             return None  # not a request of ours: nobody to answer
-        send = self._replier(_reply(forward_id))
+        send = self._replier(reply(forward_id))
         if len(self._forwards) >= self.max_forwards:
             busy = refusal(503, InternalError("too many forwarded requests"), None)
             return self._spawn(self._quietly(send_response(send, busy)))
@@ -423,14 +422,14 @@ class ClusterApp:
 
         async def send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = _wire(list(message.get("headers", [])))
-                parts = [_pack({"t": "start", "status": message["status"], "headers": headers})]
+                headers = wire(list(message.get("headers", [])))
+                parts = [pack({"t": "start", "status": message["status"], "headers": headers})]
             else:
-                chunks = _chunks(message.get("body", b""), self._room)
+                pieces = chunks(message.get("body", b""), self._room)
                 more = bool(message.get("more_body", False))
                 parts = [
-                    _pack({"t": "body", "more": more or i < len(chunks) - 1}, chunk)
-                    for i, chunk in enumerate(chunks)
+                    pack({"t": "body", "more": more or i < len(pieces) - 1}, chunk)
+                    for i, chunk in enumerate(pieces)
                 ]
             for part in parts:
                 try:
@@ -453,6 +452,7 @@ class ClusterApp:
         ready = asyncio.Event()
         self._spawn(self._listen(ready))
         self._spawn(self._heartbeat())
+        self._spawn(self._watch())
         try:
             await asyncio.wait_for(ready.wait(), self.timeout)
         except asyncio.TimeoutError:
@@ -472,6 +472,26 @@ class ClusterApp:
             await self.sessions.flush()
         except BrokerError as exc:
             _LOG.warning("session records left to expire: %s", exc.message)
+
+    async def _here(self, ask_id: str, answer: bytes) -> None:
+        """Tell the replica that asked that this one holds the session, and
+        write its record again."""
+        await self._publish(reply(ask_id), answer)
+        try:
+            await self.sessions.flush()
+        except BrokerError as exc:
+            _LOG.warning("session records not written: %s", exc.message)
+
+    async def _watch(self) -> None:
+        """Every `WATCH_SECONDS`, whether Redis lost what it held (a restart
+        without persistence): then every record here is written again."""
+        while True:
+            await asyncio.sleep(WATCH_SECONDS)
+            try:
+                if await self.sessions.revive():
+                    _LOG.warning("the broker lost the session records: written again")
+            except BrokerError:
+                pass  # unreachable: the requests say so, and the next look tries again
 
     async def _heartbeat(self) -> None:
         while True:
