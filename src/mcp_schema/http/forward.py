@@ -89,6 +89,21 @@ _REPLIES_QUEUED = 64  # reply messages waiting for a slow client: then the answe
 _DISCONNECT: Message = {"type": "http.disconnect"}
 
 
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` of a request whose ``body`` was read already: the body
+    once, then what the client sends (its disconnect)."""
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
+
+
 class _Forwarded:
     """A request served here for another replica: its inbox of body chunks."""
 
@@ -145,16 +160,25 @@ class ClusterApp:
             )
             if early is not None:
                 return await send_response(send, early)
+            body = b""
+            if scope["method"] == "POST":  # read first: a refusal names the request
+                read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
+                if read is None:
+                    return None  # the client left
+                if isinstance(read, Response):
+                    return await send_response(send, read)
+                body = read
             try:
                 holder = await self.sessions.holder(session_id)
                 if holder is None:  # lost by a restart of Redis? its holder knows
                     holder = await self.sessions.ask(session_id)
             except BrokerError as exc:
-                return await send_response(send, refusal(503, exc))
+                return await send_response(send, refusal(503, exc, request_id_of(body)))
             if holder is not None and holder != self.sessions.replica:
-                return await self._forward(holder, session_id, scope, receive, send)
-        body: list[bytes] = []
-        await self.app(scope, self._kept(receive, body), self._flushing(send, body))
+                return await self._forward(holder, session_id, scope, body, receive, send)
+            receive = _replaying(body, receive)
+        kept: list[bytes] = []
+        await self.app(scope, self._kept(receive, kept), self._flushing(send, kept))
 
     def _kept(self, receive: Receive, body: list[bytes]) -> Receive:
         """``receive``, keeping the body's chunks in ``body`` (the request's id,
@@ -199,16 +223,14 @@ class ClusterApp:
     # -- where the client is --------------------------------------------------------------
 
     async def _forward(
-        self, holder: str, session_id: str, scope: Scope, receive: Receive, send: Send
+        self,
+        holder: str,
+        session_id: str,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        body = b""
-        if scope["method"] == "POST":
-            read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
-            if read is None:
-                return None  # the client left
-            if isinstance(read, Response):
-                return await send_response(send, read)
-            body = read
         forward_id = secrets.token_urlsafe(16)
         request_id = request_id_of(body) if body else None
         opened = {
@@ -324,11 +346,14 @@ class ClusterApp:
                 )
                 async with channels:
                     ready.set()
+                    if pause > _RESUBSCRIBE_MIN:
+                        _LOG.info("forwarded requests: listening again")
                     pause = _RESUBSCRIBE_MIN
                     async for message in channels:
                         self._received(message.data)
             except BrokerError as exc:
-                _LOG.warning("forwarded requests: %s; listening again", exc.message)
+                if pause == _RESUBSCRIBE_MIN:  # once an outage, not at every attempt
+                    _LOG.warning("forwarded requests: %s; listening again", exc.message)
             await asyncio.sleep(pause)
             pause = min(2 * pause, RESUBSCRIBE_MAX)
 
@@ -455,7 +480,8 @@ class ClusterApp:
         self._spawn(self._watch())
         try:
             await asyncio.wait_for(ready.wait(), self.timeout)
-        except asyncio.TimeoutError:
+            await self.sessions.refresh()  # the marker `_watch` looks for
+        except (asyncio.TimeoutError, BrokerError):
             await self.stop()
             raise BrokerError("could not listen for forwarded requests") from None
 
