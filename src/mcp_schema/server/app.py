@@ -126,7 +126,7 @@ def build(
         allowed_origins=allowed_origins,
         sessions=sessions,
         subscriptions=listens,
-        request_state=StateSealer(config.keys),
+        request_state=StateSealer(config.keys, claims=broker),
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,

@@ -42,6 +42,7 @@ from typing import Any, Protocol
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 from mcp_schema.server.context import (
+    ROUND_CLAIM,
     Answers,
     Context,
     Pending,
@@ -162,10 +163,14 @@ class Dispatch:
             request, answers = event.request, read_answers(event.state, event.responses)
         else:
             return
+        claimer = event.claim if isinstance(event, InputReceived) else None
+        claiming = ROUND_CLAIM.set(claimer)
         try:
             await self._request(session, request, answers, inline)
         except McpError as err:
             session.fail(request, err)
+        finally:
+            ROUND_CLAIM.reset(claiming)
 
     async def _request(
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool

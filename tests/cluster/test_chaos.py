@@ -1,0 +1,244 @@
+"""``make chaos``: three replicas of ``examples/http_server.py`` behind nginx
+on one Redis (append-only file, fsync every second), under the steady load of
+`tests.cluster.chaos` (both eras, listens on every replica, tasks), and one
+fault after another: a replica SIGKILLed, a replica SIGTERMed, Redis
+SIGKILLed and started again, Redis frozen (SIGSTOP) for 5 s, Redis started
+again without its data. Each fault's figures (failed requests by kind,
+latencies, lost sessions, lost or stuck tasks, deaf listens, recovery) are
+printed and written to ``chaos.json`` in the work directory, and checked
+against the targets of docs/guide/serving.md ("Faults")."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cluster.chaos import HEARD_WITHIN, Load
+from tests.cluster.harness import WAIT, Cluster, Replica, _listening, running
+from tests.http.test_broker import _answers_ping, _free_port
+
+pytestmark = pytest.mark.chaos
+RECOVER = 8.0  # seconds of load watched after a fault ends
+SETTLE = 1.0  # seconds after Redis is back from which nothing may fail
+
+
+@dataclass
+class Redis:
+    port: int
+    work: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def start(self, persistent: bool = True) -> float:
+        """Start redis-server (its data in ``work``, or none); when it answers."""
+        data = self.work if persistent else self.work / "empty"
+        data.mkdir(exist_ok=True)
+        command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+        command += ["--save", "", "--dir", str(data), "--loglevel", "warning"]
+        command += ["--appendonly", "yes" if persistent else "no", "--appendfsync", "everysec"]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + WAIT
+        while not _answers_ping(self.port):
+            assert time.monotonic() < deadline and self.process.poll() is None, "no redis"
+            time.sleep(0.02)
+        return time.monotonic()
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(WAIT)
+
+
+@contextmanager
+def redis(work: Path) -> Iterator[Redis]:
+    server = Redis(_free_port(), work)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def restarted(replica: Replica, work: Path, extra: list[subprocess.Popen[bytes]]) -> None:
+    """Start ``replica`` again, as it was (its address and settings)."""
+    log = (work / f"{replica.address.replace(':', '-')}-again.log").open("ab")
+    process = subprocess.Popen(
+        list(replica.command), stdout=log, stderr=subprocess.STDOUT,
+        env={**os.environ, **dict(replica.environment)},
+    )
+    extra.append(process)
+    replica.process = process
+    port = int(replica.address.rsplit(":", 1)[1])
+    deadline = time.monotonic() + WAIT
+    while not _listening(port):
+        assert time.monotonic() < deadline and process.poll() is None, "the replica did not start"
+        time.sleep(0.05)
+
+
+def figures(load: Load, began: float, ended: float, until: float) -> dict[str, Any]:
+    """What a fault did (see the module), its window ``began..until``, the
+    fault over at ``ended``."""
+    window = [o for o in load.outcomes if began <= o.began <= until]
+    failed = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok)
+    late = Counter(o.kind for o in window if not o.ok and o.began >= ended + SETTLE)
+    worst = {}
+    for o in window:
+        worst[o.kind] = round(max(worst.get(o.kind, 0.0), o.seconds), 3)
+    worst_failed = max((o.seconds for o in window if not o.ok), default=0.0)
+    recovery = {}
+    for o in sorted(load.outcomes, key=lambda o: o.began):
+        if o.ok and o.began >= ended and o.kind not in recovery:
+            recovery[o.kind] = round(o.ended - ended, 3)
+    tasks: Counter[str] = Counter()
+    for task in load.running_tasks(began, 1.0):
+        tasks.update(load.tasks[task] or {"not ended yet": 1})
+    deaf, checked = load.deaf(ended + SETTLE, until - HEARD_WITHIN)
+    told = {l.replica for l in load.listens if l.closed is not None and began <= l.closed <= until}
+    return {
+        "requests": len(window),
+        "failed": dict(failed),
+        "failed after settling": dict(late),
+        "unanswered": sum(1 for o in window if not o.answered),
+        "worst seconds": worst,
+        "worst failed seconds": round(worst_failed, 3),
+        "lost sessions": sum(1 for t in load.sessions_lost if began <= t <= until),
+        "lost sessions after settling": sum(
+            1 for t in load.sessions_lost if ended + SETTLE <= t <= until
+        ),
+        "tasks running, a second old or more": dict(tasks),
+        "deaf listens": f"{deaf} of {checked}",
+        "listens ended on": sorted(told),
+        "recovery seconds": recovery,
+    }
+
+
+async def scenario(cluster: Cluster, server: Redis, work: Path) -> dict[str, dict[str, Any]]:
+    load = Load(cluster.url, [r.address for r in cluster.replicas])
+    stop = asyncio.Event()
+    runner = asyncio.ensure_future(load.run(stop))
+    extra: list[subprocess.Popen[bytes]] = []
+
+    def kill(replica: Replica, how: int) -> float:
+        load.down.add(replica.address)
+        replica.process.send_signal(how)
+        replica.process.wait(WAIT)
+        return time.monotonic()
+
+    def back(replica: Replica) -> None:
+        restarted(replica, work, extra)
+        load.down.discard(replica.address)
+
+    def restart(persistent: bool) -> float:
+        assert server.process is not None
+        server.process.kill()
+        server.process.wait(WAIT)
+        return server.start(persistent)
+
+    def freeze() -> float:
+        assert server.process is not None
+        server.process.send_signal(signal.SIGSTOP)
+        time.sleep(5.0)
+        server.process.send_signal(signal.SIGCONT)
+        return time.monotonic()
+
+    first, second = cluster.replicas[0], cluster.replicas[1]
+    faults: list[tuple[str, Callable[[], float], Callable[[], None] | None]] = [
+        ("replica SIGKILL", lambda: kill(first, signal.SIGKILL), lambda: back(first)),
+        ("replica SIGTERM", lambda: kill(second, signal.SIGTERM), lambda: back(second)),
+        ("Redis restart (append-only file)", lambda: restart(True), None),
+        ("Redis frozen 5 s (SIGSTOP)", freeze, None),
+        ("Redis restart without its data", lambda: restart(False), None),
+    ]
+    report: dict[str, dict[str, Any]] = {}
+    try:
+        await asyncio.sleep(5.0)  # sessions open, listens acknowledged, tasks running
+        for name, fault, undo in faults:
+            began = time.monotonic()
+            ended = await asyncio.to_thread(fault)
+            await asyncio.sleep(RECOVER)
+            report[name] = figures(load, began, ended, time.monotonic())
+            if undo is not None:
+                await asyncio.to_thread(undo)
+                await asyncio.sleep(2.0)
+    finally:
+        stop.set()
+        await runner
+        for process in extra:
+            process.kill()
+            process.wait(WAIT)
+    return report
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    work = tmp_path_factory.mktemp("chaos")
+    with redis(work) as server:
+        url = f"redis://127.0.0.1:{server.port}/0"
+        with running(work, redis_url=url, MCP_TASK_LEASE_SECONDS="2") as cluster:
+            found = asyncio.run(scenario(cluster, server, work))
+    text = json.dumps(found, indent=1)
+    (work / "chaos.json").write_text(text)
+    print(text)
+    return found
+
+
+
+
+def test_every_failure_is_answered(report: dict[str, dict[str, Any]]) -> None:
+    for name, found in report.items():
+        assert found["unanswered"] == 0, (name, found)
+
+
+def test_a_replica_killed_fails_only_what_it_held(report: dict[str, dict[str, Any]]) -> None:
+    found = report["replica SIGKILL"]
+    assert sum(found["failed"].values()) <= 10, found  # its requests in flight
+    assert found["failed after settling"] == {}, found
+    assert found["deaf listens"].startswith("0 of"), found
+
+
+def test_a_replica_stopped_fails_no_request(report: dict[str, dict[str, Any]]) -> None:
+    found = report["replica SIGTERM"]
+    failed = {k: v for k, v in found["failed"].items() if not k.startswith("session")}
+    assert failed == {}, found  # its own sessions end with it (they live in its process)
+    assert found["deaf listens"].startswith("0 of"), found
+
+
+def test_redis_frozen_stateless_requests_go_on(report: dict[str, dict[str, Any]]) -> None:
+    found = report["Redis frozen 5 s (SIGSTOP)"]
+    assert not any(k.startswith("stateless") for k in found["failed"]), found
+    assert found["worst seconds"]["stateless"] < 2.0, found
+    assert found["worst failed seconds"] <= 1.5, found  # a 503 naming the request, soon
+    assert found["failed after settling"] == {}, found
+    assert found["lost sessions"] == 0, found
+    assert found["deaf listens"].startswith("0 of"), found
+
+
+def test_redis_restarted_costs_no_session_and_no_older_task(
+    report: dict[str, dict[str, Any]],
+) -> None:
+    found = report["Redis restart (append-only file)"]
+    assert found["failed after settling"] == {}, found
+    assert found["lost sessions"] == 0, found
+    assert not {"lost", "stuck", "not ended yet"} & set(
+        found["tasks running, a second old or more"]
+    ), found
+    assert found["deaf listens"].startswith("0 of"), found
+
+
+def test_redis_without_its_data_says_so(report: dict[str, dict[str, Any]]) -> None:
+    found = report["Redis restart without its data"]
+    assert found["lost sessions"] == 0, found  # the holders wrote their records again
+    assert "stuck" not in found["tasks running, a second old or more"], found  # lost ones are told: unknown task
+    assert len(found["listens ended on"]) == 3, found  # every replica's listens told
+    assert found["deaf listens"].startswith("0 of"), found
