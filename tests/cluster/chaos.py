@@ -258,6 +258,14 @@ class Load:
                 self.toggles.append((where, outcome.began, outcome.ended))
             await asyncio.sleep(1.0)
 
+    async def stateless_only(self, until: asyncio.Event) -> None:
+        """One client's ``stateless`` loop alone (a gateway has no more to load)."""
+        async with httpx.AsyncClient(timeout=httpx.Timeout(15.0)) as client:
+            running = asyncio.ensure_future(self._stateless(client))
+            await until.wait()
+            self._stop.set()
+            await running
+
     async def run(self, until: asyncio.Event) -> None:
         limits = httpx.Limits(max_connections=50, max_keepalive_connections=0)
         timeout = httpx.Timeout(15.0)

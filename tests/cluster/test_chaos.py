@@ -3,7 +3,8 @@ on one Redis (append-only file, fsync every second), under the steady load of
 `tests.cluster.chaos` (both eras, listens on every replica, tasks), and one
 fault after another: a replica SIGKILLed, a replica SIGTERMed, Redis
 SIGKILLed and started again, Redis frozen (SIGSTOP) for 5 s, Redis started
-again without its data. Each fault's figures (failed requests by kind,
+again without its data. Then ``gateway -- CMD`` (``examples/server.py``)
+with several 2026-07-28 clients on its shared child, the child SIGKILLed. Each fault's figures (failed requests by kind,
 latencies, lost sessions, lost or stuck tasks, deaf listens, recovery) are
 printed and written to ``chaos.json`` in the work directory, and checked
 against the targets of docs/guide/serving.md ("Faults")."""
@@ -15,6 +16,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
@@ -26,7 +28,7 @@ from typing import Any
 import pytest
 
 from tests.cluster.chaos import HEARD_WITHIN, Load
-from tests.cluster.harness import WAIT, Cluster, Replica, _listening, running
+from tests.cluster.harness import EXAMPLES, WAIT, Cluster, Replica, _listening, running
 from tests.http.test_broker import _answers_ping, _free_port
 
 pytestmark = pytest.mark.chaos
@@ -242,3 +244,72 @@ def test_redis_without_its_data_says_so(report: dict[str, dict[str, Any]]) -> No
     assert "stuck" not in found["tasks running, a second old or more"], found  # lost ones are told: unknown task
     assert len(found["listens ended on"]) == 3, found  # every replica's listens told
     assert found["deaf listens"].startswith("0 of"), found
+
+
+# -- the stdio gateway's shared child -----------------------------------------------------
+
+CLIENTS = 4  # 2026-07-28 clients of one `gateway -- CMD`, all on its shared child
+
+
+def children(pid: int) -> list[int]:
+    """The processes ``pid`` started (Linux's /proc)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        found += [int(c) for c in (task / "children").read_text().split()]
+    return found
+
+
+async def gateway_scenario(url: str, gateway: subprocess.Popen[bytes]) -> dict[str, Any]:
+    load = Load(url, [])
+    stop = asyncio.Event()
+    loops = [asyncio.ensure_future(load.stateless_only(stop)) for _ in range(CLIENTS)]
+    await asyncio.sleep(3.0)
+    began = time.monotonic()
+    killed = children(gateway.pid)
+    for child in killed:
+        os.kill(child, signal.SIGKILL)
+    ended = time.monotonic()
+    await asyncio.sleep(5.0)
+    stop.set()
+    await asyncio.gather(*loops)
+    found = figures(load, began, ended, time.monotonic())
+    found["children killed"] = len(killed)
+    found["gateway alive"] = gateway.poll() is None
+    return found
+
+
+@pytest.fixture(scope="module")
+def gateway_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    work = tmp_path_factory.mktemp("chaos-gateway")
+    port = _free_port()
+    command = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", f"127.0.0.1:{port}"]
+    command += ["--", sys.executable, str(EXAMPLES / "server.py")]
+    with (work / "gateway.log").open("wb") as log:
+        gateway = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + WAIT
+        while not _listening(port):
+            assert time.monotonic() < deadline and gateway.poll() is None, "no gateway"
+            time.sleep(0.05)
+        found = asyncio.run(gateway_scenario(f"http://127.0.0.1:{port}/mcp", gateway))
+    finally:
+        gateway.terminate()
+        try:
+            gateway.wait(WAIT / 3)
+        except subprocess.TimeoutExpired:
+            gateway.kill()
+            gateway.wait(WAIT)
+    (work / "chaos-gateway.json").write_text(json.dumps(found, indent=1))
+    print(json.dumps({"gateway child SIGKILL": found}, indent=1))
+    return found
+
+
+def test_a_gateway_whose_child_is_killed_answers_and_starts_another(
+    gateway_report: dict[str, Any],
+) -> None:
+    found = gateway_report
+    assert found["children killed"] >= 1 and found["gateway alive"], found
+    assert found["unanswered"] == 0, found  # its requests in flight: 502 naming each
+    assert set(found["failed"]) <= {"stateless: 502 rpc -32603"}, found
+    assert found["failed after settling"] == {}, found
+    assert found["recovery seconds"]["stateless"] < 10.0, found  # a fresh child started
