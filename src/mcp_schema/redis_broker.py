@@ -44,7 +44,6 @@ from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
 from mcp_schema import redis_calls
-
 from mcp_schema.broker import (
     DEFAULT_MAX_MESSAGE,
     DEFAULT_MAX_VALUE,
@@ -317,9 +316,7 @@ class RedisBroker(Broker):
 
     async def _set(self, kind: bytes, name: str, value: bytes, ttl: float, absent: bool) -> bool:
         key, px = self._key(kind, name), _milliseconds(ttl)
-        stored = await self._call(
-            "set", lambda: self._client.set(key, value, px=px, nx=absent)
-        )
+        stored = await self._call("set", lambda: self._client.set(key, value, px=px, nx=absent))
         return bool(stored)
 
     async def _put(self, key: str, value: bytes, ttl: float) -> None:
@@ -330,9 +327,7 @@ class RedisBroker(Broker):
 
     async def _compare_and_set(self, expected: bytes, key: str, value: bytes, ttl: float) -> bool:
         keys, args = [self._key(b"kv:", key)], [expected, value, _milliseconds(ttl)]
-        stored = await self._call(
-            "compare and set", lambda: self._script(keys=keys, args=args)
-        )
+        stored = await self._call("compare and set", lambda: self._script(keys=keys, args=args))
         return bool(stored == 1)
 
     async def _delete(self, key: str) -> bool:

@@ -97,7 +97,11 @@ class Load:
     # -- one request ------------------------------------------------------------------------
 
     async def _post(
-        self, client: httpx.AsyncClient, kind: str, message: Any, where: str | None = None,
+        self,
+        client: httpx.AsyncClient,
+        kind: str,
+        message: Any,
+        where: str | None = None,
         session: str | None = None,
     ) -> tuple[Outcome, Any, httpx.Headers | None]:
         headers = {**ACCEPT, **request_headers(message)}
@@ -108,7 +112,11 @@ class Load:
         try:
             response = await client.post(url, content=json.dumps(message), headers=headers)
         except httpx.HTTPError as exc:
-            return Outcome(kind, began, time.monotonic(), False, type(exc).__name__, False), None, None
+            return (
+                Outcome(kind, began, time.monotonic(), False, type(exc).__name__, False),
+                None,
+                None,
+            )
         ended = time.monotonic()
         answer = _answer(response)
         if response.status_code == 200 and isinstance(answer, dict) and "result" in answer:
@@ -117,7 +125,11 @@ class Load:
         why = str(response.status_code)
         if isinstance(answer, dict) and "error" in answer:
             why += f" rpc {answer['error'].get('code')}"
-        return Outcome(kind, began, ended, False, why, named or response.status_code == 502), answer, None
+        return (
+            Outcome(kind, began, ended, False, why, named or response.status_code == 502),
+            answer,
+            None,
+        )
 
     def _record(self, outcome: Outcome) -> None:
         self.outcomes.append(outcome)
@@ -139,8 +151,11 @@ class Load:
         session = headers["mcp-session-id"]
         initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
         try:
-            await client.post(self.url, content=json.dumps(initialized),
-                              headers={**ACCEPT, "mcp-session-id": session})
+            await client.post(
+                self.url,
+                content=json.dumps(initialized),
+                headers={**ACCEPT, "mcp-session-id": session},
+            )
         except httpx.HTTPError:
             pass
         return session
@@ -159,8 +174,12 @@ class Load:
                 continue
             turn += 1
             session = sessions[turn % len(sessions)]
-            message = {"jsonrpc": "2.0", "id": turn, "method": "tools/call",
-                       "params": {"name": "echo", "arguments": {"text": "s"}}}
+            message = {
+                "jsonrpc": "2.0",
+                "id": turn,
+                "method": "tools/call",
+                "params": {"name": "echo", "arguments": {"text": "s"}},
+            }
             outcome, _, _ = await self._post(client, "session", message, session=session)
             if outcome.why.startswith("404"):
                 outcome.why = "lost session"
@@ -216,13 +235,17 @@ class Load:
         """The tasks created ``older`` seconds or more before ``at`` and not
         seen ended by then."""
         return [
-            t for t, created in self.task_created.items()
+            t
+            for t, created in self.task_created.items()
             if created <= at - older and self.task_ended.get(t, at + 1) > at
         ]
 
     async def _listen(self, client: httpx.AsyncClient, replica: str) -> None:
         message = stateless("subscriptions/listen", notifications={"toolsListChanged": True})
-        message["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] = {"name": "c", "version": "1"}
+        message["params"]["_meta"]["io.modelcontextprotocol/clientInfo"] = {
+            "name": "c",
+            "version": "1",
+        }
         headers = {**ACCEPT, **request_headers(message)}
         while not self._stop.is_set():
             if replica in self.down:
@@ -231,8 +254,9 @@ class Load:
             listen = Listen(replica)
             self.listens.append(listen)
             try:
-                async with client.stream("POST", f"http://{replica}/mcp",
-                                         content=json.dumps(message), headers=headers) as response:
+                async with client.stream(
+                    "POST", f"http://{replica}/mcp", content=json.dumps(message), headers=headers
+                ) as response:
                     async for line in response.aiter_lines():
                         if "subscriptions/acknowledged" in line:
                             listen.opened = time.monotonic()
@@ -269,10 +293,17 @@ class Load:
     async def run(self, until: asyncio.Event) -> None:
         limits = httpx.Limits(max_connections=50, max_keepalive_connections=0)
         timeout = httpx.Timeout(15.0)
-        async with httpx.AsyncClient(limits=limits, timeout=timeout) as client, \
-                httpx.AsyncClient(timeout=httpx.Timeout(15.0, read=None)) as streams:
-            loops = [self._stateless(client), self._sessions(client),
-                     self._initializing(client), self._tasks(client), self._toggles(client)]
+        async with (
+            httpx.AsyncClient(limits=limits, timeout=timeout) as client,
+            httpx.AsyncClient(timeout=httpx.Timeout(15.0, read=None)) as streams,
+        ):
+            loops = [
+                self._stateless(client),
+                self._sessions(client),
+                self._initializing(client),
+                self._tasks(client),
+                self._toggles(client),
+            ]
             loops += [self._listen(streams, r) for r in self.replicas]
             running = [asyncio.ensure_future(loop) for loop in loops]
             await until.wait()

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +49,9 @@ class Redis:
         command = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
         command += ["--save", "", "--dir", str(data), "--loglevel", "warning"]
         command += ["--appendonly", "yes" if persistent else "no", "--appendfsync", "everysec"]
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         deadline = time.monotonic() + WAIT
         while not _answers_ping(self.port):
             assert time.monotonic() < deadline and self.process.poll() is None, "no redis"
@@ -76,7 +78,9 @@ def restarted(replica: Replica, work: Path, extra: list[subprocess.Popen[bytes]]
     """Start ``replica`` again, as it was (its address and settings)."""
     log = (work / f"{replica.address.replace(':', '-')}-again.log").open("ab")
     process = subprocess.Popen(
-        list(replica.command), stdout=log, stderr=subprocess.STDOUT,
+        list(replica.command),
+        stdout=log,
+        stderr=subprocess.STDOUT,
         env={**os.environ, **dict(replica.environment)},
     )
     extra.append(process)
@@ -106,7 +110,7 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
     for task in load.running_tasks(began, 1.0):
         tasks.update(load.tasks[task] or {"not ended yet": 1})
     deaf, checked = load.deaf(ended + SETTLE, until - HEARD_WITHIN)
-    told = {l.replica for l in load.listens if l.closed is not None and began <= l.closed <= until}
+    told = {s.replica for s in load.listens if s.closed is not None and began <= s.closed <= until}
     return {
         "requests": len(window),
         "failed": dict(failed),
@@ -195,8 +199,6 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     return found
 
 
-
-
 def test_every_failure_is_answered(report: dict[str, dict[str, Any]]) -> None:
     for name, found in report.items():
         assert found["unanswered"] == 0, (name, found)
@@ -241,7 +243,9 @@ def test_redis_restarted_costs_no_session_and_no_older_task(
 def test_redis_without_its_data_says_so(report: dict[str, dict[str, Any]]) -> None:
     found = report["Redis restart without its data"]
     assert found["lost sessions"] == 0, found  # the holders wrote their records again
-    assert "stuck" not in found["tasks running, a second old or more"], found  # lost ones are told: unknown task
+    assert "stuck" not in found["tasks running, a second old or more"], (
+        found
+    )  # lost ones are told: unknown task
     assert len(found["listens ended on"]) == 3, found  # every replica's listens told
     assert found["deaf listens"].startswith("0 of"), found
 

@@ -41,8 +41,9 @@ def test_a_relay_subscribes_again_once_its_broker_is_back_and_resyncs() -> None:
     async def body() -> None:
         broker = Flaky()
         here, there = endpoint(), endpoint()
-        async with Relay(here.subscriptions, broker) as publishing, Relay(
-            there.subscriptions, broker
+        async with (
+            Relay(here.subscriptions, broker) as publishing,
+            Relay(there.subscriptions, broker),
         ):
             held = post_listen(there, toolsListChanged=True)
             events(held)

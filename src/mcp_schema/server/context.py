@@ -22,7 +22,6 @@ or reports is ``async def``.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -103,13 +102,6 @@ def read_answers(state: object, responses: Mapping[str, BaseModel | McpError]) -
     return answers
 
 
-ROUND_CLAIM: ContextVar[Callable[[], Awaitable[None]] | None] = ContextVar(
-    "mcp_schema.server.round_claim", default=None
-)
-"""The claim of the round whose answers the function now running was given
-(set by `mcp_schema.server.dispatch` around each run)."""
-
-
 class Context:
     """The context of one call (see the module): ``request`` in ``session``,
     or the task of ``task`` (then no session: the request was answered)."""
@@ -126,7 +118,9 @@ class Context:
         self._track = track
         self.answers: Answers = {} if answers is None else answers
         self._asked = 0
-        self._claimer = ROUND_CLAIM.get()
+        self.claimer: Callable[[], Awaitable[None]] | None = None
+        """The claim of the round whose answers this run was given (set by
+        `mcp_schema.server.dispatch`), or None."""
 
     async def claim(self) -> None:
         """Make the answers this run was given single-use, before acting on
@@ -136,8 +130,8 @@ class Context:
         fails the call with -32602 (``already used``), a broker that cannot
         be reached with -32603: nothing after the claim runs. Without answers
         (the first run) there is nothing to claim."""
-        if self._claimer is not None:
-            await self._claimer()
+        if self.claimer is not None:
+            await self.claimer()
 
     @property
     def principal(self) -> str | None:

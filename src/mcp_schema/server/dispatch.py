@@ -42,7 +42,6 @@ from typing import Any, Protocol
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 from mcp_schema.server.context import (
-    ROUND_CLAIM,
     Answers,
     Context,
     Pending,
@@ -114,6 +113,8 @@ class Dispatch:
         self.context = context
         self.mask_errors = mask_errors
         self.running: dict[TaskContext, None] = {}
+        # The claim of the round each call being served was given (Context.claim).
+        self._claimers: dict[RequestReceived, Callable[[], Awaitable[None]]] = {}
         """The tasks whose work runs in this process (`tracked`)."""
 
     def tracked(self, work: Work) -> Work:
@@ -163,14 +164,14 @@ class Dispatch:
             request, answers = event.request, read_answers(event.state, event.responses)
         else:
             return
-        claimer = event.claim if isinstance(event, InputReceived) else None
-        claiming = ROUND_CLAIM.set(claimer)
+        if isinstance(event, InputReceived):
+            self._claimers[request] = event.claim
         try:
             await self._request(session, request, answers, inline)
         except McpError as err:
             session.fail(request, err)
         finally:
-            ROUND_CLAIM.reset(claiming)
+            self._claimers.pop(request, None)
 
     async def _request(
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
@@ -213,6 +214,7 @@ class Dispatch:
         context = None
         if target.signature.context is not None:
             context = self.context(session, request, answers, task, self.tracked)
+            context.claimer = self._claimers.get(request)
             kwargs = {**kwargs, target.signature.context: context}
         function = target.function
         try:

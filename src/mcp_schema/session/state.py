@@ -21,9 +21,9 @@ as arguments, and this module is what a connection adds.
 from __future__ import annotations
 
 import enum
+import functools
 import secrets
 from collections import OrderedDict
-import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
