@@ -92,6 +92,7 @@ class Load:
     task_ended: dict[str, float] = field(default_factory=dict)  # when its end was read
     sessions_lost: list[float] = field(default_factory=list)
     down: set[str] = field(default_factory=set)  # replicas not to send to directly
+    in_flight: dict[int, tuple[str, float]] = field(default_factory=dict)  # kind, began
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
 
     # -- one request ------------------------------------------------------------------------
@@ -109,6 +110,8 @@ class Load:
             headers["mcp-session-id"] = session
         url = self.url if where is None else f"http://{where}/mcp"
         began = time.monotonic()
+        flying = (kind, began)
+        self.in_flight[id(flying)] = flying
         try:
             response = await client.post(url, content=json.dumps(message), headers=headers)
         except httpx.HTTPError as exc:
@@ -117,6 +120,8 @@ class Load:
                 None,
                 None,
             )
+        finally:
+            del self.in_flight[id(flying)]
         ended = time.monotonic()
         answer = _answer(response)
         if response.status_code == 200 and isinstance(answer, dict) and "result" in answer:

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.cluster.chaos import HEARD_WITHIN, Load
+from tests.cluster.chaos import HEARD_WITHIN, SESSIONS, Load
 from tests.cluster.harness import EXAMPLES, WAIT, Cluster, Replica, _listening, running
 from tests.http.test_broker import _answers_ping, _free_port
 
@@ -97,7 +97,9 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
     fault over at ``ended``."""
     window = [o for o in load.outcomes if began <= o.began <= until]
     failed = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok)
-    late = Counter(o.kind for o in window if not o.ok and o.began >= ended + SETTLE)
+    late = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok and o.began >= ended + SETTLE)
+    now = time.monotonic()
+    waiting = [now - at for _, at in load.in_flight.values() if at <= until]
     worst = {}
     for o in window:
         worst[o.kind] = round(max(worst.get(o.kind, 0.0), o.seconds), 3)
@@ -116,6 +118,8 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
         "failed": dict(failed),
         "failed after settling": dict(late),
         "unanswered": sum(1 for o in window if not o.answered),
+        "still waiting": len(waiting),
+        "longest wait": round(max(waiting, default=0.0), 3),
         "worst seconds": worst,
         "worst failed seconds": round(worst_failed, 3),
         "lost sessions": sum(1 for t in load.sessions_lost if began <= t <= until),
@@ -199,22 +203,29 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]
     return found
 
 
-def test_every_failure_is_answered(report: dict[str, dict[str, Any]]) -> None:
+def test_every_failure_is_answered_and_nothing_hangs(report: dict[str, dict[str, Any]]) -> None:
     for name, found in report.items():
         assert found["unanswered"] == 0, (name, found)
+        assert found["longest wait"] < 3.0, (name, found)
+
+
+def but_lost_sessions(failed: dict[str, int]) -> dict[str, int]:
+    """The failures but the sessions a dead replica held (they lived in its process)."""
+    return {k: v for k, v in failed.items() if k != "session: lost session"}
 
 
 def test_a_replica_killed_fails_only_what_it_held(report: dict[str, dict[str, Any]]) -> None:
     found = report["replica SIGKILL"]
-    assert sum(found["failed"].values()) <= 10, found  # its requests in flight
-    assert found["failed after settling"] == {}, found
+    assert sum(but_lost_sessions(found["failed"]).values()) <= 10, found  # its requests in flight
+    assert but_lost_sessions(found["failed after settling"]) == {}, found
+    assert found["lost sessions"] <= SESSIONS, found
     assert found["deaf listens"].startswith("0 of"), found
 
 
 def test_a_replica_stopped_fails_no_request(report: dict[str, dict[str, Any]]) -> None:
     found = report["replica SIGTERM"]
-    failed = {k: v for k, v in found["failed"].items() if not k.startswith("session")}
-    assert failed == {}, found  # its own sessions end with it (they live in its process)
+    assert but_lost_sessions(found["failed"]) == {}, found  # its own sessions end with it
+    assert found["lost sessions"] <= SESSIONS, found
     assert found["deaf listens"].startswith("0 of"), found
 
 
@@ -316,4 +327,4 @@ def test_a_gateway_whose_child_is_killed_answers_and_starts_another(
     assert found["unanswered"] == 0, found  # its requests in flight: 502 naming each
     assert set(found["failed"]) <= {"stateless: 502 rpc -32603"}, found
     assert found["failed after settling"] == {}, found
-    assert found["recovery seconds"]["stateless"] < 10.0, found  # a fresh child started
+    assert found["recovery seconds"]["stateless"] < 20.0, found  # a fresh child started
