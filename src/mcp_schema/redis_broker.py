@@ -326,7 +326,8 @@ class RedisBroker(Broker):
         return await self._set(b"kv:", key, value, ttl, absent=True)
 
     async def _compare_and_set(self, expected: bytes, key: str, value: bytes, ttl: float) -> bool:
-        keys, args = [self._key(b"kv:", key)], [expected, value, _milliseconds(ttl)]
+        keys = [self._key(b"kv:", key)]
+        args: list[bytes | int] = [expected, value, _milliseconds(ttl)]
         stored = await self._call("compare and set", lambda: self._script(keys=keys, args=args))
         return bool(stored == 1)
 

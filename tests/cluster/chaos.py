@@ -204,7 +204,7 @@ class Load:
             await asyncio.sleep(0.5)
 
     async def _tasks(self, client: httpx.AsyncClient) -> None:
-        declaring = {"extensions": {TASKS_EXTENSION: {}}}
+        declaring: dict[str, Any] = {"extensions": {TASKS_EXTENSION: {}}}
         polling: list[asyncio.Task[None]] = []
         while not self._stop.is_set():
             message = stateless("tools/call", declaring, name="long_count", arguments={})

@@ -100,11 +100,11 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
     late = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok and o.began >= ended + SETTLE)
     now = time.monotonic()
     waiting = [now - at for _, at in load.in_flight.values() if at <= until]
-    worst = {}
+    worst: dict[str, float] = {}
     for o in window:
         worst[o.kind] = round(max(worst.get(o.kind, 0.0), o.seconds), 3)
     worst_failed = max((o.seconds for o in window if not o.ok), default=0.0)
-    recovery = {}
+    recovery: dict[str, float] = {}
     for o in sorted(load.outcomes, key=lambda o: o.began):
         if o.ok and o.began >= ended and o.kind not in recovery:
             recovery[o.kind] = round(o.ended - ended, 3)

@@ -20,7 +20,7 @@ from mcp_schema.errors import InternalError
 from mcp_schema.redis_broker import RedisBroker
 from mcp_schema.tasks.redis_store import RedisTaskStore
 
-FAST = {"connect_timeout": 0.3, "command_timeout": 0.2}
+FAST: dict[str, float] = {"connect_timeout": 0.3, "command_timeout": 0.2}
 
 
 async def _command(
@@ -182,7 +182,7 @@ def test_a_subscriber_connection_that_stops_answering_ping_is_lost() -> None:
 def test_the_task_store_is_bounded_on_a_frozen_redis() -> None:
     async def body() -> None:
         async with fake(frozen) as (url, seen):
-            store = RedisTaskStore(url, **FAST)
+            store = RedisTaskStore(url, connect_timeout=0.3, command_timeout=0.2)
             try:
                 began = time.monotonic()
                 with pytest.raises(InternalError, match="Redis"):

@@ -9,7 +9,8 @@ import asyncio
 
 from mcp_schema.broker import BrokerError, Fanout, InProcessBroker, Subscription
 from mcp_schema.subscription_relay import CHANNEL, Relay
-from tests.http.test_subscriptions import TOOLS, WAIT, endpoint, events, post_listen
+from tests.http.test_broker import WAIT
+from tests.http.test_subscriptions import TOOLS, endpoint, events, post_listen
 
 
 class Flaky(InProcessBroker):

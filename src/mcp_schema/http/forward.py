@@ -193,34 +193,6 @@ class ClusterApp(Holding):
 
         return received
 
-    def _flushing(self, send: Send, body: list[bytes] | None = None) -> Send:
-        """``send``, writing the session records first when a response starts:
-        a client learns a session id only once other replicas can find it. A
-        new session whose record cannot be written is terminated and its
-        ``initialize`` refused (503, naming the request): no other replica
-        could find it."""
-        refused = False
-
-        async def flushed(message: Message) -> None:
-            nonlocal refused
-            if refused:
-                return  # the app's answer, replaced by the refusal
-            if message["type"] == "http.response.start":
-                try:
-                    await self.sessions.flush()
-                except BrokerError as exc:
-                    created = dict(message.get("headers", [])).get(b"mcp-session-id")
-                    new = None if created is None else created.decode("latin-1")
-                    if new is not None and self.sessions.unwritten(new):
-                        self.sessions.drop(new)
-                        refused = True
-                        request_id = request_id_of(b"".join(body or ()))
-                        return await send_response(send, refusal(503, exc, request_id))
-                    _LOG.warning("session records not written: %s", exc.message)
-            await send(message)
-
-        return flushed
-
     # -- where the client is --------------------------------------------------------------
 
     async def _forward(

@@ -16,6 +16,7 @@ from mcp_schema.errors import InternalError
 from mcp_schema.http.adapter import Message, Scope, Send, send_response
 from mcp_schema.http.asgi import App
 from mcp_schema.http.forward_wire import EVERY, chunks, inbox, pack, reply, texts, unpack, wire
+from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions
 
@@ -59,6 +60,34 @@ class Holding:
     _room: int
     _forwards: dict[str, _Forwarded]
     _tasks: set[asyncio.Task[None]]
+
+    def _flushing(self, send: Send, body: list[bytes] | None = None) -> Send:
+        """``send``, writing the session records first when a response starts:
+        a client learns a session id only once other replicas can find it. A
+        new session whose record cannot be written is terminated and its
+        ``initialize`` refused (503, naming the request): no other replica
+        could find it."""
+        refused = False
+
+        async def flushed(message: Message) -> None:
+            nonlocal refused
+            if refused:
+                return  # the app's answer, replaced by the refusal
+            if message["type"] == "http.response.start":
+                try:
+                    await self.sessions.flush()
+                except BrokerError as exc:
+                    created = dict(message.get("headers", [])).get(b"mcp-session-id")
+                    new = None if created is None else created.decode("latin-1")
+                    if new is not None and self.sessions.unwritten(new):
+                        self.sessions.drop(new)
+                        refused = True
+                        request_id = request_id_of(b"".join(body or ()))
+                        return await send_response(send, refusal(503, exc, request_id))
+                    _LOG.warning("session records not written: %s", exc.message)
+            await send(message)
+
+        return flushed
 
     async def _publish(self, channel: str, data: bytes) -> bool:
         try:
