@@ -8,7 +8,8 @@ Every replica gives a `RedisBroker` the same Redis server and ``prefix``:
   subscriptions (a reader task fans each message out to this process's
   subscriptions, each bounded as `mcp_schema.broker` says). Entering a
   subscription waits until Redis confirms it (at most ``subscribe_timeout``
-  seconds, by default ``connect_timeout + command_timeout``), so what is published after reaches it.
+  seconds, by default ``connect_timeout + 2 * command_timeout``), so what
+  is published after reaches it.
 - values are strings under ``{prefix}kv:{key}`` with a millisecond expiry
   (``SET ... PX``; set-if-absent is ``NX``, compare-and-set a Lua script, one
   atomic step on the server);
@@ -22,7 +23,7 @@ out: the caller fails closed.
 
 The subscriber connection is checked: after ``ping_interval`` seconds without
 a message its reader sends ``PING``, and a ``PING`` unanswered within
-``connect_timeout + command_timeout`` seconds (a frozen Redis keeps its TCP
+``connect_timeout + 2 * command_timeout`` seconds (a frozen Redis keeps its TCP
 connection open) counts as a lost connection. A lost subscriber connection
 ends every subscription of the broker with a `BrokerError`; the next
 subscription opens a new connection. What was published meanwhile is lost

@@ -9,8 +9,9 @@ connections open and answers nothing, so no wait on it may be unbounded:
   reads each reply within ``command`` seconds (`Timeouts`, 1 s and 0.5 s by
   default), and redis-py's own retries are off: it would otherwise send a
   write again whose first sending may have been carried out;
-- every call (`call`) is also bounded from outside, by ``connect + command``
-  seconds, whatever client it runs on (one given by the application too);
+- every call (`call`) is also bounded from outside, by ``connect + 2 *
+  command`` seconds (a new connection, redis-py's hello on it, the reply),
+  whatever client it runs on (one given by the application too);
 - only an idempotent read is tried again, at most `READ_RETRIES` times, and
   only when its connection broke (a connection left from before a restart
   of Redis fails at once); a timeout is not retried, since Redis that did
@@ -82,8 +83,9 @@ class Timeouts:
 
     @property
     def bound(self) -> float:
-        """The longest one call may take: a new connection, then its reply."""
-        return self.connect + self.command
+        """The longest one call may take: a new connection, the client's
+        hello on it, then the reply."""
+        return self.connect + 2 * self.command
 
 
 def client(url: str, timeouts: Timeouts) -> Redis:
