@@ -93,6 +93,7 @@ forwarder answers 503: the broker lost the request, or the holder is stuck."""
 
 
 _LOG = logging.getLogger("mcp_schema.http")
+_KEPT = 65536  # bytes of a request's body kept to name it in a refusal
 _HEADER_ROOM = 256  # bytes of a body message kept for its header line
 _REPLIES_QUEUED = 64  # reply messages waiting for a slow client: then the answer is cut
 
@@ -182,13 +183,18 @@ class ClusterApp(Holding):
         await self.app(scope, self._kept(receive, kept), self._flushing(send, kept))
 
     def _kept(self, receive: Receive, body: list[bytes]) -> Receive:
-        """``receive``, keeping the body's chunks in ``body`` (the request's id,
-        should the response be refused)."""
+        """``receive``, keeping the body's first `_KEPT` bytes in ``body`` (the
+        request's id, should an ``initialize`` be refused: a larger body is
+        no ``initialize``, and its refusal names no id)."""
+        kept = 0
 
         async def received() -> Message:
+            nonlocal kept
             message = await receive()
-            if message["type"] == "http.request":
-                body.append(message.get("body", b""))
+            if message["type"] == "http.request" and kept <= _KEPT:
+                chunk = message.get("body", b"")
+                body.append(chunk)
+                kept += len(chunk)
             return message
 
         return received
