@@ -102,7 +102,7 @@ class ServerAnswers(Peer):
             wire = completed(wire, request.method, version, self._hints)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if check:
-            self._checked_answer(value, request.method, version)
+            self._checked_answer(value, request.method, version, own=True)
         return value
 
     def _result_wire(
@@ -110,6 +110,8 @@ class ServerAnswers(Peer):
     ) -> dict[str, Any]:
         target = request.version
         handler = self.handler_version
+        if type(result) is dict and (handler is None or handler == target):
+            return dict(result)  # a wire mapping of the version answered: to_wire's copy
         response = None
         if isinstance(result, Mapping) and handler is not None and handler != target:
             response = self._read_result(request, dict(result), handler)

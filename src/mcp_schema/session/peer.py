@@ -27,6 +27,7 @@ from mcp_schema._codec.route import (
     address,
     kind_of,
     named_version,
+    own_answer_route,
     request_id,
     route,
 )
@@ -351,7 +352,13 @@ class Peer:
         return message.result  # type: ignore[no-any-return]
 
     def _checked_answer(
-        self, value: dict[str, Any], method: str, version: str, *, model: bool = False
+        self,
+        value: dict[str, Any],
+        method: str,
+        version: str,
+        *,
+        model: bool = False,
+        own: bool = False,
     ) -> ResultResponse[Any] | None:
         """`_check_answer` that builds no model unless asked (then the whole
         response's): an answer the JSON Schema accepts is valid (the
@@ -359,7 +366,11 @@ class Peer:
         anything else, models inside a mapping included, is read by the model
         view, which accepts it or says why not."""
         try:
-            found = route(value, self._known(version, method), None)
+            known = self._known(version, method)
+            if own and version in SUPPORTED:  # the envelope is this side's, its id one it read
+                found = own_answer_route(known, value["id"], value["result"])
+            else:
+                found = route(value, known, None)
             if not model and schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
