@@ -33,7 +33,7 @@ from mcp_schema.session.listens import Listens
 from mcp_schema.session.peer import Peer
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import Outgoing, Round
-from mcp_schema.session.wire import encoded, wire_or_type_error
+from mcp_schema.session.wire import encoded, encoded_answer, wire_or_type_error
 
 __all__ = ["ServerAnswers"]
 
@@ -81,7 +81,7 @@ class ServerAnswers(Peer):
             return
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
-        self._answer(request, encoded(value))
+        self._answer(request, encoded_answer(value))
         if request.method == "tools/list":
             listed = wire.get("tools")
             tools = listed if isinstance(listed, list) else []

@@ -51,7 +51,7 @@ from mcp_schema.session.events import (
 from mcp_schema.session.frames import Frame
 from mcp_schema.session.state import Answered, Connection, Outgoing
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
-from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
+from mcp_schema.session.wire import encoded, encoded_answer, schema_accepts, wire_or_type_error
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 Role = Literal["client", "server"]
@@ -384,7 +384,7 @@ class Peer:
     def _queue(self, value: dict[str, Any]) -> None:
         """Queue ``value``, a response with a result that the session gives itself."""
         rid = value["id"]
-        self._put(Frame(encoded(value), None, rid, rid))
+        self._put(Frame(encoded_answer(value), None, rid, rid))
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
