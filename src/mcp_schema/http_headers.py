@@ -318,16 +318,17 @@ def received_headers(headers: Headers) -> dict[str, str]:
         return headers  # as this function returns them: a reader passes them on
     if type(headers) is list:  # an ASGI server's (bytes, bytes) pairs: the per-request path
         try:
-            # Pairs that are tuples (tuple.__iter__ takes nothing else) of bytes,
-            # read by bytes.decode itself, whatever a subclass overrides.
-            pairs = map(tuple.__iter__, headers)
+            # Pairs of exact bytes (a subclass's decode is never called); any
+            # other pair is left out here, and then the walk below reads it.
             named = {
-                bytes.decode(n, "latin-1").lower(): bytes.decode(v, "latin-1") for n, v in pairs
+                n.decode("latin-1").lower(): v.decode("latin-1")
+                for n, v in headers
+                if type(n) is bytes and type(v) is bytes
             }
         except (TypeError, ValueError):
-            pass  # not all pairs of bytes: the walk below says what is wrong, or joins them
+            pass  # not all pairs: the walk below says what is wrong
         else:
-            if len(named) == len(headers):  # no name repeated: nothing to join
+            if len(named) == len(headers):  # all read, no name repeated: nothing to join
                 return named
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()

@@ -19,6 +19,7 @@ from mcp_schema.http_headers import (
     check_request_headers,
     decode_header_value,
     encode_header_value,
+    received_headers,
     request_headers,
     validate_tool_headers,
 )
@@ -839,3 +840,29 @@ def test_the_quick_agreement_check_agrees_with_the_full_one(
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     if _mirrored(received, message):
         _check_expected(received, _expected_headers(message, None), required)
+
+
+class _Bytes(bytes):
+    def decode(self, *args: Any, **kwargs: Any) -> str:
+        return "overridden"
+
+
+_FIELD = st.one_of(
+    st.binary(max_size=4),
+    st.sampled_from([b"Host", b"host", b"MCP-Name", b"mcp-name"]),
+    st.binary(max_size=4).map(_Bytes),
+)
+
+
+@given(st.lists(st.tuples(_FIELD, _FIELD), max_size=6))
+def test_asgi_header_pairs_are_read_as_the_walk_reads_them(
+    pairs: list[tuple[bytes, bytes]],
+) -> None:
+    # The quick read of a server's pairs agrees with the walk of the same
+    # pairs (given as a mapping's items), repeated names joined, subclasses
+    # read by what they hold.
+    walked: dict[str, str] = {}
+    for name, value in pairs:
+        key, text = bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1")
+        walked[key] = text if key not in walked else f"{walked[key]}, {text}"
+    assert received_headers(pairs) == walked
