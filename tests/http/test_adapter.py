@@ -91,7 +91,7 @@ def test_a_body_there_already_is_read_without_a_timer() -> None:
             armed += 1
             return call_later(*args)
 
-        loop.call_later = counted  # type: ignore[method-assign]
+        loop.call_later = counted  # type: ignore[method-assign,assignment]
         whole = await read_body(chunks(b"ab", b"cd"), 10, seconds=5)
         return whole, armed
 
