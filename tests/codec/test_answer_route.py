@@ -12,7 +12,7 @@ from mcp_schema._codec.catalog import SUPPORTED, catalog
 from mcp_schema._codec.route import Known, own_answer_route, route
 
 METHODS = sorted({(v, m) for v in SUPPORTED for m in catalog(v, ()).requests})
-RESULTS = st.one_of(
+RESULTS: st.SearchStrategy[Any] = st.one_of(
     st.just({}),
     st.dictionaries(
         st.sampled_from(["resultType", "task", "content", "_meta"]),
