@@ -209,9 +209,11 @@ async def send_body(send: Send, body: bytes, more: bool = False) -> None:
 async def send_response(send: Send, response: Response) -> None:
     """``response`` whole (its body; a stream is `send_stream`'s), with its length."""
     headers = _encoded(response)
-    headers.append((b"content-length", str(len(response.body)).encode()))
-    await send(start_message(response.status, headers))
-    await send_body(send, response.body)
+    headers.append((b"content-length", b"%d" % len(response.body)))
+    # The two messages written here, not by `start_message` and `send_body`:
+    # every whole response takes this path, and each helper is a call more.
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})
 
 
 async def until_disconnect(receive: Receive) -> None:
