@@ -249,6 +249,13 @@ class ClientBinding:
         request is answered with a `TransportError`; the events."""
         return self._failed(post, TransportError(f"no response: {reason}"))
 
+    def refused(self, post: Post, error: McpError) -> list[Event]:
+        """``post`` was not sent, or its response not read, for ``error``
+        (the client could not authorize it, say): its request is answered
+        with ``error``; the events."""
+        check(error, McpError, "error")
+        return self._failed(post, error)
+
     def _failed(self, post: Post, error: McpError, status: int | None = None) -> list[Event]:
         if post.request_id is None:
             return []

@@ -18,7 +18,13 @@ whole), and turns the session's events into awaitable answers:
   retry or as the response to the server's request;
 * `HttpClient.listen` iterates over a ``subscriptions/listen`` stream's
   notifications until the caller stops (closing the stream ends it);
-* other notifications (progress, logs) go to ``on_notification``.
+* other notifications (progress, logs) go to ``on_notification``;
+* ``auth``, a `mcp_schema.http.credentials.CredentialSource`, gives the
+  ``Authorization`` of every request; `mcp_schema.oauth.OAuth` is one that
+  answers the server's 401 and 403 ``insufficient_scope`` challenges by
+  authorizing (the request is sent again with the new token, within its
+  retry limit); another source is told of a 401 (``rejected``) and the
+  request sent once more.
 
 Nothing here blocks the event loop; one client serves many concurrent
 requests. Not thread-safe: use it from one event loop.
@@ -39,6 +45,7 @@ from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.errors import InvalidRequestError, McpError, clip
 from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post
+from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.session import (
     ClientSession,
     Event,
@@ -58,6 +65,7 @@ answers keyed as ``event.requests`` (result models or wire mappings)."""
 _LOG = logging.getLogger("mcp_schema.http")
 _LISTEN = "subscriptions/listen"
 _QUEUED = 64  # a listen's notifications the caller has not taken: then reading waits
+_MAX_TRIES = 5  # sends of one message after challenges (an OAuth source's own limit is lower)
 
 
 class HttpClient:
@@ -66,6 +74,7 @@ class HttpClient:
     ``info``, ``capabilities``, ``versions``, ``log_level``: the
     `ClientSession`'s. A capability the server may ask with (elicitation,
     sampling, roots) needs ``on_input``. ``headers``: sent with every request.
+    ``auth``: where each request's ``Authorization`` comes from (see the module).
     ``timeout``: seconds to connect, and between two chunks of a response
     (a listen stream waits as long as it stays open). ``http``: an
     ``httpx.AsyncClient`` of the caller's (kept open by `aclose`).
@@ -86,6 +95,7 @@ class HttpClient:
         max_event: int = MAX_EVENT,
         log_level: Any = None,
         http: httpx.AsyncClient | None = None,
+        auth: CredentialSource | None = None,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
@@ -96,7 +106,7 @@ class HttpClient:
         if asking and on_input is None:
             raise ValueError(f"declaring {', '.join(sorted(set(asking)))} needs on_input")
         self.binding = ClientBinding(self.session, mode, dict(headers or {}), max_event)
-        self.url, self.timeout = url, timeout
+        self.url, self.timeout, self.auth = url, timeout, auth
         self.on_input, self.on_notification = on_input, on_notification
         self._owned = http is None
         self._http = httpx.AsyncClient() if http is None else http
@@ -177,10 +187,11 @@ class HttpClient:
         delete = self.binding.close()
         try:
             if delete is not None:
+                headers = await self._authorized(delete)
                 await self._http.request(
-                    delete.method, self.url, headers=list(delete.headers), timeout=self.timeout
+                    delete.method, self.url, headers=headers, timeout=self.timeout
                 )
-        except httpx.HTTPError:
+        except (httpx.HTTPError, McpError):
             pass  # the session ends with the server's timeout instead
         finally:
             if self._owned:
@@ -217,32 +228,67 @@ class HttpClient:
         if self._exchanges.get(rid) is task:
             del self._exchanges[rid]
 
+    async def _authorized(self, post: Post) -> list[tuple[str, str]]:
+        """``post``'s headers, with the ``Authorization`` of ``auth`` (if any)."""
+        headers = list(post.headers)
+        authorization = None if self.auth is None else await self.auth.authorization()
+        if authorization is not None:
+            headers = [(k, v) for k, v in headers if k != "authorization"]
+            headers.append(("authorization", authorization))
+        return headers
+
     async def _exchange(self, post: Post) -> None:
         listening = post.rpc_method == _LISTEN
         timeout = httpx.Timeout(self.timeout, read=None if listening else self.timeout)
         try:
-            async with self._http.stream(
-                post.method,
-                self.url,
-                headers=list(post.headers),
-                content=post.body,
-                timeout=timeout,
-            ) as response:
-                reply = self.binding.reply(
-                    post, response.status_code, response.headers.multi_items()
-                )
-                async for chunk in response.aiter_bytes():
-                    await self._dispatch(post, reply.feed(chunk))
-                    if reply.done:
-                        break
-                await self._dispatch(post, reply.end())
+            for tries in range(_MAX_TRIES):
+                headers = await self._authorized(post)
+                sent = dict(headers).get("authorization")
+                async with self._http.stream(
+                    post.method, self.url, headers=headers, content=post.body, timeout=timeout
+                ) as response:
+                    status = response.status_code
+                    again = tries + 1 < _MAX_TRIES and status in (401, 403)
+                    if again and await self._challenged(response, sent, tries):
+                        continue
+                    if sent is not None and self.auth is not None and status not in (401, 403):
+                        settled = getattr(self.auth, "settled", None)
+                        if callable(settled):
+                            settled()
+                    await self._read(post, response)
+                return
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             await self._dispatch(post, self.binding.lost(post, reason))
+        except McpError as exc:  # the authorization failed: the request's answer
+            await self._dispatch(post, self.binding.refused(post, exc))
         finally:
             queue = self._listens.get(post.request_id) if post.request_id is not None else None
             if queue is not None:
                 await queue.put(None)  # the stream ended: so does the iteration
+
+    async def _challenged(self, response: httpx.Response, sent: str | None, tries: int) -> bool:
+        """Whether to send the request again after this 401 or 403: as
+        ``auth`` answers the challenge (a source that cannot is told of a
+        401 to a credential it gave, and the request goes once more)."""
+        if self.auth is None:
+            return False
+        challenged = getattr(self.auth, "challenged", None)
+        if callable(challenged):
+            values = response.headers.get_list("www-authenticate")
+            return bool(await challenged(response.status_code, values, sent))
+        if response.status_code != 401 or sent is None or tries:
+            return False
+        self.auth.rejected(sent)
+        return await self.auth.authorization() not in (None, sent)
+
+    async def _read(self, post: Post, response: httpx.Response) -> None:
+        reply = self.binding.reply(post, response.status_code, response.headers.multi_items())
+        async for chunk in response.aiter_bytes():
+            await self._dispatch(post, reply.feed(chunk))
+            if reply.done:
+                break
+        await self._dispatch(post, reply.end())
 
     async def _dispatch(self, post: Post, events: list[Event]) -> None:
         for event in events:
