@@ -45,6 +45,7 @@ class World:
     scope_challenge: str | None = None  # the 401's scope
     needs: str | None = None  # a scope tools/list needs (403 insufficient_scope otherwise)
     always_401: bool = False
+    withheld: frozenset[str] = frozenset()  # scopes the authorization server never grants
     cimd: bool = False
     registration: bool = True
     auth_methods: list[str] = field(default_factory=lambda: ["none"])
@@ -169,7 +170,7 @@ class World:
         else:
             scope = form.get("scope", [""])[0]
         token = f"token-{len(self.granted)}"
-        self.granted[token] = set(scope.split())
+        self.granted[token] = set(scope.split()) - self.withheld
         answer: dict[str, Any] = {
             "access_token": token,
             "token_type": self.token_type,
