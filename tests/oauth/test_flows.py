@@ -137,6 +137,6 @@ def test_the_iss_of_the_redirect_back_is_compared_as_the_specification_tabulates
         world = World(iss=iss, iss_supported=supported)
         try:
             connect(world, world.oauth())
-        except Exception as exc:  # noqa: BLE001 - the typed refusal, checked below
+        except Exception as exc:
             assert type(exc).__name__ == "AuthorizationResponseError", (iss, supported, exc)
         assert bool(world.sent("/token")) is proceeds, (iss, supported)

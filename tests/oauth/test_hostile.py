@@ -212,6 +212,5 @@ def test_a_guarded_client_refuses_a_loopback_server_url() -> None:
 
 
 def _client() -> Any:
-    from tests.oauth.world import pre_registered
 
     return pre_registered()
