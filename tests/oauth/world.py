@@ -164,9 +164,10 @@ class World:
                 return httpx.Response(400, json={"error": "invalid_grant"})
             scope = self._scope
         elif grant == "refresh_token":
-            scope = self.refreshes.pop(form["refresh_token"][0], None)  # rotated
-            if scope is None:
+            found = self.refreshes.pop(form["refresh_token"][0], None)  # rotated
+            if found is None:
                 return httpx.Response(400, json={"error": "invalid_grant"})
+            scope = found
         else:
             scope = form.get("scope", [""])[0]
         token = f"token-{len(self.granted)}"

@@ -35,8 +35,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from pydantic import BaseModel
@@ -56,11 +56,28 @@ from mcp_schema.session import (
     ResponseReceived,
 )
 
-__all__ = ["HttpClient", "InputHandler"]
+__all__ = ["ChallengedSource", "HttpClient", "InputHandler"]
 
 InputHandler = Callable[[InputRequested], Awaitable[Mapping[str, Any]]]
 """What answers the server's asks: ``await on_input(event)`` returns the
 answers keyed as ``event.requests`` (result models or wire mappings)."""
+
+
+@runtime_checkable
+class ChallengedSource(CredentialSource, Protocol):
+    """A `CredentialSource` that answers the server's challenges itself
+    (`mcp_schema.oauth.OAuth` is one)."""
+
+    async def challenged(
+        self, status: int, www_authenticate: Sequence[str], authorization: str | None
+    ) -> bool:
+        """Whether to send the request again after this 401 or 403."""
+        ...
+
+    def settled(self) -> None:
+        """A request carrying a credential was answered."""
+        ...
+
 
 _LOG = logging.getLogger("mcp_schema.http")
 _LISTEN = "subscriptions/listen"
@@ -251,10 +268,9 @@ class HttpClient:
                     again = tries + 1 < _MAX_TRIES and status in (401, 403)
                     if again and await self._challenged(response, sent, tries):
                         continue
-                    if sent is not None and self.auth is not None and status not in (401, 403):
-                        settled = getattr(self.auth, "settled", None)
-                        if callable(settled):
-                            settled()
+                    answered = sent is not None and status not in (401, 403)
+                    if answered and isinstance(self.auth, ChallengedSource):
+                        self.auth.settled()
                     await self._read(post, response)
                 return
         except httpx.HTTPError as exc:
@@ -273,10 +289,9 @@ class HttpClient:
         401 to a credential it gave, and the request goes once more)."""
         if self.auth is None:
             return False
-        challenged = getattr(self.auth, "challenged", None)
-        if callable(challenged):
+        if isinstance(self.auth, ChallengedSource):
             values = response.headers.get_list("www-authenticate")
-            return bool(await challenged(response.status_code, values, sent))
+            return await self.auth.challenged(response.status_code, values, sent)
         if response.status_code != 401 or sent is None or tries:
             return False
         self.auth.rejected(sent)
