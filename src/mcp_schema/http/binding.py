@@ -33,6 +33,13 @@ and, for ``initialize`` sessions, of
   retries with a version it lists (``initialize`` when it lists only
   handshake-era ones). ``"stateless"`` (2026-07-28 only) and
   ``"handshake"`` (``initialize`` only) do not fall back.
+* Handshake era: `ClientBinding.stream` is the GET of the server's own
+  stream (its requests and notifications outside any request's answer),
+  and a request's event stream that ends before its answer, having given
+  an event id, is resumed (`Reply.resume`: a GET with ``Last-Event-ID``
+  after the stream's ``retry``), as the
+  [2025-11-25 transport](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)
+  describes it; events without data (a stream's priming event) are skipped.
 * Every byte of a response is the server's: a body or an event longer than
   ``max_event`` bytes, a content type that is neither JSON nor an event
   stream, a 202 to a request, an error status with no JSON-RPC error, a
@@ -83,7 +90,7 @@ from mcp_schema.session import (
 from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
-__all__ = ["MAX_EVENT", "ClientBinding", "Mode", "Post", "Reply", "TransportError"]
+__all__ = ["MAX_EVENT", "ClientBinding", "Mode", "Post", "Reply", "Resume", "TransportError"]
 
 Mode = Literal["auto", "stateless", "handshake"]
 """How a `ClientBinding` connects: see the module."""
@@ -95,6 +102,8 @@ _MODERN = (HeaderMismatchError, MissingRequiredClientCapabilityError)
 _FALLBACK_STATUSES = frozenset({400, 404, 405})
 _MAX_PROBES = 3  # server/discover tries, the versions an UnsupportedProtocolVersionError lists
 _VISIBLE = frozenset(map(chr, range(0x21, 0x7F)))
+_RETRY = 1.0  # seconds before resuming a stream that named no retry
+_MAX_RETRY = 30.0
 
 
 class TransportError(McpError):
@@ -114,12 +123,22 @@ class TransportError(McpError):
 
 
 @dataclass(frozen=True)
+class Resume:
+    """How to resume a request's stream that ended before its answer."""
+
+    last_event_id: str
+    retry: float
+    """Seconds to wait first (the stream's ``retry``, bounded)."""
+
+
+@dataclass(frozen=True)
 class Post:
     """One HTTP request to the MCP endpoint: send it, then read its response
     with `ClientBinding.reply`."""
 
     method: str
-    """``POST`` (a message) or ``DELETE`` (the end of a handshake-era session)."""
+    """``POST`` (a message), ``GET`` (a stream of the server's, handshake era)
+    or ``DELETE`` (the end of a handshake-era session)."""
     headers: tuple[tuple[str, str], ...]
     body: bytes
     request_id: int | None
@@ -224,6 +243,23 @@ class ClientBinding:
                 headers.append(("mcp-session-id", self.session_id))
         headers += [(k.lower(), v) for k, v in self.headers.items()]
         return Post("POST", tuple(headers), frame.data, rid, method)
+
+    def stream(
+        self, request_id: int | None = None, last_event_id: str | None = None
+    ) -> Post | None:
+        """The GET of the server's stream in a handshake-era session (None in
+        another era): its own stream, or, with ``request_id`` and
+        ``last_event_id``, the resumption of that request's (`Reply.resume`)."""
+        version = self.session.version
+        if version is None or version not in HANDSHAKE_VERSIONS:
+            return None
+        headers = [("accept", "text/event-stream"), ("mcp-protocol-version", version)]
+        if self.session_id is not None:
+            headers.append(("mcp-session-id", self.session_id))
+        if last_event_id is not None:
+            headers.append(("last-event-id", last_event_id))
+        headers += [(k.lower(), v) for k, v in self.headers.items()]
+        return Post("GET", tuple(headers), b"", request_id)
 
     def close(self) -> Post | None:
         """The DELETE that ends the handshake-era session, if there is one
@@ -340,6 +376,8 @@ class Reply:
         self._body = bytearray()
         self._reader: EventReader | None = None
         self._refused: McpError | None = None
+        self.resume: Resume | None = None
+        """Set by `end` when the request's stream may be resumed (see the module)."""
         content_type = headers.get("content-type")
         if 200 <= status < 300:
             self._opened(headers, content_type)
@@ -348,6 +386,15 @@ class Reply:
 
     def _opened(self, headers: dict[str, str], content_type: str | None) -> None:
         binding, post = self._binding, self._post
+        media = (content_type or "").split(";")[0].strip().lower()
+        if post.method == "GET":
+            if self.status == 200 and media == "text/event-stream":
+                self._reader = EventReader(binding.max_event)
+            elif post.request_id is None:
+                self.done = True  # the server keeps no stream of its own
+            else:
+                self._refused = TransportError("the stream was not resumed", status=self.status)
+            return
         if post.request_id is None:
             self.done = True  # a notification or a response: any 2xx accepts it
             return
@@ -360,7 +407,6 @@ class Reply:
             session_id = headers.get("mcp-session-id")
             if session_id is not None and session_id and set(session_id) <= _VISIBLE:
                 binding.session_id = session_id
-        media = (content_type or "").split(";")[0].strip().lower()
         if media == "text/event-stream":
             self._reader = EventReader(binding.max_event)
         elif not is_json(content_type):
@@ -394,7 +440,8 @@ class Reply:
             return []
         events: list[Event] = []
         for data in found:
-            events += self._read(data)
+            if data:  # an event without data primes the stream (its id, its retry)
+                events += self._read(data)
             if self.done:
                 break
         return events
@@ -418,6 +465,13 @@ class Reply:
                 events = self._read(body)
             else:
                 self._refused = self._error_of(body)
+        if not self.done and self._resumable():
+            assert self._reader is not None and self._reader.last_id is not None
+            retry = self._reader.retry
+            wait = _RETRY if retry is None else min(retry / 1000, _MAX_RETRY)
+            self.resume = Resume(self._reader.last_id, wait)
+            self.done = True
+            return events
         if not self.done:
             self.done = True
             error = self._refused or TransportError(
@@ -425,6 +479,17 @@ class Reply:
             )
             events += binding._failed(post, error, self.status)
         return events
+
+    def _resumable(self) -> bool:
+        reader, post = self._reader, self._post
+        version = self._binding.session.version
+        return (
+            reader is not None
+            and reader.last_id is not None
+            and self._refused is None
+            and post.request_id is not None
+            and version in HANDSHAKE_VERSIONS
+        )
 
     def _error_of(self, body: bytes) -> McpError:
         """The error an error status carries: the JSON-RPC error of its body

@@ -44,7 +44,7 @@ from pydantic import BaseModel
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.errors import InvalidRequestError, McpError, clip
-from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post
+from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post, Resume, TransportError
 from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.session import (
     ClientSession,
@@ -82,6 +82,7 @@ class ChallengedSource(CredentialSource, Protocol):
 _LOG = logging.getLogger("mcp_schema.http")
 _LISTEN = "subscriptions/listen"
 _QUEUED = 64  # a listen's notifications the caller has not taken: then reading waits
+_MAX_RESUMES = 3  # resumptions of one request's stream that keeps ending early
 _MAX_TRIES = 5  # sends of one message after challenges (an OAuth source's own limit is lower)
 
 
@@ -255,33 +256,50 @@ class HttpClient:
         return headers
 
     async def _exchange(self, post: Post) -> None:
-        listening = post.rpc_method == _LISTEN
-        timeout = httpx.Timeout(self.timeout, read=None if listening else self.timeout)
+        first = post
         try:
-            for tries in range(_MAX_TRIES):
-                headers = await self._authorized(post)
-                sent = dict(headers).get("authorization")
-                async with self._http.stream(
-                    post.method, self.url, headers=headers, content=post.body, timeout=timeout
-                ) as response:
-                    status = response.status_code
-                    again = tries + 1 < _MAX_TRIES and status in (401, 403)
-                    if again and await self._challenged(response, sent, tries):
-                        continue
-                    answered = sent is not None and status not in (401, 403)
-                    if answered and isinstance(self.auth, ChallengedSource):
-                        self.auth.settled()
-                    await self._read(post, response)
-                return
+            for resumed in range(_MAX_RESUMES + 1):
+                resume = await self._send(post)
+                if resume is None:
+                    return
+                await asyncio.sleep(resume.retry)
+                again = self.binding.stream(post.request_id, resume.last_event_id)
+                if again is None or resumed == _MAX_RESUMES:
+                    break
+                post = again
+            error = TransportError("the stream ended without the answer, resumed in vain")
+            await self._dispatch(post, self.binding.refused(post, error))
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             await self._dispatch(post, self.binding.lost(post, reason))
         except McpError as exc:  # the authorization failed: the request's answer
             await self._dispatch(post, self.binding.refused(post, exc))
         finally:
-            queue = self._listens.get(post.request_id) if post.request_id is not None else None
+            rid = first.request_id
+            queue = self._listens.get(rid) if rid is not None else None
             if queue is not None:
                 await queue.put(None)  # the stream ended: so does the iteration
+
+    async def _send(self, post: Post) -> Resume | None:
+        """One message sent (again after a challenge its source answers) and
+        its answer read: how to resume its stream, when it ended early."""
+        listening = post.rpc_method == _LISTEN or post.method == "GET"
+        timeout = httpx.Timeout(self.timeout, read=None if listening else self.timeout)
+        for tries in range(_MAX_TRIES):
+            headers = await self._authorized(post)
+            sent = dict(headers).get("authorization")
+            async with self._http.stream(
+                post.method, self.url, headers=headers, content=post.body, timeout=timeout
+            ) as response:
+                status = response.status_code
+                again = tries + 1 < _MAX_TRIES and status in (401, 403)
+                if again and await self._challenged(response, sent, tries):
+                    continue
+                answered = sent is not None and status not in (401, 403)
+                if answered and isinstance(self.auth, ChallengedSource):
+                    self.auth.settled()
+                return await self._read(post, response)
+        return None  # unreachable: the last try reads its answer
 
     async def _challenged(self, response: httpx.Response, sent: str | None, tries: int) -> bool:
         """Whether to send the request again after this 401 or 403: as
@@ -297,13 +315,14 @@ class HttpClient:
         self.auth.rejected(sent)
         return await self.auth.authorization() not in (None, sent)
 
-    async def _read(self, post: Post, response: httpx.Response) -> None:
+    async def _read(self, post: Post, response: httpx.Response) -> Resume | None:
         reply = self.binding.reply(post, response.status_code, response.headers.multi_items())
         async for chunk in response.aiter_bytes():
             await self._dispatch(post, reply.feed(chunk))
             if reply.done:
                 break
         await self._dispatch(post, reply.end())
+        return reply.resume
 
     async def _dispatch(self, post: Post, events: list[Event]) -> None:
         for event in events:
@@ -312,6 +331,9 @@ class HttpClient:
             elif isinstance(event, Negotiated):
                 if self._negotiated is not None and not self._negotiated.done():
                     self._negotiated.set_result(event)
+                    own = self.binding.stream()  # the server's own stream, handshake era
+                    if own is not None:
+                        self._spawn(self._exchange(own))
             elif isinstance(event, InputRequested):
                 self._spawn(self._provide(event))
             elif isinstance(event, NotificationReceived):
