@@ -36,7 +36,7 @@ from mcp_schema.codec import to_wire
 from mcp_schema.errors import McpError
 from mcp_schema.http.binding import Mode
 from mcp_schema.http.client import HttpClient
-from mcp_schema.oauth import ClientInfo, FollowRedirect, OAuth
+from mcp_schema.oauth import ClientInfo, FollowRedirect, HttpxFetcher, OAuth
 from mcp_schema.session import InputRequested
 from mcp_schema.versions import STATELESS_VERSIONS
 
@@ -47,6 +47,9 @@ SAMPLES: dict[str, Any] = {"boolean": True, "integer": 1, "number": 1, "string":
 # server accepts as is (a real client hosts its own), and a loopback redirect URI.
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 REDIRECT_URI = "http://127.0.0.1:3000/callback"
+# Seconds one authorization fetch may take: the suite starts every client of
+# a requirement set at once, and its servers answer slowly on a loaded machine.
+FETCH_SECONDS = 30.0
 
 
 def sample(schema: dict[str, Any]) -> Any:
@@ -107,6 +110,7 @@ def authorization(url: str, context: dict[str, Any], scenario: str) -> OAuth:
     client = None
     if "client_id" in context:
         client = ClientInfo(context["client_id"], context.get("client_secret"))
+    fetcher = HttpxFetcher(timeout=FETCH_SECONDS)
     if scenario.startswith("auth/client-credentials"):
         return OAuth(
             url,
@@ -114,10 +118,12 @@ def authorization(url: str, context: dict[str, Any], scenario: str) -> OAuth:
             client=client,
             private_key=context.get("private_key_pem"),
             signing_algorithm=context.get("signing_algorithm", "ES256"),
+            fetcher=fetcher,
         )
     return OAuth(
         url,
-        redirect=FollowRedirect(REDIRECT_URI),
+        redirect=FollowRedirect(REDIRECT_URI, fetcher),
+        fetcher=fetcher,
         client=client,
         client_metadata_url=CLIENT_METADATA_URL,
         client_metadata={"client_name": INFO["name"]},
