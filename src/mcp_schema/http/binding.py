@@ -76,6 +76,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.posts import Post, Resume, TransportError
 from mcp_schema.http.rules import is_json
 from mcp_schema.http.sse import MAX_EVENT, EventReader, EventTooLarge
 from mcp_schema.http_headers import Headers, received_headers, request_headers
@@ -104,47 +105,6 @@ _MAX_PROBES = 3  # server/discover tries, the versions an UnsupportedProtocolVer
 _VISIBLE = frozenset(map(chr, range(0x21, 0x7F)))
 _RETRY = 1.0  # seconds before resuming a stream that named no retry
 _MAX_RETRY = 30.0
-
-
-class TransportError(McpError):
-    """-32603: the HTTP exchange brought no JSON-RPC answer to a request
-    (``status``: the HTTP status, None when none came)."""
-
-    code = -32603
-    default_message = "Transport error"
-
-    def __init__(
-        self, message: str | None = None, data: Any = None, *, status: int | None = None
-    ) -> None:
-        self.status = status
-        if status is not None and data is None:
-            data = {"status": status}
-        super().__init__(message, data)
-
-
-@dataclass(frozen=True)
-class Resume:
-    """How to resume a request's stream that ended before its answer."""
-
-    last_event_id: str
-    retry: float
-    """Seconds to wait first (the stream's ``retry``, bounded)."""
-
-
-@dataclass(frozen=True)
-class Post:
-    """One HTTP request to the MCP endpoint: send it, then read its response
-    with `ClientBinding.reply`."""
-
-    method: str
-    """``POST`` (a message), ``GET`` (a stream of the server's, handshake era)
-    or ``DELETE`` (the end of a handshake-era session)."""
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-    request_id: int | None
-    """The id of the request it carries; None for a notification or a response."""
-    rpc_method: str | None = None
-    """The JSON-RPC method it carries (None for a response, or a DELETE)."""
 
 
 @dataclass

@@ -7,7 +7,7 @@ and never a token, a secret or an authorization code.
 
 from __future__ import annotations
 
-from mcp_schema.http.binding import TransportError
+from mcp_schema.http.posts import TransportError
 
 __all__ = [
     "AuthorizationError",
