@@ -140,3 +140,28 @@ def test_the_iss_of_the_redirect_back_is_compared_as_the_specification_tabulates
         except Exception as exc:
             assert type(exc).__name__ == "AuthorizationResponseError", (iss, supported, exc)
         assert bool(world.sent("/token")) is proceeds, (iss, supported)
+
+
+def test_a_token_the_source_was_told_is_refused_is_not_sent_again() -> None:
+    world = World()
+    auth = world.oauth()
+    connect(world, auth)
+    refused = asyncio.run(auth.authorization())
+    assert refused is not None
+    auth.rejected(refused)
+    assert asyncio.run(auth.authorization()) is None  # no refresh token: the 401 says what next
+    world.granted.clear()
+    connect(world, auth)
+    assert len(world.authorizations()) == 2
+    assert all(r.headers.get("authorization") != refused for r in world.sent("/api/mcp")[-2:])
+
+
+def test_concurrent_challenges_share_one_authorization() -> None:
+    world = World()
+
+    async def main() -> None:
+        async with world.client(world.oauth()) as client:
+            await asyncio.gather(*(client.list_tools() for _ in range(5)))
+
+    asyncio.run(main())
+    assert len(world.authorizations()) == 1

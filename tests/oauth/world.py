@@ -57,6 +57,7 @@ class World:
     refreshes: dict[str, str] = field(default_factory=dict)  # refresh token: scope
     challenge: str | None = None
     clients: int = 0
+    issued: int = 0
 
     # -- the record --------------------------------------------------------------------
 
@@ -96,6 +97,8 @@ class World:
             return httpx.Response(200, json=prm)
         if url != MCP:
             return httpx.Response(404)
+        if request.method != "POST":
+            return httpx.Response(405)  # no stream of its own
         header = request.headers.get("authorization", "")
         token = header.removeprefix("Bearer ")
         if not header.startswith("Bearer ") or token not in self.granted or self.always_401:
@@ -170,7 +173,8 @@ class World:
             scope = found
         else:
             scope = form.get("scope", [""])[0]
-        token = f"token-{len(self.granted)}"
+        token = f"token-{self.issued}"
+        self.issued += 1
         self.granted[token] = set(scope.split()) - self.withheld
         answer: dict[str, Any] = {
             "access_token": token,
@@ -178,7 +182,7 @@ class World:
             "expires_in": 3600,
         }
         if self.refresh:
-            answer["refresh_token"] = f"refresh-{len(self.granted)}"
+            answer["refresh_token"] = f"refresh-{self.issued}"
             self.refreshes[answer["refresh_token"]] = scope
         return httpx.Response(200, json=answer)
 

@@ -191,7 +191,8 @@ class OAuth:
         if status == 403 and not challenge.insufficient_scope:
             return False  # forbidden for another reason: no token changes it
         async with self._lock:
-            if self._header() not in (None, authorization):
+            header = self._header()
+            if header not in (None, authorization, self._rejected):
                 return True  # another request renewed it meanwhile
             self._attempts += 1
             if self._attempts > self.max_attempts:
