@@ -214,3 +214,27 @@ def test_a_guarded_client_refuses_a_loopback_server_url() -> None:
 def _client() -> Any:
 
     return pre_registered()
+
+
+def test_the_guard_refuses_a_name_that_resolves_to_a_private_address(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async def resolve(self: object, host: str, *args: object, **kwargs: object) -> list[Any]:
+        address = "10.0.0.5" if host == "internal.example" else "93.184.216.34"
+        return [(2, 1, 6, "", (address, 0))]
+
+    monkeypatch.setattr(asyncio.base_events.BaseEventLoop, "getaddrinfo", resolve)
+    contacted: list[str] = []
+
+    def record(request: httpx.Request) -> httpx.Response:
+        contacted.append(str(request.url))
+        return httpx.Response(200)
+
+    async def main(url: str) -> None:
+        fetcher = HttpxFetcher(httpx.AsyncClient(transport=httpx.MockTransport(record)), guard=True)
+        await fetcher.fetch(Request("GET", url))
+
+    with pytest.raises(FetchError, match="non-global"):
+        asyncio.run(main("https://internal.example/.well-known/oauth-authorization-server"))
+    asyncio.run(main("https://public.example/x"))
+    assert contacted == ["https://public.example/x"]
