@@ -9,6 +9,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import jwt
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+
 from mcp_schema.oauth import OAuth, TokenKey
 from tests.oauth.world import AS, MCP, OTHER_AS, World, pre_registered
 
@@ -165,3 +169,22 @@ def test_concurrent_challenges_share_one_authorization() -> None:
 
     asyncio.run(main())
     assert len(world.authorizations()) == 1
+
+
+def test_private_key_jwt_sends_a_signed_assertion_for_the_issuer() -> None:
+    key = ec.generate_private_key(ec.SECP256R1())
+    pem = key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+    ).decode()
+    world = World(auth_methods=["private_key_jwt"])
+    auth = world.oauth(
+        grant="client_credentials", client=pre_registered(secret=None), private_key=pem
+    )
+    connect(world, auth)
+    (form,) = world.forms()
+    assert form["grant_type"] == ["client_credentials"] and form["resource"] == [MCP]
+    claims = jwt.decode(
+        form["client_assertion"][0], key.public_key(), algorithms=["ES256"], audience=AS
+    )
+    assert claims["iss"] == claims["sub"] == "pre"
+    assert world.sent("/authorize") == [] and world.sent("/register") == []

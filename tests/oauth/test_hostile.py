@@ -238,3 +238,24 @@ def test_the_guard_refuses_a_name_that_resolves_to_a_private_address(
         asyncio.run(main("https://internal.example/.well-known/oauth-authorization-server"))
     asyncio.run(main("https://public.example/x"))
     assert contacted == ["https://public.example/x"]
+
+
+@pytest.mark.parametrize(
+    "back",
+    [
+        "https://evil.example/callback?code=c&state=STATE",  # another redirect URI
+        "http://127.0.0.1:5555/callback?code=c&state=STATE&state=STATE",  # two states
+        "http://127.0.0.1:5555/callback?error=access_denied&state=STATE&iss=https%3A%2F%2Fas.example",
+        "http://127.0.0.1:5555/callback?state=STATE&iss=https%3A%2F%2Fas.example",  # no code
+    ],
+)
+def test_a_redirect_back_that_is_not_the_one_expected_is_refused(back: str) -> None:
+    def sent_back(request: httpx.Request) -> httpx.Response | None:
+        if request.url.path == "/authorize":
+            state = request.url.params["state"]
+            return httpx.Response(302, headers={"location": back.replace("STATE", state)})
+        return None
+
+    world = World(override=sent_back, iss_supported=False)
+    assert isinstance(refused(world), AuthorizationResponseError)
+    assert world.sent("/token") == []
