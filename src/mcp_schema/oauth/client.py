@@ -32,6 +32,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
+from mcp_schema._args import check
 from mcp_schema.errors import quote
 from mcp_schema.oauth.challenge import Challenge, read_challenge
 from mcp_schema.oauth.errors import (
@@ -111,6 +112,12 @@ class OAuth:
         offline_access: bool = True,
         max_attempts: int = 3,
     ) -> None:
+        check(server_url, str, "server_url")
+        check(client, ClientInfo, "client", none=True)
+        check(client_metadata_url, str, "client_metadata_url", none=True)
+        check(private_key, str, "private_key", none=True)
+        check(signing_algorithm, str, "signing_algorithm")
+        check(max_attempts, int, "max_attempts")
         if grant not in ("authorization_code", "client_credentials"):
             raise ValueError(
                 f"grant must be authorization_code or client_credentials, not {grant!r}"
