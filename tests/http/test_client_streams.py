@@ -26,7 +26,7 @@ def answer(rid: int | None, result: dict[str, Any]) -> bytes:
 
 
 def handshake() -> ClientBinding:
-    client = ClientBinding(ClientSession(info=INFO), "handshake")
+    client = ClientBinding(ClientSession(info=INFO), "handshake", resumes=True)
     client.connect()
     (post,) = client.posts()
     headers = [*JSON, ("mcp-session-id", "s-1")]
@@ -80,6 +80,14 @@ def test_a_stream_without_an_event_id_or_not_resumed_ends_the_request() -> None:
     assert again is not None
     (refused,) = respond(client, again, 404, [])
     assert isinstance(refused, ResponseReceived) and isinstance(refused.error, TransportError)
+
+
+def test_a_binding_whose_driver_does_not_resume_ends_the_request() -> None:
+    client = handshake()
+    client.resumes = False
+    post = listing(client)
+    (failed,) = respond(client, post, 200, SSE, b"id: e-1\nretry: 5\ndata: \n\n")
+    assert isinstance(failed, ResponseReceived) and isinstance(failed.error, TransportError)
 
 
 def test_the_stateless_era_has_no_stream_to_get_or_resume() -> None:

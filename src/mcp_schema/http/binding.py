@@ -36,8 +36,9 @@ and, for ``initialize`` sessions, of
 * Handshake era: `ClientBinding.stream` is the GET of the server's own
   stream (its requests and notifications outside any request's answer),
   and a request's event stream that ends before its answer, having given
-  an event id, is resumed (`Reply.resume`: a GET with ``Last-Event-ID``
-  after the stream's ``retry``), as the
+  an event id, is resumed where the driver does it (``resumes``;
+  `Reply.resume`: a GET with ``Last-Event-ID`` after the stream's
+  ``retry``), as the
   [2025-11-25 transport](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)
   describes it; events without data (a stream's priming event) are skipped.
 * Every byte of a response is the server's: a body or an event longer than
@@ -119,6 +120,9 @@ class ClientBinding:
     mode: Mode = "auto"
     headers: Mapping[str, str] = field(default_factory=dict)
     max_event: int = MAX_EVENT
+    resumes: bool = False
+    """Whether its driver resumes a request's stream that ends early
+    (`Reply.resume`); without, such a request ends in a `TransportError`."""
     session_id: str | None = field(default=None, init=False)
     """The handshake-era session's ``Mcp-Session-Id``, once the server gave one."""
     tools: dict[str, ToolHeaders] = field(default_factory=dict, init=False)
@@ -444,7 +448,8 @@ class Reply:
         reader, post = self._reader, self._post
         version = self._binding.session.version
         return (
-            reader is not None
+            self._binding.resumes
+            and reader is not None
             and reader.last_id is not None
             and self._refused is None
             and post.request_id is not None

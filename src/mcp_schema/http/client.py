@@ -123,7 +123,9 @@ class HttpClient:
         asking = [c for c in ASKED_CAPABILITY.values() if c in self.session.capabilities]
         if asking and on_input is None:
             raise ValueError(f"declaring {', '.join(sorted(set(asking)))} needs on_input")
-        self.binding = ClientBinding(self.session, mode, dict(headers or {}), max_event)
+        self.binding = ClientBinding(
+            self.session, mode, dict(headers or {}), max_event, resumes=True
+        )
         self.url, self.timeout, self.auth = url, timeout, auth
         self.on_input, self.on_notification = on_input, on_notification
         self._owned = http is None
