@@ -105,12 +105,11 @@ async def said(what: str, answering: Awaitable[McpModel]) -> dict[str, Any]:
     return result
 
 
-def authorization(url: str, context: dict[str, Any], scenario: str) -> OAuth:
+def authorization(url: str, context: dict[str, Any], scenario: str, fetcher: HttpxFetcher) -> OAuth:
     """The OAuth client of the server at ``url``, with what the suite gave."""
     client = None
     if "client_id" in context:
         client = ClientInfo(context["client_id"], context.get("client_secret"))
-    fetcher = HttpxFetcher(timeout=FETCH_SECONDS)
     if scenario.startswith("auth/client-credentials"):
         return OAuth(
             url,
@@ -131,6 +130,14 @@ def authorization(url: str, context: dict[str, Any], scenario: str) -> OAuth:
 
 
 async def run(url: str, context: dict[str, Any], version: str | None, scenario: str) -> None:
+    fetcher = HttpxFetcher(timeout=FETCH_SECONDS)
+    try:
+        await exercise(url, version, authorization(url, context, scenario, fetcher), context)
+    finally:
+        await fetcher.aclose()
+
+
+async def exercise(url: str, version: str | None, auth: OAuth, context: dict[str, Any]) -> None:
     mode, versions = mode_of(version)
     async with HttpClient(
         url,
@@ -139,7 +146,7 @@ async def run(url: str, context: dict[str, Any], version: str | None, scenario: 
         versions=versions,
         mode=mode,
         on_input=answer,
-        auth=authorization(url, context, scenario),
+        auth=auth,
     ) as client:
         offered = client.session.server_capabilities or {}
         print("connected", client.session.version)

@@ -136,7 +136,10 @@ class OAuth:
         self.scopes = tuple(scopes) if scopes else None
         self.offline_access, self.max_attempts = offline_access, max_attempts
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
-        self.fetcher: Fetcher = fetcher if fetcher is not None else HttpxFetcher(guard=guard)
+        self._own_fetcher: HttpxFetcher | None = None
+        if fetcher is None:
+            fetcher = self._own_fetcher = HttpxFetcher(guard=guard)
+        self.fetcher: Fetcher = fetcher
         self._sign: Signer | None = None
         if private_key is not None:
             from mcp_schema.oauth.assertion import signer  # the auth extra: PyJWT
@@ -158,6 +161,11 @@ class OAuth:
 
     def __repr__(self) -> str:
         return f"OAuth({self.server_url!r}, grant={self.grant!r})"
+
+    async def aclose(self) -> None:
+        """Close the fetcher it made itself (one given is the caller's)."""
+        if self._own_fetcher is not None:
+            await self._own_fetcher.aclose()
 
     # -- what a request carries ----------------------------------------------------------
 
