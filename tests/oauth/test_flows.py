@@ -13,8 +13,9 @@ import jwt
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from mcp_schema.http.client import HttpClient
 from mcp_schema.oauth import OAuth, TokenKey
-from tests.oauth.world import AS, MCP, OTHER_AS, World, pre_registered
+from tests.oauth.world import AS, INFO, MCP, OTHER_AS, World, pre_registered
 
 
 def connect(world: World, auth: OAuth) -> Any:
@@ -188,3 +189,41 @@ def test_private_key_jwt_sends_a_signed_assertion_for_the_issuer() -> None:
     )
     assert claims["iss"] == claims["sub"] == "pre"
     assert world.sent("/authorize") == [] and world.sent("/register") == []
+
+
+class Rotating:
+    """A plain `CredentialSource`: its next credential once told of a refusal."""
+
+    def __init__(self, *credentials: str) -> None:
+        self.credentials = list(credentials)
+        self.refused: list[str] = []
+
+    async def authorization(self) -> str | None:
+        return self.credentials[0] if self.credentials else None
+
+    def rejected(self, authorization: str) -> None:
+        self.refused.append(authorization)
+        if self.credentials and self.credentials[0] == authorization:
+            self.credentials.pop(0)
+
+
+def test_a_plain_credential_source_is_told_of_a_401_and_the_request_sent_once_more() -> None:
+    world = World()
+    world.granted["good"] = set()
+    source = Rotating("Bearer stale", "Bearer good")
+
+    async def main() -> Any:
+        async with HttpClient(
+            MCP, info=INFO, mode="handshake", http=world.http(), auth=source
+        ) as c:
+            return await c.list_tools()
+
+    asyncio.run(main())
+    assert source.refused == ["Bearer stale"]
+    world, source = World(), Rotating("Bearer a", "Bearer b")  # refused both: one retry only
+
+    try:
+        asyncio.run(main())
+    except Exception as exc:
+        assert type(exc).__name__ == "TransportError" and getattr(exc, "status", None) == 401
+    assert source.refused == ["Bearer a"]
