@@ -18,7 +18,10 @@ whole), and turns the session's events into awaitable answers:
   retry or as the response to the server's request;
 * `HttpClient.listen` iterates over a ``subscriptions/listen`` stream's
   notifications until the caller stops (closing the stream ends it);
-* other notifications (progress, logs) go to ``on_notification``;
+* other notifications (progress, logs) go to ``on_notification``; in a
+  handshake-era session the server's own stream (a GET) is opened after
+  ``initialize``, and a request's event stream that ends before its answer
+  is resumed with ``Last-Event-ID`` (at most three times);
 * ``auth``, a `mcp_schema.http.credentials.CredentialSource`, gives the
   ``Authorization`` of every request; `mcp_schema.oauth.OAuth` is one that
   answers the server's 401 and 403 ``insufficient_scope`` challenges by
