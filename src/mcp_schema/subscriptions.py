@@ -38,8 +38,9 @@ what was pending dropped). A listen whose pending notifications would grow
 beyond ``max_queued`` is torn down so (its reader fell behind; the client
 may listen again and refetch).
 
-Bounded: at most ``max_listens`` open listens (one more is refused with
--32603, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
+Bounded: at most ``max_listens`` open listens, ``max_listens_per_key`` of
+them per caller (a tenth by default; one more is refused with -31429,
+`mcp_schema.shares`, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
 ``max_queued`` pending notifications per listen, ``max_task_ids`` task ids
 in one filter (-32602). Sans-IO and not
 thread-safe: one thread (one event loop) at a time. Across replicas,
@@ -56,7 +57,8 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
 from mcp_schema.codec import encode
-from mcp_schema.errors import InternalError, InvalidParamsError
+from mcp_schema.errors import InvalidParamsError
+from mcp_schema.shares import Share, default_per_key
 from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
@@ -378,7 +380,9 @@ class Subscriptions:
 
     * ``supported``: the notifications the server sends (`supported_by` its
       capabilities; default every one).
-    * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds.
+    * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds;
+      ``max_listens_per_key``: open listens per caller (`Subscriptions.open`'s
+      ``key``), by default a tenth of ``max_listens``.
     """
 
     def __init__(
@@ -389,6 +393,7 @@ class Subscriptions:
         max_queued: int = MAX_QUEUED,
         max_uris: int = MAX_URIS,
         max_task_ids: int = MAX_TASK_IDS,
+        max_listens_per_key: int | None = None,
     ) -> None:
         for name, size in (
             ("max_listens", max_listens),
@@ -407,7 +412,12 @@ class Subscriptions:
         self.max_queued = max_queued
         self.max_uris = max_uris
         self.max_task_ids = max_task_ids
-        self._open: dict[Listen, None] = {}  # by identity: clients' ids may coincide
+        self._open: dict[Listen, str | None] = {}  # by identity, each with its caller's key
+        per_key = (
+            default_per_key(max_listens) if max_listens_per_key is None else max_listens_per_key
+        )
+        self.share = Share("open subscriptions", total=max_listens, per_key=per_key)
+        """The bound on open listens, per caller and in all."""
 
     def __len__(self) -> int:
         return len(self._open)
@@ -422,25 +432,27 @@ class Subscriptions:
         notifications: BaseModel | Mapping[str, Any] | Filter,
         *,
         principal: str = "",
+        key: str | None = None,
     ) -> Listen:
         """A new listen for the request ``request_id`` asking for
         ``notifications`` (a ``SubscriptionFilter``, or its `filter_of`), its
-        acknowledgement queued; it hears of ``principal``'s tasks only.
-        -32603 when ``max_listens`` are open, -32602 for a bad filter."""
+        acknowledgement queued; it hears of ``principal``'s tasks only, and
+        counts in the share of ``key`` (the caller's: `mcp_schema.shares`).
+        -31429 when ``key``'s share or the registry is full, -32602 for a bad filter."""
         check(request_id, (str, int), "request_id")
         check(principal, str, "principal")
         asked = (
             notifications if isinstance(notifications, Filter) else self.filter_of(notifications)
         )
-        if len(self._open) >= self.max_listens:
-            raise InternalError(f"too many open subscriptions (at most {self.max_listens})")
+        self.share.take(key)
         honored = asked.honored(self.supported)
         listen = Listen(request_id, honored, self.max_queued, self._forget, principal)
-        self._open[listen] = None
+        self._open[listen] = key
         return listen
 
     def _forget(self, listen: Listen) -> None:
-        self._open.pop(listen, None)
+        if listen in self._open:
+            self.share.release(self._open.pop(listen))
 
     def publish(self, method: str, uri: str | None = None) -> int:
         """Send notification ``method`` (``uri``: of the resource updated) to

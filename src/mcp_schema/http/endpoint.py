@@ -78,6 +78,8 @@ from mcp_schema.errors import (
     InternalError,
 )
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.entry import caller_of
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.resume import ResumableStream
@@ -138,8 +140,11 @@ class Endpoint(Posts):
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``answer_seconds``: how long a request's answer is awaited once its
       handler returned (-32603 after it); ``max_waiting``: stateless-era
-      requests awaiting theirs at once (`mcp_schema.http.answers`).
-    * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+      requests awaiting theirs at once, ``max_waiting_per_key`` of them per
+      caller (a tenth by default; past either, 429: `mcp_schema.shares`)
+      (`mcp_schema.http.answers`).
+    * ``sessions``: where handshake-era sessions live (`MemorySessions`:
+      its ``max_sessions``, ``max_per_key`` and ``idle_seconds``).
     * ``replay``: events kept per event stream of a handshake-era session,
       for a client resuming it with ``Last-Event-ID``
       (`mcp_schema.http.resume`; 0, the default: no event ids, and a stream
@@ -186,6 +191,7 @@ class Endpoint(Posts):
         max_buffer: int = MAX_BUFFER,
         answer_seconds: float = ANSWER_SECONDS,
         max_waiting: int = MAX_WAITING,
+        max_waiting_per_key: int | None = None,
         replay: int = 0,
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
@@ -231,7 +237,11 @@ class Endpoint(Posts):
         self.tasks = tasks
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
         self._answers = Answers(
-            handler, tasks=tasks, answer_seconds=answer_seconds, max_waiting=max_waiting
+            handler,
+            tasks=tasks,
+            answer_seconds=answer_seconds,
+            max_waiting=max_waiting,
+            max_waiting_per_key=max_waiting_per_key,
         )
         self._built = self._templates(
             served,
@@ -319,25 +329,38 @@ class Endpoint(Posts):
             return refusal(404, "Not Found: no such session (unknown or terminated)")
         return live
 
-    def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
-        """The response to one HTTP request (the adapter drains its stream, if any)."""
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        *,
+        caller: Caller | None = None,
+    ) -> Response:
+        """The response to one HTTP request (the adapter drains its stream, if
+        any); ``caller``: who sent it (by default, whom the ``principal`` hook
+        names, from no known address)."""
         received = received_headers(headers)  # once: every later check reads this dict
-        response = self.rules.with_cors(received, self._handle(method, path, received, body))
+        early = self._precheck(method, path, received)
+        answered = early if early is not None else self._prechecked(method, received, body, caller)
+        response = self.rules.with_cors(received, answered)
         assert response is not None
         return response
 
-    def _handle(self, method: str, path: str, received: dict[str, str], body: bytes) -> Response:
-        early = self._precheck(method, path, received)
-        if early is not None:
-            return early
-        return self._prechecked(method, received, body)
+    def caller(self, received: dict[str, str], client: object = None) -> Caller:
+        """The caller of a request (its headers read already), as the ASGI app
+        makes it where the request enters (``client``: the scope's)."""
+        return caller_of(client, received, self.principal)
 
-    def _prechecked(self, method: str, received: dict[str, str], body: bytes) -> Response:
+    def _prechecked(
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
+    ) -> Response:
         """`handle` once `_precheck` let the request through (the adapter's path:
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
             return self._other(method, received)
-        exchange = self._post(received, body)
+        exchange = self._post(received, body, caller or self.caller(received))
         if isinstance(exchange, Response):
             return exchange
         for event in exchange.events:
@@ -361,26 +384,34 @@ class Endpoint(Posts):
         route(live, live.server.frames_to_send())
 
     async def handle_async(
-        self, method: str, path: str, headers: Headers, body: bytes = b""
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        *,
+        caller: Caller | None = None,
     ) -> Response:
         """`handle`, waiting for the task store where the request needs it
         (``tasks/*``, a call a handler answered with a task)."""
         received = received_headers(headers)
         early = self._precheck(method, path, received)
         response = (
-            early if early is not None else await self._prechecked_async(method, received, body)
+            early
+            if early is not None
+            else await self._prechecked_async(method, received, body, caller)
         )
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
     async def _prechecked_async(
-        self, method: str, received: dict[str, str], body: bytes
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
         tasks = self.tasks
         if method != "POST" or tasks is None:
-            return self._prechecked(method, received, body)
-        exchange = self._post(received, body)
+            return self._prechecked(method, received, body, caller)
+        exchange = self._post(received, body, caller or self.caller(received))
         if isinstance(exchange, Response):
             return exchange
         live = exchange.live
@@ -394,7 +425,7 @@ class Endpoint(Posts):
                 route(live, live.server.frames_to_send())
                 continue
             self._answers.run(live, event)
-            await tasks.flush(live.server)
+            await tasks.flush(live.server, live.owner)
             request = brought_by([event])
             context = None if request is None else stream_key(request.id)
             route(live, live.server.frames_to_send(), context)

@@ -32,7 +32,11 @@ Bounded time everywhere:
   replica goes away (nobody hears the replies), is abandoned at the holder.
 
 At most ``max_forwards`` forwarded requests are served at once by a
-replica (past that: 503). The broker's own failures are HTTP 503.
+replica, at most ``max_forwards_per_key`` of them per caller (a tenth by
+default; `mcp_schema.shares`): past either, 429 with ``Retry-After`` and the
+request's id (the ``open`` message carries the id, and the client's address
+so that the holder tells callers apart as the replica the client reached
+does). The broker's own failures are HTTP 503.
 """
 
 from __future__ import annotations
@@ -63,11 +67,13 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
+from mcp_schema.http.entry import address_of
 from mcp_schema.http.post import request_id_of
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import refusal, too_many
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
+from mcp_schema.shares import Share, default_per_key
 
 __all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
 
@@ -151,6 +157,7 @@ class ClusterApp:
         timeout: float = FORWARD_TIMEOUT,
         idle: float | None = None,
         max_forwards: int = MAX_FORWARDS,
+        max_forwards_per_key: int | None = None,
     ) -> None:
         if not isinstance(app, App):
             raise TypeError(f"app must be an App, not {type(app).__name__}")
@@ -166,6 +173,11 @@ class ClusterApp:
         self.timeout = positive_seconds(timeout, "timeout")
         self.idle = 3 * app.keepalive if idle is None else positive_seconds(idle, "idle")
         self.max_forwards = max_forwards
+        per_key = (
+            default_per_key(max_forwards) if max_forwards_per_key is None else max_forwards_per_key
+        )
+        self.share = Share("forwarded requests", total=max_forwards, per_key=per_key)
+        """The bound on the requests other replicas forward here, per caller and in all."""
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
         self._forwards: dict[str, _Forwarded] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -229,6 +241,8 @@ class ClusterApp:
             "method": scope["method"],
             "path": scope["path"],
             "headers": _wire(list(scope["headers"])),
+            "a": address_of(scope.get("client")),  # the holder counts shares by it
+            "i": request_id,
         }
         try:
             async with self.broker.subscribe(
@@ -370,8 +384,14 @@ class ClusterApp:
         if not isinstance(method, str) or not isinstance(path, str) or headers is None:
             return None  # not a request of ours: nobody to answer
         send = self._replier(_reply(forward_id))
-        if len(self._forwards) >= self.max_forwards:
-            busy = refusal(503, InternalError("too many forwarded requests"), None)
+        address = header.get("a")
+        client = (address, 0) if address_of((address,)) is not None else None
+        key = self.app.endpoint.caller(received_headers(headers), client).key
+        if not self.share.acquire(key):
+            request_id = header.get("i")
+            if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+                request_id = None
+            busy = too_many(self.share.refused(key), request_id)
             return self._spawn(self._quietly(send_response(send, busy)))
         forwarded = _Forwarded(self.app.endpoint.max_body // self._room + 4)
         self._forwards[forward_id] = forwarded
@@ -384,13 +404,13 @@ class ClusterApp:
             "path": path,
             "query_string": b"",
             "headers": headers,
-            "client": None,
+            "client": client,
             "server": None,
         }
-        self._spawn(self._serve(forward_id, forwarded, scope, send))
+        self._spawn(self._serve(forward_id, forwarded, scope, send, key))
 
     async def _serve(
-        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send
+        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send, key: str
     ) -> None:
         async def receive() -> Message:
             wait = None if forwarded.body_done else self.timeout
@@ -407,6 +427,7 @@ class ClusterApp:
             await self._quietly(self.app(scope, receive, self._flushing(send)))
         finally:
             del self._forwards[forward_id]
+            self.share.release(key)
 
     @staticmethod
     async def _quietly(work: Awaitable[None]) -> None:
