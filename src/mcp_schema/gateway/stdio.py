@@ -315,6 +315,8 @@ class StdioGatewayApp:
         if not link.child.send(link.frame(body, value)):
             waiter.queue.put_nowait(None)
         await self._relay(send, waiter, minted, receive=receive, link=link)
+        if link.session is not None and link.session in self._owners:
+            self._used(link.session)  # idle from the end of its last request
         return None
 
     async def _shared(self) -> Link:
