@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable
+import time
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from mcp_schema._args import check
@@ -68,6 +69,7 @@ class BrokerSessions:
         max_sessions: int = MAX_SESSIONS,
         max_per_key: int | None = None,
         idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(broker, Broker):
             raise TypeError(f"broker must be a Broker, not {type(broker).__name__}")
@@ -87,6 +89,7 @@ class BrokerSessions:
             max_sessions,
             max_per_key=max_per_key,
             idle_seconds=idle_seconds,
+            clock=clock,
             on_expire=self._expired,
         )
         self._added: set[str] = set()  # records not written yet
