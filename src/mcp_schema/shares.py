@@ -24,9 +24,10 @@ process: every replica keeps its own shares.
 
 from __future__ import annotations
 
+from mcp_schema._args import check
 from mcp_schema.errors import McpError
 
-__all__ = ["RETRY_AFTER", "SHARE_EXCEEDED", "Share", "ShareExceededError", "default_per_key"]
+__all__ = ["RETRY_AFTER", "SHARE_EXCEEDED", "Share", "ShareExceededError"]
 
 SHARE_EXCEEDED = -31429
 """The JSON-RPC code of a refusal for a full share (429 echoed; outside
@@ -34,12 +35,6 @@ SHARE_EXCEEDED = -31429
 
 RETRY_AFTER = 5
 """Seconds a refused client is told to wait, by default (``Retry-After``)."""
-
-
-def default_per_key(total: int) -> int:
-    """A caller's share of a table of ``total`` entries, when none is given:
-    a tenth (at least 1), so that ten callers at least are served."""
-    return max(1, total // 10) if isinstance(total, int) else total
 
 
 class ShareExceededError(McpError):
@@ -55,15 +50,18 @@ class ShareExceededError(McpError):
 
 
 def _count(value: object, name: str) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be a positive int, not {value!r}")
+    check(value, int, name)
+    assert isinstance(value, int)
+    if value < 1:
+        raise ValueError(f"{name} must be positive, not {value!r}")
     return value
 
 
 class Share:
     """The bound of one table (``name``, as refusals name it): at most
     ``per_key`` entries per key, ``total`` in all (``per_key`` at most
-    ``total``). A key of None is counted in the total only (a caller the
+    ``total``; by default a tenth of it, so that ten callers at least are
+    served at once). A key of None is counted in the total only (a caller the
     transport cannot tell apart from the others: stdio's one client)."""
 
     __slots__ = ("_held", "_size", "_unkeyed", "name", "per_key", "total")
@@ -72,9 +70,11 @@ class Share:
     """Seconds a refused caller is told to wait: entries end as their
     clients finish, so a short wait, the same for every table."""
 
-    def __init__(self, name: str, *, total: int, per_key: int) -> None:
+    def __init__(self, name: str, *, total: int, per_key: int | None = None) -> None:
         self.name = name
         self.total = _count(total, f"the bound on {name}")
+        if per_key is None:
+            per_key = max(1, self.total // 10)
         self.per_key = _count(per_key, f"the bound on {name} per caller")
         if self.per_key > self.total:
             raise ValueError(

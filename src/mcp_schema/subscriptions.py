@@ -38,12 +38,11 @@ what was pending dropped). A listen whose pending notifications would grow
 beyond ``max_queued`` is torn down so (its reader fell behind; the client
 may listen again and refetch).
 
-Bounded: at most ``max_listens`` open listens, ``max_listens_per_key`` of
-them per caller (a tenth by default; one more is refused with -31429,
-`mcp_schema.shares`, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
-``max_queued`` pending notifications per listen, ``max_task_ids`` task ids
-in one filter (-32602). Sans-IO and not
-thread-safe: one thread (one event loop) at a time. Across replicas,
+Bounded: at most ``max_listens`` open listens, ``max_listens_per_key`` per
+caller (one more: -31429, `mcp_schema.shares`, nothing changes),
+``max_uris`` resource URIs and ``max_task_ids`` task ids in one filter
+(-32602), ``max_queued`` pending notifications per listen. Sans-IO, one
+thread (one event loop) at a time. Across replicas,
 `mcp_schema.subscription_relay` carries publications through a broker.
 """
 
@@ -58,7 +57,7 @@ from pydantic import BaseModel
 from mcp_schema._args import check, strings
 from mcp_schema.codec import encode
 from mcp_schema.errors import InvalidParamsError
-from mcp_schema.shares import Share, default_per_key
+from mcp_schema.shares import Share
 from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
@@ -381,8 +380,7 @@ class Subscriptions:
     * ``supported``: the notifications the server sends (`supported_by` its
       capabilities; default every one).
     * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds;
-      ``max_listens_per_key``: open listens per caller (`Subscriptions.open`'s
-      ``key``), by default a tenth of ``max_listens``.
+      ``max_listens_per_key``: per caller (`Subscriptions.open`'s ``key``; a tenth).
     """
 
     def __init__(
@@ -408,16 +406,10 @@ class Subscriptions:
         if unknown:
             raise ValueError(f"supported names no listen notification: {sorted(unknown)}")
         self.supported = frozenset(supported)
-        self.max_listens = max_listens
-        self.max_queued = max_queued
-        self.max_uris = max_uris
-        self.max_task_ids = max_task_ids
+        self.max_listens, self.max_queued = max_listens, max_queued
+        self.max_uris, self.max_task_ids = max_uris, max_task_ids
         self._open: dict[Listen, str | None] = {}  # by identity, each with its caller's key
-        per_key = (
-            default_per_key(max_listens) if max_listens_per_key is None else max_listens_per_key
-        )
-        self.share = Share("open subscriptions", total=max_listens, per_key=per_key)
-        """The bound on open listens, per caller and in all."""
+        self.share = Share("open subscriptions", total=max_listens, per_key=max_listens_per_key)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -441,6 +433,7 @@ class Subscriptions:
         -31429 when ``key``'s share or the registry is full, -32602 for a bad filter."""
         check(request_id, (str, int), "request_id")
         check(principal, str, "principal")
+        check(key, str, "key", none=True)
         asked = (
             notifications if isinstance(notifications, Filter) else self.filter_of(notifications)
         )

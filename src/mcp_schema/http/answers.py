@@ -52,10 +52,10 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
-from mcp_schema.shares import Share, ShareExceededError, default_per_key
+from mcp_schema.shares import Share, ShareExceededError
 from mcp_schema.tasks.server import TaskServer
 
-__all__ = ["ANSWER_SECONDS", "MAX_WAITING", "Answers", "Awaited", "described"]
+__all__ = ["ANSWER_SECONDS", "MAX_WAITING", "WAITING", "Answers", "Awaited", "described"]
 
 ANSWER_SECONDS = 300.0
 """How long a request's answer is awaited by default: past a tool's long
@@ -68,6 +68,9 @@ MAX_WAITING = 1000
 many as one session keeps in flight, `mcp_schema.session.MAX_PENDING`)."""
 
 Handler = Callable[[ServerSession, Event], Any]
+
+WAITING = "requests awaiting their answer"
+"""The name of the share of stateless-era requests awaited (`Answers.share`)."""
 
 _LOG = logging.getLogger("mcp_schema.http")
 _CANCELLED_BY_CLOSE = "the client closed the request's stream"
@@ -136,17 +139,12 @@ class Answers:
         *,
         tasks: TaskServer | None,
         answer_seconds: float = ANSWER_SECONDS,
-        max_waiting: int = MAX_WAITING,
-        max_waiting_per_key: int | None = None,
+        waiting: Share | None = None,
     ) -> None:
         self.handler = handler
         self.tasks = tasks
         self.answer_seconds = answer_seconds
-        self.max_waiting = max_waiting
-        per_key = (
-            default_per_key(max_waiting) if max_waiting_per_key is None else max_waiting_per_key
-        )
-        self.share = Share("requests awaiting their answer", total=max_waiting, per_key=per_key)
+        self.share = Share(WAITING, total=MAX_WAITING) if waiting is None else waiting
         """The bound on stateless-era requests awaited, per caller and in all."""
         self._held: set[Awaited] = set()
         self._tasks: set[asyncio.Task[None]] = set()

@@ -77,7 +77,7 @@ from mcp_schema._args import check, strings
 from mcp_schema.errors import (
     InternalError,
 )
-from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
+from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, WAITING, Answers
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.entry import caller_of
 from mcp_schema.http.post import Posts, brought_by
@@ -95,6 +95,7 @@ from mcp_schema.session import (
     RequestReceived,
     ServerSession,
 )
+from mcp_schema.shares import Share
 from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
@@ -236,12 +237,9 @@ class Endpoint(Posts):
         self.allowed_origins = self.rules.allowed_origins
         self.tasks = tasks
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
+        waiting = Share(WAITING, total=max_waiting, per_key=max_waiting_per_key)
         self._answers = Answers(
-            handler,
-            tasks=tasks,
-            answer_seconds=answer_seconds,
-            max_waiting=max_waiting,
-            max_waiting_per_key=max_waiting_per_key,
+            handler, tasks=tasks, answer_seconds=answer_seconds, waiting=waiting
         )
         self._built = self._templates(
             served,

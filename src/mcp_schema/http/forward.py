@@ -31,12 +31,10 @@ Bounded time everywhere:
 * a forwarded request whose body stops arriving, or whose forwarding
   replica goes away (nobody hears the replies), is abandoned at the holder.
 
-At most ``max_forwards`` forwarded requests are served at once by a
-replica, at most ``max_forwards_per_key`` of them per caller (a tenth by
-default; `mcp_schema.shares`): past either, 429 with ``Retry-After`` and the
-request's id (the ``open`` message carries the id, and the client's address
-so that the holder tells callers apart as the replica the client reached
-does). The broker's own failures are HTTP 503.
+A replica serves at most ``max_forwards`` forwarded requests at once,
+``max_forwards_per_key`` per caller (`mcp_schema.shares`; ``open`` carries
+the request's id and the client's address): past either, 429 with
+``Retry-After`` and the id. The broker's own failures are HTTP 503.
 """
 
 from __future__ import annotations
@@ -73,7 +71,7 @@ from mcp_schema.http.rules import refusal, too_many
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
-from mcp_schema.shares import Share, default_per_key
+from mcp_schema.shares import Share
 
 __all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
 
@@ -173,10 +171,7 @@ class ClusterApp:
         self.timeout = positive_seconds(timeout, "timeout")
         self.idle = 3 * app.keepalive if idle is None else positive_seconds(idle, "idle")
         self.max_forwards = max_forwards
-        per_key = (
-            default_per_key(max_forwards) if max_forwards_per_key is None else max_forwards_per_key
-        )
-        self.share = Share("forwarded requests", total=max_forwards, per_key=per_key)
+        self.share = Share("forwarded requests", total=max_forwards, per_key=max_forwards_per_key)
         """The bound on the requests other replicas forward here, per caller and in all."""
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
         self._forwards: dict[str, _Forwarded] = {}

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 from mcp_schema.http.resume import Replays
 from mcp_schema.http.stream import Stream
 from mcp_schema.session import Frame, ServerSession
-from mcp_schema.shares import Share, default_per_key
+from mcp_schema.shares import Share
 
 if TYPE_CHECKING:
     from mcp_schema.http.answers import Awaited
@@ -132,8 +132,7 @@ class MemorySessions:
             raise ValueError(f"max_sessions must be a positive int, not {max_sessions!r}")
         if not isinstance(idle_seconds, (int, float)) or not 0 < idle_seconds < float("inf"):
             raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
-        per_key = default_per_key(max_sessions) if max_per_key is None else max_per_key
-        self.share = Share("sessions", total=max_sessions, per_key=per_key)
+        self.share = Share("sessions", total=max_sessions, per_key=max_per_key)
         self.max_sessions, self.idle_seconds = max_sessions, float(idle_seconds)
         self._clock, self._on_expire = clock, on_expire
         # Least recently used first, each with when it was last used.

@@ -40,7 +40,7 @@ from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.session.events import RequestReceived
-from mcp_schema.shares import Share, default_per_key
+from mcp_schema.shares import Share
 from mcp_schema.tasks.protocol import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_POLL_INTERVAL_MS,
@@ -98,8 +98,7 @@ class TaskServer(TaskProtocol):
         self.on_change: Callable[[TaskRecord], None] | None = None
         """Called with each record this process stores (a worker's or a request's)."""
         self._running: set[asyncio.Task[None]] = set()
-        per_key = default_per_key(max_live) if max_live_per_key is None else max_live_per_key
-        self.share = Share("live tasks", total=max_live, per_key=per_key)
+        self.share = Share("live tasks", total=max_live, per_key=max_live_per_key)
         """The bound on the tasks at work here, per caller and in all."""
 
     def set_aside(
