@@ -134,13 +134,14 @@ def test_a_session_has_a_child_of_its_own_ended_by_delete(
 
 
 def test_past_max_sessions_initialize_is_refused_and_idle_sessions_expire() -> None:
-    with serving(StdioGatewayApp(EXAMPLE, max_sessions=2, idle_seconds=2.0)) as url:
+    with serving(StdioGatewayApp(EXAMPLE, max_sessions=2, idle_seconds=3.0)) as url:
         first, second = initialize(url), initialize(url)
+        assert listed(url, first) == listed(url, second) == 200  # both used just now
         refused = initialize_answer(url)
         assert refused.status_code == 429 and refused.headers["retry-after"] == "5"
         assert refused.json()["id"] == 0 and refused.json()["error"]["code"] == -31429
         assert listed(url, first) == listed(url, second) == 200  # nobody's child was ended
-        time.sleep(2.1)  # both unused since: they expire when the next one comes
+        time.sleep(3.1)  # both unused since: they expire when the next one comes
         third = initialize(url)
         assert listed(url, first) == listed(url, second) == 404
         assert listed(url, third) == 200
