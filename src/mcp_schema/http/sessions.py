@@ -82,11 +82,15 @@ class LiveSession:
         the endpoint to route it (`mcp_schema.http.routing`)."""
         self.outbox: list[Frame] = []
         """Frames taken from the session outside the endpoint's calls, to route."""
+        self.opened = time.monotonic()
 
     def close(self) -> None:
         """Terminate: every open stream ends (unanswered requests get no answer,
         their handlers' tasks are cancelled)."""
         self.closed = True
+        telemetry = self.server.telemetry
+        if self.id is not None and telemetry is not None and telemetry.active:
+            telemetry.session_ended(time.monotonic() - self.opened, self.server.version, "tcp")
         streams = [*self.streams.values(), *([self.listener] if self.listener else [])]
         self.streams.clear()
         self.listener = None

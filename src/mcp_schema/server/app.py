@@ -132,6 +132,7 @@ def build(
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
         max_waiting_per_key=share("waiting"),
+        access=endpoint.pop("access", server.access),
         **endpoint,
     )
     relay = Relay(listens, broker)
