@@ -56,6 +56,7 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint import Endpoint
+from mcp_schema.http.entry import caller_of
 from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
@@ -103,7 +104,7 @@ class App:
         early = endpoint.precheck_received(method, scope["path"], received, scope.get("server"))
         if early is not None:
             return await send_response(send, early)
-        caller = endpoint.caller(received, scope.get("client"))  # who: made once, here
+        caller = caller_of(scope.get("client"), received, endpoint.principal)  # once, here
         return await self.serve(method, received, receive, send, caller)
 
     async def serve(

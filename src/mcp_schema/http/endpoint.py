@@ -148,9 +148,8 @@ class Endpoint(Posts):
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``answer_seconds``: how long a request's answer is awaited once its
       handler returned (-32603 after it); ``max_waiting``: stateless-era
-      requests awaiting theirs at once, ``max_waiting_per_key`` of them per
-      caller (a tenth by default; past either, 429: `mcp_schema.shares`)
-      (`mcp_schema.http.answers`).
+      requests awaiting theirs at once, ``max_waiting_per_key`` per caller
+      (429 past either: `mcp_schema.shares`) (`mcp_schema.http.answers`).
     * ``sessions``: where handshake-era sessions live (`MemorySessions`:
       its ``max_sessions``, ``max_per_key`` and ``idle_seconds``).
     * ``replay``: events kept per event stream of a handshake-era session,
@@ -222,7 +221,6 @@ class Endpoint(Posts):
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
             _positive(size, name)
         _positive(answer_seconds, "answer_seconds", (int, float))
-        _positive(max_waiting, "max_waiting")
         check(replay, int, "replay")
         if replay < 0:
             raise ValueError(f"replay must not be negative, not {replay}")
@@ -350,20 +348,13 @@ class Endpoint(Posts):
         *,
         caller: Caller | None = None,
     ) -> Response:
-        """The response to one HTTP request (the adapter drains its stream, if
-        any); ``caller``: who sent it (by default, whom the ``principal`` hook
-        names, from no known address)."""
+        """The response to one HTTP request (the adapter drains its stream, if any);
+        ``caller``: who sent it (by default whom the ``principal`` hook names)."""
         received = received_headers(headers)  # once: every later check reads this dict
         early = self._precheck(method, path, received)
-        answered = early if early is not None else self._prechecked(method, received, body, caller)
-        response = self.rules.with_cors(received, answered)
-        assert response is not None
+        response = early or self._prechecked(method, received, body, caller)
+        self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
-
-    def caller(self, received: dict[str, str], client: object = None) -> Caller:
-        """The caller of a request (its headers read already), as the ASGI app
-        makes it where the request enters (``client``: the scope's)."""
-        return caller_of(client, received, self.principal)
 
     def _prechecked(
         self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
@@ -372,7 +363,7 @@ class Endpoint(Posts):
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
             return self._other(method, received)
-        opened = self._opened(received, body, caller or self.caller(received))
+        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
         if isinstance(opened, Response):
             return opened
         denied = self._admitted_now(opened)
@@ -420,11 +411,7 @@ class Endpoint(Posts):
         (``tasks/*``, a call a handler answered with a task)."""
         received = received_headers(headers)
         early = self._precheck(method, path, received)
-        response = (
-            early
-            if early is not None
-            else await self._prechecked_async(method, received, body, caller)
-        )
+        response = early or await self._prechecked_async(method, received, body, caller)
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
@@ -435,7 +422,7 @@ class Endpoint(Posts):
         tasks = self.tasks
         if method != "POST" or (tasks is None and self.access is None):
             return self._prechecked(method, received, body, caller)
-        opened = self._opened(received, body, caller or self.caller(received))
+        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
         if isinstance(opened, Response):
             return opened
         denied = await self._admitted(opened)

@@ -65,7 +65,7 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
-from mcp_schema.http.entry import address_of
+from mcp_schema.http.entry import address_of, caller_of
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal, too_many
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
@@ -381,7 +381,7 @@ class ClusterApp:
         send = self._replier(_reply(forward_id))
         address = header.get("a")
         client = (address, 0) if address_of((address,)) is not None else None
-        key = self.app.endpoint.caller(received_headers(headers), client).key
+        key = caller_of(client, received_headers(headers), self.app.endpoint.principal).key
         if not self.share.acquire(key):
             request_id = header.get("i")
             if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
