@@ -38,11 +38,11 @@ what was pending dropped). A listen whose pending notifications would grow
 beyond ``max_queued`` is torn down so (its reader fell behind; the client
 may listen again and refetch).
 
-Bounded: at most ``max_listens`` open listens (one more is refused with
--32603, nothing changes), ``max_uris`` resource URIs in one filter (-32602),
-``max_queued`` pending notifications per listen, ``max_task_ids`` task ids
-in one filter (-32602). Sans-IO and not
-thread-safe: one thread (one event loop) at a time. Across replicas,
+Bounded: at most ``max_listens`` open listens, ``max_listens_per_key`` per
+caller (one more: -31429, `mcp_schema.shares`, nothing changes),
+``max_uris`` resource URIs and ``max_task_ids`` task ids in one filter
+(-32602), ``max_queued`` pending notifications per listen. Sans-IO, one
+thread (one event loop) at a time. Across replicas,
 `mcp_schema.subscription_relay` carries publications through a broker.
 """
 
@@ -56,7 +56,8 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check, strings
 from mcp_schema.codec import encode
-from mcp_schema.errors import InternalError, InvalidParamsError
+from mcp_schema.errors import InvalidParamsError
+from mcp_schema.shares import Share
 from mcp_schema.versions import TASKS_EXTENSION
 
 __all__ = [
@@ -378,7 +379,8 @@ class Subscriptions:
 
     * ``supported``: the notifications the server sends (`supported_by` its
       capabilities; default every one).
-    * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds.
+    * ``max_listens``, ``max_queued``, ``max_uris``, ``max_task_ids``: the bounds;
+      ``max_listens_per_key``: per caller (`Subscriptions.open`'s ``key``; a tenth).
     """
 
     def __init__(
@@ -389,6 +391,7 @@ class Subscriptions:
         max_queued: int = MAX_QUEUED,
         max_uris: int = MAX_URIS,
         max_task_ids: int = MAX_TASK_IDS,
+        max_listens_per_key: int | None = None,
     ) -> None:
         for name, size in (
             ("max_listens", max_listens),
@@ -403,11 +406,10 @@ class Subscriptions:
         if unknown:
             raise ValueError(f"supported names no listen notification: {sorted(unknown)}")
         self.supported = frozenset(supported)
-        self.max_listens = max_listens
-        self.max_queued = max_queued
-        self.max_uris = max_uris
-        self.max_task_ids = max_task_ids
-        self._open: dict[Listen, None] = {}  # by identity: clients' ids may coincide
+        self.max_listens, self.max_queued = max_listens, max_queued
+        self.max_uris, self.max_task_ids = max_uris, max_task_ids
+        self._open: dict[Listen, str | None] = {}  # by identity, each with its caller's key
+        self.share = Share("open subscriptions", total=max_listens, per_key=max_listens_per_key)
 
     def __len__(self) -> int:
         return len(self._open)
@@ -422,25 +424,28 @@ class Subscriptions:
         notifications: BaseModel | Mapping[str, Any] | Filter,
         *,
         principal: str = "",
+        key: str | None = None,
     ) -> Listen:
         """A new listen for the request ``request_id`` asking for
         ``notifications`` (a ``SubscriptionFilter``, or its `filter_of`), its
-        acknowledgement queued; it hears of ``principal``'s tasks only.
-        -32603 when ``max_listens`` are open, -32602 for a bad filter."""
+        acknowledgement queued; it hears of ``principal``'s tasks only, and
+        counts in the share of ``key`` (the caller's: `mcp_schema.shares`).
+        -31429 when ``key``'s share or the registry is full, -32602 for a bad filter."""
         check(request_id, (str, int), "request_id")
         check(principal, str, "principal")
+        check(key, str, "key", none=True)
         asked = (
             notifications if isinstance(notifications, Filter) else self.filter_of(notifications)
         )
-        if len(self._open) >= self.max_listens:
-            raise InternalError(f"too many open subscriptions (at most {self.max_listens})")
+        self.share.take(key)
         honored = asked.honored(self.supported)
         listen = Listen(request_id, honored, self.max_queued, self._forget, principal)
-        self._open[listen] = None
+        self._open[listen] = key
         return listen
 
     def _forget(self, listen: Listen) -> None:
-        self._open.pop(listen, None)
+        if listen in self._open:
+            self.share.release(self._open.pop(listen))
 
     def publish(self, method: str, uri: str | None = None) -> int:
         """Send notification ``method`` (``uri``: of the resource updated) to

@@ -2,7 +2,8 @@
 ``examples/server.py`` over stdio: the official Python SDK client (``mcp``
 2.3.0) in auto mode (2026-07-28: one shared child) and in the handshake era
 (a child per session), with and without callbacks; hand-made clients that both use id 1 at once; a
-session ended by DELETE, or dropped past ``max_sessions``; a child that
+session ended by DELETE, or expired when idle; ``initialize`` refused past
+``max_sessions`` or the client's share, another client's unaffected; a child that
 dies before it answers; a wrong answer, reported (monitor) or refused
 (enforce)."""
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -93,12 +95,17 @@ def test_two_clients_using_id_1_at_once_each_get_their_own_answers(
         assert len(got) == 4
 
 
-def initialize(url: str) -> str:
+def initialize_answer(url: str, transport: httpx.HTTPTransport | None = None) -> httpx.Response:
     params = {"protocolVersion": "2025-06-18", "capabilities": {}}
     params["clientInfo"] = {"name": "hand", "version": "1"}
     body = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params}
     headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
-    answer = httpx.post(url, content=json.dumps(body), headers=headers, timeout=20)
+    with httpx.Client(transport=transport, timeout=20) as client:
+        return client.post(url, content=json.dumps(body), headers=headers)
+
+
+def initialize(url: str, transport: httpx.HTTPTransport | None = None) -> str:
+    answer = initialize_answer(url, transport)
     assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == "2025-06-18"
     return answer.headers["mcp-session-id"]
 
@@ -126,16 +133,29 @@ def test_a_session_has_a_child_of_its_own_ended_by_delete(
     assert listed(url, session) == 404
 
 
-def test_past_max_sessions_the_least_recently_used_idle_session_is_dropped(
-    front: tuple[str, ReportLog, StdioGatewayApp],
-) -> None:
-    url, _, app = front
-    first, second = initialize(url), initialize(url)
-    assert listed(url, first) == 200  # first is now the more recent
-    third = initialize(url)  # max_sessions=2: second goes
-    assert listed(url, second) == 404
-    assert listed(url, first) == listed(url, third) == 200
-    assert len(app.sessions) == 2
+def test_past_max_sessions_initialize_is_refused_and_idle_sessions_expire() -> None:
+    with serving(StdioGatewayApp(EXAMPLE, max_sessions=2, idle_seconds=3.0)) as url:
+        first, second = initialize(url), initialize(url)
+        assert listed(url, first) == listed(url, second) == 200  # both used just now
+        refused = initialize_answer(url)
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "5"
+        assert refused.json()["id"] == 0 and refused.json()["error"]["code"] == -31429
+        assert listed(url, first) == listed(url, second) == 200  # nobody's child was ended
+        time.sleep(3.1)  # both unused since: they expire when the next one comes
+        third = initialize(url)
+        assert listed(url, first) == listed(url, second) == 404
+        assert listed(url, third) == 200
+
+
+def test_one_client_opening_sessions_leaves_room_for_another() -> None:
+    app = StdioGatewayApp(EXAMPLE, max_sessions=4, max_sessions_per_key=2)
+    with serving(app) as url:
+        mine = [initialize(url) for _ in range(2)]
+        assert initialize_answer(url).status_code == 429  # this client's share is full
+        other = httpx.HTTPTransport(local_address="127.0.0.2")
+        theirs = initialize(url, transport=other)
+        assert listed(url, theirs) == 200 and all(listed(url, s) == 200 for s in mine)
+        assert len(app.sessions) == 3
 
 
 def test_a_child_that_dies_fails_its_request_with_502_and_a_report() -> None:

@@ -304,10 +304,11 @@ def test_past_max_waiting_a_request_is_refused_before_its_handler_runs() -> None
         app = App(served)
         first = Exchange(app, call("forever", 11), {})
         await asyncio.sleep(0.05)
-        _, _, body = await Exchange(app, call("forever", 12), {}).whole()
+        status, headers, body = await Exchange(app, call("forever", 12), {}).whole()
         answer = json.loads(body)
-        assert (answer["id"], answer["error"]["code"]) == (12, -32603)
-        assert "await their answers" in answer["error"]["message"]
+        assert (status, answer["id"], answer["error"]["code"]) == (429, 12, -31429)
+        assert headers["retry-after"] == "5"
+        assert "1 requests awaiting their answer" in answer["error"]["message"]
         assert ran == [11]
         first.leave()
         await first.task

@@ -525,14 +525,16 @@ def test_the_get_stream_carries_what_relates_to_no_request() -> None:
     assert listener.stream is not None and listener.stream.done
 
 
-def test_the_oldest_session_goes_when_the_store_is_full() -> None:
+def test_a_full_store_refuses_initialize_and_keeps_every_session() -> None:
     ep = endpoint(sessions=MemorySessions(max_sessions=1))
     first = opened(ep)
-    opened(ep)
+    refused = post(ep, {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": INIT})
+    assert refused.status == 429 and refused.header("retry-after") == "5"
+    assert error_of(refused) == (7, -31429)
     listed = post(
         ep, {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, {"mcp-session-id": first}
     )
-    assert listed.status == 404
+    assert listed.status == 200
 
 
 @pytest.mark.parametrize(

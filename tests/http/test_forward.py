@@ -59,6 +59,7 @@ class Exchange:
         headers: dict[str, str],
         body: bytes,
         server: tuple[str, int] | None = None,
+        client: tuple[str, int] | None = None,
     ) -> None:
         self.sent: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.incoming: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -69,6 +70,7 @@ class Exchange:
             "path": "/mcp",
             "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
             "server": server,
+            "client": client,
         }
         self.task = asyncio.ensure_future(app(scope, self.incoming.get, self._send))
 
@@ -95,9 +97,14 @@ class Exchange:
         return status, headers, body
 
 
-def post(app: Any, message: dict[str, Any], session_id: str | None = None) -> Exchange:
+def post(
+    app: Any,
+    message: dict[str, Any],
+    session_id: str | None = None,
+    client: tuple[str, int] | None = None,
+) -> Exchange:
     headers = {**HEADERS, **({"mcp-session-id": session_id} if session_id else {})}
-    return Exchange(app, "POST", headers, json.dumps(message).encode())
+    return Exchange(app, "POST", headers, json.dumps(message).encode(), client=client)
 
 
 @asynccontextmanager
@@ -313,6 +320,32 @@ def test_a_holder_that_takes_the_request_but_does_not_answer_in_time_is_a_504() 
             taking.cancel()
             error = json.loads(answer)
             assert (status, error["id"], error["error"]["code"]) == (504, 4, -32603)
+
+    run(body)
+
+
+def test_one_clients_forwarded_requests_leave_the_holders_slots_to_others() -> None:
+    alice, bob = ("192.0.2.1", 4000), ("192.0.2.2", 4000)
+
+    async def body() -> None:
+        async with replicas(2, max_forwards=4, max_forwards_per_key=2) as (a, b):
+            session_id = await opened(a)
+
+            def asking(rid: int, client: tuple[str, int]) -> Exchange:
+                called = {"jsonrpc": "2.0", "id": rid, "method": "tools/call"}
+                called["params"] = {"name": "ask", "arguments": {}}
+                return post(b, called, session_id, client)  # forwarded to a, held there
+
+            held = [asking(n, alice) for n in (1, 2)]  # the elicitation keeps them open
+            for exchange in held:
+                assert (await exchange.start())[0] == 200
+            status, headers, refused = await asking(3, alice).whole()
+            assert status == 429 and headers["retry-after"] == "5"
+            answer = json.loads(refused)
+            assert answer["id"] == 3 and answer["error"]["code"] == -31429
+            assert len(a.share) == 2 and a.share.held("address 192.0.2.1") == 2
+            assert (await asking(4, bob).start())[0] == 200  # Bob's is served
+            assert a.share.held("address 192.0.2.2") == 1
 
     run(body)
 

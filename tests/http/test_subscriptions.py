@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 from mcp import Client
 
 from mcp_schema.broker import Broker, InProcessBroker
-from mcp_schema.errors import InternalError, InvalidParamsError
+from mcp_schema.errors import InvalidParamsError
 from mcp_schema.http import Endpoint, Response
 from mcp_schema.http.asgi import App
 from mcp_schema.redis_broker import RedisBroker
 from mcp_schema.session import Event, RequestReceived, ServerSession
+from mcp_schema.shares import ShareExceededError
 from mcp_schema.subscription_relay import CHANNEL, Relay
 from mcp_schema.subscriptions import (
     NOTIFICATIONS,
@@ -196,7 +197,7 @@ def test_the_number_of_listens_is_bounded() -> None:
     subs = Subscriptions(max_listens=2)
     first = subs.open(1, {"toolsListChanged": True})
     subs.open(2, {"toolsListChanged": True})
-    with pytest.raises(InternalError, match="at most 2"):
+    with pytest.raises(ShareExceededError, match="holds 2 open subscriptions"):
         subs.open(3, {"toolsListChanged": True})
     assert len(subs) == 2
     first.abandon()
@@ -428,9 +429,10 @@ def test_a_listen_beyond_the_bound_is_refused_with_its_id() -> None:
     ep = endpoint(subscriptions=Subscriptions(max_listens=1))
     post_listen(ep, 1, toolsListChanged=True)
     refused = post_listen(ep, "two", toolsListChanged=True)
-    assert refused.status == 400 and refused.stream is None
+    assert refused.status == 429 and refused.stream is None
+    assert refused.header("retry-after") == "5"
     answer = json.loads(refused.body)
-    assert answer["id"] == "two" and answer["error"]["code"] == -32603
+    assert answer["id"] == "two" and answer["error"]["code"] == -31429
     assert len(ep.subscriptions) == 1
 
 

@@ -37,6 +37,10 @@ KEY = "the shared key of every replica of 32 bytes"
         ({"MCP_DRAIN_SECONDS": "soon"}, "MCP_DRAIN_SECONDS: 'soon' is no positive number"),
         ({"MCP_REDIS_COMMAND_TIMEOUT": "0"}, "MCP_REDIS_COMMAND_TIMEOUT: '0' is no positive"),
         ({"MCP_REDIS_CONNECT_TIMEOUT": "inf"}, "MCP_REDIS_CONNECT_TIMEOUT: 'inf' is no positive"),
+        ({"MCP_SHARES": "sessions=10,rooms=2"}, "MCP_SHARES: 'rooms' is no table (known: "),
+        ({"MCP_SHARES": "listens=0"}, "MCP_SHARES: listens='0': give a count, 1 to 1,024"),
+        ({"MCP_SHARES": "sessions=20000"}, "MCP_SHARES: sessions='20000': give a count"),
+        ({"MCP_SESSION_IDLE_SECONDS": "0"}, "MCP_SESSION_IDLE_SECONDS: '0' is no positive"),
     ],
 )
 def test_a_setting_that_cannot_work_stops_the_start_with_one_line(
@@ -76,3 +80,24 @@ def test_redis_is_bounded_by_default_and_as_configured() -> None:
 def test_an_unknown_setting_is_the_callers_mistake() -> None:
     with pytest.raises(TypeError, match="no such setting: colour"):
         Config.read({}, colour="blue")
+
+
+def test_shares_and_the_idle_time_of_sessions_reach_every_table() -> None:
+    from mcp_schema.http import MemorySessions
+    from mcp_schema.server import Server
+
+    env = {
+        "MCP_SHARES": "sessions=7, listens=3,tasks=2,waiting=5",
+        "MCP_SESSION_IDLE_SECONDS": "60",
+    }
+    config = Config.read(env)
+    assert config.shares == {"sessions": 7, "listens": 3, "tasks": 2, "waiting": 5}
+    assert config.idle_seconds == 60.0
+    app = Server("shares-test").asgi(env=env)
+    sessions = app.endpoint.sessions
+    assert isinstance(sessions, MemorySessions) and sessions.share.per_key == 7
+    assert sessions.idle_seconds == 60.0
+    assert app.endpoint.subscriptions.share.per_key == 3
+    assert app.endpoint.tasks is not None and app.endpoint.tasks.share.per_key == 2
+    assert app.endpoint._answers.share.per_key == 5
+    assert Config.read({}, shares={"forwards": 9}).shares == {"forwards": 9}

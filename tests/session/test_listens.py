@@ -197,7 +197,7 @@ def test_refused_listens_are_answered_with_their_id_and_change_nothing() -> None
     session.receive(listen(3, toolsListChanged=True))
     sent(session)
     assert refused(session, listen(3, toolsListChanged=True)) == (-32600, 3)  # in flight already
-    assert refused(session, listen(4, toolsListChanged=True)) == (-32603, 4)  # max_listens
+    assert refused(session, listen(4, toolsListChanged=True)) == (-31429, 4)  # max_listens
     assert (session.in_flight, len(session.subscriptions)) == (1, 1)
 
 

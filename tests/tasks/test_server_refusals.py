@@ -114,7 +114,7 @@ def test_updates_after_the_end_are_ignored_and_nothing_stored() -> None:
 def test_a_flood_of_tasks_from_one_principal_is_bounded() -> None:
     async def test() -> None:
         store = MemoryTaskStore(max_live_per_principal=3)
-        served = endpoint(Jobs(), store)
+        served = endpoint(Jobs(), store, principal="alice")
         for _ in range(3):
             await start(served)
         refused = await post(served, request("tools/call", {"name": "job", "arguments": {}}))

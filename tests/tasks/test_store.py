@@ -407,6 +407,20 @@ def test_live_tasks_are_bounded_per_principal(stores: Stores) -> None:
     run(body)
 
 
+def test_the_empty_principal_has_no_live_bound_of_its_own(stores: Stores) -> None:
+    # Every anonymous caller's tasks are the empty principal's: counted per
+    # client by TaskServer's share, never by one bound all of them share.
+    async def body() -> None:
+        async with stores(2, max_live_per_principal=2, max_tasks=5) as (clock, (a, b)):
+            for n in range(5):  # past max_live_per_principal
+                await (a, b)[n % 2].create(task(clock, f"e{n}", principal=""))
+            with pytest.raises(TaskLimitExceeded, match="keeps 5"):  # the store's bound holds
+                await a.create(task(clock, "e5", principal=""))
+            assert await b.get("e3", "") is not None
+
+    run(body)
+
+
 def test_concurrent_creators_stay_within_the_bound(stores: Stores) -> None:
     async def body() -> None:
         async with stores(3, max_live_per_principal=5) as (clock, replicas):

@@ -16,8 +16,10 @@ open until the session answers (`Answers.hold`), in both eras, for at most
 task is cancelled, the handler hears a `CancelRequested`, and a log line
 names the method, the tool and the id. A stateless-era request's session
 (built for it alone) is kept meanwhile; at most ``max_waiting`` such
-requests wait at once, and one more is answered -32603 at once (an async
-handler's coroutine is then closed before it ran). What the session queues
+requests wait at once, at most ``max_waiting_per_key`` of them per caller
+(`mcp_schema.shares`), and one more is answered at once with the share's
+refusal, -31429, which the endpoint sends as 429 (an async handler's
+coroutine is then closed before it ran). What the session queues
 outside the endpoint's own calls is routed as it comes (`LiveSession`'s
 ``on_ready`` hook), on the loop's next turn.
 
@@ -50,9 +52,10 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
+from mcp_schema.shares import Share, ShareExceededError
 from mcp_schema.tasks.server import TaskServer
 
-__all__ = ["ANSWER_SECONDS", "MAX_WAITING", "Answers", "Awaited", "described"]
+__all__ = ["ANSWER_SECONDS", "MAX_WAITING", "WAITING", "Answers", "Awaited", "described"]
 
 ANSWER_SECONDS = 300.0
 """How long a request's answer is awaited by default: past a tool's long
@@ -65,6 +68,9 @@ MAX_WAITING = 1000
 many as one session keeps in flight, `mcp_schema.session.MAX_PENDING`)."""
 
 Handler = Callable[[ServerSession, Event], Any]
+
+WAITING = "requests awaiting their answer"
+"""The name of the share of stateless-era requests awaited (`Answers.share`)."""
 
 _LOG = logging.getLogger("mcp_schema.http")
 _CANCELLED_BY_CLOSE = "the client closed the request's stream"
@@ -89,18 +95,26 @@ def _request_of(event: Event) -> RequestReceived | None:
 
 class Awaited:
     """A request whose answer is awaited past its handler's return: the timer
-    of its bound, its handler's task, and the table counting it (stateless era)."""
+    of its bound, its handler's task, and the table counting it (stateless
+    era: its set, and the share of its caller)."""
 
-    __slots__ = ("held", "live", "request", "task", "timer")
+    __slots__ = ("counted", "held", "live", "request", "share", "task", "timer")
 
     def __init__(
-        self, live: LiveSession, request: RequestReceived, held: set[Awaited] | None
+        self,
+        live: LiveSession,
+        request: RequestReceived,
+        held: set[Awaited] | None,
+        share: Share | None = None,
     ) -> None:
-        self.live, self.request, self.held = live, request, held
+        self.live, self.request, self.held, self.share = live, request, held, share
         self.task: asyncio.Task[None] | None = None
         self.timer: asyncio.TimerHandle | None = None
+        self.counted = False
         if held is not None:
             held.add(self)
+            # Room was looked for before (`Answers.hold`, `Answers._start`).
+            self.counted = share is not None and share.acquire(live.owner)
 
     def end(self, *, cancel: bool = False) -> None:
         """The answer came, or will never come (``cancel``: its task too)."""
@@ -109,6 +123,9 @@ class Awaited:
             self.timer = None
         if self.held is not None:
             self.held.discard(self)
+        if self.counted and self.share is not None:
+            self.counted = False
+            self.share.release(self.live.owner)
         if cancel and self.task is not None:
             self.task.cancel()
 
@@ -122,12 +139,13 @@ class Answers:
         *,
         tasks: TaskServer | None,
         answer_seconds: float = ANSWER_SECONDS,
-        max_waiting: int = MAX_WAITING,
+        waiting: Share | None = None,
     ) -> None:
         self.handler = handler
         self.tasks = tasks
         self.answer_seconds = answer_seconds
-        self.max_waiting = max_waiting
+        self.share = Share(WAITING, total=MAX_WAITING) if waiting is None else waiting
+        """The bound on stateless-era requests awaited, per caller and in all."""
         self._held: set[Awaited] = set()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -187,9 +205,9 @@ class Answers:
             raise InternalError(
                 "Internal error: an async handler is served by Endpoint.handle_async (App)"
             ) from None
-        if answering and live.id is None and len(self._held) >= self.max_waiting:
+        if answering and live.id is None and not self.share.room(live.owner):
             _close(awaitable)
-            raise self._busy()
+            raise self._busy(live)
         task = loop.create_task(self._served(live, event, request, awaitable))
         self._tasks.add(task)
         task.add_done_callback(functools.partial(_forget, self._tasks, awaitable))
@@ -207,20 +225,18 @@ class Answers:
         try:
             await awaitable
             if self.tasks is not None:  # the tasks it started: stored, then answered
-                await self.tasks.flush(live.server)
+                await self.tasks.flush(live.server, live.owner)
         except Exception as exc:  # a cancellation is no Exception: whoever cancelled tells
             self._failed(live, event, request, exc)
         route(
             live, live.server.frames_to_send(), None if request is None else stream_key(request.id)
         )
 
-    def _busy(self) -> InternalError:
+    def _busy(self, live: LiveSession) -> ShareExceededError:
         _LOG.warning(
             "%d stateless-era requests await their answers: one more refused", self.waiting
         )
-        return InternalError(
-            f"Service Unavailable: {self.waiting:,} requests await their answers already"
-        )
+        return self.share.refused(live.owner)
 
     # -- answers that come later ---------------------------------------------------------
 
@@ -228,8 +244,9 @@ class Answers:
         key = stream_key(request.id)
         waiting = live.awaited.get(key)
         if waiting is None or waiting.request is not request:
+            stateless = live.id is None
             waiting = live.awaited[key] = Awaited(
-                live, request, self._held if live.id is None else None
+                live, request, self._held if stateless else None, self.share if stateless else None
             )
         return waiting
 
@@ -246,8 +263,8 @@ class Answers:
         key = stream_key(request.id)
         waiting = live.awaited.get(key)
         if waiting is None or waiting.request is not request:
-            if live.id is None and len(self._held) >= self.max_waiting:
-                return self._answer(live, request, self._busy())
+            if live.id is None and not self.share.room(live.owner):
+                return self._answer(live, request, self._busy(live))
             waiting = self._awaited(live, request)
         waiting.timer = loop.call_later(self.answer_seconds, self._expire, live, request)
         if live.id is None:

@@ -54,7 +54,9 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
     until_disconnect,
 )
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint import Endpoint
+from mcp_schema.http.entry import caller_of
 from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
@@ -102,10 +104,16 @@ class App:
         early = endpoint.precheck_received(method, scope["path"], received, scope.get("server"))
         if early is not None:
             return await send_response(send, early)
-        return await self.serve(method, received, receive, send)
+        caller = caller_of(scope.get("client"), received, endpoint.principal)  # once, here
+        return await self.serve(method, received, receive, send, caller)
 
     async def serve(
-        self, method: str, received: dict[str, str], receive: Receive, send: Send
+        self,
+        method: str,
+        received: dict[str, str],
+        receive: Receive,
+        send: Send,
+        caller: Caller | None = None,
     ) -> None:
         """A request the precheck let through (here, or on the replica that
         forwarded it: `mcp_schema.http.forward`): its body read, answered."""
@@ -126,7 +134,7 @@ class App:
         most the endpoint's ``max_body``: a front door in front read it, as
         the gateway does before it hands a request to its bridge), answered."""
         endpoint = self.endpoint
-        response = await endpoint._prechecked_async(method, received, body)
+        response = await endpoint._prechecked_async(method, received, body, caller)
         stream = response.stream
         if _awaited(response) and stream is not None:
             if not await _first_frame(stream, receive, self.keepalive):

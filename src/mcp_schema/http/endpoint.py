@@ -77,7 +77,9 @@ from mcp_schema._args import check, strings
 from mcp_schema.errors import (
     InternalError,
 )
-from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
+from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, WAITING, Answers
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.entry import caller_of
 from mcp_schema.http.gate import Gate
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
@@ -94,6 +96,7 @@ from mcp_schema.session import (
     RequestReceived,
     ServerSession,
 )
+from mcp_schema.shares import Share
 from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
@@ -145,8 +148,10 @@ class Endpoint(Posts):
       holds for a reader that is behind (`mcp_schema.http.stream`).
     * ``answer_seconds``: how long a request's answer is awaited once its
       handler returned (-32603 after it); ``max_waiting``: stateless-era
-      requests awaiting theirs at once (`mcp_schema.http.answers`).
-    * ``sessions``: where handshake-era sessions live (`MemorySessions`).
+      requests awaiting theirs at once, ``max_waiting_per_key`` per caller
+      (429 past either: `mcp_schema.shares`) (`mcp_schema.http.answers`).
+    * ``sessions``: where handshake-era sessions live (`MemorySessions`:
+      its ``max_sessions``, ``max_per_key`` and ``idle_seconds``).
     * ``replay``: events kept per event stream of a handshake-era session,
       for a client resuming it with ``Last-Event-ID``
       (`mcp_schema.http.resume`; 0, the default: no event ids, and a stream
@@ -199,6 +204,7 @@ class Endpoint(Posts):
         max_buffer: int = MAX_BUFFER,
         answer_seconds: float = ANSWER_SECONDS,
         max_waiting: int = MAX_WAITING,
+        max_waiting_per_key: int | None = None,
         replay: int = 0,
         sessions: SessionStore | None = None,
         session_options: Mapping[str, Any] | None = None,
@@ -215,7 +221,6 @@ class Endpoint(Posts):
         for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
             _positive(size, name)
         _positive(answer_seconds, "answer_seconds", (int, float))
-        _positive(max_waiting, "max_waiting")
         check(replay, int, "replay")
         if replay < 0:
             raise ValueError(f"replay must not be negative, not {replay}")
@@ -244,8 +249,9 @@ class Endpoint(Posts):
         self.allowed_origins = self.rules.allowed_origins
         self.tasks = tasks
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
+        waiting = Share(WAITING, total=max_waiting, per_key=max_waiting_per_key)
         self._answers = Answers(
-            handler, tasks=tasks, answer_seconds=answer_seconds, max_waiting=max_waiting
+            handler, tasks=tasks, answer_seconds=answer_seconds, waiting=waiting
         )
         self._built = self._templates(
             served,
@@ -333,25 +339,31 @@ class Endpoint(Posts):
             return refusal(404, "Not Found: no such session (unknown or terminated)")
         return live
 
-    def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
-        """The response to one HTTP request (the adapter drains its stream, if any)."""
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        *,
+        caller: Caller | None = None,
+    ) -> Response:
+        """The response to one HTTP request (the adapter drains its stream, if any);
+        ``caller``: who sent it (by default whom the ``principal`` hook names)."""
         received = received_headers(headers)  # once: every later check reads this dict
-        response = self.rules.with_cors(received, self._handle(method, path, received, body))
-        assert response is not None
+        early = self._precheck(method, path, received)
+        response = early or self._prechecked(method, received, body, caller)
+        self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
-    def _handle(self, method: str, path: str, received: dict[str, str], body: bytes) -> Response:
-        early = self._precheck(method, path, received)
-        if early is not None:
-            return early
-        return self._prechecked(method, received, body)
-
-    def _prechecked(self, method: str, received: dict[str, str], body: bytes) -> Response:
+    def _prechecked(
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
+    ) -> Response:
         """`handle` once `_precheck` let the request through (the adapter's path:
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
             return self._other(method, received)
-        opened = self._opened(received, body)
+        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
         if isinstance(opened, Response):
             return opened
         denied = self._admitted_now(opened)
@@ -387,26 +399,30 @@ class Endpoint(Posts):
         route(live, live.server.frames_to_send())
 
     async def handle_async(
-        self, method: str, path: str, headers: Headers, body: bytes = b""
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        *,
+        caller: Caller | None = None,
     ) -> Response:
         """`handle`, waiting for the task store where the request needs it
         (``tasks/*``, a call a handler answered with a task)."""
         received = received_headers(headers)
         early = self._precheck(method, path, received)
-        response = (
-            early if early is not None else await self._prechecked_async(method, received, body)
-        )
+        response = early or await self._prechecked_async(method, received, body, caller)
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
     async def _prechecked_async(
-        self, method: str, received: dict[str, str], body: bytes
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
         tasks = self.tasks
         if method != "POST" or (tasks is None and self.access is None):
-            return self._prechecked(method, received, body)
-        opened = self._opened(received, body)
+            return self._prechecked(method, received, body, caller)
+        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
         if isinstance(opened, Response):
             return opened
         denied = await self._admitted(opened)
@@ -433,7 +449,7 @@ class Endpoint(Posts):
                     route(live, live.server.frames_to_send())
                     continue
                 self._answers.run(live, event)
-                await tasks.flush(live.server)
+                await tasks.flush(live.server, live.owner)
                 request = brought_by([event])
                 context = None if request is None else stream_key(request.id)
                 route(live, live.server.frames_to_send(), context)

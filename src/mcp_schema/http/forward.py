@@ -37,8 +37,10 @@ Bounded time everywhere:
 * a forwarded request whose body stops arriving, or whose forwarding
   replica goes away (nobody hears the replies), is abandoned at the holder.
 
-At most ``max_forwards`` forwarded requests are served at once by a
-replica (past that: 503). The broker's own failures are HTTP 503.
+A replica serves at most ``max_forwards`` forwarded requests at once,
+``max_forwards_per_key`` per caller (`mcp_schema.shares`; ``open`` carries
+the request's id and the client's address): past either, 429 with
+``Retry-After`` and the id. The broker's own failures are HTTP 503.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
+from mcp_schema.http.entry import address_of
 from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
@@ -71,6 +74,7 @@ from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
+from mcp_schema.shares import Share
 
 __all__ = [
     "ACK_SECONDS",
@@ -126,6 +130,7 @@ class ClusterApp(Holding):
         timeout: float = FORWARD_TIMEOUT,
         idle: float | None = None,
         max_forwards: int = MAX_FORWARDS,
+        max_forwards_per_key: int | None = None,
     ) -> None:
         if not isinstance(app, App):
             raise TypeError(f"app must be an App, not {type(app).__name__}")
@@ -141,6 +146,8 @@ class ClusterApp(Holding):
         self.timeout = positive_seconds(timeout, "timeout")
         self.idle = 3 * app.keepalive if idle is None else positive_seconds(idle, "idle")
         self.max_forwards = max_forwards
+        self.share = Share("forwarded requests", total=max_forwards, per_key=max_forwards_per_key)
+        """The bound on the requests other replicas forward here, per caller and in all."""
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
         self._ack = min(ACK_SECONDS, self.timeout)
         self._forwards = {}
@@ -218,6 +225,8 @@ class ClusterApp(Holding):
             "method": scope["method"],
             "path": scope["path"],
             "headers": wire(list(scope["headers"])),
+            "a": address_of(scope.get("client")),  # the holder counts shares by it
+            "i": request_id,
         }
         try:
             async with self.broker.subscribe(

@@ -12,13 +12,15 @@ from collections.abc import Awaitable
 from typing import Any
 
 from mcp_schema.broker import Broker, BrokerError
-from mcp_schema.errors import InternalError
 from mcp_schema.http.adapter import Message, Scope, Send, send_response
 from mcp_schema.http.asgi import App
+from mcp_schema.http.entry import address_of, caller_of
 from mcp_schema.http.forward_wire import EVERY, chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import refusal, too_many
 from mcp_schema.http.shared_sessions import BrokerSessions
+from mcp_schema.http_headers import received_headers
+from mcp_schema.shares import Share
 
 __all__ = ["RESUBSCRIBE_MAX", "WATCH_SECONDS", "Holding"]
 
@@ -57,6 +59,7 @@ class Holding:
     broker: Broker
     timeout: float
     max_forwards: int
+    share: Share
     _room: int
     _forwards: dict[str, _Forwarded]
     _tasks: set[asyncio.Task[None]]
@@ -155,8 +158,14 @@ class Holding:
         if not isinstance(method, str) or not isinstance(path, str) or headers is None:
             return None  # not a request of ours: nobody to answer
         send = self._replier(reply(forward_id))
-        if len(self._forwards) >= self.max_forwards:
-            busy = refusal(503, InternalError("too many forwarded requests"), None)
+        address = header.get("a")
+        client = (address, 0) if address_of((address,)) is not None else None
+        key = caller_of(client, received_headers(headers), self.app.endpoint.principal).key
+        if not self.share.acquire(key):
+            request_id = header.get("i")
+            if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
+                request_id = None
+            busy = too_many(self.share.refused(key), request_id)
             return self._spawn(self._quietly(send_response(send, busy)))
         forwarded = _Forwarded(self.app.endpoint.max_body // self._room + 4)
         self._forwards[forward_id] = forwarded
@@ -171,13 +180,13 @@ class Holding:
             "path": path,
             "query_string": b"",
             "headers": headers,
-            "client": None,
+            "client": client,
             "server": None,
         }
-        self._spawn(self._serve(forward_id, forwarded, scope, send))
+        self._spawn(self._serve(forward_id, forwarded, scope, send, key))
 
     async def _serve(
-        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send
+        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send, key: str
     ) -> None:
         async def receive() -> Message:
             wait = None if forwarded.body_done else self.timeout
@@ -194,6 +203,7 @@ class Holding:
             await self._quietly(self.app(scope, receive, self._flushing(send)))
         finally:
             del self._forwards[forward_id]
+            self.share.release(key)
 
     @staticmethod
     async def _quietly(work: Awaitable[None]) -> None:

@@ -42,9 +42,10 @@ def open_listen(
     *,
     max_buffer: int = MAX_BUFFER,
     principal: str | None = None,
+    key: str | None = None,
 ) -> ListenStream:
     """The stream of a new listen for ``request`` (a ``subscriptions/listen``;
-    of ``principal``'s tasks); raises its `McpError` when it is refused
-    (`mcp_schema.tasks.notifications.open_listen`)."""
-    listen = opened(subscriptions, request, principal)
+    of ``principal``'s tasks, in the share of ``key``); raises its `McpError`
+    when it is refused (`mcp_schema.tasks.notifications.open_listen`)."""
+    listen = opened(subscriptions, request, principal, key)
     return ListenStream(listen, max_buffer=max_buffer)

@@ -24,13 +24,14 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.answers import Answers
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.era import era_of
 from mcp_schema.http.gate import ADMITTED, Gate, Verdict, current_principal
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
 from mcp_schema.http.routing import route
-from mcp_schema.http.rules import code_status, mirrored_headers, refusal, status_of
+from mcp_schema.http.rules import code_status, mirrored_headers, refusal, status_of, too_many
 from mcp_schema.http.sessions import LiveSession, SessionStore, stream_key
 from mcp_schema.http.stream import Media, Response, Stream
 from mcp_schema.http_headers import check_version_header
@@ -43,6 +44,7 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
+from mcp_schema.shares import RETRY_AFTER, SHARE_EXCEEDED, ShareExceededError
 from mcp_schema.subscriptions import Subscriptions
 
 __all__ = ["Exchange", "Opened", "Posts", "brought_by", "request_id_of"]
@@ -110,9 +112,8 @@ class Posts:
     _answers: Answers
     _built: dict[str, ServerSession]
 
-    def _session(self, era: str, headers: Any = None) -> ServerSession:
-        principal = None if headers is None or not self.principal else self.principal(headers)
-        return self._built[era]._like(principal)
+    def _session(self, era: str, caller: Caller | None = None) -> ServerSession:
+        return self._built[era]._like(None if caller is None else caller.principal)
 
     def _replays(self, live: LiveSession) -> Replays:
         if live.replays is None:
@@ -130,13 +131,14 @@ class Posts:
 
     # -- POST -----------------------------------------------------------------------------
 
-    def _post(self, headers: dict[str, str], body: bytes) -> Response | Exchange:
-        opened = self._opened(headers, body)
+    def _post(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Exchange:
+        opened = self._opened(headers, body, caller)
         return opened if isinstance(opened, Response) else self._exchange(*opened)
 
-    def _opened(self, headers: dict[str, str], body: bytes) -> Response | Opened:
+    def _opened(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Opened:
         """The body parsed and the session of its era found (nothing read by
-        it yet, nothing changed): what `_exchange` takes, or the refusal."""
+        it yet, nothing changed; ``caller``: whose share it counts in): what
+        `_exchange` takes, or the refusal."""
         if len(body) > self.max_body:
             return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         # The one parse the endpoint makes, strict as every reader's: what it
@@ -150,12 +152,12 @@ class Posts:
         if stateless:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
-            live = LiveSession(None, self._session("stateless", headers))
+            live = LiveSession(None, self._session("stateless", caller), caller.key)
             return Opened(live, headers, body, value, media, False)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
-            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"))
+            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"), caller.key)
             return Opened(live, headers, body, value, media, True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
@@ -279,7 +281,10 @@ class Posts:
         if "method" in value and "id" in value:  # a request: the stream of its answer
             stream = self._answer_stream(live, brought, own, media)
         if opening:
-            self.sessions.add(live)  # initialize answered: the session lives from now on
+            try:  # initialize answered: the session lives from now on, within its share
+                self.sessions.add(live)
+            except ShareExceededError as err:
+                return too_many(err, _id_of(value))
             self._answers.watch(live)
         route(live, own)
         return Exchange(live, events, brought, stream)
@@ -309,7 +314,10 @@ class Posts:
                 brought,
                 max_buffer=self.max_buffer,
                 principal=live.server.principal,
+                key=live.owner,
             )
+        except ShareExceededError as err:
+            return too_many(err, brought.id)
         except McpError as err:
             return refusal(status_of(err), err, brought.id)
         return self._streamed(listening, live)
@@ -339,6 +347,9 @@ class Posts:
             return response
         answer = b"".join(stream.take_frames())  # the response alone: one JSON body
         session = [(k, v) for k, v in response.headers if k == "mcp-session-id"]
+        if stream.error == SHARE_EXCEEDED:  # past a share (`mcp_schema.shares`), in either era
+            retry = [("retry-after", str(RETRY_AFTER))]
+            return Response(429, [("content-type", JSON), *session, *retry], answer)
         status = 200 if session else code_status(stream.error)
         return Response(status, [("content-type", JSON), *session], answer)
 

@@ -19,6 +19,7 @@ from mcp_schema.errors import (
     MissingRequiredClientCapabilityError,
 )
 from mcp_schema.http.stream import Response
+from mcp_schema.shares import ShareExceededError
 
 __all__ = [
     "LOOPBACK_HOSTS",
@@ -31,6 +32,7 @@ __all__ = [
     "mirrored_headers",
     "refusal",
     "status_of",
+    "too_many",
 ]
 
 LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1"})
@@ -200,3 +202,10 @@ def refusal(
     err = InvalidRequestError(error) if isinstance(error, str) else error
     body = encode(err.to_response(request_id))
     return Response(status, [("content-type", "application/json"), *(headers or [])], body)
+
+
+def too_many(error: ShareExceededError, request_id: str | int | None = None) -> Response:
+    """The refusal of a request past its caller's share of a table
+    (`mcp_schema.shares`): 429, ``Retry-After``, and the JSON-RPC error
+    naming ``request_id``."""
+    return refusal(429, error, request_id, [("retry-after", str(error.retry_after))])

@@ -3,8 +3,12 @@
 
 The store is the seam for sharing sessions: the endpoint only calls
 `SessionStore.get`, `add` and `remove`. The default, `MemorySessions`,
-keeps them in this process, at most ``max_sessions`` of them (beyond, the
-least recently used one is terminated); across replicas,
+keeps them in this process: at most ``max_sessions`` of them, at most
+``max_per_key`` per caller (`LiveSession.owner`, the `Caller.key` of the
+client that sent ``initialize``: `mcp_schema.shares`). One more is refused
+(`add` raises `ShareExceededError`, and the client gets 429); none is
+evicted to make room, but a session unused for ``idle_seconds`` (no
+request, no open stream) expires, as if the client had deleted it. Across replicas,
 `mcp_schema.http.shared_sessions.BrokerSessions` records where each one
 lives, and `mcp_schema.http.forward` carries a request to it. A store of another kind
 must hand back the same `LiveSession` objects it was given: a session
@@ -17,19 +21,31 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 from mcp_schema.http.resume import Replays
 from mcp_schema.http.stream import Stream
 from mcp_schema.session import Frame, ServerSession
+from mcp_schema.shares import Share
 
 if TYPE_CHECKING:
     from mcp_schema.http.answers import Awaited
 
-__all__ = ["MAX_SESSIONS", "LiveSession", "MemorySessions", "SessionStore", "StreamKey"]
+__all__ = [
+    "IDLE_SECONDS",
+    "MAX_SESSIONS",
+    "LiveSession",
+    "MemorySessions",
+    "SessionStore",
+    "StreamKey",
+]
 
 MAX_SESSIONS = 10_000
-"""Handshake-era sessions `MemorySessions` keeps by default."""
+"""Handshake-era sessions `MemorySessions` keeps by default (a tenth of them per caller)."""
+
+IDLE_SECONDS = 1800.0
+"""Seconds a handshake-era session may go unused before it expires, by default."""
 
 StreamKey = tuple[type, object]
 """A request id as a key: ``"1"`` and ``1`` are different requests."""
@@ -46,10 +62,14 @@ class LiveSession:
     session of one stateless-era request (no id), kept while its answer is
     awaited."""
 
-    def __init__(self, session_id: str | None, server: ServerSession) -> None:
+    def __init__(
+        self, session_id: str | None, server: ServerSession, owner: str | None = None
+    ) -> None:
         self.id = session_id
         """``None`` for the throwaway session of one stateless-era request."""
         self.server = server
+        self.owner = owner
+        """The `Caller.key` of the client that opened it: whose share it counts in."""
         self.streams: dict[StreamKey, Stream] = {}
         self.listener: Stream | None = None
         self.closed = False
@@ -88,7 +108,8 @@ class SessionStore(Protocol):
         """The live session of ``session_id``, or None (unknown or terminated)."""
 
     def add(self, session: LiveSession) -> None:
-        """Keep ``session`` (whose ``id`` is set) until it is removed."""
+        """Keep ``session`` (whose ``id`` is set) until it is removed; a
+        `ShareExceededError`, nothing kept, when its owner's share is full."""
 
     def remove(self, session_id: str) -> LiveSession | None:
         """Forget ``session_id``; the session it had, if any."""
@@ -98,39 +119,82 @@ class SessionStore(Protocol):
 
 
 class MemorySessions:
-    """The sessions of this process, at most ``max_sessions``: adding one
-    more terminates the one used least recently."""
+    """The sessions of this process: at most ``max_sessions``, at most
+    ``max_per_key`` per owner (by default a tenth of ``max_sessions``); one
+    unused for ``idle_seconds`` expires (``on_expire`` hears its id)."""
 
-    def __init__(self, max_sessions: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self,
+        max_sessions: int = MAX_SESSIONS,
+        *,
+        max_per_key: int | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        on_expire: Callable[[str], None] | None = None,
+    ) -> None:
         if not isinstance(max_sessions, int) or max_sessions < 1:
             raise ValueError(f"max_sessions must be a positive int, not {max_sessions!r}")
-        self.max_sessions = max_sessions
-        self._sessions: OrderedDict[str, LiveSession] = OrderedDict()
+        if not isinstance(idle_seconds, (int, float)) or not 0 < idle_seconds < float("inf"):
+            raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
+        self.share = Share("sessions", total=max_sessions, per_key=max_per_key)
+        self.max_sessions, self.idle_seconds = max_sessions, float(idle_seconds)
+        self._clock, self._on_expire = clock, on_expire
+        # Least recently used first, each with when it was last used.
+        self._sessions: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._sessions)
 
     def get(self, session_id: str) -> LiveSession | None:
+        now = self._clock()
+        self._expire(now)
         found = self._sessions.get(session_id)
-        if found is not None:
-            self._sessions.move_to_end(session_id)
-        return found
+        if found is None:
+            return None
+        self._sessions[session_id] = (found[0], now)
+        self._sessions.move_to_end(session_id)
+        return found[0]
 
     def add(self, session: LiveSession) -> None:
         assert session.id is not None
-        self._sessions[session.id] = session
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)[1].close()
+        now = self._clock()
+        self._expire(now)
+        self.share.take(session.owner)  # raises when full: nothing kept
+        self._sessions[session.id] = (session, now)
 
     def ids(self) -> list[str]:
         """The ids of the sessions kept, least recently used first."""
         return list(self._sessions)
 
     def remove(self, session_id: str) -> LiveSession | None:
-        return self._sessions.pop(session_id, None)
+        found = self._sessions.pop(session_id, None)
+        if found is None:
+            return None
+        self.share.release(found[0].owner)
+        return found[0]
 
     def close(self) -> None:
-        sessions = list(self._sessions.values())
+        sessions = [live for live, _ in self._sessions.values()]
         self._sessions.clear()
         for session in sessions:
+            self.share.release(session.owner)
             session.close()
+
+    def _expire(self, now: float) -> None:
+        """End the sessions unused for ``idle_seconds``, oldest first. One
+        still at work (a request's stream, its GET stream, an answer awaited)
+        is in use: it goes to the back as if used now. Each session is looked
+        at once per ``idle_seconds`` at most: O(1) per call, amortized."""
+        horizon = now - self.idle_seconds
+        while self._sessions:
+            session_id, (live, used) = next(iter(self._sessions.items()))
+            if used > horizon:
+                return
+            if live.streams or live.listener is not None or live.awaited:
+                self._sessions[session_id] = (live, now)
+                self._sessions.move_to_end(session_id)
+                continue
+            self.remove(session_id)
+            live.close()
+            if self._on_expire is not None:
+                self._on_expire(session_id)

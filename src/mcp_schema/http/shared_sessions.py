@@ -32,13 +32,15 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections.abc import Awaitable
+import time
+from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from mcp_schema._args import check
 from mcp_schema.broker import Broker, BrokerError
 from mcp_schema.http.forward_wire import EVERY, pack, reply, unpack
-from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions
+from mcp_schema.http.sessions import IDLE_SECONDS, MAX_SESSIONS, LiveSession, MemorySessions
+from mcp_schema.shares import Share
 
 __all__ = ["ASK_SECONDS", "RECORD_TTL", "BrokerSessions"]
 
@@ -65,7 +67,9 @@ def positive_seconds(value: object, name: str) -> float:
 class BrokerSessions:
     """A `mcp_schema.http.sessions.SessionStore` whose sessions are recorded
     in ``broker`` under ``prefix``, as held by the replica ``replica`` (a
-    fresh random id when not given); at most ``max_sessions`` of them here."""
+    fresh random id when not given); at most ``max_sessions`` of them here,
+    ``max_per_key`` per caller, each expiring ``idle_seconds`` unused (as
+    `MemorySessions`)."""
 
     def __init__(
         self,
@@ -76,6 +80,9 @@ class BrokerSessions:
         timeout: float = 5.0,
         prefix: str = "mcp-session:",
         max_sessions: int = MAX_SESSIONS,
+        max_per_key: int | None = None,
+        idle_seconds: float = IDLE_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(broker, Broker):
             raise TypeError(f"broker must be a Broker, not {type(broker).__name__}")
@@ -91,7 +98,13 @@ class BrokerSessions:
         self.ttl = positive_seconds(ttl, "ttl")
         self.timeout = positive_seconds(timeout, "timeout")
         self.prefix = prefix
-        self._local = MemorySessions(max_sessions)
+        self._local = MemorySessions(
+            max_sessions,
+            max_per_key=max_per_key,
+            idle_seconds=idle_seconds,
+            clock=clock,
+            on_expire=self._expired,
+        )
         self._added: set[str] = set()  # records not written yet
         self._removed: set[str] = set()  # records not deleted yet
         self._asking = 0
@@ -116,6 +129,15 @@ class BrokerSessions:
             self._added.discard(session_id)
             self._removed.add(session_id)
         return found
+
+    def _expired(self, session_id: str) -> None:
+        self._added.discard(session_id)
+        self._removed.add(session_id)
+
+    @property
+    def share(self) -> Share:
+        """The bound on this replica's sessions (`MemorySessions.share`)."""
+        return self._local.share
 
     def close(self) -> None:
         self._removed.update(self._local.ids())

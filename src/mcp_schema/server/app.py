@@ -38,13 +38,13 @@ import logging
 import signal
 import threading
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.broker import Broker, InProcessBroker
-from mcp_schema.http import Endpoint
+from mcp_schema.http import Endpoint, MemorySessions, SessionStore
 from mcp_schema.http.adapter import Receive, Scope, Send, serve_lifespan
 from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateSealer
@@ -82,6 +82,8 @@ def build(
     drain_seconds: float | None = None,
     redis_connect_timeout: float | None = None,
     redis_command_timeout: float | None = None,
+    shares: str | Mapping[str, int] | None = None,
+    idle_seconds: float | None = None,
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
@@ -98,9 +100,13 @@ def build(
         drain_seconds=drain_seconds,
         redis_connect_timeout=redis_connect_timeout,
         redis_command_timeout=redis_command_timeout,
+        shares=shares,
+        idle_seconds=idle_seconds,
     )
     broker: Broker = InProcessBroker()
-    sessions = None
+    share = config.shares.get
+    per_key, idle = share("sessions"), config.idle_seconds
+    sessions: SessionStore = MemorySessions(max_per_key=per_key, idle_seconds=idle)
     if config.redis_url:
         from mcp_schema.http.shared_sessions import BrokerSessions
         from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
@@ -110,10 +116,13 @@ def build(
             connect_timeout=config.redis_connect_timeout,
             command_timeout=config.redis_command_timeout,
         )
-        sessions = BrokerSessions(broker)
-    tasks = TaskServer(_task_store(config), lease_seconds=config.lease_seconds)
+        sessions = BrokerSessions(broker, max_per_key=per_key, idle_seconds=idle)
+    tasks = TaskServer(
+        _task_store(config), lease_seconds=config.lease_seconds, max_live_per_key=share("tasks")
+    )
     capabilities = server.capabilities
-    listens = Refreshing(server.tools, supported=supported_by(capabilities) | {TASKS})
+    sent = supported_by(capabilities) | {TASKS}
+    listens = Refreshing(server.tools, supported=sent, max_listens_per_key=share("listens"))
     made = Endpoint(
         server.handler,
         info=server.info,
@@ -130,6 +139,7 @@ def build(
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
+        max_waiting_per_key=share("waiting"),
         access=endpoint.pop("access", server.access),
         **endpoint,
     )
@@ -139,10 +149,10 @@ def build(
     )
     app = App(made, relay=relay)
     inner: App | ClusterApp = app
-    if sessions is not None:
+    if config.redis_url:
         from mcp_schema.http.forward import ClusterApp
 
-        inner = ClusterApp(app)
+        inner = ClusterApp(app, max_forwards_per_key=share("forwards"))
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
 
 

@@ -11,11 +11,19 @@ argument           environment                 unset
 ``allowed_hosts``  ``MCP_ALLOWED_HOSTS``       loopback names on loopback, else any
 ``lease_seconds``  ``MCP_TASK_LEASE_SECONDS``  30 (`DEFAULT_LEASE_SECONDS`)
 ``drain_seconds``  ``MCP_DRAIN_SECONDS``       10 (`DRAIN_SECONDS`)
+``shares``         ``MCP_SHARES``              a tenth of each table per caller
+``idle_seconds``   ``MCP_SESSION_IDLE_SECONDS``  1800 (`IDLE_SECONDS`)
 =================  ==========================  ======================================
 
 With Redis, two more bound every call to it (`mcp_schema.redis_calls`):
 ``redis_connect_timeout`` (``MCP_REDIS_CONNECT_TIMEOUT``, 1 s) and
 ``redis_command_timeout`` (``MCP_REDIS_COMMAND_TIMEOUT``, 0.5 s).
+``shares`` are what one caller may hold of each table a client fills, on
+each replica (`mcp_schema.shares`): ``sessions=100,listens=20,tasks=10`` in
+the environment (a mapping as an argument), naming any of `SHARED_TABLES`
+(``sessions``, ``listens``, ``tasks``, ``waiting``, ``forwards``); each at
+most its table's bound. ``idle_seconds``: how long a handshake-era session
+may go unused before it expires.
 
 Lists are comma-separated in the environment. A configuration that cannot
 work is a `ConfigError`, one line naming the setting and what to do, which
@@ -26,6 +34,7 @@ beside Redis, a Redis URL without the ``redis`` extra installed.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import secrets
@@ -34,11 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mcp_schema.http.answers import MAX_WAITING
+from mcp_schema.http.forward import MAX_FORWARDS
+from mcp_schema.http.sessions import IDLE_SECONDS, MAX_SESSIONS
 from mcp_schema.request_state import StateKeys
+from mcp_schema.subscriptions import MAX_LISTENS
 from mcp_schema.tasks import DEFAULT_LEASE_SECONDS
+from mcp_schema.tasks.server import MAX_LIVE
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
-__all__ = ["DRAIN_SECONDS", "Config", "ConfigError"]
+__all__ = ["DRAIN_SECONDS", "SHARED_TABLES", "Config", "ConfigError"]
 
 DRAIN_SECONDS = 10.0
 """How long a replica told to stop gives the requests and tasks it runs."""
@@ -53,11 +67,24 @@ _ENV = {
     "drain_seconds": "MCP_DRAIN_SECONDS",
     "redis_connect_timeout": "MCP_REDIS_CONNECT_TIMEOUT",
     "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
+    "shares": "MCP_SHARES",
+    "idle_seconds": "MCP_SESSION_IDLE_SECONDS",
 }
 
 # The redis extra's defaults, repeated: this module imports without it.
 _REDIS_CONNECT_TIMEOUT = 1.0
 _REDIS_COMMAND_TIMEOUT = 0.5
+
+SHARED_TABLES: Mapping[str, int] = {
+    "sessions": MAX_SESSIONS,
+    "listens": MAX_LISTENS,
+    "tasks": MAX_LIVE,
+    "waiting": MAX_WAITING,
+    "forwards": MAX_FORWARDS,
+}
+"""The tables ``shares`` may name, each with its bound: handshake-era
+sessions, open listens, live tasks, stateless-era requests awaiting their
+answer, requests forwarded from other replicas."""
 
 
 class ConfigError(SystemExit):
@@ -82,6 +109,8 @@ class Config:
     drain_seconds: float
     redis_connect_timeout: float = _REDIS_CONNECT_TIMEOUT
     redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
+    shares: Mapping[str, int] = dataclasses.field(default_factory=dict)
+    idle_seconds: float = IDLE_SECONDS
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, **given: Any) -> Config:
@@ -126,7 +155,34 @@ class Config:
                 "MCP_REDIS_COMMAND_TIMEOUT",
                 _REDIS_COMMAND_TIMEOUT,
             ),
+            shares=_shares(setting("shares")),
+            idle_seconds=_seconds(
+                setting("idle_seconds"), "MCP_SESSION_IDLE_SECONDS", IDLE_SECONDS
+            ),
         )
+
+
+def _shares(value: str | Mapping[str, int] | None) -> dict[str, int]:
+    if value is None:
+        return {}
+    pairs: list[tuple[str, object]]
+    if isinstance(value, str):
+        pairs = [
+            (name.strip(), count.strip())
+            for name, _, count in (p.partition("=") for p in value.split(",") if p.strip())
+        ]
+    else:
+        pairs = list(value.items())
+    shares: dict[str, int] = {}
+    for name, count in pairs:
+        if name not in SHARED_TABLES:
+            known = ", ".join(sorted(SHARED_TABLES))
+            raise ConfigError("MCP_SHARES", f"{name[:40]!r} is no table (known: {known})")
+        text, bound = str(count), SHARED_TABLES[name]
+        if not (text.isascii() and text.isdigit() and 0 < int(text[:12]) <= bound):
+            raise ConfigError("MCP_SHARES", f"{name}={text[:40]!r}: give a count, 1 to {bound:,}")
+        shares[name] = int(text)
+    return shares
 
 
 def _names(value: str | Collection[str] | None) -> tuple[str, ...] | None:

@@ -27,19 +27,22 @@ __all__ = ["Listens", "open_listen"]
 
 
 def open_listen(
-    subscriptions: Subscriptions, request: RequestReceived, principal: str | None
+    subscriptions: Subscriptions,
+    request: RequestReceived,
+    principal: str | None,
+    key: str | None = None,
 ) -> Listen:
     """The listen ``request`` (a ``subscriptions/listen``) opens in
-    ``subscriptions``, hearing of ``principal``'s tasks; its `McpError` when
-    refused (-32602, -32603, and -32021 for ``taskIds`` from a client that did
-    not declare the Tasks extension, when ``subscriptions`` send task status),
-    nothing opened."""
+    ``subscriptions``, hearing of ``principal``'s tasks, in the share of
+    ``key`` (the caller's); its `McpError` when refused (-32602, -31429, and
+    -32021 for ``taskIds`` from a client that did not declare the Tasks
+    extension, when ``subscriptions`` send task status), nothing opened."""
     asked = subscriptions.filter_of(listened(request.message))
     sends = TASKS in subscriptions.supported
     declared = declares_extension(request.context.client_capabilities, TASKS_EXTENSION)
     if asked.task_ids and sends and not declared:
         raise missing_extension(TASKS, TASKS_EXTENSION)
-    return subscriptions.open(request.id, asked, principal=principal or "")
+    return subscriptions.open(request.id, asked, principal=principal or "", key=key)
 
 
 class Listens:

@@ -159,7 +159,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', now, 'LIMIT', 0
 end
 if ARGV[8] ~= '' then
   redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
-  if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return 'principal' end
+  if ARGV[3] ~= '' and redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then
+    return 'principal'
+  end
 end
 while redis.call('ZCOUNT', KEYS[5], '(' .. ARGV[1], '+inf') >= tonumber(ARGV[5]) do
   local id = redis.call('ZPOPMIN', KEYS[3])[1]

@@ -11,7 +11,10 @@ asyncio coroutine, does the rest with this object:
 * `TaskServer.serve` answers a ``tasks/get``, ``tasks/update`` or
   ``tasks/cancel`` event from the store (-32602 for a task id unknown,
   expired or another principal's, never told apart);
-* `TaskServer.flush` stores the tasks the handler started, then queues each
+* `TaskServer.flush` stores the tasks the handler started (each within its
+  caller's share of the tasks whose work runs here: at most ``max_live``,
+  ``max_live_per_key`` per caller, `mcp_schema.shares`; past it, the call is
+  answered -31429, nothing stored), then queues each
   ``CreateTaskResult`` (never before the task is stored: a ``tasks/get``
   right after resolves), and starts each task's work (`mcp_schema.tasks.worker.run`)
   as an asyncio task of the application's event loop, kept here until it
@@ -26,6 +29,7 @@ notifications of ``subscriptions/listen`` are sent from it).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -36,6 +40,7 @@ from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.session.events import RequestReceived
+from mcp_schema.shares import Share
 from mcp_schema.tasks.protocol import (
     DEFAULT_LEASE_SECONDS,
     DEFAULT_POLL_INTERVAL_MS,
@@ -52,14 +57,19 @@ from mcp_schema.versions import TASKS_EXTENSION, protocol
 if TYPE_CHECKING:  # the session takes a TaskServer: at run time it is only called
     from mcp_schema.session.server import ServerSession
 
-__all__ = ["TaskServer"]
+__all__ = ["MAX_LIVE", "TaskServer"]
+
+MAX_LIVE = 1000
+"""Tasks at work in one process at once, by default (a tenth of them per caller)."""
 
 _MAX_TRIES = 64
 
 
 class TaskServer(TaskProtocol):
     """The extension's rules (`TaskProtocol`: ``ttl_ms``, ``poll_interval_ms``,
-    ``lease_seconds``) over ``store`` (default a `MemoryTaskStore`)."""
+    ``lease_seconds``) over ``store`` (default a `MemoryTaskStore`); at most
+    ``max_live`` tasks at work here at once, ``max_live_per_key`` per caller
+    (a task waiting for input is at work: its worker waits)."""
 
     extension = TASKS_EXTENSION
     requests = TASK_METHODS
@@ -73,6 +83,8 @@ class TaskServer(TaskProtocol):
         poll_interval_ms: int = DEFAULT_POLL_INTERVAL_MS,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
         clock: Callable[[], float] = time.time,
+        max_live: int = MAX_LIVE,
+        max_live_per_key: int | None = None,
     ) -> None:
         super().__init__(
             ttl_ms=ttl_ms,
@@ -86,6 +98,8 @@ class TaskServer(TaskProtocol):
         self.on_change: Callable[[TaskRecord], None] | None = None
         """Called with each record this process stores (a worker's or a request's)."""
         self._running: set[asyncio.Task[None]] = set()
+        self.share = Share("live tasks", total=max_live, per_key=max_live_per_key)
+        """The bound on the tasks at work here, per caller and in all."""
 
     def set_aside(
         self, value: dict[str, Any], version: str
@@ -166,13 +180,19 @@ class TaskServer(TaskProtocol):
                 return {}
         raise InternalError("the task changed too often to be updated")
 
-    async def flush(self, session: ServerSession) -> list[asyncio.Task[None]]:
-        """Store the tasks ``session``'s handler started, answer each call
-        with its ``CreateTaskResult`` (or the store's refusal: -32603 past the
-        bound on live tasks, nothing stored), and start their work; the
-        asyncio tasks started."""
+    async def flush(
+        self, session: ServerSession, key: str | None = None
+    ) -> list[asyncio.Task[None]]:
+        """Store the tasks ``session``'s handler started for the caller of
+        ``key`` (`mcp_schema.http.caller.Caller.key`; None: not told apart),
+        answer each call with its ``CreateTaskResult`` (or the refusal: -31429
+        past the caller's share, -32603 past the store's bound on live tasks;
+        nothing stored), and start their work; the asyncio tasks started."""
         started: list[asyncio.Task[None]] = []
         for pending in session.pending_tasks():
+            if not self.share.acquire(key):
+                session.fail(pending.request, self.share.refused(key))
+                continue
             until = self.clock() + self.lease_seconds
             record = pending.record
             leased = TaskRecord(
@@ -180,12 +200,15 @@ class TaskServer(TaskProtocol):
             )
             try:
                 created = await self.store.create(leased)
-            except McpError as err:
-                session.fail(pending.request, err)
+            except (McpError, ValueError) as err:
+                self.share.release(key)
+                unstored = InternalError("the task could not be stored")
+                error = err if isinstance(err, McpError) else unstored
+                session.fail(pending.request, error)
                 continue
-            except ValueError:
-                session.fail(pending.request, InternalError("the task could not be stored"))
-                continue
+            except BaseException:
+                self.share.release(key)
+                raise
             session.respond(pending.request, self.created(created))
             self._changed(created)
             context = TaskContext(
@@ -198,9 +221,13 @@ class TaskServer(TaskProtocol):
             )
             task = asyncio.ensure_future(run(context, pending.work))
             self._running.add(task)
-            task.add_done_callback(self._running.discard)
+            task.add_done_callback(functools.partial(self._ended, key))
             started.append(task)
         return started
+
+    def _ended(self, key: str | None, task: asyncio.Task[None]) -> None:
+        self._running.discard(task)
+        self.share.release(key)
 
     async def stop(self) -> None:
         """Cancel the work still running here (a replica shutting down): the

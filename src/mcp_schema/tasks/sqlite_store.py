@@ -237,7 +237,7 @@ class SqliteTaskStore(TaskStore):
         db.execute("DELETE FROM tasks WHERE expires_at <= :now", clock)
         if db.execute("SELECT 1 FROM tasks WHERE task_id = ?", (record.task_id,)).fetchone():
             raise ValueError("a task with this id exists")
-        if record.live(now):
+        if record.live(now) and record.principal:  # the empty one: see TaskStore
             # Tasks whose worker died are failed now, so they stop counting
             # (and this principal's running rows stay near the bound).
             self._fail_dead(db, "principal = :principal AND", {"principal": record.principal}, now)

@@ -26,7 +26,10 @@ the extension asks of storage, the same in all three:
   principal's task is answered as if it did not exist. Task ids are minted by
   the protocol layer (unguessable) and opaque here.
 - **bounds**: at most ``max_live_per_principal`` live tasks (not terminal,
-  not expired, lease not passed) per principal, and at most ``max_tasks``
+  not expired, lease not passed) per principal (but the empty one: the tasks
+  of callers with no principal are one principal's for reading, and many
+  clients' for counting, which `mcp_schema.tasks.TaskServer` does per client
+  on each replica: `mcp_schema.shares`), and at most ``max_tasks``
   kept in all (when full, the task that finished first is dropped to make
   room, as the extension lets a server purge a task, or else one whose lease
   passed, unread since; when every kept task is live, `TaskLimitExceeded`);
@@ -301,7 +304,7 @@ class MemoryTaskStore(TaskStore):
         """Whether ``principal`` has its bound of live tasks (counted, and the
         ids no longer live pruned, only when the ids kept reach the bound)."""
         ids = self._running.get(principal)
-        if ids is None or len(ids) < self.max_live_per_principal:
+        if not principal or ids is None or len(ids) < self.max_live_per_principal:
             return False
         ids.difference_update([i for i in ids if not self._is_live(i, principal, now)])
         return len(ids) >= self.max_live_per_principal

@@ -6,10 +6,12 @@ them, and reported (monitor) or refused (enforce) the same way.
 One stdio connection is one session, so:
 
 * a **handshake-era session** (``initialize``; the gateway mints its
-  ``Mcp-Session-Id``) gets a child process of its own, ended at ``DELETE``
-  or when the session is dropped (at most ``max_sessions`` at once: past
-  that, the least recently used one with no request in flight is dropped,
-  and when every one is busy ``initialize`` is refused, 503). Its lines pass
+  ``Mcp-Session-Id``) gets a child process of its own, ended at ``DELETE``,
+  or once it is unused (no request in flight, no GET stream) for
+  ``idle_seconds``. At most ``max_sessions`` at once, ``max_sessions_per_key``
+  per client (its `mcp_schema.http.caller.Caller.key`: `mcp_schema.shares`):
+  past either, ``initialize`` is refused, 429 with ``Retry-After``, and no
+  other client's child is ended to make room. Its lines pass
   unchanged: the child's response to a POST's request is its answer (JSON
   when it comes first, else an event stream carrying what came before it);
   the child's other messages go to the session's GET stream when one is
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import secrets
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from time import monotonic
@@ -69,13 +72,16 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.cors import cors_headers
+from mcp_schema.http.entry import caller_of
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import refusal, too_many
+from mcp_schema.http.sessions import IDLE_SECONDS
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, ReportLog
+from mcp_schema.shares import Share, ShareExceededError
 
 if TYPE_CHECKING:
     from mcp_schema.gateway.bridge.links import StdioBridge
@@ -88,6 +94,9 @@ MAX_SESSIONS = 32
 ROUND_SECONDS = 60.0
 """How long a session's requests may wait in silence before it counts as idle, by default."""
 
+MAX_SESSIONS_PER_KEY = 4
+"""Of which one client may hold, by default (a child costs tens of MB)."""
+
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = ("content-type", "application/json")
 _SSE_MEDIA = ("content-type", "text/event-stream")
@@ -97,7 +106,9 @@ class StdioGatewayApp:
     """The gateway in front of the stdio server ``command`` (see the module).
 
     * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
-    * ``max_sessions``: handshake-era sessions (children) at once.
+    * ``max_sessions``: handshake-era sessions (children) at once;
+      ``max_sessions_per_key`` of them per client; ``idle_seconds``: how long
+      one may go unused before its child is ended.
     * ``max_line_bytes``: the longest line read from a child.
     * ``round_seconds``: how long a session's requests may wait with nothing
       from either side (a server's question its client leaves unanswered)
@@ -121,6 +132,8 @@ class StdioGatewayApp:
         reports: ReportLog | None = None,
         validator: ExchangeValidator | None = None,
         max_sessions: int = MAX_SESSIONS,
+        max_sessions_per_key: int = MAX_SESSIONS_PER_KEY,
+        idle_seconds: float = IDLE_SECONDS,
         max_line_bytes: int = MAX_LINE_BYTES,
         round_seconds: float = ROUND_SECONDS,
         bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
@@ -147,8 +160,11 @@ class StdioGatewayApp:
         self.path, self.body_seconds = self.precheck.path, body_seconds
         self.max_sessions, self.max_line_bytes = max_sessions, max_line_bytes
         self.sessions: OrderedDict[str, Link] = OrderedDict()
-        self._starting = 0
-        """Sessions whose child is being spawned: their slots are taken."""
+        """The children of handshake-era sessions, least recently used first."""
+        per_key = min(max_sessions_per_key, max_sessions)
+        self.share = Share("sessions", total=max_sessions, per_key=per_key)
+        self.idle_seconds = float(idle_seconds)
+        self._owners: dict[str, tuple[str | None, float]] = {}  # id: its client's key, last used
         self.round_seconds = round_seconds
         self.shared: Link | None = None
         self._sharing = asyncio.Lock()
@@ -167,7 +183,7 @@ class StdioGatewayApp:
     def gone(self, link: Link) -> None:
         """``link``'s child exited: its session (if any) is over."""
         if link.session is not None and self.sessions.get(link.session) is link:
-            del self.sessions[link.session]
+            self._drop(link.session)
             self.validator.request("DELETE", {"mcp-session-id": link.session}).head(200, {})
         if self.shared is link:
             self.shared = None
@@ -194,7 +210,8 @@ class StdioGatewayApp:
 
     async def aclose(self) -> None:
         links = [*self.sessions.values(), *filter(None, [self.shared])]
-        self.sessions.clear()
+        for session in list(self.sessions):
+            self._drop(session)
         self.shared = None
         await asyncio.gather(*(link.child.close() for link in links))
         if self.bridge is not None:
@@ -217,14 +234,15 @@ class StdioGatewayApp:
             assert origin is not None
             send = _with_headers(send, cors_headers(origin))
         if method == "POST":
-            return await self._post(scope, received, receive, send)
+            key = caller_of(scope.get("client"), received).key  # the client, once, here
+            return await self._post(scope, received, receive, send, key)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
         if link is None:
             return await send_response(send, refusal(404, "Not Found: no such session"))
         exchange = self.validator.request(method, received)
         if method == "DELETE":
-            del self.sessions[session]
+            self._drop(session)
             exchange.head(200, {})
             await link.child.close()
             return await send_response(send, Response(200))
@@ -241,7 +259,12 @@ class StdioGatewayApp:
         return None
 
     async def _post(
-        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send
+        self,
+        scope: Scope,
+        received: dict[str, str],
+        receive: Receive,
+        send: Send,
+        key: str | None = None,
     ) -> None:
         """A POST the precheck let through: its body read, then its message
         bridged (2026-07-28 to a handshake-era server) or forwarded."""
@@ -263,7 +286,7 @@ class StdioGatewayApp:
             return await self.bridge.serve(scope, received, body, receive, send)
         exchange = self.validator.request("POST", received, body)
         self._reports(exchange.reports)
-        return await self.forward(exchange, body, message, receive, send, stateless)
+        return await self.forward(exchange, body, message, receive, send, stateless, key)
 
     async def forward(
         self,
@@ -273,6 +296,7 @@ class StdioGatewayApp:
         receive: Receive,
         send: Send,
         stateless: bool,
+        key: str | None = None,
     ) -> None:
         """Forward a POST's message (``body``, parsed: ``value``, None when it
         is no JSON object; its ``exchange`` read) to its child: the shared one
@@ -284,10 +308,9 @@ class StdioGatewayApp:
         if stateless:
             link = await self._shared()
         elif exchange.rpc_method == "initialize" and "id" in value:
-            opened = await self._new_session()
-            if opened is None:
-                error = InternalError("Service Unavailable: every session is busy; try later")
-                return await send_response(send, refusal(503, error, exchange.request_id))
+            opened = await self._new_session(key)
+            if isinstance(opened, ShareExceededError):
+                return await send_response(send, too_many(opened, exchange.request_id))
             link, minted = opened, opened.session
         else:
             named = exchange.session
@@ -296,7 +319,7 @@ class StdioGatewayApp:
             found = self.sessions.get(named)
             if found is None:
                 return await send_response(send, refusal(404, "Not Found: no such session"))
-            self.sessions.move_to_end(named)
+            self._used(named)
             link = found
         if "method" not in value or "id" not in value:  # a notification, or the client's answer
             link.active = monotonic()
@@ -315,6 +338,8 @@ class StdioGatewayApp:
         if not link.child.send(link.frame(body, value)):
             waiter.queue.put_nowait(None)
         await self._relay(send, waiter, minted, receive=receive, link=link)
+        if link.session is not None and link.session in self._owners:
+            self._used(link.session)  # idle from the end of its last request
         return None
 
     async def _shared(self) -> Link:
@@ -325,31 +350,66 @@ class StdioGatewayApp:
                 self.shared = link
             return self.shared
 
-    async def _new_session(self) -> Link | None:
-        """A new session's child, its slot taken before it is spawned (so
-        concurrent ``initialize`` requests never spawn more than
-        ``max_sessions``); None when every session is busy. A session whose
-        requests have waited ``round_seconds`` with nothing from either side
-        (a round its client never answered) is no longer busy."""
-        while len(self.sessions) + self._starting >= self.max_sessions:
-            idle = next((s for s, found in self.sessions.items() if self._idle(found)), None)
-            if idle is None:
-                return None
-            dropped = self.sessions.pop(idle)
-            self.validator.request("DELETE", {"mcp-session-id": idle}).head(200, {})
-            await dropped.child.close()
+    async def _new_session(self, key: str | None) -> Link | ShareExceededError:
+        """A session of its own child for the client of ``key``, within its
+        share (counted before the child starts: concurrent ``initialize``
+        requests start no more children than the share has room for). When
+        the share is full, sessions whose requests have waited
+        ``round_seconds`` with nothing from either side (a server's question
+        its client never answered) are ended first: a stuck round never
+        blocks a newcomer."""
+        await self._expire()
+        if not self.share.acquire(key):
+            await self._end_stuck()
+            if not self.share.acquire(key):
+                return self.share.refused(key)
         link = Link(self, secrets.token_urlsafe(16))
-        self._starting += 1
         try:
             await link.child.start()
-        finally:
-            self._starting -= 1
+        except BaseException:
+            self.share.release(key)
+            raise
         assert link.session is not None
         self.sessions[link.session] = link
+        self._owners[link.session] = (key, time.monotonic())
         return link
 
-    def _idle(self, link: Link) -> bool:
-        return not link.pending or monotonic() - link.active > self.round_seconds
+    def _used(self, session: str) -> None:
+        self.sessions.move_to_end(session)
+        key, _ = self._owners[session]
+        self._owners[session] = (key, time.monotonic())
+
+    def _drop(self, session: str) -> Link | None:
+        """Forget ``session``, its share given back (its child is the caller's to end)."""
+        link = self.sessions.pop(session, None)
+        owner = self._owners.pop(session, None)
+        if owner is not None:
+            self.share.release(owner[0])
+        return link
+
+    async def _expire(self) -> None:
+        """End the children of sessions unused for ``idle_seconds``, oldest
+        first (one with a request in flight or a GET stream is in use)."""
+        now = time.monotonic()
+        while self.sessions:
+            session, link = next(iter(self.sessions.items()))
+            if self._owners[session][1] > now - self.idle_seconds:
+                return
+            if link.pending or link.stream is not None:
+                self._used(session)
+                continue
+            self._drop(session)
+            self.validator.request("DELETE", {"mcp-session-id": session}).head(200, {})
+            await link.child.close()
+
+    async def _end_stuck(self) -> None:
+        """End every session whose requests have waited ``round_seconds`` in silence."""
+        now = monotonic()
+        for session, link in list(self.sessions.items()):
+            if link.pending and now - link.active > self.round_seconds:
+                self._drop(session)
+                self.validator.request("DELETE", {"mcp-session-id": session}).head(200, {})
+                await link.child.close()
 
     def _reports(self, reports: list[Report]) -> None:
         for report in reports:
