@@ -125,10 +125,16 @@ class App:
             if isinstance(read, Response):
                 return await send_response(send, read)
             body = read
-        return await self.answer(method, received, body, receive, send)
+        return await self.answer(method, received, body, receive, send, caller)
 
     async def answer(
-        self, method: str, received: dict[str, str], body: bytes, receive: Receive, send: Send
+        self,
+        method: str,
+        received: dict[str, str],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        caller: Caller | None = None,
     ) -> None:
         """A request the precheck let through whose body was read already (at
         most the endpoint's ``max_body``: a front door in front read it, as
