@@ -8,7 +8,7 @@ Every byte of an answer may be hostile: the parser bounds the head (the
 status line and the header fields, ``max_head`` bytes, ``max_fields``
 fields), the body (``max_body`` bytes, None: a stream the caller bounds
 itself) and the framing around it (chunk sizes, extensions and trailers:
-``max_head`` bytes besides a few per chunk), and says when the answer
+twice ``max_head`` bytes besides a few per chunk), and says when the answer
 is complete and whether the connection may carry another one. Whatever
 is wrong ends in an `UpstreamProtocolError`, never in the parser's own.
 """
@@ -174,6 +174,7 @@ class ResponseParser:
         "_keep_alive",
         "_length_given",
         "_parser",
+        "_start",
         "_until_close",
         "body",
         "body_bytes",
@@ -196,6 +197,7 @@ class ResponseParser:
         self.body: list[bytes] = []
         self.head_done = self.complete = False
         self.fields = self.body_bytes = self._fed = self._head_bytes = self._chunks = 0
+        self._start = 0
         self._keep_alive = self._length_given = self._until_close = False
         self._failed: UpstreamError | None = None
         self._parser = httptools.HttpResponseParser(self)
@@ -221,9 +223,12 @@ class ResponseParser:
 
     def feed(self, data: bytes) -> None:
         """Bytes of the answer (`UpstreamProtocolError` when they are none)."""
+        if not data:
+            return
         if self.complete:  # bytes past the answer's end: the connection is spoiled
             self._keep_alive = False
             return
+        self._start = self._fed
         self._fed += len(data)
         try:
             self._parser.feed_data(data)
@@ -239,7 +244,7 @@ class ResponseParser:
         if not self.head_done:
             if self._fed > self.max_head:
                 raise ResponseTooLarge(f"the answer's head is over {self.max_head} bytes")
-        elif self._fed - self._head_bytes - self.body_bytes > self.max_head + _PER_CHUNK * (
+        elif self._fed - self._head_bytes - self.body_bytes > 2 * self.max_head + _PER_CHUNK * (
             self._chunks + 1
         ):
             raise ResponseTooLarge("the answer's framing (chunks, trailers) is too long")
@@ -278,7 +283,9 @@ class ResponseParser:
             self.headers = []
             return
         self.status, self.head_done = status, True
-        self._head_bytes = self._fed  # at most: what came in the same read is body
+        # Where the head ended within this read is not told: from the read's
+        # start, the head's rest counts as framing (its bound allows for it).
+        self._head_bytes = self._start
         self._keep_alive = self._parser.should_keep_alive()
         self.fields = 0  # trailers count apart
         self._until_close = not self._length_given and status not in (204, 304)

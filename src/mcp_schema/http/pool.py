@@ -188,12 +188,17 @@ class _Connection(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
 
-    async def wait(self, seconds: float | None) -> None:
-        """Until the next bytes (or the end) came; `UpstreamTimeout` after ``seconds``."""
+    async def wait(self, seconds: float | None, deadline: float | None = None) -> None:
+        """Until the next bytes (or the end) came; `UpstreamTimeout` after
+        ``seconds``, or at the loop's time ``deadline``."""
         self.resume()
         loop = asyncio.get_running_loop()
         waiter = self.waiter = loop.create_future()
-        timer = None if seconds is None else loop.call_later(seconds, _expire, waiter, seconds)
+        timer = None
+        if deadline is not None:
+            timer = loop.call_at(deadline, _expire, waiter, seconds)
+        elif seconds is not None:
+            timer = loop.call_later(seconds, _expire, waiter, seconds)
         try:
             await waiter
         finally:
@@ -221,9 +226,9 @@ class _Connection(asyncio.Protocol):
             transport.write(b"0\r\n\r\n")
 
 
-def _expire(waiter: asyncio.Future[None], seconds: float) -> None:
+def _expire(waiter: asyncio.Future[None], seconds: float | None) -> None:
     if not waiter.done():
-        waiter.set_exception(UpstreamTimeout(f"the upstream sent nothing for {seconds:g} s"))
+        waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {seconds:g} s"))
 
 
 class StreamedResponse:
@@ -232,13 +237,16 @@ class StreamedResponse:
     `read`. `aclose` (or leaving ``async with``) gives the connection back:
     to the pool after a whole answer, else closed."""
 
-    __slots__ = ("_client", "_conn", "_parser", "_read", "headers", "status")
+    __slots__ = ("_client", "_conn", "_parser", "_read", "deadline", "headers", "status")
 
     def __init__(
         self, client: HttpClient, conn: _Connection, parser: ResponseParser, read: float | None
     ) -> None:
         self._client, self._conn, self._parser, self._read = client, conn, parser, read
         self.status, self.headers = parser.status, parser.headers
+        self.deadline: float | None = None
+        """The loop's time by which the body must be whole (None: each read
+        waits up to the read timeout, as a stream's silences may last)."""
 
     async def receive(self) -> bytes:
         """The body's next bytes; b"" at its end (`UpstreamError` when it breaks off)."""
@@ -254,7 +262,7 @@ class StreamedResponse:
                 raise conn.error
             if conn.closed:  # ended where its framing did not say
                 raise UpstreamProtocolError("the upstream closed the connection mid-answer")
-            await conn.wait(self._read)
+            await conn.wait(self._read, self.deadline)
 
     def __aiter__(self) -> StreamedResponse:
         return self
@@ -326,12 +334,16 @@ class HttpClient:
         timeouts: Timeouts | None = None,
         max_body: int | None = None,
     ) -> Response:
-        """The answer to a request, read whole (at most ``max_body`` bytes, by default
-        ``Limits.max_body``)."""
+        """The answer to a request, read whole (at most ``max_body`` bytes, by
+        default ``Limits.max_body``): its head within the read timeout, and
+        its body within as long again."""
         limit = self.limits.max_body if max_body is None else max_body
         async with await self.open(
             method, url, headers, body, timeouts=timeouts, max_body=limit
         ) as streamed:
+            read = (self.timeouts if timeouts is None else timeouts).read
+            if read is not None:
+                streamed.deadline = asyncio.get_running_loop().time() + read
             return Response(streamed.status, streamed.headers, await streamed.read())
 
     def stream(
@@ -357,8 +369,10 @@ class HttpClient:
         timeouts: Timeouts | None = None,
         max_body: int | None = None,
     ) -> StreamedResponse:
-        """The answer to a request once its head came (its body unbounded
-        unless ``max_body``); the caller `StreamedResponse.aclose`s it."""
+        """The answer to a request once its head came, within the read
+        timeout in all (a head sent slowly fails as a silent one); its body
+        unbounded unless ``max_body``, each of its reads within the read
+        timeout. The caller `StreamedResponse.aclose`s it."""
         if self._closed:
             raise UpstreamUnreachable("the client is closed")
         if method == "HEAD" or method == "CONNECT":
@@ -376,12 +390,15 @@ class HttpClient:
             conn.parser = parser
             try:
                 await conn.send(head, body)
+                deadline = None
+                if times.read is not None:
+                    deadline = asyncio.get_running_loop().time() + times.read
                 while not parser.head_done:
                     if conn.error is not None:
                         raise conn.error
                     if conn.closed:
                         raise UpstreamProtocolError("the upstream closed the connection")
-                    await conn.wait(times.read)
+                    await conn.wait(times.read, deadline)
             except UpstreamProtocolError:
                 self._release(conn)
                 if retry and reused and parser.received == 0:
@@ -545,7 +562,7 @@ class _Opening:
 def _encoded(headers: Headers) -> Iterable[tuple[bytes, bytes]]:
     """Header fields as bytes (text as Latin-1, as HTTP/1.1 carries it)."""
     if isinstance(headers, list) and (not headers or isinstance(headers[0][0], bytes)):
-        return headers  # type: ignore[return-value]
+        return headers
     return [
         (
             k if isinstance(k, bytes) else k.encode("latin-1"),
