@@ -33,9 +33,11 @@ from mcp_schema.gateway.handshake_front import (
     handshake_capabilities,
     probe_upstream,
 )
+from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
+from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
 from mcp_schema.session import ClientSession, Event, RequestReceived, ServerSession
@@ -155,8 +157,11 @@ class Hand:
 
 def bridged_app(url: str, reports: ReportLog | None = None) -> GatewayApp:
     async def probed() -> Any:
-        async with httpx.AsyncClient() as http:
+        http = upstream_client()
+        try:
             return await probe_upstream(url, http)
+        finally:
+            await http.aclose()
 
     return GatewayApp(url, served=asyncio.run(probed()), reports=reports)
 
@@ -209,11 +214,11 @@ def test_sessions_end_when_idle_or_beyond_the_bound(
     with upstream() as url:
         served = bridged_app(url).served
         assert served is not None
-        clients: list[httpx.AsyncClient] = []
+        clients: list[HttpClient] = []
 
-        def http() -> httpx.AsyncClient:  # made in the server's loop, at first use
+        def http() -> HttpClient:  # made in the server's loop, at first use
             if not clients:
-                clients.append(httpx.AsyncClient())
+                clients.append(upstream_client())
             return clients[0]
 
         idle = bound == "idle"

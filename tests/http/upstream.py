@@ -8,7 +8,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TypeAlias
+from typing import Any, TypeAlias
+
+from mcp_schema.http.h1 import Target, UpstreamUnreachable
+from mcp_schema.http.pool import HttpClient, StreamedResponse
 
 Script = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
@@ -80,3 +83,18 @@ def answering(*answers: bytes, then_close: bool = False) -> Script:
                 return
 
     return script
+
+
+class RecordingClient(HttpClient):
+    """A client that sends nothing: it records each request (method, target,
+    fields) and fails it as an unreachable upstream would."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.requests: list[tuple[str, object, list[tuple[bytes, bytes]]]] = []
+
+    async def open(  # type: ignore[override]
+        self, method: str, url: str | Target, headers: Any = (), body: Any = b"", **options: Any
+    ) -> StreamedResponse:
+        self.requests.append((method, url, list(headers)))
+        raise UpstreamUnreachable("recorded, not sent")

@@ -20,7 +20,7 @@ them:
   direction: one handshake-era client's session carried to a 2026-07-28
   upstream.
 * `mcp_schema.gateway.asgi.GatewayApp`: the ASGI application forwarding to
-  the upstream with httpx (the ``http`` extra), in monitor or enforce mode;
+  the upstream with `mcp_schema.http.pool` (the ``http`` extra), in monitor or enforce mode;
   with ``served=`` (``--bridge``), handshake-era clients of a 2026-07-28-only
   upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`,
   2026-07-28 clients of a handshake-era one to

@@ -21,7 +21,7 @@ command is probed before the socket listens, and one that cannot be started
 or does not answer is exit status 2.
 
 The gateway is a `GatewayApp` run by uvicorn: the command needs the
-``http`` extra (httpx) and uvicorn installed beside it (``pip install
+``http`` extra (httptools) and uvicorn installed beside it (``pip install
 'mcp-schema[http]' uvicorn``); neither is a dependency of the package. It
 binds its socket, starts, and only then listens, saying so on standard
 error (``gateway: listening on http://HOST:PORT/mcp``). Reports are
@@ -59,6 +59,7 @@ from mcp_schema.versions import TASKS_EXTENSION
 
 if TYPE_CHECKING:
     from mcp_schema.gateway.asgi import GatewayApp
+    from mcp_schema.gateway.http_upstream import Credentials
     from mcp_schema.gateway.stdio import StdioGatewayApp
     from mcp_schema.http.precheck import Precheck
 
@@ -80,7 +81,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
-        "(--upstream URL [--upstream-host NAME] | -- CMD ...)"
+        "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
+        "--upstream-token-file PATH | --pass-authorization] | -- CMD ...)"
     )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
@@ -88,7 +90,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "message both ways. Monitor mode (the "
         "default) passes the bytes unchanged and reports what is invalid, one JSON "
         "line each; --enforce answers an invalid request itself and turns an "
-        "invalid answer into 502. Needs httpx (the http extra) and uvicorn."
+        "invalid answer into 502. Needs the http extra (httptools) and uvicorn."
     )
     parser.add_argument("--listen", required=True, metavar="HOST:PORT", help="where to serve /mcp")
     parser.add_argument("--upstream", metavar="URL", help="the server's MCP endpoint")
@@ -132,6 +134,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the Host sent upstream (default: the client's, unchanged)",
     )
     parser.add_argument(
+        "--upstream-token-env",
+        metavar="NAME",
+        help="send the upstream the bearer token in the environment variable NAME",
+    )
+    parser.add_argument(
+        "--upstream-token-file",
+        metavar="PATH",
+        help="send the upstream the bearer token in the file PATH (read again after a 401)",
+    )
+    parser.add_argument(
+        "--pass-authorization",
+        action="store_true",
+        help="forward the client's own Authorization and Proxy-Authorization upstream (by "
+        "default never: a token is for the server it was issued to)",
+    )
+    parser.add_argument(
         "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
     )
 
@@ -159,24 +177,26 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _probed(upstream: str) -> Served:
+def _probed(upstream: str, credentials: Credentials) -> Served:
     """What the upstream serves (`probe_upstream`), tried for `PROBE_SECONDS`; said on stderr."""
     if not upstream.startswith(("http://", "https://")):
         raise GatewayError(f"--upstream must be an http(s) URL, not {quote(upstream)}")
-    import httpx  # the http extra: _run checked it is there
-
     from mcp_schema.gateway.handshake_front import probe_upstream
+    from mcp_schema.gateway.http_upstream import upstream_client
 
     async def probing() -> Served:
         deadline = time.monotonic() + PROBE_SECONDS
-        async with httpx.AsyncClient() as http:
+        http = upstream_client()
+        try:
             while True:
                 try:
-                    return await probe_upstream(upstream, http)
+                    return await probe_upstream(upstream, http, credentials=credentials)
                 except ProbeError:
                     if time.monotonic() >= deadline:
                         raise
                 await asyncio.sleep(0.2)
+        finally:
+            await http.aclose()
 
     try:
         served = asyncio.run(probing())
@@ -246,6 +266,30 @@ def precheck_of(args: argparse.Namespace) -> Precheck | None:
     )
 
 
+def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
+    """What the upstream requests carry (``--upstream-token-env``,
+    ``--upstream-token-file``, ``--pass-authorization``: one at most)."""
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.credentials import StaticToken
+
+    env, file, passed = args.upstream_token_env, args.upstream_token_file, args.pass_authorization
+    if sum((env is not None, file is not None, bool(passed))) > 1:
+        raise GatewayError(
+            "give one of --upstream-token-env, --upstream-token-file, --pass-authorization"
+        )
+    if child and (env is not None or file is not None or passed):
+        raise GatewayError("the upstream credentials are for an --upstream URL")
+    try:
+        source = None
+        if env is not None:
+            source = StaticToken.from_env(env)
+        elif file is not None:
+            source = StaticToken.from_file(file)
+    except ValueError as exc:  # the message names the variable or file, never the token
+        raise GatewayError(str(exc)) from None
+    return Credentials(source, pass_authorization=passed)
+
+
 def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewayApp:
     """The app the arguments name (`GatewayApp`, or `StdioGatewayApp` for ``-- CMD``),
     reporting to ``log``; ``--bridge --upstream`` probes the upstream first."""
@@ -261,6 +305,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
         raise GatewayError("give the server: --upstream URL or -- CMD ...")
     if child and args.upstream_host is not None:
         raise GatewayError("--upstream-host is for an --upstream URL")
+    credentials = credentials_of(args, child)
     extensions = (TASKS_EXTENSION,) if args.tasks else ()
     validator = ExchangeValidator(extensions=extensions)
     precheck = precheck_of(args)
@@ -278,7 +323,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
                 precheck=precheck,
             )
         upstream = str(args.upstream)
-        served = _probed(upstream) if args.bridge else None
+        served = _probed(upstream, credentials) if args.bridge else None
         if served is not None:  # what it serves and declares; the answers it forwards teach more
             validator.learn(served)
         return GatewayApp(
@@ -290,6 +335,8 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             sealer=sealer_from_env() if args.bridge else None,
             precheck=precheck,
             upstream_host=args.upstream_host,
+            credentials=credentials.source,
+            pass_authorization=credentials.pass_authorization,
         )
     except ValueError as exc:
         raise GatewayError(str(exc)) from None
@@ -297,7 +344,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
 
 def _missing(exc: ImportError) -> GatewayError:
     return GatewayError(
-        f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
+        f"the gateway needs {exc.name or 'httptools'}: pip install 'mcp-schema[http]' uvicorn"
     )
 
 
@@ -326,7 +373,7 @@ def _run(args: argparse.Namespace) -> int:
     writer.start()
     try:
         app = app_of(args, log)
-    except ImportError as exc:  # httpx, the http extra
+    except ImportError as exc:  # httptools, the http extra
         sock.close()
         raise _missing(exc) from None
     except GatewayError:

@@ -1,7 +1,8 @@
 """`HandshakeFront`: the ASGI side of the era bridge's first direction,
 handshake-era clients in front of a server that serves 2026-07-28 only
-(needs the ``http`` extra: httpx), and `probe_upstream`, the start-up probe
-(`mcp_schema.gateway.probe`) over httpx.
+(needs the ``http`` extra), and `probe_upstream`, the start-up probe
+(`mcp_schema.gateway.probe`) over the gateway's upstream client
+(`mcp_schema.gateway.http_upstream`).
 
 The clients' side is the package's own Streamable HTTP server
 (`mcp_schema.http.Endpoint` served by `mcp_schema.http.asgi.App`), serving
@@ -10,8 +11,8 @@ upstream's discover said, mints the ``Mcp-Session-Id``, answers ``ping``
 and ``logging/setLevel``, serves the GET stream and DELETE, and checks every
 message as any server of the package does. Its handler hands each session's
 events to that session's `mcp_schema.gateway.to_stateless.StatelessCalls`,
-and this module runs the upstream exchanges those ask for (httpx, each
-answer read as it arrives) and routes what they bring back to the client's
+and this module runs the upstream exchanges those ask for (each answer
+read as it arrives, with the gateway's credentials) and routes what they bring back to the client's
 streams, as the endpoint routes what a handler sends.
 
 * Each session opens, once its upstream ``server/discover`` answered, a
@@ -31,6 +32,7 @@ streams, as the endpoint routes what a handler sends.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
 from collections import OrderedDict
@@ -38,14 +40,15 @@ from collections.abc import Callable, Mapping
 from time import monotonic
 from typing import Any
 
-import httpx
-
 from mcp_schema.errors import InternalError, clip
+from mcp_schema.gateway.http_upstream import Credentials, exchanged
 from mcp_schema.gateway.probe import Probe, ProbeError, Served
 from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
-from mcp_schema.http.binding import Post, Reply
+from mcp_schema.http.binding import Post
+from mcp_schema.http.h1 import Target, UpstreamError
+from mcp_schema.http.pool import HttpClient, Timeouts
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
@@ -81,51 +84,33 @@ def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
     return declared
 
 
-async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 10.0) -> Served:
+async def probe_upstream(
+    url: str,
+    http: HttpClient,
+    *,
+    timeout: float = 10.0,
+    credentials: Credentials | None = None,
+) -> Served:
     """What the upstream at ``url`` serves (`Probe`, over ``http``, each answer
-    read as it comes and no further than the binding's bound); `ProbeError`
-    when it gives no answer that tells."""
+    read as it comes and no further than the binding's bound, each within
+    ``timeout``); `ProbeError` when it gives no answer that tells."""
     probe = Probe()
+    target, sent = Target.of(url), credentials or Credentials()
+    bounded = Timeouts(connect=timeout, read=timeout, pool=timeout)
     while posts := probe.posts():
         for post in posts:
             try:
                 reply = functools.partial(probe.reply, post)
-                await _exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
-            except httpx.HTTPError as exc:
-                raise ProbeError(
-                    f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
-                ) from None
+                await exchanged(http, target, post, reply, probe.read, sent, bounded)
+            except UpstreamError as exc:
+                raise ProbeError(f"the upstream cannot be reached: {exc.message}") from None
     if probe.served is None:
         raise ProbeError("the upstream's answers to the probe told nothing")
     if probe.closing is not None:
-        try:
-            closing = probe.closing
-            await http.request(closing.method, url, headers=list(closing.headers), timeout=timeout)
-        except httpx.HTTPError:
-            pass  # the probe's session ends with the server's own expiry instead
+        closing = probe.closing
+        with contextlib.suppress(UpstreamError):  # else it ends with the server's expiry
+            await http.request(closing.method, target, list(closing.headers), timeouts=bounded)
     return probe.served
-
-
-async def _exchanged(
-    http: httpx.AsyncClient,
-    url: str,
-    post: Post,
-    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
-    read: Callable[[list[Event]], object],
-    timeout: httpx.Timeout,
-) -> None:
-    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
-    ``reply_to`` makes of its status and headers, each chunk's events to
-    ``read``, until the answer came or the body ended (httpx's errors raised)."""
-    async with http.stream(
-        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
-    ) as response:
-        reply = reply_to(response.status_code, response.headers.multi_items())
-        async for chunk in response.aiter_bytes():
-            read(reply.feed(chunk))
-            if reply.done:
-                break
-        read(reply.end())
 
 
 class _Bridged:
@@ -203,7 +188,8 @@ class _Sessions:
 class HandshakeFront:
     """Handshake-era clients' sessions, carried to the 2026-07-28 server at
     ``upstream`` whose probe found ``served`` (see the module). ``http``:
-    what gives the ``httpx.AsyncClient`` to send with (the gateway's).
+    what gives the `mcp_schema.http.pool.HttpClient` to send with (the
+    gateway's); ``credentials``: what its requests carry (none by default).
     ``reports``: where refusals are reported. ``headers``: sent upstream
     with every request. ``precheck``: the rules every request is checked by
     (by default ``Precheck(path=path)``)."""
@@ -212,8 +198,9 @@ class HandshakeFront:
         self,
         upstream: str,
         served: Served,
-        http: Callable[[], httpx.AsyncClient],
+        http: Callable[[], HttpClient],
         *,
+        credentials: Credentials | None = None,
         reports: ReportLog | None = None,
         headers: Mapping[str, str] | None = None,
         max_sessions: int = MAX_SESSIONS,
@@ -224,6 +211,7 @@ class HandshakeFront:
         if BRIDGED_VERSION not in served.stateless:
             raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
         self.upstream, self.served, self._http = upstream, served, http
+        self._target, self._credentials = Target.of(upstream), credentials or Credentials()
         self.reports, self.headers = reports, dict(headers or {})
         self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
         rules = Precheck(path=path) if precheck is None else precheck
@@ -310,19 +298,17 @@ class HandshakeFront:
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
         listening = post.request_id is not None and post.request_id == bridged.calls.listening
-        timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
-            await _exchanged(
+            await exchanged(
                 self._http(),
-                self.upstream,
+                self._target,
                 post,
                 functools.partial(binding.reply, post),
                 functools.partial(self._carry, bridged, post),
-                timeout,
+                self._credentials,
             )
-        except httpx.HTTPError as exc:
-            reason = clip(str(exc)) or type(exc).__name__
-            self._carry(bridged, post, binding.lost(post, reason))
+        except UpstreamError as exc:
+            self._carry(bridged, post, binding.lost(post, clip(exc.message)))
         if listening:
             _LOG.info("the upstream ended a session's listen")
 

@@ -1,6 +1,6 @@
 """`HttpBridge`: the era bridge for 2026-07-28 clients in front of a
 Streamable HTTP server that speaks only the handshake era (needs the
-``http`` extra: httpx): the `mcp_schema.gateway.handshake_driver.BridgeDriver`
+``http`` extra; its upstream client is `mcp_schema.gateway.http_upstream`'s): the `mcp_schema.gateway.handshake_driver.BridgeDriver`
 with a handshake-era HTTP session (`mcp_schema.http.binding.ClientBinding`)
 per upstream session.
 
@@ -24,15 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any
 
-import httpx
-
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import InternalError, clip
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.handshake_driver import BridgeDriver, Link
+from mcp_schema.gateway.http_upstream import Credentials, exchanged, upstream_client
 from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed, found, probing_session
 from mcp_schema.gateway.to_handshake import Upstream
 from mcp_schema.http.adapter import (
@@ -45,61 +44,47 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
 )
 from mcp_schema.http.binding import ClientBinding, Post
+from mcp_schema.http.h1 import Target, UpstreamError
+from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import Event, Negotiated, ResponseReceived
 
-__all__ = ["HttpBridge", "cookieless", "probe_http"]
+__all__ = ["HttpBridge", "probe_http"]
 
 
 async def _exchange(
-    client: httpx.AsyncClient,
-    url: str,
+    client: HttpClient,
+    target: Target,
     binding: ClientBinding,
     post: Post,
     on_events: Callable[[list[Event]], None],
+    credentials: Credentials,
 ) -> int | None:
     """Send ``post``, handing the session's events of its response to
     ``on_events`` as they come (a server's request comes before the answer,
-    which waits for the client's); its status (None: no response)."""
-    request = client.build_request(post.method, url, headers=list(post.headers), content=post.body)
+    which waits for the client's); its status (None: no whole response)."""
     try:
-        response = await client.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        on_events(binding.lost(post, f"{exc!s:.200}"))
+        reply = functools.partial(binding.reply, post)
+        return await exchanged(client, target, post, reply, on_events, credentials)
+    except UpstreamError as exc:
+        on_events(binding.lost(post, clip(exc.message, 200)))
         return None
-    try:
-        reply = binding.reply(post, response.status_code, response.headers.multi_items())
-        try:
-            async for chunk in response.aiter_raw():
-                on_events(reply.feed(chunk))
-                if reply.done:
-                    break
-        except httpx.HTTPError:
-            pass  # the answer broke off: its end says so
-        on_events(reply.end())
-    finally:
-        await response.aclose()
-    return response.status_code
 
 
-def cookieless() -> CookieJar:
-    """A cookie jar that keeps none: a gateway's client carries many clients'
-    sessions upstream, and one jar shared by them would send one client's
-    cookies with another's requests. (A jar, not ``httpx.Cookies``: the
-    client would copy those into a jar of the default policy.)"""
-    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
-
-
-async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
+async def probe_http(
+    url: str, client: HttpClient, credentials: Credentials | None = None
+) -> Probed:
     """What the server at ``url`` serves (`Probed`); `McpError` when it cannot say
     (in `ANSWER_SECONDS`)."""
     binding = ClientBinding(probing_session(), mode="auto")
     binding.connect()
+    target, sent = Target.of(url), credentials or Credentials()
     try:
-        return await asyncio.wait_for(_negotiated(url, client, binding), ANSWER_SECONDS)
+        negotiated = _negotiated(target, client, binding, sent)
+        return await asyncio.wait_for(negotiated, ANSWER_SECONDS)
     except asyncio.TimeoutError:
         raise InternalError(
             f"the server did not answer the probe in {ANSWER_SECONDS:g} s"
@@ -107,15 +92,24 @@ async def probe_http(url: str, client: httpx.AsyncClient) -> Probed:
     finally:
         last = binding.close()
         if last is not None:
-            with contextlib.suppress(httpx.HTTPError):
-                await client.request("DELETE", url, headers=list(last.headers))
+            await _delete(client, target, last, sent)
 
 
-async def _negotiated(url: str, client: httpx.AsyncClient, binding: ClientBinding) -> Probed:
+async def _delete(client: HttpClient, target: Target, last: Post, credentials: Credentials) -> None:
+    """The end of an upstream session (its ``DELETE``), its failure ignored."""
+    fields = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in last.headers]
+    await credentials.added(fields)
+    with contextlib.suppress(UpstreamError):
+        await client.request("DELETE", target, fields, max_body=1 << 16)
+
+
+async def _negotiated(
+    target: Target, client: HttpClient, binding: ClientBinding, credentials: Credentials
+) -> Probed:
     events: list[Event] = []
     while posts := binding.posts():  # server/discover, then initialize if it is refused
         for post in posts:
-            await _exchange(client, url, binding, post, events.extend)
+            await _exchange(client, target, binding, post, events.extend, credentials)
             for event in events:
                 if isinstance(event, Negotiated):
                     return found(event, binding.session)
@@ -163,7 +157,12 @@ class HttpLink(Link):
         named = self.binding.session_id is not None
         bridge = self.bridge
         status = await _exchange(
-            bridge.client, bridge.url, self.binding, post, lambda events: self.deliver(events, b"")
+            bridge.client,
+            bridge.target,
+            self.binding,
+            post,
+            lambda events: self.deliver(events, b""),
+            bridge.credentials,
         )
         if status == 404 and named and self._alive:  # the server forgot the session
             self._alive = False
@@ -175,18 +174,17 @@ class HttpLink(Link):
             task.cancel()
         last = self.binding.close()
         if last is not None:
-            with contextlib.suppress(httpx.HTTPError):
-                await self.bridge.client.request(
-                    "DELETE", self.bridge.url, headers=list(last.headers)
-                )
+            bridge = self.bridge
+            await _delete(bridge.client, bridge.target, last, bridge.credentials)
 
 
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
     ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
-    findings go; ``client``: the ``httpx.AsyncClient`` (one of its own by
-    default, closed by `aclose`). ``precheck``: the rules every request is
+    findings go; ``client``: the `mcp_schema.http.pool.HttpClient` (one of
+    its own by default, closed by `aclose`); ``credentials``: what its
+    requests carry upstream (`mcp_schema.gateway.http_upstream.Credentials`). ``precheck``: the rules every request is
     checked by (its path, allowed hosts and origins, ``max_body``; by
     default ``Precheck(path=path, sessions=False)``: POST alone is served);
     ``body_seconds``: the time a body has to arrive whole (None: no bound)."""
@@ -196,7 +194,8 @@ class HttpBridge(BridgeDriver):
         url: str,
         *,
         reports: ReportLog | None = None,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
+        credentials: Credentials | None = None,
         path: str = "/mcp",
         precheck: Precheck | None = None,
         body_seconds: float | None = BODY_SECONDS,
@@ -207,12 +206,11 @@ class HttpBridge(BridgeDriver):
         if body_seconds is not None and not body_seconds > 0:
             raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
         super().__init__(Findings(reports), **options)
-        self.url = url
+        self.url, self.target = url, Target.of(url)
+        self.credentials = credentials or Credentials()
         self.precheck = Precheck(path=path, sessions=False) if precheck is None else precheck
         self.body_seconds = body_seconds
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None), cookies=cookieless()
-        )
+        self.client = client or upstream_client()
         self._own_client = client is None
 
     def new_link(self, upstream: Upstream) -> Link:
@@ -220,7 +218,7 @@ class HttpBridge(BridgeDriver):
 
     async def start(self) -> None:
         """Probe the server (`probe_http`)."""
-        self.adopt(await probe_http(self.url, self.client))
+        self.adopt(await probe_http(self.url, self.client, self.credentials))
         if self.core is None:
             raise InternalError("the server speaks 2026-07-28 itself: no bridge is needed")
 
