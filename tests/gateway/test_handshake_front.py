@@ -311,7 +311,7 @@ def test_what_the_bridge_does_not_carry_is_reported() -> None:
 
 def test_a_request_of_a_session_the_front_never_bridged_is_answered() -> None:
     served = Served(("2026-07-28",), False, {"tools": {}})
-    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient)
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, upstream_client)
     client = ClientSession(info={"name": "c", "version": "1"})
     server = ServerSession(info={"name": "s", "version": "1"}, capabilities={"tools": {}})
     client.initialize()
@@ -332,7 +332,7 @@ def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) 
     # The gateway's rules, not its own: a host the gateway serves is served here too.
     served = Served(("2026-07-28",), False, {"tools": {}})
     precheck = Precheck(allowed_hosts=["gw.example"])
-    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient, precheck=precheck)
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, upstream_client, precheck=precheck)
     headers = [(b"host", host), (b"mcp-session-id", b"nobody"), (b"accept", b"text/event-stream")]
     scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": headers}
     sent: list[Any] = []

@@ -93,7 +93,7 @@ class RecordingClient(HttpClient):
         super().__init__()
         self.requests: list[tuple[str, object, list[tuple[bytes, bytes]]]] = []
 
-    async def open(  # type: ignore[override]
+    async def open(
         self, method: str, url: str | Target, headers: Any = (), body: Any = b"", **options: Any
     ) -> StreamedResponse:
         self.requests.append((method, url, list(headers)))
