@@ -87,3 +87,19 @@ def test_a_request_head_writes_its_own_framing() -> None:
     assert b"host: client.example\r\n" in request_head(
         "GET", target, [(b"host", b"client.example")], 0
     )
+
+
+@given(st.lists(st.tuples(st.binary(min_size=1, max_size=8), st.binary(max_size=8)), max_size=6))
+def test_a_request_head_is_refused_exactly_when_a_field_would_split_it(
+    fields: list[tuple[bytes, bytes]],
+) -> None:
+    splitting = any(
+        b":" in name or any(bad in name + value for bad in (b"\r", b"\n", b"\0"))
+        for name, value in fields
+    )
+    try:
+        head = request_head("POST", Target.of("http://up/mcp"), fields, 0)
+    except ValueError:
+        assert splitting
+        return
+    assert not splitting and head.endswith(b"content-length: 0\r\n\r\n")

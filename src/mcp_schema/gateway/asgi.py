@@ -259,7 +259,7 @@ class GatewayApp:
                 return await bridge(scope, sent, send)
         self._traffic(len(body))
         origin = self._cors_origin(received)
-        exchange = _Deferred(self, method, headers, body)
+        exchange = _Deferred(self, method, received, body)
         if self.enforce:  # read before anything is forwarded
             refused = exchange.get().refusal
             if refused is not None:
@@ -271,25 +271,18 @@ class GatewayApp:
             return await send_response(send, refusal(400, "Bad Request: a malformed query", None))
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
-        forwarding = asyncio.ensure_future(
-            self._forward(exchange, method, target, upward, content, origin, send)
-        )
-        left = None if more else asyncio.ensure_future(until_disconnect(receive))
+        forwarding = self._forward(exchange, method, target, upward, content, origin, send)
+        if more:  # the body still comes: its reader sees the client leave
+            return await forwarding
+        watch = _Left(receive)
         try:
-            if left is None:
-                await forwarding
-                return None
-            await asyncio.wait({forwarding, left}, return_when=asyncio.FIRST_COMPLETED)
-            if not forwarding.done():  # the client left: the upstream request is cancelled
-                forwarding.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await forwarding
-                self._report(exchange.get().end(cut=True))
-                return None
-            forwarding.result()
+            await forwarding
+        except asyncio.CancelledError:
+            if not watch.absorbed():
+                raise
+            self._report(exchange.get().end(cut=True))  # the upstream request was cancelled
         finally:
-            if left is not None:
-                left.cancel()
+            watch.stop()
         return None
 
     def _bridge(
@@ -449,24 +442,51 @@ class GatewayApp:
         await self.aclose()
 
 
+class _Left:
+    """Cancels the task forwarding a request when its client leaves (a task
+    of its own watches for it; the forwarding runs in the request's task),
+    and remembers that it did."""
+
+    __slots__ = ("_task", "_watch", "left", "over")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # an ASGI request runs in a task
+        self._task, self.left, self.over = task, False, False
+        self._watch = asyncio.ensure_future(until_disconnect(receive))
+        self._watch.add_done_callback(self._done)
+
+    def _done(self, watch: asyncio.Future[None]) -> None:
+        if not self.over and not watch.cancelled() and watch.exception() is None:
+            self.left = True
+            self._task.cancel()
+
+    def absorbed(self) -> bool:
+        """Whether a cancellation was the client's leaving (then it is taken back)."""
+        if self.left and sys.version_info >= (3, 11):
+            self._task.uncancel()
+        return self.left
+
+    def stop(self) -> None:
+        self.over = True
+        self._watch.cancel()
+
+
 class _Deferred:
     """The `Exchange` of a request, read when first needed: in enforce mode
     before it is forwarded; in monitor mode once its answer came (and a JSON
     answer was sent on), so that reading it adds nothing to the wait."""
 
-    __slots__ = ("_app", "_body", "_exchange", "_headers", "_method")
+    __slots__ = ("_app", "_body", "_exchange", "_method", "_received")
 
-    def __init__(
-        self, app: GatewayApp, method: str, headers: list[tuple[bytes, bytes]], body: bytes
-    ) -> None:
-        self._app, self._method, self._headers, self._body = app, method, headers, body
+    def __init__(self, app: GatewayApp, method: str, received: dict[str, str], body: bytes) -> None:
+        self._app, self._method, self._received, self._body = app, method, received, body
         self._exchange: Exchange | None = None
 
     def get(self) -> Exchange:
         if self._exchange is None:
-            # Only what the validator reads (ASGI names are lower-case): the rest it would convert.
-            read = [h for h in self._headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
-            self._exchange = self._app.validator.request(self._method, read, self._body)
+            # The fields by lower-case name, as the front door read them: not read again.
+            self._exchange = self._app.validator.request(self._method, self._received, self._body)
             self._app._report(self._exchange.reports)
         return self._exchange
 
