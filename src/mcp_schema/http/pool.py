@@ -40,16 +40,16 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import AsyncIterable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_schema.http.connection import Body, Connection
 from mcp_schema.http.h1 import (
     MAX_FIELDS,
     MAX_HEAD,
     ResponseParser,
     Target,
-    UpstreamError,
     UpstreamProtocolError,
     UpstreamTimeout,
     UpstreamUnreachable,
@@ -62,10 +62,8 @@ MAX_BODY = 16 << 20
 """The body `HttpClient.request` reads whole, by default, in bytes."""
 
 Headers = Iterable[tuple[bytes, bytes]] | Iterable[tuple[str, str]]
-Body = bytes | AsyncIterable[bytes]
 
 _IDEMPOTENT = frozenset(["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"])
-_PAUSE_AT = 32  # buffered body pieces of a stream read slower than it comes: stop reading
 
 
 @dataclass(frozen=True)
@@ -106,131 +104,6 @@ class Response:
         return next((v.decode("latin-1") for k, v in self.headers if k == key), None)
 
 
-class _Connection(asyncio.Protocol):
-    """One connection: its answer's parser while a request is on it, the
-    reader's waiter, and what ended it."""
-
-    __slots__ = (
-        "client",
-        "closed",
-        "drained",
-        "error",
-        "idle_since",
-        "origin",
-        "parser",
-        "paused",
-        "transport",
-        "waiter",
-    )
-
-    def __init__(self, client: HttpClient, origin: tuple[str, str, int]) -> None:
-        self.client, self.origin = client, origin
-        self.transport: asyncio.Transport | None = None
-        self.parser: ResponseParser | None = None
-        self.waiter: asyncio.Future[None] | None = None
-        self.drained: asyncio.Future[None] | None = None
-        self.error: UpstreamError | None = None
-        self.closed = self.paused = False
-        self.idle_since = 0.0
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport  # type: ignore[assignment]
-
-    def data_received(self, data: bytes) -> None:
-        parser = self.parser
-        if parser is None:  # bytes while idle: the server said something (a 408?), or garbage
-            self.error = UpstreamProtocolError("the upstream sent bytes on an idle connection")
-            self.close()
-            return
-        try:
-            parser.feed(data)
-        except UpstreamError as exc:
-            self.error = exc
-            self.close()
-        if len(parser.body) > _PAUSE_AT and not self.paused and self.transport is not None:
-            self.transport.pause_reading()
-            self.paused = True
-        self.wake()
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self.closed = True
-        parser = self.parser
-        if parser is None:
-            self.client._lost(self)
-        elif self.error is None:
-            try:
-                parser.eof()
-            except UpstreamError as error:
-                self.error = error
-        self.wake()
-        if self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
-
-    def pause_writing(self) -> None:
-        self.drained = asyncio.get_running_loop().create_future()
-
-    def resume_writing(self) -> None:
-        if self.drained is not None and not self.drained.done():
-            self.drained.set_result(None)
-        self.drained = None
-
-    def wake(self) -> None:
-        waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-
-    def resume(self) -> None:
-        if self.paused and self.transport is not None:
-            self.paused = False
-            self.transport.resume_reading()
-
-    async def wait(self, seconds: float | None, deadline: float | None = None) -> None:
-        """Until the next bytes (or the end) came; `UpstreamTimeout` after
-        ``seconds``, or at the loop's time ``deadline``."""
-        self.resume()
-        loop = asyncio.get_running_loop()
-        waiter = self.waiter = loop.create_future()
-        timer = None
-        if deadline is not None:
-            timer = loop.call_at(deadline, _expire, waiter, seconds)
-        elif seconds is not None:
-            timer = loop.call_later(seconds, _expire, waiter, seconds)
-        try:
-            await waiter
-        finally:
-            self.waiter = None
-            if timer is not None:
-                timer.cancel()
-
-    async def send(self, head: bytes, body: Body) -> None:
-        """The request: ``head`` and a whole ``body`` in one write, or the
-        body's chunks as they come (chunked), until the answer starts."""
-        transport = self.transport
-        assert transport is not None
-        if isinstance(body, bytes):
-            transport.write(head + body if body else head)
-            return
-        transport.write(head)
-        async for chunk in body:
-            if self.closed or (self.parser is not None and self.parser.head_done):
-                return  # answered (or gone) before the body's end: the rest is not wanted
-            if chunk:
-                transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
-            if self.drained is not None:
-                await self.drained
-        if not self.closed:
-            transport.write(b"0\r\n\r\n")
-
-
-def _expire(waiter: asyncio.Future[None], seconds: float | None) -> None:
-    if not waiter.done():
-        waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {seconds:g} s"))
-
-
 class StreamedResponse:
     """An answer whose head came: ``status``, ``headers`` (names
     lower-case); its body by `receive` (or ``async for``), or whole by
@@ -240,7 +113,7 @@ class StreamedResponse:
     __slots__ = ("_client", "_conn", "_parser", "_read", "deadline", "headers", "status")
 
     def __init__(
-        self, client: HttpClient, conn: _Connection, parser: ResponseParser, read: float | None
+        self, client: HttpClient, conn: Connection, parser: ResponseParser, read: float | None
     ) -> None:
         self._client, self._conn, self._parser, self._read = client, conn, parser, read
         self.status, self.headers = parser.status, parser.headers
@@ -314,7 +187,7 @@ class HttpClient:
         if self.limits.max_connections < 1:
             raise ValueError("max_connections must be at least 1")
         self._ssl = ssl_context
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._idle: dict[tuple[str, str, int], list[Connection]] = {}
         self._open = 0
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._closed = False
@@ -412,7 +285,7 @@ class HttpClient:
 
     # -- the pool ------------------------------------------------------------------------
 
-    async def _acquire(self, target: Target, times: Timeouts) -> tuple[_Connection, bool]:
+    async def _acquire(self, target: Target, times: Timeouts) -> tuple[Connection, bool]:
         """A connection to ``target``'s origin: a kept one still fresh, else a new one
         once the pool has room; and whether it was kept."""
         loop = asyncio.get_running_loop()
@@ -436,7 +309,7 @@ class HttpClient:
             self._wake_one()
             raise
 
-    async def _connect(self, target: Target, seconds: float) -> _Connection:
+    async def _connect(self, target: Target, seconds: float) -> Connection:
         loop = asyncio.get_running_loop()
         context = None
         if target.scheme == "https":
@@ -444,7 +317,7 @@ class HttpClient:
                 self._ssl = ssl.create_default_context()  # verifies, checks the host name
             context = self._ssl
         opening = loop.create_connection(
-            lambda: _Connection(self, target.origin),
+            lambda: Connection(target.origin, self._lost),
             target.host,
             target.port,
             ssl=context,
@@ -481,7 +354,7 @@ class HttpClient:
                 return True
         return False
 
-    def _release(self, conn: _Connection) -> None:
+    def _release(self, conn: Connection) -> None:
         """``conn`` back from a request: kept when its answer allows, else closed."""
         parser, conn.parser = conn.parser, None
         conn.resume()
@@ -493,14 +366,14 @@ class HttpClient:
                 return
         self._discard(conn)
 
-    def _discard(self, conn: _Connection) -> None:
-        if conn.client is self:  # counted once: a connection lost while kept is gone already
-            conn.client = _GONE
+    def _discard(self, conn: Connection) -> None:
+        if conn.counted:  # counted once: a connection lost while kept is gone already
+            conn.counted = False
             self._open -= 1
             conn.close()
             self._wake_one()
 
-    def _lost(self, conn: _Connection) -> None:
+    def _lost(self, conn: Connection) -> None:
         """A kept connection the server closed."""
         kept = self._idle.get(conn.origin)
         if kept is not None and conn in kept:
@@ -524,16 +397,6 @@ class HttpClient:
 
     def __repr__(self) -> str:
         return f"HttpClient(open={self._open}, max={self.limits.max_connections})"
-
-
-class _Gone:
-    """The client of a connection already discarded (so that it is discarded once)."""
-
-    def _lost(self, conn: _Connection) -> None:
-        pass
-
-
-_GONE: Any = _Gone()
 
 
 def _pool_expired(waiter: asyncio.Future[None], seconds: float) -> None:
