@@ -40,9 +40,9 @@ from __future__ import annotations
 import asyncio
 import ssl
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import cast
 
 from mcp_schema.http.connection import Body, Connection
 from mcp_schema.http.h1 import (
@@ -409,13 +409,13 @@ class _Opening:
 
     __slots__ = ("_opening", "_response")
 
-    def __init__(self, opening: Any) -> None:
+    def __init__(self, opening: Awaitable[StreamedResponse]) -> None:
         self._opening = opening
         self._response: StreamedResponse | None = None
 
     async def __aenter__(self) -> StreamedResponse:
-        self._response = await self._opening
-        return self._response
+        response = self._response = await self._opening
+        return response
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._response is not None:
@@ -425,7 +425,7 @@ class _Opening:
 def _encoded(headers: Headers) -> Iterable[tuple[bytes, bytes]]:
     """Header fields as bytes (text as Latin-1, as HTTP/1.1 carries it)."""
     if isinstance(headers, list) and (not headers or isinstance(headers[0][0], bytes)):
-        return headers
+        return cast("list[tuple[bytes, bytes]]", headers)  # the gateway's: bytes already
     return [
         (
             k if isinstance(k, bytes) else k.encode("latin-1"),
