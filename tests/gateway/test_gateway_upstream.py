@@ -26,9 +26,38 @@ from mcp_schema.http.credentials import CredentialSource, StaticToken
 from mcp_schema.http.pool import Timeouts
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import CALL, HEADERS, post, reported, serving
+from tests.http.upstream import Reader, Writer, request_of, upstream
 
 HTTP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "http_server.py"
 ANSWER = b'{"jsonrpc":"2.0","id":7,"result":{"content":[]}}'
+
+
+Response = tuple[int, dict[str, Any]]
+
+
+async def asgi_post(app: GatewayApp, message: dict[str, Any]) -> Response:
+    """``message`` POSTed to ``app`` in this loop, as uvicorn would hand it: its status and JSON."""
+    body = json.dumps(message).encode()
+    fields = [(k.encode(), v.encode()) for k, v in {**HEADERS, "host": "127.0.0.1:3000"}.items()]
+    scope = {
+        "type": "http", "method": "POST", "path": "/mcp", "headers": fields,
+        "query_string": b"", "server": ("127.0.0.1", 3000),
+    }  # fmt: skip
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        if pending:
+            return pending.pop()
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    async def send(message: Any) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    await app.aclose()
+    return sent[0]["status"], json.loads(b"".join(m.get("body", b"") for m in sent[1:]))
 
 
 class Counted:
@@ -85,16 +114,26 @@ def test_a_frozen_upstream_is_504_to_the_requests_id_within_the_read_timeout(
 
 
 @pytest.mark.parametrize("enforce", [False, True])
-def test_an_upstream_closing_before_its_answer_is_502_to_the_requests_id(enforce: bool) -> None:
-    async def closing(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            raise RuntimeError("dies before answering")  # uvicorn closes the connection
+@pytest.mark.parametrize(
+    "answer", [b"", b"HTTP/1.1 200 OK\r\ncontent-length: 99\r\n", b"garbage\r\n\r\n"]
+)
+def test_an_upstream_breaking_before_its_answer_is_502_to_the_requests_id(
+    enforce: bool, answer: bytes
+) -> None:
+    async def breaking(reader: Reader, writer: Writer) -> None:
+        await request_of(reader)
+        writer.write(answer)  # then the connection closes
+        await writer.drain()
 
-    with serving(closing) as upstream, serving(GatewayApp(upstream, enforce=enforce)) as url:
-        answer = post(url, CALL)
-    assert answer.status_code in (500, 502)  # uvicorn may say 500 itself before it closes
-    if answer.status_code == 502:
-        assert answer.json()["id"] == 7
+    async def run() -> Response:
+        async with upstream(breaking) as served:
+            app = GatewayApp(served.url, enforce=enforce)
+            return await asgi_post(app, CALL)
+
+    status, body = asyncio.run(run())
+    assert status == 502
+    assert (body["id"], body["error"]["code"]) == (7, -32603)
+    assert "cannot be reached" in body["error"]["message"]
 
 
 def test_the_clients_credentials_never_go_upstream_by_default() -> None:
