@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -37,6 +37,9 @@ from mcp_schema.session.state import MAX_PENDING, Round, SealedRounds
 from mcp_schema.session.wire import wire_or_type_error
 from mcp_schema.subscriptions import LISTEN, Subscriptions, supported_by
 from mcp_schema.versions import protocol
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["PendingTask", "ServerSession"]
 
@@ -88,6 +91,9 @@ class ServerSession(ServerAnswers, TaskCalls):
       a handler answer a call with a task (`run_as_task`). The transport's
       driver serves ``tasks/*`` and stores new tasks (`TaskServer.serve`,
       `TaskServer.flush`).
+    * ``telemetry``: where the span of each request goes, from its reading
+      to its answer (`mcp_schema.telemetry`): by default the global
+      OpenTelemetry providers when the ``otel`` extra is installed; False for none.
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -114,8 +120,9 @@ class ServerSession(ServerAnswers, TaskCalls):
         subscriptions: Subscriptions | None = None,
         listens: bool = True,
         tasks: TaskHook | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
-        super().__init__(versions=versions, max_pending=max_pending)
+        super().__init__(versions=versions, max_pending=max_pending, telemetry=telemetry)
         check(request_state, StateSealer, "request_state", none=True)
         check(principal, str, "principal", none=True)
         check(tasks, TaskHook, "tasks", none=True)
