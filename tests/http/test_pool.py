@@ -49,7 +49,9 @@ def test_a_kept_connection_is_reused_and_informational_answers_skipped() -> None
     async def run() -> tuple[list[int], int, int]:
         async with upstream(answering(early)) as served:
             client = HttpClient(timeouts=QUICK)
-            statuses = [(await client.request("POST", served.url, [], b"{}")).status]
+            async with client.stream("POST", served.url, [], b"{}") as response:
+                assert await response.receive() == b"{}" and response.complete
+            statuses = [response.status]
             for _ in range(3):
                 statuses.append((await client.request("POST", served.url, [], b"{}")).status)
             kept = client.open_connections

@@ -367,12 +367,15 @@ class GatewayApp:
         size = 0
         if not self.enforce:  # monitor: each chunk on as it comes, all checked once sent
             await send(start_message(status, answered(headers, (), origin)))
-            while chunk := await response.receive():
-                await send_body(send, chunk, more=True)
+            more = True
+            while more and (chunk := await response.receive()):
+                more = not response.complete  # the last piece came: one send, not two
+                await send_body(send, chunk, more=more)
                 size += len(chunk)
                 if size <= limit:
                     kept.append(chunk)
-            await send_body(send, b"")
+            if more:
+                await send_body(send, b"")
             self._traffic(size)
             exchange = deferred.get()
             exchange.head(status, _told(headers))

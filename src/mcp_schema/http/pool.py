@@ -137,6 +137,11 @@ class StreamedResponse:
                 raise UpstreamProtocolError("the upstream closed the connection mid-answer")
             await conn.wait(self._read, self.deadline)
 
+    @property
+    def complete(self) -> bool:
+        """Whether the whole body has been received (the reader took it all)."""
+        return self._parser.complete and not self._parser.body
+
     def __aiter__(self) -> StreamedResponse:
         return self
 
