@@ -300,3 +300,17 @@ def test_https_verifies_the_certificate_and_the_host_name(tmp_path: Path) -> Non
     assert isinstance(untrusted, str) and "CERTIFICATE_VERIFY_FAILED" in untrusted
     assert trusted == 200
     assert isinstance(wrong_name, str) and "127.0.0.1" in wrong_name
+
+
+def test_a_waiter_cancelled_once_woken_passes_its_turn_on() -> None:
+    async def run() -> None:
+        client = HttpClient(limits=Limits(max_connections=1))
+        client._open = 1  # the one connection is taken
+        first = asyncio.ensure_future(client._wait_free(5))
+        second = asyncio.ensure_future(client._wait_free(5))
+        await asyncio.sleep(0)
+        client._wake_one()  # a connection came back: the first waiter's turn...
+        first.cancel()  # ...but it is cancelled before it runs
+        await asyncio.wait_for(second, 1)  # the second gets the turn, not the timeout
+
+    asyncio.run(run())

@@ -346,6 +346,10 @@ class HttpClient:
         timer = loop.call_later(seconds, _pool_expired, waiter, seconds)
         try:
             await waiter
+        except asyncio.CancelledError:
+            if waiter.done() and not waiter.cancelled() and waiter.exception() is None:
+                self._wake_one()  # woken, then cancelled before it ran: the next one's turn
+            raise
         finally:
             timer.cancel()
             if waiter in self._waiters:
