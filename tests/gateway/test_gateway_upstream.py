@@ -195,6 +195,40 @@ def test_an_upstream_refusing_the_gateways_credentials_is_502_and_never_relayed(
     assert {r["id"] for r in reported(log)} == {7}
 
 
+class Broken:
+    """A `CredentialSource` that cannot give a token (its authorization server is down)."""
+
+    async def authorization(self) -> str | None:
+        raise ConnectionError("secret-detail")
+
+    def rejected(self, authorization: str) -> None:
+        raise RuntimeError("nor hear of a refusal")
+
+
+@pytest.mark.parametrize("enforce", [False, True])
+def test_a_credential_source_that_fails_is_502_to_the_requests_id(enforce: bool) -> None:
+    seen: list[dict[bytes, bytes]] = []
+    with serving(recording(seen)) as upstream:
+        with serving(GatewayApp(upstream, enforce=enforce, credentials=Broken())) as url:
+            answer = post(url, CALL)
+    assert answer.status_code == 502 and seen == []  # nothing went upstream without it
+    assert (answer.json()["id"], answer.json()["error"]["code"]) == (7, -32603)
+    assert "no credentials" in answer.json()["error"]["message"]
+    assert "secret-detail" not in answer.text
+
+
+def test_a_credential_source_failing_on_a_401_still_lets_the_502_out() -> None:
+    class Refusing(Broken):
+        async def authorization(self) -> str | None:
+            return "Bearer t"
+
+    seen: list[dict[bytes, bytes]] = []
+    with serving(recording(seen, 401)) as upstream:
+        with serving(GatewayApp(upstream, credentials=Refusing())) as url:
+            answer = post(url, CALL)
+    assert answer.status_code == 502 and answer.json()["id"] == 7
+
+
 def test_a_token_file_is_read_again_after_a_401(tmp_path: Path) -> None:
     path = tmp_path / "token"
     path.write_text("old")

@@ -318,8 +318,8 @@ class GatewayApp:
         origin: str | None,
         send: Send,
     ) -> None:
-        sent = await self.credentials.added(headers)
         try:
+            sent = await self.credentials.added(headers)
             response = await self.client.open(method, target, headers, content)
         except UpstreamError as exc:
             return await self._failed(deferred, exc.message, exc.status, origin, send)

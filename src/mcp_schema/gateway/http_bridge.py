@@ -98,8 +98,8 @@ async def probe_http(
 async def _delete(client: HttpClient, target: Target, last: Post, credentials: Credentials) -> None:
     """The end of an upstream session (its ``DELETE``), its failure ignored."""
     fields = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in last.headers]
-    await credentials.added(fields)
     with contextlib.suppress(UpstreamError):
+        await credentials.added(fields)
         await client.request("DELETE", target, fields, max_body=1 << 16)
 
 

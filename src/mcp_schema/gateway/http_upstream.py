@@ -16,11 +16,12 @@ what the client gets is the gateway's 502, never the upstream's challenge.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from mcp_schema.http.binding import Post, Reply
 from mcp_schema.http.credentials import CredentialSource
-from mcp_schema.http.h1 import Target
+from mcp_schema.http.h1 import Target, UpstreamUnreachable
 from mcp_schema.http.pool import HttpClient, Limits, Timeouts
 from mcp_schema.session import Event
 
@@ -31,6 +32,8 @@ UPSTREAM_TIMEOUTS = Timeouts(connect=10.0, read=300.0, idle=4.0, pool=10.0)
 that long), and no event stream silent longer (its client listens again)."""
 UPSTREAM_LIMITS = Limits(max_connections=1024)
 """At most as many upstream connections as the example server's listen slots."""
+
+_LOG = logging.getLogger("mcp_schema.gateway")
 
 REFUSED = (401, 403)
 """An upstream's answers about the gateway's own credentials: never relayed."""
@@ -63,18 +66,29 @@ class Credentials:
         """The client's fields never forwarded."""
 
     async def added(self, fields: Fields) -> str | None:
-        """``fields`` with the source's ``Authorization`` appended; the value sent (or None)."""
+        """``fields`` with the source's ``Authorization`` appended; the value
+        sent (or None). A source that fails (or gives what is no header
+        value) fails the request: `UpstreamUnreachable`, naming no token."""
         if self.source is None:
             return None
-        sent = await self.source.authorization()
-        if sent is not None:
-            fields.append((b"authorization", sent.encode("latin-1")))
+        try:
+            sent = await self.source.authorization()
+            if sent is not None:
+                fields.append((b"authorization", sent.encode("latin-1")))
+        except Exception as exc:  # the operator's hook: whatever it raises, the request fails
+            raise UpstreamUnreachable(
+                f"the gateway has no credentials for the upstream ({type(exc).__name__})"
+            ) from None
         return sent
 
     def answered(self, status: int, sent: str | None) -> None:
-        """The upstream's status to a request that carried ``sent``: a 401 rejects it."""
+        """The upstream's status to a request that carried ``sent``: a 401 rejects it
+        (a source failing to hear it is logged, never the request's failure)."""
         if status == 401 and sent is not None and self.source is not None:
-            self.source.rejected(sent)
+            try:
+                self.source.rejected(sent)
+            except Exception as exc:
+                _LOG.warning("the credential source failed on a 401: %s", type(exc).__name__)
 
 
 async def exchanged(
