@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from mcp_schema.gateway.asgi import GatewayApp
-from mcp_schema.gateway.command import credentials_of
+from mcp_schema.gateway.command import credentials_of, timeouts_of
 from mcp_schema.gateway.handshake_front import probe_upstream
 from mcp_schema.gateway.http_bridge import HttpBridge
 from mcp_schema.gateway.http_upstream import Credentials, upstream_client
@@ -266,6 +266,11 @@ def test_the_command_line_takes_one_source_of_credentials(
     )
     assert asyncio.run(got.added([])) == "Bearer s3cr3t2"
     assert credentials_of(parser.parse_args([*base, "--pass-authorization"]), []).pass_authorization
+    timed = timeouts_of(parser.parse_args([*base, "--upstream-read-timeout", "7.5"]))
+    assert timed is not None and (timed.read, timed.connect) == (7.5, 10.0)
+    assert timeouts_of(parser.parse_args(base)) is None
+    with pytest.raises(SystemExit):
+        parser.parse_args([*base, "--upstream-read-timeout", "nan"])
     for wrong in (
         ["--upstream-token-env", "T", "--pass-authorization"],
         ["--upstream-token-env", "UNSET_VARIABLE_OF_NOBODY"],

@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from mcp_schema.gateway.asgi import GatewayApp
     from mcp_schema.gateway.http_upstream import Credentials
     from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.http.pool import Timeouts
     from mcp_schema.http.precheck import Precheck
 
 __all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
@@ -82,7 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
         "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
-        "--upstream-token-file PATH | --pass-authorization] | -- CMD ...)"
+        "--upstream-token-file PATH | --pass-authorization] [--upstream-read-timeout SECONDS] "
+        "| -- CMD ...)"
     )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
@@ -142,6 +144,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--upstream-token-file",
         metavar="PATH",
         help="send the upstream the bearer token in the file PATH (read again after a 401)",
+    )
+    parser.add_argument(
+        "--upstream-read-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long an answer's head, or a silence on its event stream, may take "
+        "(default 300; then 504, or the stream ends)",
     )
     parser.add_argument(
         "--pass-authorization",
@@ -266,6 +275,16 @@ def precheck_of(args: argparse.Namespace) -> Precheck | None:
     )
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < 86400:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {quote(value)}")
+    return seconds
+
+
 def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
     """What the upstream requests carry (``--upstream-token-env``,
     ``--upstream-token-file``, ``--pass-authorization``: one at most)."""
@@ -277,8 +296,8 @@ def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
         raise GatewayError(
             "give one of --upstream-token-env, --upstream-token-file, --pass-authorization"
         )
-    if child and (env is not None or file is not None or passed):
-        raise GatewayError("the upstream credentials are for an --upstream URL")
+    if child and (env is not None or file is not None or passed or args.upstream_read_timeout):
+        raise GatewayError("the upstream's credentials and timeout are for an --upstream URL")
     try:
         source = None
         if env is not None:
@@ -288,6 +307,16 @@ def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
     except ValueError as exc:  # the message names the variable or file, never the token
         raise GatewayError(str(exc)) from None
     return Credentials(source, pass_authorization=passed)
+
+
+def timeouts_of(args: argparse.Namespace) -> Timeouts | None:
+    """The upstream's timeouts (``--upstream-read-timeout``; None: the gateway's default)."""
+    import dataclasses
+
+    from mcp_schema.gateway.http_upstream import UPSTREAM_TIMEOUTS
+
+    read = args.upstream_read_timeout
+    return None if read is None else dataclasses.replace(UPSTREAM_TIMEOUTS, read=read)
 
 
 def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewayApp:
@@ -337,6 +366,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             upstream_host=args.upstream_host,
             credentials=credentials.source,
             pass_authorization=credentials.pass_authorization,
+            timeouts=timeouts_of(args),
         )
     except ValueError as exc:
         raise GatewayError(str(exc)) from None
