@@ -28,7 +28,7 @@ class Recorded:
     def points(self, name: str) -> list[Any]:
         """The data points of metric ``name`` collected so far."""
         data = self.reader.get_metrics_data()
-        found = []
+        found: list[Any] = []
         for resource in data.resource_metrics if data else ():
             for scope in resource.scope_metrics:
                 for metric in scope.metrics:

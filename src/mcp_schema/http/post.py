@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping
+from contextvars import Token
 from typing import Any, NamedTuple
 
 # The codec's own stages, private to it: the endpoint parses a body once, by
@@ -24,6 +25,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.http.answers import Answers
 from mcp_schema.http.era import era_of
+from mcp_schema.http.gate import ADMITTED, Gate, Verdict, current_principal
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
@@ -39,10 +41,11 @@ from mcp_schema.session import (
     ProtocolError,
     RequestReceived,
     ServerSession,
+    SessionError,
 )
 from mcp_schema.subscriptions import Subscriptions
 
-__all__ = ["Exchange", "Posts", "brought_by", "request_id_of"]
+__all__ = ["Exchange", "Opened", "Posts", "brought_by", "request_id_of"]
 
 
 def _id_of(value: dict[str, Any]) -> str | int | None:
@@ -57,6 +60,17 @@ def request_id_of(body: bytes) -> str | int | None:
         return _id_of(parse(body))
     except McpError as err:
         return err.request_id
+
+
+class Opened(NamedTuple):
+    """A POST parsed, and the session of its era (`Posts._exchange`'s arguments)."""
+
+    live: LiveSession
+    headers: dict[str, str]
+    body: bytes
+    value: Any
+    media: Media
+    opening: bool
 
 
 class Exchange(NamedTuple):
@@ -92,6 +106,7 @@ class Posts:
     subscriptions: Subscriptions
     principal: Callable[[Mapping[str, str]], str | None] | None
     tools: Callable[[], Iterable[Any]] | None
+    access: Gate | None
     _answers: Answers
     _built: dict[str, ServerSession]
 
@@ -116,6 +131,12 @@ class Posts:
     # -- POST -----------------------------------------------------------------------------
 
     def _post(self, headers: dict[str, str], body: bytes) -> Response | Exchange:
+        opened = self._opened(headers, body)
+        return opened if isinstance(opened, Response) else self._exchange(*opened)
+
+    def _opened(self, headers: dict[str, str], body: bytes) -> Response | Opened:
+        """The body parsed and the session of its era found (nothing read by
+        it yet, nothing changed): what `_exchange` takes, or the refusal."""
         if len(body) > self.max_body:
             return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         # The one parse the endpoint makes, strict as every reader's: what it
@@ -130,19 +151,62 @@ class Posts:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session("stateless", headers))
-            return self._exchange(live, headers, body, value, media)
+            return Opened(live, headers, body, value, media, False)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
             live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"))
-            return self._exchange(live, headers, body, value, media, opening=True)
+            return Opened(live, headers, body, value, media, True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return refusal(400, "Bad Request: Mcp-Session-Id header is required", _id_of(value))
         found = self.sessions.get(session_id)
         if found is None:
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
-        return self._exchange(found, headers, body, value, media)
+        return Opened(found, headers, body, value, media, False)
+
+    # -- the gate (mcp_schema.http.gate) -----------------------------------------------------
+
+    def _admitted_now(self, opened: Opened) -> Verdict:
+        """The gate's verdict on ``opened``, nothing awaited (`Endpoint.handle`)."""
+        if self.access is None:
+            return None
+        return self.access.admit_now(current_principal(), opened.value)
+
+    async def _admitted(self, opened: Opened) -> Verdict:
+        """The gate's verdict on ``opened``; a 404 when its session ended meanwhile."""
+        if self.access is None:
+            return None
+        verdict = await self.access.admit(current_principal(), opened.value)
+        live = opened.live
+        if live.id is not None and not opened.opening and self.sessions.get(live.id) is not live:
+            message = "Not Found: no such session (unknown or terminated)"
+            return refusal(404, message, _id_of(opened.value))
+        return verdict
+
+    def _gated(self) -> Token[bool] | None:
+        """Mark the handlers run from now on as behind the gate (`ADMITTED`);
+        the token to reset it with, or None without a gate."""
+        return None if self.access is None else ADMITTED.set(True)
+
+    @staticmethod
+    def _ungated(token: Token[bool] | None) -> None:
+        if token is not None:
+            ADMITTED.reset(token)
+
+    @staticmethod
+    def _deny(live: LiveSession, event: Event, error: McpError) -> bool:
+        """Answer with ``error``, in place of the handler, the request
+        ``event`` brings (the one the gate denied); False for another event."""
+        request = brought_by([event])
+        if request is None:
+            return False
+        try:
+            live.server.fail(request, error)
+        except SessionError:
+            pass  # the session answered it itself
+        route(live, live.server.frames_to_send(), stream_key(request.id))
+        return True
 
     def _unsupported(
         self, named: object, value: dict[str, Any], headers: Mapping[str, str] | None = None
@@ -173,7 +237,6 @@ class Posts:
         body: bytes,
         value: Any,
         media: Media,
-        *,
         opening: bool = False,
     ) -> Response | Exchange:
         """The body read by ``live``'s session, and the stream of its answer:

@@ -122,6 +122,7 @@ def build(
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
+        access=endpoint.pop("access", server.access),
         **endpoint,
     )
     relay = Relay(listens, broker)
