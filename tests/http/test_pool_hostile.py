@@ -145,7 +145,8 @@ def test_a_hostile_answer_is_a_typed_error_in_bound_and_its_connection_is_not_re
     failed, took, accepted, left = asyncio.run(run())
     assert isinstance(failed, error) and isinstance(failed, McpError)
     assert failed.code == -32603
-    assert took < 2 * READ + 0.5  # the head's bound, then the body's
+    # The head's bound, then the body's (and room for a machine shared with other work).
+    assert took < 2 * READ + 2.5
     assert accepted == 2  # the broken connection was closed, the next request had a new one
     assert left == 0
 

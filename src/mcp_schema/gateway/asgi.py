@@ -78,6 +78,7 @@ from mcp_schema.gateway.probe import Served
 from mcp_schema.gateway.sse import EventSplitter
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
+    Leaving,
     Message,
     Receive,
     Scope,
@@ -88,7 +89,6 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
     sse_event,
     start_message,
-    until_disconnect,
 )
 from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.http.era import era_of
@@ -274,7 +274,7 @@ class GatewayApp:
         forwarding = self._forward(exchange, method, target, upward, content, origin, send)
         if more:  # the body still comes: its reader sees the client leave
             return await forwarding
-        watch = _Left(receive)
+        watch = Leaving(receive)
         try:
             await forwarding
         except asyncio.CancelledError:
@@ -443,36 +443,6 @@ class GatewayApp:
         if self.back is not None:
             await self.back.aclose()
         await self.aclose()
-
-
-class _Left:
-    """Cancels the task forwarding a request when its client leaves (a task
-    of its own watches for it; the forwarding runs in the request's task),
-    and remembers that it did."""
-
-    __slots__ = ("_task", "_watch", "left", "over")
-
-    def __init__(self, receive: Receive) -> None:
-        task = asyncio.current_task()
-        assert task is not None  # an ASGI request runs in a task
-        self._task, self.left, self.over = task, False, False
-        self._watch = asyncio.ensure_future(until_disconnect(receive))
-        self._watch.add_done_callback(self._done)
-
-    def _done(self, watch: asyncio.Future[None]) -> None:
-        if not self.over and not watch.cancelled() and watch.exception() is None:
-            self.left = True
-            self._task.cancel()
-
-    def absorbed(self) -> bool:
-        """Whether a cancellation was the client's leaving (then it is taken back)."""
-        if self.left and sys.version_info >= (3, 11):
-            self._task.uncancel()
-        return self.left
-
-    def stop(self) -> None:
-        self.over = True
-        self._watch.cancel()
 
 
 class _Deferred:

@@ -130,6 +130,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an origin browsers may call from, as https://app.example (repeatable; "
         "besides the loopback ones; other origins get 403)",
     )
+    _upstream_arguments(parser)
+    parser.add_argument(
+        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
+    )
+
+
+def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of an ``--upstream`` URL: its ``Host``, credentials and timeout."""
     parser.add_argument(
         "--upstream-host",
         metavar="NAME",
@@ -157,9 +165,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="forward the client's own Authorization and Proxy-Authorization upstream (by "
         "default never: a token is for the server it was issued to)",
-    )
-    parser.add_argument(
-        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
     )
 
 
