@@ -13,6 +13,10 @@ argument           environment                 unset
 ``drain_seconds``  ``MCP_DRAIN_SECONDS``       10 (`DRAIN_SECONDS`)
 =================  ==========================  ======================================
 
+With Redis, two more bound every call to it (`mcp_schema.redis_calls`):
+``redis_connect_timeout`` (``MCP_REDIS_CONNECT_TIMEOUT``, 1 s) and
+``redis_command_timeout`` (``MCP_REDIS_COMMAND_TIMEOUT``, 0.5 s).
+
 Lists are comma-separated in the environment. A configuration that cannot
 work is a `ConfigError`, one line naming the setting and what to do, which
 ends the process (it is a ``SystemExit``) before it serves anything: a key
@@ -47,7 +51,13 @@ _ENV = {
     "allowed_hosts": "MCP_ALLOWED_HOSTS",
     "lease_seconds": "MCP_TASK_LEASE_SECONDS",
     "drain_seconds": "MCP_DRAIN_SECONDS",
+    "redis_connect_timeout": "MCP_REDIS_CONNECT_TIMEOUT",
+    "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
 }
+
+# The redis extra's defaults, repeated: this module imports without it.
+_REDIS_CONNECT_TIMEOUT = 1.0
+_REDIS_COMMAND_TIMEOUT = 0.5
 
 
 class ConfigError(SystemExit):
@@ -70,6 +80,8 @@ class Config:
     allowed_hosts: tuple[str, ...] | None
     lease_seconds: float
     drain_seconds: float
+    redis_connect_timeout: float = _REDIS_CONNECT_TIMEOUT
+    redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, **given: Any) -> Config:
@@ -104,6 +116,16 @@ class Config:
                 setting("lease_seconds"), "MCP_TASK_LEASE_SECONDS", DEFAULT_LEASE_SECONDS
             ),
             drain_seconds=_seconds(setting("drain_seconds"), "MCP_DRAIN_SECONDS", DRAIN_SECONDS),
+            redis_connect_timeout=_seconds(
+                setting("redis_connect_timeout"),
+                "MCP_REDIS_CONNECT_TIMEOUT",
+                _REDIS_CONNECT_TIMEOUT,
+            ),
+            redis_command_timeout=_seconds(
+                setting("redis_command_timeout"),
+                "MCP_REDIS_COMMAND_TIMEOUT",
+                _REDIS_COMMAND_TIMEOUT,
+            ),
         )
 
 
