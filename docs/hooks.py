@@ -49,6 +49,7 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
     "Decoding": ("codec", "errors", "base", "versions", "negotiation"),
     "Serving": (
         "auth",
+        "oauth",
         "session",
         "context",
         "builders",
@@ -65,7 +66,9 @@ RUNTIME_GROUPS: dict[str, tuple[str, ...]] = {
 }
 _EXCLUDED = frozenset({"__main__"})
 # hand-written packages: one page each
-_RUNTIME_PACKAGES = frozenset({"auth", "gateway", "http", "proxy", "server", "session", "tasks"})
+_RUNTIME_PACKAGES = frozenset(
+    {"auth", "gateway", "http", "oauth", "proxy", "server", "session", "tasks"}
+)
 
 
 # -- what the reference holds -----------------------------------------------------------

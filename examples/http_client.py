@@ -12,7 +12,17 @@ The official conformance suite runs it as a client under test (``client
 and may name the tool calls to make in ``MCP_CONFORMANCE_CONTEXT`` (JSON
 ``{"toolCalls": [{"name": ..., "arguments": {...}}]}``) and the protocol
 version to speak in ``MCP_CONFORMANCE_PROTOCOL_VERSION``. Needs the ``http``
-extra (httpx)."""
+extra (httpx).
+
+A server that asks for authorization (a 401) is authorized with
+`mcp_schema.oauth.OAuth`. The consent is the suite's: its authorization
+server redirects straight back, so `FollowRedirect` takes the code from the
+redirect without a browser. The credentials the suite hands out in
+``MCP_CONFORMANCE_CONTEXT`` (``client_id``, ``client_secret``,
+``private_key_pem``) are used as pre-registered ones; the
+``auth/client-credentials-*`` scenarios (``MCP_CONFORMANCE_SCENARIO``) use
+the client credentials grant; the Client ID Metadata Document is the one the
+suite expects. ``private_key_jwt`` needs the ``auth`` extra too."""
 
 import asyncio
 import json
@@ -26,12 +36,20 @@ from mcp_schema.codec import to_wire
 from mcp_schema.errors import McpError
 from mcp_schema.http.binding import Mode
 from mcp_schema.http.client import HttpClient
+from mcp_schema.oauth import ClientInfo, FollowRedirect, HttpxFetcher, OAuth
 from mcp_schema.session import InputRequested
 from mcp_schema.versions import STATELESS_VERSIONS
 
 INFO = {"name": "example-http-client", "version": "1.0.0"}
 CAPABILITIES: dict[str, Any] = {"elicitation": {}, "sampling": {}, "roots": {}}
 SAMPLES: dict[str, Any] = {"boolean": True, "integer": 1, "number": 1, "string": "yes"}
+# The Client ID Metadata Document URL the conformance suite's authorization
+# server accepts as is (a real client hosts its own), and a loopback redirect URI.
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+REDIRECT_URI = "http://127.0.0.1:3000/callback"
+# Seconds one authorization fetch may take: the suite starts every client of
+# a requirement set at once, and its servers answer slowly on a loaded machine.
+FETCH_SECONDS = 30.0
 
 
 def sample(schema: dict[str, Any]) -> Any:
@@ -87,10 +105,48 @@ async def said(what: str, answering: Awaitable[McpModel]) -> dict[str, Any]:
     return result
 
 
-async def run(url: str, context: dict[str, Any], version: str | None) -> None:
+def authorization(url: str, context: dict[str, Any], scenario: str, fetcher: HttpxFetcher) -> OAuth:
+    """The OAuth client of the server at ``url``, with what the suite gave."""
+    client = None
+    if "client_id" in context:
+        client = ClientInfo(context["client_id"], context.get("client_secret"))
+    if scenario.startswith("auth/client-credentials"):
+        return OAuth(
+            url,
+            grant="client_credentials",
+            client=client,
+            private_key=context.get("private_key_pem"),
+            signing_algorithm=context.get("signing_algorithm", "ES256"),
+            fetcher=fetcher,
+        )
+    return OAuth(
+        url,
+        redirect=FollowRedirect(REDIRECT_URI, fetcher),
+        fetcher=fetcher,
+        client=client,
+        client_metadata_url=CLIENT_METADATA_URL,
+        client_metadata={"client_name": INFO["name"]},
+    )
+
+
+async def run(url: str, context: dict[str, Any], version: str | None, scenario: str) -> None:
+    fetcher = HttpxFetcher(timeout=FETCH_SECONDS)
+    try:
+        await exercise(url, version, authorization(url, context, scenario, fetcher), context)
+    finally:
+        await fetcher.aclose()
+
+
+async def exercise(url: str, version: str | None, auth: OAuth, context: dict[str, Any]) -> None:
     mode, versions = mode_of(version)
     async with HttpClient(
-        url, info=INFO, capabilities=CAPABILITIES, versions=versions, mode=mode, on_input=answer
+        url,
+        info=INFO,
+        capabilities=CAPABILITIES,
+        versions=versions,
+        mode=mode,
+        on_input=answer,
+        auth=auth,
     ) as client:
         offered = client.session.server_capabilities or {}
         print("connected", client.session.version)
@@ -123,7 +179,9 @@ def main() -> None:
     if len(sys.argv) != 2:
         sys.exit("usage: python examples/http_client.py URL")
     context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
-    asyncio.run(run(sys.argv[1], context, os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")))
+    version = os.environ.get("MCP_CONFORMANCE_PROTOCOL_VERSION")
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    asyncio.run(run(sys.argv[1], context, version, scenario))
 
 
 if __name__ == "__main__":

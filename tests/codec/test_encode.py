@@ -12,10 +12,13 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import mcp_schema.v2024_11_05 as v2024
 import mcp_schema.v2025_11_25 as old
 import mcp_schema.v2026_07_28 as new
+from mcp_schema._codec.encoding import encode_answer
 from mcp_schema.builders import log_message, progress
 from mcp_schema.codec import Correlator, ErrorResponse, ResultResponse, decode, encode, reply
 from mcp_schema.errors import InvalidParamsError, MethodNotFoundError
@@ -504,3 +507,36 @@ def test_a_hiding_dict_as_the_message_is_written_as_what_it_holds() -> None:
     message = HidingDict(jsonrpc="2.0", id=1, result={})
     assert json.loads(encode(message)) == {"jsonrpc": "2.0", "id": 1, "result": {}}
     refused(HidingDict(jsonrpc="2.0", id=1, result={"v": NAN}), "$.result.v")
+
+
+_VALUES = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(),  # NaN and infinities among them: no JSON text
+        st.text(max_size=4),
+        st.sampled_from(["\ud800", b"x", {1}, datetime.date(2026, 7, 28)]),
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(st.one_of(st.text(max_size=3), st.integers()), inner, max_size=3),
+    ),
+    max_leaves=12,
+)
+
+
+@given(st.one_of(st.integers(), st.text(max_size=4)), _VALUES)
+def test_a_composed_answer_is_written_as_encode_writes_it(rid: Any, result: Any) -> None:
+    # The session's own envelope is not walked again: the bytes, and the
+    # refusals, are encode's all the same.
+    message = {"jsonrpc": "2.0", "id": rid, "result": result}
+    try:
+        expected: bytes | type[ValueError] = encode(message)
+    except ValueError:
+        expected = ValueError
+    try:
+        written: bytes | type[ValueError] = encode_answer(message)
+    except ValueError:
+        written = ValueError
+    assert written == expected

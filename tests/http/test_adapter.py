@@ -71,6 +71,51 @@ def test_a_body_not_whole_in_time_is_refused_408() -> None:
     assert 0.15 < took < 2.0
 
 
+def test_a_body_that_never_starts_is_refused_408() -> None:
+    async def nothing() -> Message:
+        await asyncio.Event().wait()  # the head came, the body never does
+        raise AssertionError("unreachable")
+
+    refused = run(read_body(nothing, 100, seconds=0.05))
+    assert isinstance(refused, Response) and refused.status == 408
+
+
+def test_a_body_there_already_is_read_without_a_timer() -> None:
+    async def read() -> tuple[object, int]:
+        loop = asyncio.get_running_loop()
+        armed = 0
+        call_later = loop.call_later
+
+        def counted(*args: Any) -> asyncio.TimerHandle:
+            nonlocal armed
+            armed += 1
+            return call_later(*args)
+
+        loop.call_later = counted  # type: ignore[method-assign,assignment]
+        whole = await read_body(chunks(b"ab", b"cd"), 10, seconds=5)
+        return whole, armed
+
+    assert run(read()) == (b"abcd", 0)
+
+
+def test_a_body_that_waits_is_read_whole_after_the_wait() -> None:
+    async def read() -> object:
+        queue: asyncio.Queue[Message] = asyncio.Queue()
+
+        async def later() -> None:
+            await asyncio.sleep(0.01)
+            await queue.put({"type": "http.request", "body": b"ab", "more_body": True})
+            await asyncio.sleep(0.01)
+            await queue.put({"type": "http.request", "body": b"cd", "more_body": False})
+
+        feeding = asyncio.ensure_future(later())
+        whole = await read_body(queue.get, 10, seconds=5)
+        await feeding
+        return whole
+
+    assert run(read()) == b"abcd"
+
+
 def test_the_deadline_leaves_the_task_uncancelled() -> None:
     async def read_then_sleep() -> bool:
         await read_body(chunks(b"{", hang=True), 100, seconds=0.05)

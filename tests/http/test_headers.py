@@ -13,9 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.http_headers import (
     InvalidToolHeaderError,
+    _check_expected,
+    _expected_headers,
+    _mirrored,
     check_request_headers,
     decode_header_value,
     encode_header_value,
+    received_headers,
     request_headers,
     validate_tool_headers,
 )
@@ -806,3 +810,59 @@ def test_a_lone_surrogate_in_a_decoded_header_value_can_be_answered() -> None:
         decode_header_value("bad \udc00")
     assert caught.value.data["received"] == "bad \\udc00"
     encode(caught.value.to_response(None))
+
+
+HEADER_VALUES = st.one_of(
+    st.sampled_from(
+        ["tools/call", "prompts/get", "ping", VERSION, "echo", " echo", "=?base64?eA==?="]
+    ),
+    st.text(max_size=6),
+)
+BODY_VALUES = st.one_of(HEADER_VALUES, st.none(), st.integers(), st.lists(st.none(), max_size=1))
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["mcp-protocol-version", "mcp-method", "mcp-name"]), HEADER_VALUES
+    ),
+    BODY_VALUES,
+    st.one_of(st.none(), st.dictionaries(st.sampled_from(["name", "uri", "_meta"]), BODY_VALUES)),
+    BODY_VALUES,
+    st.booleans(),
+)
+def test_the_quick_agreement_check_agrees_with_the_full_one(
+    received: dict[str, str], method: Any, params: Any, version: Any, required: bool
+) -> None:
+    # The common case is told without the list of expected headers: whatever
+    # it lets through, the full check lets through too.
+    if isinstance(params, dict) and version is not None:
+        params = {**params, "_meta": {"io.modelcontextprotocol/protocolVersion": version}}
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    if _mirrored(received, message):
+        _check_expected(received, _expected_headers(message, None), required)
+
+
+class _Bytes(bytes):
+    def decode(self, *args: Any, **kwargs: Any) -> str:
+        return "overridden"
+
+
+_FIELD = st.one_of(
+    st.binary(max_size=4),
+    st.sampled_from([b"Host", b"host", b"MCP-Name", b"mcp-name"]),
+    st.binary(max_size=4).map(_Bytes),
+)
+
+
+@given(st.lists(st.tuples(_FIELD, _FIELD), max_size=6))
+def test_asgi_header_pairs_are_read_as_the_walk_reads_them(
+    pairs: list[tuple[bytes, bytes]],
+) -> None:
+    # The quick read of a server's pairs agrees with the walk of the same
+    # pairs (given as a mapping's items), repeated names joined, subclasses
+    # read by what they hold.
+    walked: dict[str, str] = {}
+    for name, value in pairs:
+        key, text = bytes(name).decode("latin-1").lower(), bytes(value).decode("latin-1")
+        walked[key] = text if key not in walked else f"{walked[key]}, {text}"
+    assert received_headers(pairs) == walked

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from opentelemetry.trace import SpanKind
 
 from mcp_schema.errors import InvalidParamsError
@@ -124,3 +125,25 @@ def test_a_handshake_session_records_its_duration_when_it_closes(recorded: Recor
     LiveSession("abc", server(recorded)).close()
     (point,) = recorded.points("mcp.server.session.duration")
     assert point.count == 1 and dict(point.attributes) == {"network.transport": "tcp"}
+
+
+def test_without_an_sdk_the_globals_are_asked_at_most_once_a_second(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from mcp_schema.telemetry import recorder
+
+    asked: list[bool] = []
+
+    def behind() -> bool:
+        asked.append(True)
+        return len(asked) > 1  # an SDK appears after the first look
+
+    monkeypatch.setattr(recorder, "_sdk_behind_globals", behind)
+    clock = [100.0]
+    monkeypatch.setattr(recorder.time, "monotonic", lambda: clock[0])
+    telemetry = recorder.Telemetry()
+    assert not telemetry.active and not telemetry.active  # asked once
+    assert len(asked) == 1
+    clock[0] += recorder.RECHECK_SECONDS
+    assert telemetry.active and telemetry.active  # found, and kept
+    assert len(asked) == 2

@@ -126,6 +126,19 @@ def _mapping(message: Mapping[str, Any]) -> bytes:
     return out
 
 
+def encode_answer(message: dict[str, Any]) -> bytes:
+    """`encode` of a response a session composed: ``jsonrpc``, ``id`` and
+    ``result``, in that order, its id one a route read. Only the result is
+    walked (at the depth it has in the message): the rest is the session's."""
+    if not is_json(message["result"], 1, False):
+        return _exact(message)  # a problem, or models inside the mapping
+    try:
+        out: bytes = to_json(message)
+    except (PydanticSerializationError, RecursionError):  # a lone surrogate
+        return _exact(message)
+    return out
+
+
 def _in_order(message: dict[str, Any]) -> dict[str, Any]:
     """``message`` with its members in the conventional order (itself when they are)."""
     keys = tuple(message)

@@ -113,6 +113,18 @@ def _response_route(
     return Route(kind, version, known.method, rid, _result_target(found, value["result"], known))
 
 
+def own_answer_route(known: Known, rid: RequestIdValue, result: Any) -> Route:
+    """The route of a result this side composed itself, answering a request
+    it read (``known``: its version and method; ``rid``: the id the route
+    read): what `route` finds for it, without checking again the envelope
+    this side wrote."""
+    assert known.version is not None and known.method is not None
+    found = BY_VERSION.get(known.version) if not known.extensions else None
+    if found is None:
+        found = catalog(known.version, known.extensions)
+    return Route("result", known.version, known.method, rid, _result_target(found, result, known))
+
+
 def resolved_version(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> str:
     """The version `route` reads the message in (-32022 for one it has no models for)."""
     kind = kind_of(value)

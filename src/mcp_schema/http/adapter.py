@@ -8,7 +8,8 @@ and leaves the I/O to these.
 * `read_body` reads a request body chunk by chunk: past ``limit`` bytes it
   is refused, 413, as soon as that is known; not finished within
   ``seconds`` it is refused, 408 (a slow body would hold its connection
-  for ever). `read_head` reads the same way but keeps going past the limit:
+  for ever); the timer is armed at the first wait, so a body the server
+  holds already is read without one. `read_head` reads the same way but keeps going past the limit:
   a front door that passes the rest on as it comes (the gateway) gets the
   head and whether more is to come.
 * `send_response` writes a whole `Response`; `send_stream` drains a
@@ -26,7 +27,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
-from collections.abc import Awaitable, Callable, Collection, MutableMapping
+import types
+from collections.abc import Awaitable, Callable, Collection, Generator, MutableMapping
 from typing import Any
 
 from mcp_schema.http.rules import refusal
@@ -114,12 +116,23 @@ def too_large(limit: int) -> Response:
 async def _read(
     receive: Receive, limit: int, seconds: float | None, refuse: bool
 ) -> tuple[bytes, bool] | Response | None:
-    deadline = None if seconds is None else _Deadline(seconds)
+    # The deadline is armed at the first wait: a body the server holds already
+    # (a request that came in one segment, the common case) is read without a
+    # timer; before that wait no time passed but the reader's own CPU.
+    deadline: _Deadline | None = None
     chunks: list[bytes] = []
     size = 0
     try:
         while True:
-            message = await receive()
+            waiting = receive().__await__()
+            try:
+                awaited = waiting.send(None)
+            except StopIteration as came:  # there without a wait
+                message = came.value
+            else:
+                if deadline is None and seconds is not None:
+                    deadline = _Deadline(seconds)
+                message = await _rest(waiting, awaited)
             if message["type"] == "http.disconnect":
                 return None
             chunk = message.get("body", b"")
@@ -138,6 +151,29 @@ async def _read(
     finally:
         if deadline is not None:
             deadline.cancel()
+
+
+@types.coroutine
+def _rest(waiting: Generator[Any, Any, Message], awaited: Any) -> Generator[Any, Any, Message]:
+    """The rest of an awaitable stepped once already (``awaited``: what it
+    waits on), driven as the task would have driven it: what the task sends
+    or throws in (a cancellation) goes on to it."""
+    while True:
+        try:
+            sent = yield awaited
+        except GeneratorExit:
+            waiting.close()
+            raise
+        except BaseException as exc:  # the task's cancellation, passed on
+            try:
+                awaited = waiting.throw(exc)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+        else:
+            try:
+                awaited = waiting.send(sent)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
 
 
 async def read_body(
@@ -176,9 +212,11 @@ async def send_body(send: Send, body: bytes, more: bool = False) -> None:
 async def send_response(send: Send, response: Response) -> None:
     """``response`` whole (its body; a stream is `send_stream`'s), with its length."""
     headers = _encoded(response)
-    headers.append((b"content-length", str(len(response.body)).encode()))
-    await send(start_message(response.status, headers))
-    await send_body(send, response.body)
+    headers.append((b"content-length", b"%d" % len(response.body)))
+    # The two messages written here, not by `start_message` and `send_body`:
+    # every whole response takes this path, and each helper is a call more.
+    await send({"type": "http.response.start", "status": response.status, "headers": headers})
+    await send({"type": "http.response.body", "body": response.body, "more_body": False})
 
 
 async def until_disconnect(receive: Receive) -> None:

@@ -33,6 +33,14 @@ and, for ``initialize`` sessions, of
   retries with a version it lists (``initialize`` when it lists only
   handshake-era ones). ``"stateless"`` (2026-07-28 only) and
   ``"handshake"`` (``initialize`` only) do not fall back.
+* Handshake era: `ClientBinding.stream` is the GET of the server's own
+  stream (its requests and notifications outside any request's answer),
+  and a request's event stream that ends before its answer, having given
+  an event id, is resumed where the driver does it (``resumes``;
+  `Reply.resume`: a GET with ``Last-Event-ID`` after the stream's
+  ``retry``), as the
+  [2025-11-25 transport](https://modelcontextprotocol.io/specification/2025-11-25/basic/transports#resumability-and-redelivery)
+  describes it; events without data (a stream's priming event) are skipped.
 * Every byte of a response is the server's: a body or an event longer than
   ``max_event`` bytes, a content type that is neither JSON nor an event
   stream, a 202 to a request, an error status with no JSON-RPC error, a
@@ -69,6 +77,7 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.posts import Post, Resume, TransportError
 from mcp_schema.http.rules import is_json
 from mcp_schema.http.sse import MAX_EVENT, EventReader, EventTooLarge
 from mcp_schema.http_headers import Headers, received_headers, request_headers
@@ -83,7 +92,7 @@ from mcp_schema.session import (
 from mcp_schema.tool_headers import InvalidToolHeaderError, ToolHeaders
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
-__all__ = ["MAX_EVENT", "ClientBinding", "Mode", "Post", "Reply", "TransportError"]
+__all__ = ["MAX_EVENT", "ClientBinding", "Mode", "Post", "Reply", "Resume", "TransportError"]
 
 Mode = Literal["auto", "stateless", "handshake"]
 """How a `ClientBinding` connects: see the module."""
@@ -95,37 +104,8 @@ _MODERN = (HeaderMismatchError, MissingRequiredClientCapabilityError)
 _FALLBACK_STATUSES = frozenset({400, 404, 405})
 _MAX_PROBES = 3  # server/discover tries, the versions an UnsupportedProtocolVersionError lists
 _VISIBLE = frozenset(map(chr, range(0x21, 0x7F)))
-
-
-class TransportError(McpError):
-    """-32603: the HTTP exchange brought no JSON-RPC answer to a request
-    (``status``: the HTTP status, None when none came)."""
-
-    code = -32603
-    default_message = "Transport error"
-
-    def __init__(
-        self, message: str | None = None, data: Any = None, *, status: int | None = None
-    ) -> None:
-        self.status = status
-        if status is not None and data is None:
-            data = {"status": status}
-        super().__init__(message, data)
-
-
-@dataclass(frozen=True)
-class Post:
-    """One HTTP request to the MCP endpoint: send it, then read its response
-    with `ClientBinding.reply`."""
-
-    method: str
-    """``POST`` (a message) or ``DELETE`` (the end of a handshake-era session)."""
-    headers: tuple[tuple[str, str], ...]
-    body: bytes
-    request_id: int | None
-    """The id of the request it carries; None for a notification or a response."""
-    rpc_method: str | None = None
-    """The JSON-RPC method it carries (None for a response, or a DELETE)."""
+_RETRY = 1.0  # seconds before resuming a stream that named no retry
+_MAX_RETRY = 30.0
 
 
 @dataclass
@@ -140,6 +120,9 @@ class ClientBinding:
     mode: Mode = "auto"
     headers: Mapping[str, str] = field(default_factory=dict)
     max_event: int = MAX_EVENT
+    resumes: bool = False
+    """Whether its driver resumes a request's stream that ends early
+    (`Reply.resume`); without, such a request ends in a `TransportError`."""
     session_id: str | None = field(default=None, init=False)
     """The handshake-era session's ``Mcp-Session-Id``, once the server gave one."""
     tools: dict[str, ToolHeaders] = field(default_factory=dict, init=False)
@@ -225,6 +208,23 @@ class ClientBinding:
         headers += [(k.lower(), v) for k, v in self.headers.items()]
         return Post("POST", tuple(headers), frame.data, rid, method)
 
+    def stream(
+        self, request_id: int | None = None, last_event_id: str | None = None
+    ) -> Post | None:
+        """The GET of the server's stream in a handshake-era session (None in
+        another era): its own stream, or, with ``request_id`` and
+        ``last_event_id``, the resumption of that request's (`Reply.resume`)."""
+        version = self.session.version
+        if version is None or version not in HANDSHAKE_VERSIONS:
+            return None
+        headers = [("accept", "text/event-stream"), ("mcp-protocol-version", version)]
+        if self.session_id is not None:
+            headers.append(("mcp-session-id", self.session_id))
+        if last_event_id is not None:
+            headers.append(("last-event-id", last_event_id))
+        headers += [(k.lower(), v) for k, v in self.headers.items()]
+        return Post("GET", tuple(headers), b"", request_id)
+
     def close(self) -> Post | None:
         """The DELETE that ends the handshake-era session, if there is one
         (its response needs no reading); forgets the session id."""
@@ -248,6 +248,13 @@ class ClientBinding:
         """``post`` got no response at all (the connection failed): its
         request is answered with a `TransportError`; the events."""
         return self._failed(post, TransportError(f"no response: {reason}"))
+
+    def refused(self, post: Post, error: McpError) -> list[Event]:
+        """``post`` was not sent, or its response not read, for ``error``
+        (the client could not authorize it, say): its request is answered
+        with ``error``; the events."""
+        check(error, McpError, "error")
+        return self._failed(post, error)
 
     def _failed(self, post: Post, error: McpError, status: int | None = None) -> list[Event]:
         if post.request_id is None:
@@ -333,6 +340,8 @@ class Reply:
         self._body = bytearray()
         self._reader: EventReader | None = None
         self._refused: McpError | None = None
+        self.resume: Resume | None = None
+        """Set by `end` when the request's stream may be resumed (see the module)."""
         content_type = headers.get("content-type")
         if 200 <= status < 300:
             self._opened(headers, content_type)
@@ -341,6 +350,15 @@ class Reply:
 
     def _opened(self, headers: dict[str, str], content_type: str | None) -> None:
         binding, post = self._binding, self._post
+        media = (content_type or "").split(";")[0].strip().lower()
+        if post.method == "GET":
+            if self.status == 200 and media == "text/event-stream":
+                self._reader = EventReader(binding.max_event)
+            elif post.request_id is None:
+                self.done = True  # the server keeps no stream of its own
+            else:
+                self._refused = TransportError("the stream was not resumed", status=self.status)
+            return
         if post.request_id is None:
             self.done = True  # a notification or a response: any 2xx accepts it
             return
@@ -353,7 +371,6 @@ class Reply:
             session_id = headers.get("mcp-session-id")
             if session_id is not None and session_id and set(session_id) <= _VISIBLE:
                 binding.session_id = session_id
-        media = (content_type or "").split(";")[0].strip().lower()
         if media == "text/event-stream":
             self._reader = EventReader(binding.max_event)
         elif not is_json(content_type):
@@ -387,7 +404,8 @@ class Reply:
             return []
         events: list[Event] = []
         for data in found:
-            events += self._read(data)
+            if data:  # an event without data primes the stream (its id, its retry)
+                events += self._read(data)
             if self.done:
                 break
         return events
@@ -411,6 +429,13 @@ class Reply:
                 events = self._read(body)
             else:
                 self._refused = self._error_of(body)
+        if not self.done and self._resumable():
+            assert self._reader is not None and self._reader.last_id is not None
+            retry = self._reader.retry
+            wait = _RETRY if retry is None else min(retry / 1000, _MAX_RETRY)
+            self.resume = Resume(self._reader.last_id, wait)
+            self.done = True
+            return events
         if not self.done:
             self.done = True
             error = self._refused or TransportError(
@@ -418,6 +443,18 @@ class Reply:
             )
             events += binding._failed(post, error, self.status)
         return events
+
+    def _resumable(self) -> bool:
+        reader, post = self._reader, self._post
+        version = self._binding.session.version
+        return (
+            self._binding.resumes
+            and reader is not None
+            and reader.last_id is not None
+            and self._refused is None
+            and post.request_id is not None
+            and version in HANDSHAKE_VERSIONS
+        )
 
     def _error_of(self, body: bytes) -> McpError:
         """The error an error status carries: the JSON-RPC error of its body

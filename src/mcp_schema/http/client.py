@@ -18,7 +18,16 @@ whole), and turns the session's events into awaitable answers:
   retry or as the response to the server's request;
 * `HttpClient.listen` iterates over a ``subscriptions/listen`` stream's
   notifications until the caller stops (closing the stream ends it);
-* other notifications (progress, logs) go to ``on_notification``.
+* other notifications (progress, logs) go to ``on_notification``; in a
+  handshake-era session the server's own stream (a GET) is opened after
+  ``initialize``, and a request's event stream that ends before its answer
+  is resumed with ``Last-Event-ID`` (at most three times);
+* ``auth``, a `mcp_schema.http.credentials.CredentialSource`, gives the
+  ``Authorization`` of every request; `mcp_schema.oauth.OAuth` is one that
+  answers the server's 401 and 403 ``insufficient_scope`` challenges by
+  authorizing (the request is sent again with the new token, within its
+  retry limit); another source is told of a 401 (``rejected``) and the
+  request sent once more.
 
 Nothing here blocks the event loop; one client serves many concurrent
 requests. Not thread-safe: use it from one event loop.
@@ -29,8 +38,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
-from typing import Any
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
 
 import httpx
 from pydantic import BaseModel
@@ -38,7 +47,8 @@ from pydantic import BaseModel
 from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.errors import InvalidRequestError, McpError, clip
-from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post
+from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post, Resume, TransportError
+from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.session import (
     ClientSession,
     Event,
@@ -49,15 +59,34 @@ from mcp_schema.session import (
     ResponseReceived,
 )
 
-__all__ = ["HttpClient", "InputHandler"]
+__all__ = ["ChallengedSource", "HttpClient", "InputHandler"]
 
 InputHandler = Callable[[InputRequested], Awaitable[Mapping[str, Any]]]
 """What answers the server's asks: ``await on_input(event)`` returns the
 answers keyed as ``event.requests`` (result models or wire mappings)."""
 
+
+@runtime_checkable
+class ChallengedSource(CredentialSource, Protocol):
+    """A `CredentialSource` that answers the server's challenges itself
+    (`mcp_schema.oauth.OAuth` is one)."""
+
+    async def challenged(
+        self, status: int, www_authenticate: Sequence[str], authorization: str | None
+    ) -> bool:
+        """Whether to send the request again after this 401 or 403."""
+        ...
+
+    def settled(self) -> None:
+        """A request carrying a credential was answered."""
+        ...
+
+
 _LOG = logging.getLogger("mcp_schema.http")
 _LISTEN = "subscriptions/listen"
 _QUEUED = 64  # a listen's notifications the caller has not taken: then reading waits
+_MAX_RESUMES = 3  # resumptions of one request's stream that keeps ending early
+_MAX_TRIES = 5  # sends of one message after challenges (an OAuth source's own limit is lower)
 
 
 class HttpClient:
@@ -66,6 +95,7 @@ class HttpClient:
     ``info``, ``capabilities``, ``versions``, ``log_level``: the
     `ClientSession`'s. A capability the server may ask with (elicitation,
     sampling, roots) needs ``on_input``. ``headers``: sent with every request.
+    ``auth``: where each request's ``Authorization`` comes from (see the module).
     ``timeout``: seconds to connect, and between two chunks of a response
     (a listen stream waits as long as it stays open). ``http``: an
     ``httpx.AsyncClient`` of the caller's (kept open by `aclose`).
@@ -86,6 +116,7 @@ class HttpClient:
         max_event: int = MAX_EVENT,
         log_level: Any = None,
         http: httpx.AsyncClient | None = None,
+        auth: CredentialSource | None = None,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
@@ -95,8 +126,10 @@ class HttpClient:
         asking = [c for c in ASKED_CAPABILITY.values() if c in self.session.capabilities]
         if asking and on_input is None:
             raise ValueError(f"declaring {', '.join(sorted(set(asking)))} needs on_input")
-        self.binding = ClientBinding(self.session, mode, dict(headers or {}), max_event)
-        self.url, self.timeout = url, timeout
+        self.binding = ClientBinding(
+            self.session, mode, dict(headers or {}), max_event, resumes=True
+        )
+        self.url, self.timeout, self.auth = url, timeout, auth
         self.on_input, self.on_notification = on_input, on_notification
         self._owned = http is None
         self._http = httpx.AsyncClient() if http is None else http
@@ -177,10 +210,11 @@ class HttpClient:
         delete = self.binding.close()
         try:
             if delete is not None:
+                headers = await self._authorized(delete)
                 await self._http.request(
-                    delete.method, self.url, headers=list(delete.headers), timeout=self.timeout
+                    delete.method, self.url, headers=headers, timeout=self.timeout
                 )
-        except httpx.HTTPError:
+        except (httpx.HTTPError, McpError):
             pass  # the session ends with the server's timeout instead
         finally:
             if self._owned:
@@ -217,32 +251,83 @@ class HttpClient:
         if self._exchanges.get(rid) is task:
             del self._exchanges[rid]
 
+    async def _authorized(self, post: Post) -> list[tuple[str, str]]:
+        """``post``'s headers, with the ``Authorization`` of ``auth`` (if any)."""
+        headers = list(post.headers)
+        authorization = None if self.auth is None else await self.auth.authorization()
+        if authorization is not None:
+            headers = [(k, v) for k, v in headers if k != "authorization"]
+            headers.append(("authorization", authorization))
+        return headers
+
     async def _exchange(self, post: Post) -> None:
-        listening = post.rpc_method == _LISTEN
-        timeout = httpx.Timeout(self.timeout, read=None if listening else self.timeout)
+        first = post
         try:
-            async with self._http.stream(
-                post.method,
-                self.url,
-                headers=list(post.headers),
-                content=post.body,
-                timeout=timeout,
-            ) as response:
-                reply = self.binding.reply(
-                    post, response.status_code, response.headers.multi_items()
-                )
-                async for chunk in response.aiter_bytes():
-                    await self._dispatch(post, reply.feed(chunk))
-                    if reply.done:
-                        break
-                await self._dispatch(post, reply.end())
+            for resumed in range(_MAX_RESUMES + 1):
+                resume = await self._send(post)
+                if resume is None:
+                    return
+                await asyncio.sleep(resume.retry)
+                again = self.binding.stream(post.request_id, resume.last_event_id)
+                if again is None or resumed == _MAX_RESUMES:
+                    break
+                post = again
+            error = TransportError("the stream ended without the answer, resumed in vain")
+            await self._dispatch(post, self.binding.refused(post, error))
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             await self._dispatch(post, self.binding.lost(post, reason))
+        except McpError as exc:  # the authorization failed: the request's answer
+            await self._dispatch(post, self.binding.refused(post, exc))
         finally:
-            queue = self._listens.get(post.request_id) if post.request_id is not None else None
+            rid = first.request_id
+            queue = self._listens.get(rid) if rid is not None else None
             if queue is not None:
                 await queue.put(None)  # the stream ended: so does the iteration
+
+    async def _send(self, post: Post) -> Resume | None:
+        """One message sent (again after a challenge its source answers) and
+        its answer read: how to resume its stream, when it ended early."""
+        listening = post.rpc_method == _LISTEN or post.method == "GET"
+        timeout = httpx.Timeout(self.timeout, read=None if listening else self.timeout)
+        for tries in range(_MAX_TRIES):
+            headers = await self._authorized(post)
+            sent = dict(headers).get("authorization")
+            async with self._http.stream(
+                post.method, self.url, headers=headers, content=post.body, timeout=timeout
+            ) as response:
+                status = response.status_code
+                again = tries + 1 < _MAX_TRIES and status in (401, 403)
+                if again and await self._challenged(response, sent, tries):
+                    continue
+                answered = sent is not None and status not in (401, 403)
+                if answered and isinstance(self.auth, ChallengedSource):
+                    self.auth.settled()
+                return await self._read(post, response)
+        return None  # unreachable: the last try reads its answer
+
+    async def _challenged(self, response: httpx.Response, sent: str | None, tries: int) -> bool:
+        """Whether to send the request again after this 401 or 403: as
+        ``auth`` answers the challenge (a source that cannot is told of a
+        401 to a credential it gave, and the request goes once more)."""
+        if self.auth is None:
+            return False
+        if isinstance(self.auth, ChallengedSource):
+            values = response.headers.get_list("www-authenticate")
+            return await self.auth.challenged(response.status_code, values, sent)
+        if response.status_code != 401 or sent is None or tries:
+            return False
+        self.auth.rejected(sent)
+        return await self.auth.authorization() not in (None, sent)
+
+    async def _read(self, post: Post, response: httpx.Response) -> Resume | None:
+        reply = self.binding.reply(post, response.status_code, response.headers.multi_items())
+        async for chunk in response.aiter_bytes():
+            await self._dispatch(post, reply.feed(chunk))
+            if reply.done:
+                break
+        await self._dispatch(post, reply.end())
+        return reply.resume
 
     async def _dispatch(self, post: Post, events: list[Event]) -> None:
         for event in events:
@@ -251,6 +336,9 @@ class HttpClient:
             elif isinstance(event, Negotiated):
                 if self._negotiated is not None and not self._negotiated.done():
                     self._negotiated.set_result(event)
+                    own = self.binding.stream()  # the server's own stream, handshake era
+                    if own is not None:
+                        self._spawn(self._exchange(own))
             elif isinstance(event, InputRequested):
                 self._spawn(self._provide(event))
             elif isinstance(event, NotificationReceived):

@@ -7,8 +7,9 @@ The client side of what `mcp_schema.http.stream` writes: the body of a
 it, gives the ``data`` of each complete event, per the
 [SSE rules](https://html.spec.whatwg.org/multipage/server-sent-events.html#event-stream-interpretation):
 lines end in CRLF, LF or CR; ``data`` lines of one event join with LF; a
-blank line ends the event; comments (``:``, the keep-alives) and the
-``id``, ``retry`` and unknown fields are skipped; an event of a type other
+blank line ends the event; comments (``:``, the keep-alives) and unknown
+fields are skipped, ``id`` and ``retry`` kept as the stream's last event id
+and reconnection time (what resuming it needs); an event of a type other
 than ``message`` is skipped. Every byte is the peer's: an event (its
 unfinished line included) longer than ``max_event`` bytes is refused with
 `EventTooLarge`, so what is held never exceeds that, and each byte is
@@ -27,6 +28,7 @@ MAX_EVENT = 4 << 20
 """Bytes of one event (its ``data`` and its field names) read by default."""
 
 _BREAK = re.compile(rb"\r\n|\r|\n")
+_ID = re.compile(rb"[!-~]{1,256}")
 
 
 def sse_event(data: bytes, event_id: bytes | None = None) -> bytes:
@@ -62,6 +64,10 @@ class EventReader:
         self._has_data = False
         self._type = b""
         self._after_cr = False  # the last chunk ended in CR: an LF next ends no new line
+        self.last_id: str | None = None
+        """The last ``id`` the stream gave (visible ASCII, at most 256 bytes; others are ignored)."""
+        self.retry: int | None = None
+        """The last ``retry`` the stream gave: milliseconds to wait before reconnecting."""
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The ``data`` of each ``message`` event ``chunk`` completes, in order."""
@@ -111,3 +117,7 @@ class EventReader:
             self._has_data = True
         elif name == b"event":
             self._type = value
+        elif name == b"id" and _ID.fullmatch(value):
+            self.last_id = value.decode("ascii")
+        elif name == b"retry" and value.isdigit() and len(value) <= 9:
+            self.retry = int(value)

@@ -33,7 +33,7 @@ from mcp_schema.session.listens import Listens
 from mcp_schema.session.peer import Peer
 from mcp_schema.session.results import Hints, completed, protocol_of
 from mcp_schema.session.state import Outgoing, Round
-from mcp_schema.session.wire import encoded, wire_or_type_error
+from mcp_schema.session.wire import encoded, encoded_answer, wire_or_type_error
 
 __all__ = ["ServerAnswers"]
 
@@ -81,7 +81,7 @@ class ServerAnswers(Peer):
             return
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
-        self._answer(request, encoded(value), tool=wire.get("isError") is True)
+        self._answer(request, encoded_answer(value), tool=wire.get("isError") is True)
         if request.method == "tools/list":
             listed = wire.get("tools")
             tools = listed if isinstance(listed, list) else []
@@ -102,7 +102,7 @@ class ServerAnswers(Peer):
             wire = completed(wire, request.method, version, self._hints)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if check:
-            self._checked_answer(value, request.method, version)
+            self._checked_answer(value, request.method, version, own=True)
         return value
 
     def _result_wire(
@@ -110,6 +110,8 @@ class ServerAnswers(Peer):
     ) -> dict[str, Any]:
         target = request.version
         handler = self.handler_version
+        if type(result) is dict and (handler is None or handler == target):
+            return dict(result)  # a wire mapping of the version answered: to_wire's copy
         response = None
         if isinstance(result, Mapping) and handler is not None and handler != target:
             response = self._read_result(request, dict(result), handler)

@@ -412,7 +412,7 @@ class ClientSession(Peer):
         if not self._state.answerable(request):
             return
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire_or_type_error(result, "result")}
-        self._checked_answer(value, request.method, request.version)
+        self._checked_answer(value, request.method, request.version, own=True)
         self._answer(request, encoded(value))
 
 

@@ -25,6 +25,7 @@ from mcp_schema._codec.route import (
     address,
     kind_of,
     named_version,
+    own_answer_route,
     request_id,
     route,
 )
@@ -50,7 +51,7 @@ from mcp_schema.session.observed import Observed
 from mcp_schema.session.sending import Sending
 from mcp_schema.session.state import Connection
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
-from mcp_schema.session.wire import encoded, schema_accepts
+from mcp_schema.session.wire import encoded_answer, schema_accepts
 from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
@@ -372,7 +373,13 @@ class Peer(Sending):
         return message.result  # type: ignore[no-any-return]
 
     def _checked_answer(
-        self, value: dict[str, Any], method: str, version: str, *, model: bool = False
+        self,
+        value: dict[str, Any],
+        method: str,
+        version: str,
+        *,
+        model: bool = False,
+        own: bool = False,
     ) -> ResultResponse[Any] | None:
         """`_check_answer` that builds no model unless asked (then the whole
         response's): an answer the JSON Schema accepts is valid (the
@@ -380,7 +387,11 @@ class Peer(Sending):
         anything else, models inside a mapping included, is read by the model
         view, which accepts it or says why not."""
         try:
-            found = route(value, self._known(version, method), None)
+            known = self._known(version, method)
+            if own and version in SUPPORTED:  # the envelope is this side's, its id one it read
+                found = own_answer_route(known, value["id"], value["result"])
+            else:
+                found = route(value, known, None)
             if not model and schema_accepts(found.target, value["result"]):
                 return None
             message = MODELS.message(found, value, 0)
@@ -394,7 +405,7 @@ class Peer(Sending):
     def _queue(self, value: dict[str, Any]) -> None:
         """Queue ``value``, a response with a result that the session gives itself."""
         rid = value["id"]
-        self._put(Frame(encoded(value), None, rid, rid))
+        self._put(Frame(encoded_answer(value), None, rid, rid))
         if self._observed is not None:
             self._observed.answered(rid)
 

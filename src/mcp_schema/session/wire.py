@@ -9,12 +9,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_schema._codec.encoding import encode
+from mcp_schema._codec.encoding import encode, encode_answer
 from mcp_schema._codec.schemas import Target, validator
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.session.events import InvalidOutgoingError
 
-__all__ = ["encoded", "schema_accepts", "wire_or_type_error"]
+__all__ = ["encoded", "encoded_answer", "schema_accepts", "wire_or_type_error"]
 
 
 def wire_or_type_error(value: object, what: str) -> dict[str, Any]:
@@ -31,6 +31,15 @@ def encoded(value: dict[str, Any]) -> bytes:
     try:
         return encode(value)
     except ValueError as exc:  # pydantic-core's: a value JSON cannot carry
+        raise InvalidOutgoingError(f"not JSON: {exc}") from None
+
+
+def encoded_answer(value: dict[str, Any]) -> bytes:
+    """`encoded` of a response this session composed (``jsonrpc``, ``id``,
+    ``result``, in that order; the id one it read): only the result is walked."""
+    try:
+        return encode_answer(value)
+    except ValueError as exc:
         raise InvalidOutgoingError(f"not JSON: {exc}") from None
 
 

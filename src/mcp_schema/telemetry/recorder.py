@@ -9,6 +9,7 @@ global providers: a request then pays one check, not a span.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,10 +22,13 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["DURATION_BUCKETS", "Telemetry"]
+__all__ = ["DURATION_BUCKETS", "RECHECK_SECONDS", "Telemetry"]
 
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 """The conventions' bucket boundaries of the operation and session durations, in seconds."""
+
+RECHECK_SECONDS = 1.0
+"""How long an answer of `Telemetry.active` without an SDK is kept."""
 
 _SCOPE = "mcp_schema"
 _PROMPT_METHODS = frozenset({"prompts/get"})
@@ -66,6 +70,7 @@ class Telemetry:
     __slots__ = (
         "_explicit",
         "_meter_provider",
+        "_quiet_until",
         "_tracer",
         "_tracer_provider",
         "bridged",
@@ -96,6 +101,7 @@ class Telemetry:
         from mcp_schema import __version__
 
         self._explicit = tracer_provider is not None or meter_provider is not None
+        self._quiet_until = 0.0
         self._tracer_provider = tracer_provider or trace.get_tracer_provider()
         self._meter_provider = meter_provider or metrics.get_meter_provider()
         self._tracer = self._tracer_provider.get_tracer(_SCOPE, __version__)
@@ -144,15 +150,21 @@ class Telemetry:
     @property
     def active(self) -> bool:
         """Whether anything is recorded: providers were given, or an SDK is
-        behind the global ones (the API's proxies record nothing)."""
+        behind the global ones (the API's proxies record nothing).
+
+        Asking the API is dear (each look-up reads the environment), so while
+        no SDK is there the answer is kept for `RECHECK_SECONDS`; once one is,
+        it stays (the API sets a global provider once)."""
         if self._explicit:
             return True
-        from opentelemetry import metrics, trace
-
-        proxy_tracer = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
-        # The API has no public name for its proxy meter provider.
-        proxy_meter = type(metrics.get_meter_provider()).__name__ == "_ProxyMeterProvider"
-        return not (proxy_tracer and proxy_meter)
+        now = time.monotonic()
+        if now < self._quiet_until:
+            return False
+        if _sdk_behind_globals():
+            self._explicit = True
+            return True
+        self._quiet_until = now + RECHECK_SECONDS
+        return False
 
     # -- one operation ---------------------------------------------------------------------
 
@@ -288,6 +300,15 @@ class Telemetry:
         self.broker.add(
             1, {"mcp_schema.operation": _word(operation), "mcp_schema.outcome": _word(outcome)}
         )
+
+
+def _sdk_behind_globals() -> bool:
+    from opentelemetry import metrics, trace
+
+    proxy_tracer = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    # The API has no public name for its proxy meter provider.
+    proxy_meter = type(metrics.get_meter_provider()).__name__ == "_ProxyMeterProvider"
+    return not (proxy_tracer and proxy_meter)
 
 
 def _hashed(session: str) -> str:
