@@ -11,7 +11,6 @@ import asyncio
 import json
 from typing import Any
 
-import httpx
 import pytest
 
 from mcp_schema.gateway import ExchangeValidator
@@ -22,6 +21,7 @@ from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
 from tests.examples.test_versions_served import INITIALIZE
 from tests.gateway.test_gateway import CALL, HEADERS, post, reported, serving
+from tests.http.upstream import RecordingClient
 
 ANSWER = {"jsonrpc": "2.0", "id": 7, "result": {"resultType": "complete", "content": []}}
 NOWHERE = "http://127.0.0.1:1/mcp"  # nothing may be sent there
@@ -159,17 +159,15 @@ def scope_of(headers: dict[str, str]) -> dict[str, Any]:
     }
 
 
-def refusing_client(seen: list[httpx.Request]) -> httpx.AsyncClient:
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        return httpx.Response(500)
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(handler))
+def refusing_client(seen: list[Any]) -> RecordingClient:
+    client = RecordingClient()
+    client.requests = seen
+    return client
 
 
 @pytest.mark.parametrize("enforce", [False, True])
 def test_a_body_not_finished_in_time_is_408_and_not_forwarded(enforce: bool) -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Any] = []
     app = GatewayApp(NOWHERE, enforce=enforce, client=refusing_client(seen), body_seconds=0.05)
     headers = {**HEADERS, "host": "127.0.0.1:3000"}
     start, body = asyncio.run(called(app, scope_of(headers), [b'{"jsonrpc":']))
@@ -178,7 +176,7 @@ def test_a_body_not_finished_in_time_is_408_and_not_forwarded(enforce: bool) -> 
 
 
 def test_a_content_length_of_thousands_of_digits_is_413() -> None:
-    seen: list[httpx.Request] = []
+    seen: list[Any] = []
     app = GatewayApp(NOWHERE, client=refusing_client(seen))
     headers = {**HEADERS, "host": "127.0.0.1:3000", "content-length": "9" * 5000}
     start, _ = asyncio.run(called(app, scope_of(headers), []))

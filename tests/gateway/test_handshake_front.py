@@ -29,10 +29,12 @@ from mcp_schema.cli import main
 from mcp_schema.gateway import command
 from mcp_schema.gateway.bridge import handshake_front
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront, handshake_capabilities
+from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
+from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
 from mcp_schema.session import ClientSession, Event, RequestReceived, ServerSession
@@ -152,8 +154,11 @@ class Hand:
 
 def bridged_app(url: str, reports: ReportLog | None = None) -> GatewayApp:
     async def probed() -> Any:
-        async with httpx.AsyncClient() as http:
+        http = upstream_client()
+        try:
             return await probe_upstream(url, http)
+        finally:
+            await http.aclose()
 
     return GatewayApp(url, served=asyncio.run(probed()), reports=reports)
 
@@ -206,11 +211,11 @@ def test_sessions_end_when_idle_or_beyond_the_bound(
     with upstream() as url:
         served = bridged_app(url).served
         assert served is not None
-        clients: list[httpx.AsyncClient] = []
+        clients: list[HttpClient] = []
 
-        def http() -> httpx.AsyncClient:  # made in the server's loop, at first use
+        def http() -> HttpClient:  # made in the server's loop, at first use
             if not clients:
-                clients.append(httpx.AsyncClient())
+                clients.append(upstream_client())
             return clients[0]
 
         idle = bound == "idle"
@@ -303,7 +308,7 @@ def test_what_the_bridge_does_not_carry_is_reported() -> None:
 
 def test_a_request_of_a_session_the_front_never_bridged_is_answered() -> None:
     served = Served(("2026-07-28",), False, {"tools": {}})
-    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient)
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, upstream_client)
     client = ClientSession(info={"name": "c", "version": "1"})
     server = ServerSession(info={"name": "s", "version": "1"}, capabilities={"tools": {}})
     client.initialize()
@@ -324,7 +329,7 @@ def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) 
     # The gateway's rules, not its own: a host the gateway serves is served here too.
     served = Served(("2026-07-28",), False, {"tools": {}})
     precheck = Precheck(allowed_hosts=["gw.example"])
-    front = HandshakeFront("http://127.0.0.1:1/mcp", served, httpx.AsyncClient, precheck=precheck)
+    front = HandshakeFront("http://127.0.0.1:1/mcp", served, upstream_client, precheck=precheck)
     headers = [(b"host", host), (b"mcp-session-id", b"nobody"), (b"accept", b"text/event-stream")]
     scope = {"type": "http", "method": "GET", "path": "/mcp", "headers": headers}
     sent: list[Any] = []

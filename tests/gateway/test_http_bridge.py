@@ -17,18 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 import pytest
 from mcp import Client
 
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.links import HttpBridge
+from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
+from mcp_schema.http.pool import HttpClient
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
 from tests.http.test_adapter import chunks
+from tests.http.upstream import RecordingClient
 
 HTTP_SERVER = Path(__file__).resolve().parents[2] / "examples" / "http_server.py"
 pytestmark = pytest.mark.filterwarnings("ignore:The logging capability is deprecated")
@@ -96,8 +98,11 @@ def probed(url: str) -> Served:
     """What ``gateway --bridge`` finds of ``url`` before it listens."""
 
     async def probing() -> Served:
-        async with httpx.AsyncClient() as http:
+        http = upstream_client()
+        try:
             return await probe_upstream(url, http)
+        finally:
+            await http.aclose()
 
     return asyncio.run(probing())
 
@@ -130,34 +135,34 @@ def test_the_gateway_bridges_2026_07_28_clients_and_forwards_handshake_ones(
 
 
 def test_the_bridges_clients_keep_no_cookie_of_any_upstream_answer() -> None:
+    sent: list[bytes | None] = []
+
     async def cookie_setter(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
+        sent.append(dict(scope["headers"]).get(b"cookie"))
         headers = [(b"content-type", b"application/json"), (b"set-cookie", b"s=secret; Path=/")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
         await send({"type": "http.response.body", "body": b"{}"})
 
-    async def kept(client: httpx.AsyncClient, url: str) -> list[str]:
-        answer = await client.get(url)
-        assert answer.headers["set-cookie"] == "s=secret; Path=/"  # it was offered one
-        return list(client.cookies.keys())
+    async def offered_twice(client: HttpClient, url: str) -> None:
+        for _ in range(2):
+            answer = await client.request("GET", url)
+            assert answer.header("set-cookie") == "s=secret; Path=/"  # it was offered one
+        await client.aclose()
 
     with serving(cookie_setter) as url:
         bridge = HttpBridge(url)  # the back bridge's client, and the app's (the front's)
         app = GatewayApp(url, served=Served(stateless=("2026-07-28",), handshake=False))
-        assert asyncio.run(kept(bridge.client, url)) == []
-        assert asyncio.run(kept(app.client, url)) == []
+        asyncio.run(offered_twice(bridge.client, url))
+        asyncio.run(offered_twice(app.client, url))
+    assert sent == [None] * 4
 
 
-def asked_upstream() -> tuple[httpx.AsyncClient, list[httpx.Request]]:
-    """A client whose every request is recorded (and answered 500)."""
-    requests: list[httpx.Request] = []
-
-    def record(request: httpx.Request) -> httpx.Response:
-        requests.append(request)
-        return httpx.Response(500)
-
-    return httpx.AsyncClient(transport=httpx.MockTransport(record)), requests
+def asked_upstream() -> tuple[RecordingClient, list[Any]]:
+    """A client whose every request is recorded (and fails)."""
+    client = RecordingClient()
+    return client, client.requests
 
 
 def status_answered(

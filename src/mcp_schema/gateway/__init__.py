@@ -22,13 +22,15 @@ application a user runs, and the pieces both share:
   result), asked once at start over HTTP or stdio; the validator learns from
   it which extensions the upstream serves (the Tasks extension's among
   them), the bridges which era and version to speak.
+* ``http_upstream``: the HTTP client of the upstream (`mcp_schema.http.pool`),
+  its timeouts, and the credentials it sends, for both rooms.
 * ``findings``: the reports of what the gateway finds itself; ``child``: one
   stdio server process; ``command``: the command line, which runs the app
   under uvicorn.
 
 Every name of both roots is importable from here too; the applications
 are loaded when first named (`GatewayApp`, `HandshakeFront` and
-`HttpBridge` need httpx).
+`HttpBridge` need the ``http`` extra).
 """
 
 from __future__ import annotations
@@ -98,7 +100,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    # As the rooms' roots: the applications load the HTTP runtime (and httpx)
+    # As the rooms' roots: the applications load the HTTP runtime (and httptools)
     # when first named. (Not in __all__: a star import would load them.)
     if name in _LAZY:
         return getattr(__import__(_LAZY[name], fromlist=[name]), name)

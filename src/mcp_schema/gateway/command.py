@@ -26,7 +26,7 @@ command is probed before the socket listens, and one that cannot be started
 or does not answer is exit status 2.
 
 The gateway is a `GatewayApp` run by uvicorn: the command needs the
-``http`` extra (httpx) and uvicorn installed beside it (``pip install
+``http`` extra (httptools) and uvicorn installed beside it (``pip install
 'mcp-schema[http]' uvicorn``); neither is a dependency of the package. It
 binds its socket, starts, and only then listens, saying so on standard
 error (``gateway: listening on http://HOST:PORT/mcp``). Reports are
@@ -63,8 +63,10 @@ from mcp_schema.proxy.validation import _Writer
 from mcp_schema.versions import TASKS_EXTENSION
 
 if TYPE_CHECKING:
+    from mcp_schema.gateway.http_upstream import Credentials
     from mcp_schema.gateway.monitor.asgi import GatewayApp
     from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
+    from mcp_schema.http.pool import Timeouts
     from mcp_schema.http.precheck import Precheck
 
 __all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
@@ -85,7 +87,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
-        "(--upstream URL [--upstream-host NAME] | -- CMD ...)"
+        "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
+        "--upstream-token-file PATH | --pass-authorization] [--upstream-read-timeout SECONDS] "
+        "| -- CMD ...)"
     )
     parser.description = (
         "Serve /mcp on HOST:PORT, forwarding every request to the Streamable HTTP "
@@ -93,7 +97,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "message both ways. Monitor mode (the "
         "default) passes the bytes unchanged and reports what is invalid, one JSON "
         "line each; --enforce answers an invalid request itself and turns an "
-        "invalid answer into 502. Needs httpx (the http extra) and uvicorn."
+        "invalid answer into 502. Needs the http extra (httptools) and uvicorn."
     )
     parser.add_argument("--listen", required=True, metavar="HOST:PORT", help="where to serve /mcp")
     parser.add_argument("--upstream", metavar="URL", help="the server's MCP endpoint")
@@ -131,13 +135,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an origin browsers may call from, as https://app.example (repeatable; "
         "besides the loopback ones; other origins get 403)",
     )
+    _upstream_arguments(parser)
+    parser.add_argument(
+        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
+    )
+
+
+def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of an ``--upstream`` URL: its ``Host``, credentials and timeout."""
     parser.add_argument(
         "--upstream-host",
         metavar="NAME",
         help="the Host sent upstream (default: the client's, unchanged)",
     )
     parser.add_argument(
-        "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
+        "--upstream-token-env",
+        metavar="NAME",
+        help="send the upstream the bearer token in the environment variable NAME",
+    )
+    parser.add_argument(
+        "--upstream-token-file",
+        metavar="PATH",
+        help="send the upstream the bearer token in the file PATH (read again after a 401)",
+    )
+    parser.add_argument(
+        "--upstream-read-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help="how long an answer's head, or a silence on its event stream, may take "
+        "(default 300; then 504, or the stream ends)",
+    )
+    parser.add_argument(
+        "--pass-authorization",
+        action="store_true",
+        help="forward the client's own Authorization and Proxy-Authorization upstream (by "
+        "default never: a token is for the server it was issued to)",
     )
 
 
@@ -164,28 +196,34 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _probed(upstream: str, required: bool, host: str | None = None) -> Served | None:
-    """What the upstream serves (`probe_upstream`), said on stderr: tried for
-    `PROBE_SECONDS` when ``required`` (``--bridge``), else once (None when it
-    told nothing: the answers the gateway forwards teach it instead); ``host``:
-    the ``Host`` it is sent with (``--upstream-host``)."""
+def _probed(
+    upstream: str, required: bool, credentials: Credentials, host: str | None = None
+) -> Served | None:
+    """What the upstream serves (`probe_upstream`, with ``credentials``), said
+    on stderr: tried for `PROBE_SECONDS` when ``required`` (``--bridge``),
+    else once (None when it told nothing: the answers the gateway forwards
+    teach it instead); ``host``: the ``Host`` it is sent with (``--upstream-host``)."""
     if not upstream.startswith(("http://", "https://")):
         raise GatewayError(f"--upstream must be an http(s) URL, not {quote(upstream)}")
-    import httpx  # the http extra: _run checked it is there
-
+    from mcp_schema.gateway.http_upstream import upstream_client
     from mcp_schema.gateway.probe import probe_upstream
 
     async def probing() -> Served:
         deadline = time.monotonic() + PROBE_SECONDS
-        async with httpx.AsyncClient() as http:
+        http = upstream_client()
+        try:
             while True:
                 try:
                     headers = None if host is None else {"host": host}
-                    return await probe_upstream(upstream, http, headers=headers)
+                    return await probe_upstream(
+                        upstream, http, headers=headers, credentials=credentials
+                    )
                 except ProbeError:
                     if not required or time.monotonic() >= deadline:
                         raise
                 await asyncio.sleep(0.2)
+        finally:
+            await http.aclose()
 
     try:
         served = asyncio.run(probing())
@@ -258,6 +296,50 @@ def precheck_of(args: argparse.Namespace) -> Precheck | None:
     )
 
 
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < 86400:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {quote(value)}")
+    return seconds
+
+
+def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
+    """What the upstream requests carry (``--upstream-token-env``,
+    ``--upstream-token-file``, ``--pass-authorization``: one at most)."""
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.credentials import StaticToken
+
+    env, file, passed = args.upstream_token_env, args.upstream_token_file, args.pass_authorization
+    if sum((env is not None, file is not None, bool(passed))) > 1:
+        raise GatewayError(
+            "give one of --upstream-token-env, --upstream-token-file, --pass-authorization"
+        )
+    if child and (env is not None or file is not None or passed or args.upstream_read_timeout):
+        raise GatewayError("the upstream's credentials and timeout are for an --upstream URL")
+    try:
+        source = None
+        if env is not None:
+            source = StaticToken.from_env(env)
+        elif file is not None:
+            source = StaticToken.from_file(file)
+    except ValueError as exc:  # the message names the variable or file, never the token
+        raise GatewayError(str(exc)) from None
+    return Credentials(source, pass_authorization=passed)
+
+
+def timeouts_of(args: argparse.Namespace) -> Timeouts | None:
+    """The upstream's timeouts (``--upstream-read-timeout``; None: the gateway's default)."""
+    import dataclasses
+
+    from mcp_schema.gateway.http_upstream import UPSTREAM_TIMEOUTS
+
+    read = args.upstream_read_timeout
+    return None if read is None else dataclasses.replace(UPSTREAM_TIMEOUTS, read=read)
+
+
 def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewayApp:
     """The app the arguments name (`GatewayApp`, or `StdioGatewayApp` for ``-- CMD``),
     reporting to ``log``; ``--bridge --upstream`` probes the upstream first."""
@@ -274,6 +356,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
         raise GatewayError("give the server: --upstream URL or -- CMD ...")
     if child and args.upstream_host is not None:
         raise GatewayError("--upstream-host is for an --upstream URL")
+    credentials = credentials_of(args, child)
     extensions = (TASKS_EXTENSION,) if args.tasks else ()
     validator = ExchangeValidator(extensions=extensions)
     precheck = precheck_of(args)
@@ -292,7 +375,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             )
         upstream = str(args.upstream)
         Upward(args.upstream_host)  # a bad one stops the gateway before the probe
-        served = _probed(upstream, args.bridge, args.upstream_host)
+        served = _probed(upstream, args.bridge, credentials, args.upstream_host)
         return GatewayApp(
             upstream,
             enforce=args.enforce,
@@ -303,6 +386,9 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             sealer=sealer_from_env() if args.bridge else None,
             precheck=precheck,
             upstream_host=args.upstream_host,
+            credentials=credentials.source,
+            pass_authorization=credentials.pass_authorization,
+            timeouts=timeouts_of(args),
         )
     except ValueError as exc:
         raise GatewayError(str(exc)) from None
@@ -310,7 +396,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
 
 def _missing(exc: ImportError) -> GatewayError:
     return GatewayError(
-        f"the gateway needs {exc.name or 'httpx'}: pip install 'mcp-schema[http]' uvicorn"
+        f"the gateway needs {exc.name or 'httptools'}: pip install 'mcp-schema[http]' uvicorn"
     )
 
 
@@ -339,7 +425,7 @@ def _run(args: argparse.Namespace) -> int:
     writer.start()
     try:
         app = app_of(args, log)
-    except ImportError as exc:  # httpx, the http extra
+    except ImportError as exc:  # httptools, the http extra
         sock.close()
         raise _missing(exc) from None
     except GatewayError:

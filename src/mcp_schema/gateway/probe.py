@@ -3,7 +3,7 @@ over HTTP or stdio alike: `Probe` (sans-IO) builds its ``server/discover``
 request (2026-07-28 ``_meta``), then, where the answer leaves the handshake
 era open, its ``initialize``, and reads the answers into `Served`, the one
 result every part of the gateway learns from (the exchange validator, the
-era bridges, the stdio front). `probe_upstream` drives it over httpx,
+era bridges, the stdio front). `probe_upstream` drives it over the gateway's client,
 `probe_command` over a child process.
 
 The rules are those of the 2026-07-28 pages on
@@ -59,7 +59,8 @@ from mcp_schema.session import ClientSession, Event, Negotiated, ProtocolError, 
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS
 
 if TYPE_CHECKING:
-    import httpx
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.pool import HttpClient
 
 __all__ = [
     "ANSWER_SECONDS",
@@ -68,7 +69,6 @@ __all__ = [
     "ProbeError",
     "Served",
     "declared_extensions",
-    "exchanged",
     "probe_command",
     "probe_upstream",
 ]
@@ -258,61 +258,46 @@ def declared_extensions(capabilities: object) -> frozenset[str]:
 
 async def probe_upstream(
     url: str,
-    http: httpx.AsyncClient,
+    http: HttpClient,
     *,
     timeout: float = ANSWER_SECONDS,
     headers: Mapping[str, str] | None = None,
+    credentials: Credentials | None = None,
 ) -> Served:
     """What the upstream at ``url`` serves (`Probe`, over ``http``, with
-    ``headers`` besides its own, each answer read as it comes and no further
-    than the binding's bound); `ProbeError` when it gives no answer that tells."""
-    import httpx  # the http extra, which the caller's client is of
+    ``headers`` besides its own and ``credentials``, each answer read as it
+    comes and no further than the binding's bound, each within ``timeout``);
+    `ProbeError` when it gives no answer that tells."""
+    # The http extra, which the caller's client is of: the sans-IO probe needs none.
+    from mcp_schema.gateway.http_upstream import Credentials, exchanged
+    from mcp_schema.http.h1 import Target, UpstreamError
+    from mcp_schema.http.pool import Timeouts
 
     probe = Probe(headers=headers)
+    target, sent = Target.of(url), credentials or Credentials()
+    bounded = Timeouts(connect=timeout, read=timeout, pool=timeout)
     while posts := probe.posts():
         for post in posts:
             try:
                 reply = _replier(probe, post)
-                await exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
-            except httpx.HTTPError as exc:
-                raise ProbeError(
-                    f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
-                ) from None
+                await exchanged(http, target, post, reply, probe.read, sent, bounded)
+            except UpstreamError as exc:
+                raise ProbeError(f"the upstream cannot be reached: {clip(exc.message)}") from None
     if probe.served is None:
         raise ProbeError("the upstream's answers to the probe told nothing")
     if probe.closing is not None:
-        try:
-            closing = probe.closing
-            await http.request(closing.method, url, headers=list(closing.headers), timeout=timeout)
-        except httpx.HTTPError:
-            pass  # the probe's session ends with the server's own expiry instead
+        closing = probe.closing
+        fields = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in closing.headers]
+        try:  # else the probe's session ends with the server's own expiry
+            await sent.added(fields)
+            await http.request(closing.method, target, fields, timeouts=bounded)
+        except UpstreamError:
+            pass
     return probe.served
 
 
-def _replier(probe: Probe, post: Post) -> Callable[[int, list[tuple[str, str]]], Reply]:
+def _replier(probe: Probe, post: Post) -> Callable[[int, list[tuple[bytes, bytes]]], Reply]:
     return lambda status, headers: probe.reply(post, status, headers)
-
-
-async def exchanged(
-    http: httpx.AsyncClient,
-    url: str,
-    post: Post,
-    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
-    read: Callable[[list[Event]], object],
-    timeout: httpx.Timeout,
-) -> None:
-    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
-    ``reply_to`` makes of its status and headers, each chunk's events to
-    ``read``, until the answer came or the body ended (httpx's errors raised)."""
-    async with http.stream(
-        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
-    ) as response:
-        reply = reply_to(response.status_code, response.headers.multi_items())
-        async for chunk in response.aiter_bytes():
-            read(reply.feed(chunk))
-            if reply.done:
-                break
-        read(reply.end())
 
 
 # -- over stdio -----------------------------------------------------------------------------

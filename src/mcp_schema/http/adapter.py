@@ -39,6 +39,7 @@ __all__ = [
     "BODY_SECONDS",
     "HOP_BY_HOP",
     "KEEPALIVE_SECONDS",
+    "Leaving",
     "Message",
     "Receive",
     "Scope",
@@ -223,6 +224,37 @@ async def until_disconnect(receive: Receive) -> None:
     comes (a body already read to its end) is dropped."""
     while (await receive())["type"] != "http.disconnect":
         pass
+
+
+class Leaving:
+    """Cancels the request's task when its client leaves (a task of its own
+    watches ``receive`` for ``http.disconnect``, once the body was read), and
+    remembers that it did: `absorbed` tells a cancellation of its own, `stop`
+    ends the watch. One task per request, not two and an ``asyncio.wait``."""
+
+    __slots__ = ("_task", "_watch", "left", "over")
+
+    def __init__(self, receive: Receive) -> None:
+        task = asyncio.current_task()
+        assert task is not None  # an ASGI request runs in a task
+        self._task, self.left, self.over = task, False, False
+        self._watch = asyncio.ensure_future(until_disconnect(receive))
+        self._watch.add_done_callback(self._done)
+
+    def _done(self, watch: asyncio.Future[None]) -> None:
+        if not self.over and not watch.cancelled() and watch.exception() is None:
+            self.left = True
+            self._task.cancel()
+
+    def absorbed(self) -> bool:
+        """Whether a cancellation was the client's leaving (then it is taken back)."""
+        if self.left and sys.version_info >= (3, 11):
+            self._task.uncancel()
+        return self.left
+
+    def stop(self) -> None:
+        self.over = True
+        self._watch.cancel()
 
 
 async def send_stream(

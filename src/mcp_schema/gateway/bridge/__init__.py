@@ -17,7 +17,7 @@ the era that faces the client; the upstream links are one module.
 
 What each bridge speaks is what the gateway's start-up probe found
 (`mcp_schema.gateway.probe.Served`). The ASGI sides are loaded when first
-named (they need the HTTP runtime, `HandshakeFront` and `HttpBridge` httpx).
+named (they need the HTTP runtime, `HandshakeFront` and `HttpBridge` the ``http`` extra).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    # The ASGI sides need the HTTP runtime (and two of them httpx): the
+    # The ASGI sides need the HTTP runtime (and two of them the http extra): the
     # sans-IO cores alone load none of it. (Not in __all__, as in the monitor.)
     if name in _LAZY:
         return getattr(__import__(_LAZY[name], fromlist=[name]), name)

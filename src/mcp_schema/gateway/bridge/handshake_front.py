@@ -1,6 +1,7 @@
 """`HandshakeFront`: the ASGI side of the era bridge's first direction,
 handshake-era clients in front of a server that serves 2026-07-28 only
-(needs the ``http`` extra: httpx).
+(needs the ``http`` extra: its upstream client is
+`mcp_schema.gateway.http_upstream`'s).
 
 The clients' side is the package's own Streamable HTTP server
 (`mcp_schema.http.Endpoint` served by `mcp_schema.http.asgi.App`), serving
@@ -9,8 +10,8 @@ upstream's discover said, mints the ``Mcp-Session-Id``, answers ``ping``
 and ``logging/setLevel``, serves the GET stream and DELETE, and checks every
 message as any server of the package does. Its handler hands each session's
 events to that session's `mcp_schema.gateway.bridge.handshake.StatelessCalls`,
-and this module runs the upstream exchanges those ask for (httpx, each
-answer read as it arrives) and routes what they bring back to the client's
+and this module runs the upstream exchanges those ask for (each answer
+read as it arrives, with the gateway's credentials) and routes what they bring back to the client's
 streams, as the endpoint routes what a handler sends.
 
 * One upstream ``subscriptions/listen`` (`SharedListen`), opened with the
@@ -38,15 +39,16 @@ from collections.abc import Callable, Mapping
 from time import monotonic
 from typing import Any
 
-import httpx
-
 from mcp_schema.errors import InternalError, clip
 from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.gateway.bridge.shared_listen import SharedListen
-from mcp_schema.gateway.probe import Served, exchanged
+from mcp_schema.gateway.http_upstream import Credentials, exchanged
+from mcp_schema.gateway.probe import Served
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
 from mcp_schema.http.binding import Post
+from mcp_schema.http.h1 import Target, UpstreamError
+from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
@@ -160,7 +162,8 @@ class _Sessions:
 class HandshakeFront:
     """Handshake-era clients' sessions, carried to the 2026-07-28 server at
     ``upstream`` whose probe found ``served`` (see the module). ``http``:
-    what gives the ``httpx.AsyncClient`` to send with (the gateway's).
+    what gives the `mcp_schema.http.pool.HttpClient` to send with (the
+    gateway's); ``credentials``: what its requests carry (none by default).
     ``reports``: where refusals are reported. ``headers``: sent upstream
     with every request. ``precheck``: the rules every request is checked by
     (by default ``Precheck(path=path)``)."""
@@ -169,8 +172,9 @@ class HandshakeFront:
         self,
         upstream: str,
         served: Served,
-        http: Callable[[], httpx.AsyncClient],
+        http: Callable[[], HttpClient],
         *,
+        credentials: Credentials | None = None,
         reports: ReportLog | None = None,
         headers: Mapping[str, str] | None = None,
         max_sessions: int = MAX_SESSIONS,
@@ -181,6 +185,7 @@ class HandshakeFront:
         if BRIDGED_VERSION not in served.stateless:
             raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
         self.upstream, self.served, self._http = upstream, served, http
+        self._target, self._credentials = Target.of(upstream), credentials or Credentials()
         self.reports, self.headers = reports, dict(headers or {})
         self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
         rules = Precheck(path=path) if precheck is None else precheck
@@ -290,17 +295,17 @@ class HandshakeFront:
                 return  # the server offers no list change
             while posts := listen.posts():
                 for post in posts:
-                    try:
+                    try:  # a listen lasts: it is over once silent for the read timeout
                         await exchanged(
                             self._http(),
-                            self.upstream,
+                            self._target,
                             post,
                             functools.partial(listen.reply, post),
                             functools.partial(self._changed, listen),
-                            httpx.Timeout(30.0, read=None),  # a listen lasts
+                            self._credentials,
                         )
-                    except httpx.HTTPError as exc:
-                        _LOG.info("the shared listen failed: %s", clip(str(exc)))
+                    except UpstreamError as exc:
+                        _LOG.info("the shared listen failed: %s", clip(exc.message))
             await asyncio.sleep(RELISTEN_SECONDS)
 
     def _changed(self, listen: SharedListen, events: list[Event]) -> None:
@@ -313,19 +318,17 @@ class HandshakeFront:
 
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
-        timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
             await exchanged(
                 self._http(),
-                self.upstream,
+                self._target,
                 post,
                 functools.partial(binding.reply, post),
                 functools.partial(self._carry, bridged, post),
-                timeout,
+                self._credentials,
             )
-        except httpx.HTTPError as exc:
-            reason = clip(str(exc)) or type(exc).__name__
-            self._carry(bridged, post, binding.lost(post, reason))
+        except UpstreamError as exc:
+            self._carry(bridged, post, binding.lost(post, clip(exc.message)))
 
     def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:
         """What the upstream's answer brought, to the client's streams; what it asks, sent."""

@@ -4,7 +4,8 @@ them (each a `mcp_schema.gateway.bridge.stateless_front.BridgeDriver`):
 
 * `Link`: one upstream session (an `Upstream` and the connection it speaks
   over), as the driver drives it.
-* `HttpLink` and `HttpBridge` (needs the ``http`` extra: httpx): a
+* `HttpLink` and `HttpBridge` (needs the ``http`` extra: the client of
+  `mcp_schema.gateway.http_upstream`, with the gateway's credentials): a
   handshake-era HTTP session (`mcp_schema.http.binding.ClientBinding`) per
   upstream session, in front of a Streamable HTTP server. The server is
   probed once (`mcp_schema.gateway.probe`): the gateway hands the bridge
@@ -33,11 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Callable
-from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_schema.errors import InternalError, ParseError
+from mcp_schema.errors import InternalError, ParseError, clip
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
@@ -67,9 +68,10 @@ from mcp_schema.session import (
 )
 
 if TYPE_CHECKING:
-    import httpx
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.pool import HttpClient
 
-__all__ = ["HttpBridge", "HttpLink", "Link", "StdioBridge", "StdioFront", "StdioLink", "cookieless"]
+__all__ = ["HttpBridge", "HttpLink", "Link", "StdioBridge", "StdioFront", "StdioLink"]
 
 
 class Link:
@@ -142,44 +144,32 @@ class Link:
 
 
 async def _exchange(
-    client: httpx.AsyncClient,
-    url: str,
-    binding: ClientBinding,
-    post: Post,
-    on_events: Callable[[list[Event]], None],
+    bridge: HttpBridge, binding: ClientBinding, post: Post, on_events: Callable[[list[Event]], None]
 ) -> int | None:
     """Send ``post``, handing the session's events of its response to
     ``on_events`` as they come (a server's request comes before the answer,
-    which waits for the client's); its status (None: no response)."""
-    import httpx  # the http extra: only an HttpBridge sends
+    which waits for the client's); its status (None: no whole response)."""
+    from mcp_schema.gateway.http_upstream import exchanged
+    from mcp_schema.http.h1 import UpstreamError
 
-    request = client.build_request(post.method, url, headers=list(post.headers), content=post.body)
     try:
-        response = await client.send(request, stream=True)
-    except httpx.HTTPError as exc:
-        on_events(binding.lost(post, f"{exc!s:.200}"))
+        reply = functools.partial(binding.reply, post)
+        return await exchanged(
+            bridge.client, bridge.target, post, reply, on_events, bridge.credentials
+        )
+    except UpstreamError as exc:
+        on_events(binding.lost(post, clip(exc.message, 200)))
         return None
-    try:
-        reply = binding.reply(post, response.status_code, response.headers.multi_items())
-        try:
-            async for chunk in response.aiter_raw():
-                on_events(reply.feed(chunk))
-                if reply.done:
-                    break
-        except httpx.HTTPError:
-            pass  # the answer broke off: its end says so
-        on_events(reply.end())
-    finally:
-        await response.aclose()
-    return response.status_code
 
 
-def cookieless() -> CookieJar:
-    """A cookie jar that keeps none: a gateway's client carries many clients'
-    sessions upstream, and one jar shared by them would send one client's
-    cookies with another's requests. (A jar, not ``httpx.Cookies``: the
-    client would copy those into a jar of the default policy.)"""
-    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
+async def _delete(bridge: HttpBridge, last: Post) -> None:
+    """The end of an upstream session (its ``DELETE``), its failure ignored."""
+    from mcp_schema.http.h1 import UpstreamError
+
+    fields = [(k.encode("latin-1"), v.encode("latin-1")) for k, v in last.headers]
+    with contextlib.suppress(UpstreamError):
+        await bridge.credentials.added(fields)
+        await bridge.client.request("DELETE", bridge.target, fields, max_body=1 << 16)
 
 
 class HttpLink(Link):
@@ -220,33 +210,27 @@ class HttpLink(Link):
     async def _send(self, post: Post) -> None:
         named = self.binding.session_id is not None
         bridge = self.bridge
-        status = await _exchange(
-            bridge.client, bridge.url, self.binding, post, lambda events: self.deliver(events, b"")
-        )
+        status = await _exchange(bridge, self.binding, post, lambda e: self.deliver(e, b""))
         if status == 404 and named and self._alive:  # the server forgot the session
             self._alive = False
             self.ended()
 
     async def close(self) -> None:
-        import httpx
-
         self._alive = False
         for task in list(self._tasks):
             task.cancel()
         last = self.binding.close()
         if last is not None:
-            with contextlib.suppress(httpx.HTTPError):
-                await self.bridge.client.request(
-                    "DELETE", self.bridge.url, headers=list(last.headers)
-                )
+            await _delete(self.bridge, last)
 
 
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
     ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
-    findings go; ``client``: the ``httpx.AsyncClient`` (one of its own by
-    default, closed by `aclose`). ``served``: what the gateway's start-up
+    findings go; ``client``: the `mcp_schema.http.pool.HttpClient` (one of
+    its own by default, closed by `aclose`); ``credentials``: what its
+    requests carry upstream (`mcp_schema.gateway.http_upstream.Credentials`). ``served``: what the gateway's start-up
     probe found of the server (else `start` probes it). ``precheck``: the rules every request is
     checked by (its path, allowed hosts and origins, ``max_body``; by
     default ``Precheck(path=path, sessions=False)``: POST alone is served);
@@ -257,26 +241,27 @@ class HttpBridge(BridgeDriver):
         url: str,
         *,
         reports: ReportLog | None = None,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
+        credentials: Credentials | None = None,
         served: Served | None = None,
         path: str = "/mcp",
         precheck: Precheck | None = None,
         body_seconds: float | None = BODY_SECONDS,
         **options: Any,
     ) -> None:
-        import httpx
+        from mcp_schema.gateway.http_upstream import Credentials, upstream_client
+        from mcp_schema.http.h1 import Target
 
         if precheck is not None and not isinstance(precheck, Precheck):
             raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
         if body_seconds is not None and not body_seconds > 0:
             raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
         super().__init__(Findings(reports), **options)
-        self.url = url
+        self.url, self.target = url, Target.of(url)
+        self.credentials = credentials or Credentials()
         self.precheck = Precheck(path=path, sessions=False) if precheck is None else precheck
         self.body_seconds = body_seconds
-        self.client = client or httpx.AsyncClient(
-            timeout=httpx.Timeout(30.0, read=None), cookies=cookieless()
-        )
+        self.client = client or upstream_client()
         self._own_client = client is None
         if served is not None and served.version is not None:  # else `start` probes
             self.adopt(served)
@@ -288,7 +273,7 @@ class HttpBridge(BridgeDriver):
         """Probe the server (`mcp_schema.gateway.probe.probe_upstream`), unless
         the gateway's start-up probe told the bridge already."""
         if self.served is None:
-            self.adopt(await probe_upstream(self.url, self.client))
+            self.adopt(await probe_upstream(self.url, self.client, credentials=self.credentials))
         if self.core is None:
             raise InternalError("the server speaks 2026-07-28 itself: no bridge is needed")
 

@@ -20,7 +20,7 @@ the other side.
   front of a stdio server, a child per handshake-era session and one
   shared by 2026-07-28 requests.
 
-The two applications are loaded when first named (`GatewayApp` needs httpx).
+The two applications are loaded when first named (`GatewayApp` needs the ``http`` extra).
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> object:
-    # The applications import the bridges (and GatewayApp httpx): the sans-IO
+    # The applications import the bridges (and GatewayApp the http extra): the sans-IO
     # core alone loads neither. (Not in __all__: a star import would load them.)
     if name in _LAZY:
         return getattr(__import__(_LAZY[name], fromlist=[name]), name)

@@ -1,6 +1,7 @@
 """`GatewayApp`: an ASGI 3 application forwarding ``/mcp`` to an upstream
 Streamable HTTP server, every message checked by an `ExchangeValidator`
-(needs the ``http`` extra: httpx).
+(needs the ``http`` extra: the upstream client is `mcp_schema.http.pool`,
+set up by `mcp_schema.gateway.http_upstream`).
 
 Every request first passes the gateway's `mcp_schema.http.precheck.Precheck`
 (by default: on a loopback address, a ``Host`` that is no loopback name is
@@ -13,10 +14,13 @@ unread, enforce mode refuses it, 413); a body not whole within
 
 What it forwards: the method, query, headers (end to end: not the
 hop-by-hop ones nor those ``Connection`` names; not ``Content-Length``,
-which httpx writes; ``Accept-Encoding`` as ``identity``, so that what comes
-back is the JSON it reads; ``Host`` as the client sent it, as nginx's
-``$http_host``, or ``upstream_host``) and body; the answer's status,
-headers (end to end) and body. A JSON answer is read whole (at most
+which the client writes; ``Accept-Encoding`` as ``identity``, so that what
+comes back is the JSON it reads; ``Host`` as the client sent it, as nginx's
+``$http_host``, or ``upstream_host``; never the client's ``Authorization``
+or ``Proxy-Authorization`` unless ``pass_authorization``, and the
+``credentials``' own) and body; the answer's status, headers (end to end)
+and body, but an upstream's 401 or 403, which is about the gateway's
+credentials: it is 502 to the request's id, its challenge dropped. A JSON answer is read whole (at most
 ``max_message`` bytes); an event stream is relayed event by event, never
 held whole. The client disconnecting cancels the upstream request.
 
@@ -36,7 +40,8 @@ Two modes:
   replaced by that error as an event, and the stream ends there.
 
 An upstream that cannot be reached, or fails mid-answer before its status,
-is 502 with -32603 in both modes, and reported (`Exchange.unreachable`: a
+is 502 with -32603 in both modes (504 when it took longer than its
+``timeouts`` allow), and reported (`Exchange.unreachable`: a
 run of such failures is one line and their count). Reports go to a
 `ReportLog` (bounded, written by a thread of its own: forwarding never
 waits for them).
@@ -55,12 +60,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Collection
 from typing import Any
-
-import httpx
 
 from mcp_schema._args import check
 
@@ -68,13 +70,15 @@ from mcp_schema._args import check
 from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
-from mcp_schema.gateway.bridge.links import HttpBridge, cookieless
+from mcp_schema.gateway.bridge.links import HttpBridge
+from mcp_schema.gateway.http_upstream import REFUSED, Credentials, upstream_client
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
 from mcp_schema.gateway.monitor.sse import EventSplitter
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
+    Leaving,
     Message,
     Receive,
     Scope,
@@ -86,10 +90,13 @@ from mcp_schema.http.adapter import (
     sse_event,
     start_message,
     too_large,
-    until_disconnect,
 )
+from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.http.era import era_of
+from mcp_schema.http.h1 import Target, UpstreamError
+from mcp_schema.http.pool import HttpClient, StreamedResponse, Timeouts
 from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import Report, ReportLog
@@ -101,8 +108,6 @@ __all__ = ["GatewayApp"]
 _LENGTH = (b"content-length",)  # of an answer the gateway writes again
 _HEAD_READ = frozenset([b"content-type", b"mcp-session-id"])
 _SSE = b"text/event-stream"
-_TIMEOUT = httpx.Timeout(30.0, read=None)  # a stream lasts; the client may leave
-_EXTENSIONS = {"timeout": _TIMEOUT.as_dict()}  # a request's, as a client would set them
 _UNBOUNDED = sys.maxsize  # the precheck's Content-Length bound: the validator's max_body rules
 _UNREAD: dict[str, Any] = {}  # a body not parsed: its era is its headers'
 
@@ -113,11 +118,16 @@ class GatewayApp:
     * ``enforce``: enforce mode (the module), else monitor mode.
     * ``reports``: where findings go (none kept when None).
     * ``validator``: the `ExchangeValidator` (its ``max_body``, ``max_message``).
-    * ``client``: the ``httpx.AsyncClient`` to forward with, as it is set
-      up. By default the app makes one of its own (closed at the lifespan's
-      shutdown) and forwards straight to its transport: a client's cookie
-      jar would carry one client's cookies to the upstream with another's
-      requests, and its default headers, auth and redirects are no proxy's.
+    * ``client``: the `mcp_schema.http.pool.HttpClient` to forward with
+      (it keeps no cookies, follows no redirects and adds no fields). By
+      default the app makes one of its own (`upstream_client`, with
+      ``timeouts``), closed at the lifespan's shutdown.
+    * ``credentials``: where the ``Authorization`` sent upstream comes from
+      (`mcp_schema.http.credentials.StaticToken`, say), for the forwarded
+      requests and both bridges; an upstream's 401 rejects it.
+    * ``pass_authorization``: forward the client's own ``Authorization``
+      and ``Proxy-Authorization`` (never by default: a token is for the
+      server that it was issued to, here the gateway).
     * ``served``: what the upstream's start-up probe found
       (`mcp_schema.gateway.probe.Served`): the validator learns from it (the
       versions served per request, the extensions declared) and, with
@@ -140,7 +150,7 @@ class GatewayApp:
         enforce: bool = False,
         reports: ReportLog | None = None,
         validator: ExchangeValidator | None = None,
-        client: httpx.AsyncClient | None = None,
+        client: HttpClient | None = None,
         path: str = "/mcp",
         served: Served | None = None,
         bridge: bool = True,
@@ -148,12 +158,17 @@ class GatewayApp:
         precheck: Precheck | None = None,
         upstream_host: str | None = None,
         body_seconds: float | None = BODY_SECONDS,
+        credentials: CredentialSource | None = None,
+        pass_authorization: bool = False,
+        timeouts: Timeouts | None = None,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
         if not isinstance(path, str) or not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r:.80}")
         check(precheck, Precheck, "precheck", none=True)
+        check(client, HttpClient, "client", none=True)
+        check(timeouts, Timeouts, "timeouts", none=True)
         if body_seconds is not None:
             check(body_seconds, (int, float), "body_seconds")
             if not body_seconds > 0:
@@ -163,11 +178,12 @@ class GatewayApp:
         self.validator = ExchangeValidator() if validator is None else validator
         self.precheck = Precheck(path=path, max_body=_UNBOUNDED) if precheck is None else precheck
         self.upstream_host, self.body_seconds = upstream_host, body_seconds
-        self._url = httpx.URL(upstream)  # parsed once
-        self._upward = Upward(upstream_host)
+        self._target = Target.of(upstream)  # parsed once
+        self.credentials = Credentials(credentials, pass_authorization=pass_authorization)
+        self._upward = Upward(upstream_host, self.credentials.dropped)
+        self.timeouts = timeouts
         self._client = client
         self._own_client = client is None
-        self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
         self.served = served
         if served is not None:  # what it serves and declares; the answers it forwards teach more
             self.validator.learn(served)
@@ -185,6 +201,7 @@ class GatewayApp:
                 upstream,
                 bridged_to,
                 lambda: self.client,
+                credentials=self.credentials,
                 reports=reports,
                 path=path,
                 headers=None if upstream_host is None else {"host": upstream_host},
@@ -195,29 +212,25 @@ class GatewayApp:
             self._per_request = bridged_to.stateless
         if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
             self.back = HttpBridge(
-                upstream, reports=reports, sealer=sealer, precheck=bridged, served=bridged_to
+                upstream,
+                reports=reports,
+                sealer=sealer,
+                precheck=bridged,
+                served=bridged_to,
+                credentials=self.credentials,
             )
 
     @property
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> HttpClient:
         if self._client is None:
-            self._transport = httpx.AsyncHTTPTransport(
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-                # httpx writes a request's head and body apart: without
-                # TCP_NODELAY the body waits out the server's delayed ACK.
-                socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-            )
-            # The bridge's front sends through the client itself: its jar keeps no cookies.
-            self._client = httpx.AsyncClient(
-                timeout=_TIMEOUT, transport=self._transport, cookies=cookieless()
-            )
+            self._client = upstream_client(self.timeouts)
         return self._client
 
     async def aclose(self) -> None:
         """Close the client the app made (one given is the caller's)."""
         if self._own_client and self._client is not None:
             await self._client.aclose()
-            self._client = self._transport = None
+            self._client = None
 
     def _report(self, reports: list[Report]) -> None:
         if self.reports is not None:
@@ -259,28 +272,24 @@ class GatewayApp:
             if refused is not None:
                 return await send_response(send, with_cors(refused, origin))
         query = scope.get("query_string", b"")
-        url = self.upstream + "?" + query.decode("latin-1") if query else self._url
+        try:
+            target = self._target.with_query(query) if query else self._target
+        except ValueError:
+            return await send_response(send, refusal(400, "Bad Request: a malformed query", None))
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
-        forwarding = asyncio.ensure_future(
-            self._forward(exchange, method, url, upward, content, origin, send)
-        )
-        left = None if more else asyncio.ensure_future(until_disconnect(receive))
+        forwarding = self._forward(exchange, method, target, upward, content, origin, send)
+        if more:  # the body still comes: its reader sees the client leave
+            return await forwarding
+        watch = Leaving(receive)
         try:
-            if left is None:
-                await forwarding
-                return None
-            await asyncio.wait({forwarding, left}, return_when=asyncio.FIRST_COMPLETED)
-            if not forwarding.done():  # the client left: the upstream request is cancelled
-                forwarding.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await forwarding
-                self._report(exchange.get().end(cut=True))
-                return None
-            forwarding.result()
+            await forwarding
+        except asyncio.CancelledError:
+            if not watch.absorbed():
+                raise
+            self._report(exchange.get().end(cut=True))  # the upstream request was cancelled
         finally:
-            if left is not None:
-                left.cancel()
+            watch.stop()
         return None
 
     def _bridged(
@@ -324,30 +333,23 @@ class GatewayApp:
         self,
         deferred: _Deferred,
         method: str,
-        url: httpx.URL | str,
+        target: Target,
         headers: list[tuple[bytes, bytes]],
         content: bytes | AsyncIterator[bytes],
         origin: str | None,
         send: Send,
     ) -> None:
-        client = self.client
         try:
-            if self._transport is None:  # the caller's client, as it is set up
-                request = client.build_request(method, url, headers=headers, content=content)
-                response = await client.send(request, stream=True)
-            else:  # the app's own, straight to its transport (see the class)
-                request = httpx.Request(
-                    method, url, headers=headers, content=content, extensions=_EXTENSIONS
-                )
-                response = await self._transport.handle_async_request(request)
-        except httpx.HTTPError as exc:
-            exchange = deferred.get()
-            report, answer = exchange.unreachable(str(exc) or type(exc).__name__)
-            self._report([report, *exchange.end()])
-            return await send_response(send, with_cors(answer, origin))
+            sent = await self.credentials.added(headers)
+            response = await self.client.open(method, target, headers, content)
+        except UpstreamError as exc:
+            return await self._failed(deferred, exc.message, exc.status, origin, send)
         try:
-            down = [(k.lower(), v) for k, v in response.headers.raw]
-            status = response.status_code
+            down, status = response.headers, response.status
+            if status in REFUSED:  # about the gateway's credentials: never the client's to see
+                self.credentials.answered(status, sent)
+                said = f"it refused the gateway's credentials (HTTP {status})"
+                return await self._failed(deferred, said, 502, origin, send)
             media = next((v for k, v in down if k == b"content-type"), b"")
             if media.partition(b";")[0].strip().lower() == _SSE:
                 exchange = deferred.get()
@@ -356,33 +358,45 @@ class GatewayApp:
                 await self._events(exchange, response, start, send)
             else:
                 await self._whole(deferred, response, down, origin, send)
-        except httpx.HTTPError:
+        except UpstreamError:
             pass  # the upstream broke mid-answer: what was sent stands, the answer ends
         finally:
             await response.aclose()
         self._report(deferred.get().end())
 
+    async def _failed(
+        self, deferred: _Deferred, reason: str, status: int, origin: str | None, send: Send
+    ) -> None:
+        """No answer of the upstream's to relay: 502 (504 for a timeout), reported."""
+        exchange = deferred.get()
+        report, answer = exchange.unreachable(reason, status)
+        self._report([report, *exchange.end()])
+        await send_response(send, with_cors(answer, origin))
+
     async def _whole(
         self,
         deferred: _Deferred,
-        response: httpx.Response,
+        response: StreamedResponse,
         headers: list[tuple[bytes, bytes]],
         origin: str | None,
         send: Send,
     ) -> None:
         """A JSON (or empty, or other) answer: checked whole when it is JSON."""
         limit = self.validator.max_message
-        status = response.status_code
+        status = response.status
         kept: list[bytes] = []
         size = 0
         if not self.enforce:  # monitor: each chunk on as it comes, all checked once sent
             await send(start_message(status, answered(headers, (), origin)))
-            async for chunk in response.aiter_raw():
-                await send_body(send, chunk, more=True)
+            more = True
+            while more and (chunk := await response.receive()):
+                more = not response.complete  # the last piece came: one send, not two
+                await send_body(send, chunk, more=more)
                 size += len(chunk)
                 if size <= limit:
                     kept.append(chunk)
-            await send_body(send, b"")
+            if more:
+                await send_body(send, b"")
             self._traffic(size)
             exchange = deferred.get()
             exchange.head(status, _told(headers))
@@ -393,7 +407,7 @@ class GatewayApp:
             return
         exchange = deferred.get()
         exchange.head(status, _told(headers))
-        async for chunk in response.aiter_raw():
+        while chunk := await response.receive():
             size += len(chunk)
             if size <= limit:
                 kept.append(chunk)
@@ -414,12 +428,12 @@ class GatewayApp:
         await send_body(send, body)
 
     async def _events(
-        self, exchange: Exchange, response: httpx.Response, start: Message, send: Send
+        self, exchange: Exchange, response: StreamedResponse, start: Message, send: Send
     ) -> None:
         """An event stream: relayed as it comes (monitor) or event by event (enforce)."""
         splitter = EventSplitter(self.validator.max_message)
         await send(start)
-        async for chunk in response.aiter_raw():
+        while chunk := await response.receive():
             self._traffic(len(chunk))
             if not self.enforce:
                 await send_body(send, chunk, more=True)

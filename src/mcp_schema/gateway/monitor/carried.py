@@ -19,7 +19,7 @@ __all__ = ["Upward", "answered", "rest", "with_cors"]
 Fields = list[tuple[bytes, bytes]]
 
 _DROPPED = frozenset([b"content-length", b"accept-encoding", b"expect"])
-"""Besides the hop-by-hop fields, what is not forwarded as it came (httpx writes the
+"""Besides the hop-by-hop fields, what is not forwarded as it came (the client writes the
 length; the encoding asked for is ``identity``; an ``Expect`` was the gateway's to meet)."""
 _CORS = frozenset([b"access-control-allow-origin", b"access-control-expose-headers"])
 _HOST = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=%:\[\]-]{1,1000}")  # RFC 3986 host [":" port]
@@ -29,15 +29,16 @@ class Upward:
     """The fields a request goes upstream with: its own end to end, the
     client's ``Host`` included (as nginx's ``$http_host``: the upstream's own
     ``Host`` check sees the name the client used), but ``host`` instead of it
-    when given (``host`` or ``host:port``); ``Accept-Encoding: identity``."""
+    when given (``host`` or ``host:port``); ``Accept-Encoding: identity``;
+    never the fields ``dropped`` (the client's credentials)."""
 
     __slots__ = ("_added", "_dropped")
 
-    def __init__(self, host: str | None = None) -> None:
+    def __init__(self, host: str | None = None, dropped: Collection[bytes] = ()) -> None:
         check(host, str, "upstream_host", none=True)
         if host is not None and not _HOST.fullmatch(host):
             raise ValueError(f"upstream_host must be a host[:port], not {host!r:.80}")
-        self._dropped = _DROPPED if host is None else _DROPPED | {b"host"}
+        self._dropped = _DROPPED.union(dropped) if host is None else _DROPPED | {b"host", *dropped}
         self._added = [(b"accept-encoding", b"identity")]
         if host is not None:
             self._added.append((b"host", host.encode("ascii")))

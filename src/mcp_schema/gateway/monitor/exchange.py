@@ -101,6 +101,7 @@ MAX_MESSAGE = MAX_LINE_BYTES
 """Longest message of an upstream's answer read, by default."""
 
 _LISTEN = "subscriptions/listen"
+_UNREACHABLE = "Bad gateway: the upstream cannot be reached"
 
 
 class ExchangeValidator:
@@ -443,22 +444,24 @@ class Exchange:
                 )
         return None
 
-    def unreachable(self, reason: str) -> tuple[Report, Response]:
+    def unreachable(self, reason: str, status: int = 502) -> tuple[Report, Response]:
         """The upstream could not be reached, or failed before the status of
         its answer (``reason``: what the HTTP client said): the report of it,
-        and the 502 with -32603 to the request's id that both modes answer.
-        The same failure makes the same report but for its ``line`` (the
-        number of the server's last message: no message came), so that a
-        `mcp_schema.proxy.ReportLog` merges a run of them, an upstream that
-        is down, into one line and the count of the rest (``repeats``)."""
+        and the 502 (``status``: 504 for a timeout) with -32603 to the
+        request's id that both modes answer. The same failure makes the same
+        report but for its ``line`` (the number of the server's last message:
+        no message came), so that a `mcp_schema.proxy.ReportLog` merges a run
+        of them, an upstream that is down, into one line and a count (``repeats``)."""
         check(reason, str, "reason")
-        message = f"Bad gateway: the upstream cannot be reached: {clip(reason, 200)}"
+        late = status == 504
+        what = "Gateway timeout: the upstream did not answer in time" if late else _UNREACHABLE
+        message = f"{what}: {clip(reason, 200)}"
         self._failed = True  # the missing response is this finding, not another
         number = self._owner._numbers["server"]
         report = make_report(
             "server", number, InternalError.code, message, None, self.request_id, b""
         )
-        return report, refusal(502, InternalError(message), self.request_id)
+        return report, refusal(status, InternalError(message), self.request_id)
 
     def end(self, *, cut: bool = False) -> list[Report]:
         """The answer is over: a missing response reported where one must have

@@ -1,0 +1,151 @@
+"""`Connection`: one HTTP/1.1 connection of `mcp_schema.http.pool.HttpClient`
+(an asyncio protocol): it feeds what arrives to its answer's parser
+(`mcp_schema.http.h1.ResponseParser`) and wakes the reader once per read,
+bounds each wait (`Connection.wait`), stops reading while a slow reader
+has pieces waiting, and writes a request's head and body in one write."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterable, Callable
+
+from mcp_schema.http.h1 import (
+    ResponseParser,
+    UpstreamError,
+    UpstreamProtocolError,
+    UpstreamTimeout,
+)
+
+__all__ = ["Body", "Connection"]
+
+Body = bytes | AsyncIterable[bytes]
+_PAUSE_AT = 32  # buffered body pieces of a stream read slower than it comes: stop reading
+
+
+class Connection(asyncio.Protocol):
+    """One connection to ``origin``: its answer's parser while a request is
+    on it (`mcp_schema.http.h1.ResponseParser`), the reader's waiter, and
+    what ended it; ``on_lost``: told when it closes while idle."""
+
+    __slots__ = (
+        "closed",
+        "counted",
+        "drained",
+        "error",
+        "idle_since",
+        "on_lost",
+        "origin",
+        "parser",
+        "paused",
+        "transport",
+        "waiter",
+    )
+
+    def __init__(self, origin: tuple[str, str, int], on_lost: Callable[[Connection], None]) -> None:
+        self.origin, self.on_lost = origin, on_lost
+        self.counted = True
+        """Whether the pool still counts it (it is discarded once)."""
+        self.transport: asyncio.Transport | None = None
+        self.parser: ResponseParser | None = None
+        self.waiter: asyncio.Future[None] | None = None
+        self.drained: asyncio.Future[None] | None = None
+        self.error: UpstreamError | None = None
+        self.closed = self.paused = False
+        self.idle_since = 0.0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        parser = self.parser
+        if parser is None:  # bytes while idle: the server said something (a 408?), or garbage
+            self.error = UpstreamProtocolError("the upstream sent bytes on an idle connection")
+            self.close()
+            return
+        try:
+            parser.feed(data)
+        except UpstreamError as exc:
+            self.error = exc
+            self.close()
+        if len(parser.body) > _PAUSE_AT and not self.paused and self.transport is not None:
+            self.transport.pause_reading()
+            self.paused = True
+        self.wake()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.closed = True
+        parser = self.parser
+        if parser is None:
+            self.on_lost(self)
+        elif self.error is None:
+            try:
+                parser.eof()
+            except UpstreamError as error:
+                self.error = error
+        self.wake()
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+
+    def pause_writing(self) -> None:
+        self.drained = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self.drained is not None and not self.drained.done():
+            self.drained.set_result(None)
+        self.drained = None
+
+    def wake(self) -> None:
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+    def resume(self) -> None:
+        if self.paused and self.transport is not None:
+            self.paused = False
+            self.transport.resume_reading()
+
+    async def wait(self, seconds: float | None, deadline: float | None = None) -> None:
+        """Until the next bytes (or the end) came; `UpstreamTimeout` after
+        ``seconds``, or at the loop's time ``deadline``."""
+        self.resume()
+        loop = asyncio.get_running_loop()
+        waiter = self.waiter = loop.create_future()
+        timer = None
+        if deadline is not None:
+            timer = loop.call_at(deadline, _expire, waiter, seconds)
+        elif seconds is not None:
+            timer = loop.call_later(seconds, _expire, waiter, seconds)
+        try:
+            await waiter
+        finally:
+            self.waiter = None
+            if timer is not None:
+                timer.cancel()
+
+    async def send(self, head: bytes, body: Body) -> None:
+        """The request: ``head`` and a whole ``body`` in one write, or the
+        body's chunks as they come (chunked), until the answer starts."""
+        transport = self.transport
+        assert transport is not None
+        if isinstance(body, bytes):
+            transport.write(head + body if body else head)
+            return
+        transport.write(head)
+        async for chunk in body:
+            if self.closed or (self.parser is not None and self.parser.head_done):
+                return  # answered (or gone) before the body's end: the rest is not wanted
+            if chunk:
+                transport.write(b"%x\r\n%b\r\n" % (len(chunk), chunk))
+            if self.drained is not None:
+                await self.drained
+        if not self.closed:
+            transport.write(b"0\r\n\r\n")
+
+
+def _expire(waiter: asyncio.Future[None], seconds: float | None) -> None:
+    if not waiter.done():
+        waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {seconds or 0:g} s"))
