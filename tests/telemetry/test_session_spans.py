@@ -140,7 +140,7 @@ def test_without_an_sdk_the_globals_are_asked_at_most_once_a_second(
 
     monkeypatch.setattr(recorder, "_sdk_behind_globals", behind)
     clock = [100.0]
-    monkeypatch.setattr(recorder.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr("mcp_schema.telemetry.recorder.time.monotonic", lambda: clock[0])
     telemetry = recorder.Telemetry()
     assert not telemetry.active and not telemetry.active  # asked once
     assert len(asked) == 1
