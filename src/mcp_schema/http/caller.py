@@ -12,7 +12,11 @@ A caller never holds a token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mcp_schema.auth.principal import Principal
 
 __all__ = ["ANONYMOUS", "Caller"]
 
@@ -23,11 +27,20 @@ class Caller:
 
     * ``principal``: the verified identity (`mcp_schema.auth.Principal.name`,
       or what an `Endpoint`'s ``principal`` hook names), None without one;
-    * ``address``: the client's IP address, None where the server does not say.
+    * ``address``: the client's IP address, None where the server does not say;
+    * ``verified``: the verified token's `mcp_schema.auth.Principal` (its
+      scopes and expiry, for per-tool checks), None without authorization.
     """
 
     principal: str | None = None
     address: str | None = None
+    verified: Principal | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def expires_at(self) -> float | None:
+        """When the token expires (seconds since the epoch), None when it
+        does not say or there is none: what the caller's streams end at."""
+        return None if self.verified is None else self.verified.expires_at
 
     @property
     def key(self) -> str:

@@ -65,7 +65,7 @@ loop) at a time.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -78,6 +78,7 @@ from mcp_schema.errors import (
     InternalError,
 )
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.resume import ResumableStream
@@ -97,6 +98,11 @@ from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.auth.server import ResourceServer
+
+_UNCHECKED = "Internal error: the token is checked by Endpoint.handle_async (or the ASGI app)"
 
 __all__ = ["ANSWER_SECONDS", "MAX_BODY", "MAX_WAITING", "AsyncHandler", "Endpoint", "Handler"]
 
@@ -149,6 +155,15 @@ class Endpoint(Posts):
     * ``request_state``: the `mcp_schema.request_state.StateSealer` a stateless-era
       ``ask`` is sealed with (its retry then completes on any replica holding the keys),
       bound to the user ``principal(headers)`` names (lower-case names; default None).
+      That principal is the caller's everywhere: sealed ``requestState``, tasks,
+      listens, and handshake-era sessions (bound at ``initialize``: another
+      principal's request or DELETE in one is 404).
+    * ``auth``: the `mcp_schema.auth.ResourceServer` checking each request's
+      bearer token (`admit`; then the token's principal is the caller's, and
+      ``principal`` is not given); its metadata is served beside the endpoint.
+    * ``trusted_proxies``: the peers (addresses, networks, ``"*"``) whose
+      ``Forwarded``/``X-Forwarded-For`` name the client's address
+      (`mcp_schema.http.proxies`).
     * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
       response of its own (`mcp_schema.http.listen`); by default honoring
       what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
@@ -194,6 +209,8 @@ class Endpoint(Posts):
         principal: Callable[[Mapping[str, str]], str | None] | None = None,
         tasks: TaskServer | None = None,
         tools: Callable[[], Iterable[Any]] | None = None,
+        auth: ResourceServer | None = None,
+        trusted_proxies: Collection[str] = (),
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
@@ -224,6 +241,9 @@ class Endpoint(Posts):
             cors=cors,
             max_body=max_body,
             sessions=bool(self.handshake),
+            auth=auth,
+            principal=principal,
+            trusted_proxies=trusted_proxies,
         )
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
@@ -301,43 +321,91 @@ class Endpoint(Posts):
         return self.rules.with_cors(received, self._precheck(method, path, received, server))
 
     def _precheck(
-        self, method: str, path: str, received: dict[str, str], server: object = None
+        self,
+        method: str,
+        path: str,
+        received: dict[str, str],
+        server: object = None,
+        caller: Caller | None = None,
     ) -> Response | None:
         early = self.rules._check(method, path, received, server)
         if early is not None or method not in ("GET", "DELETE"):
             return early
-        live = self._live(received)
+        live = self._live(received, caller or self.rules.caller_of(received))
         return live if isinstance(live, Response) else None
 
-    def _live(self, received: Mapping[str, str]) -> LiveSession | Response:
-        """The live session a GET or DELETE names, or its refusal."""
+    async def admit(
+        self, method: str, path: str, received: dict[str, str], scope: Mapping[str, Any]
+    ) -> Caller | Response:
+        """The front door (`Precheck.admit`: the rules, the protected resource
+        metadata and the token, with ``auth``), then the session a GET or
+        DELETE names, bound to the caller: the request's `Caller`, or the
+        refusal to send (its CORS headers added). ``scope``: the ASGI scope's
+        ``server`` and ``client``."""
+        admitted = await self.rules.admit(method, path, received, scope)
+        if isinstance(admitted, Response):
+            return admitted
+        refused = self.bound(method, received, admitted)
+        return admitted if refused is None else refused
+
+    def bound(self, method: str, received: dict[str, str], caller: Caller) -> Response | None:
+        """The refusal of a GET or DELETE whose session is not ``caller``'s
+        (unknown, terminated, or another principal's: 404), with its CORS
+        headers; None for any other request."""
+        if method not in ("GET", "DELETE"):
+            return None
+        live = self._live(received, caller)
+        return self.rules.with_cors(received, live) if isinstance(live, Response) else None
+
+    def _live(self, received: Mapping[str, str], caller: Caller) -> LiveSession | Response:
+        """The live session a GET or DELETE names, or its refusal: another
+        principal's session is 404, as an unknown one."""
         session_id = received.get("mcp-session-id")
         if session_id is None or not self.handshake:
             return self.rules.not_allowed("no session named")
         live = self.sessions.get(session_id)
-        if live is None:
+        if live is None or live.server.principal != caller.principal:
             return refusal(404, "Not Found: no such session (unknown or terminated)")
         return live
 
-    def handle(self, method: str, path: str, headers: Headers, body: bytes = b"") -> Response:
-        """The response to one HTTP request (the adapter drains its stream, if any)."""
+    def handle(
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        caller: Caller | None = None,
+    ) -> Response:
+        """The response to one HTTP request (the adapter drains its stream, if
+        any). ``caller``: who sent it, as a front door established it; by
+        default the ``principal`` hook's. With ``auth``, a token is checked
+        only where waiting is possible (`handle_async`, `admit`): without a
+        ``caller`` the request is refused, -32603."""
         received = received_headers(headers)  # once: every later check reads this dict
-        response = self.rules.with_cors(received, self._handle(method, path, received, body))
+        response = self.rules.with_cors(received, self._handle(method, path, received, body, caller))
         assert response is not None
         return response
 
-    def _handle(self, method: str, path: str, received: dict[str, str], body: bytes) -> Response:
-        early = self._precheck(method, path, received)
+    def _handle(
+        self, method: str, path: str, received: dict[str, str], body: bytes, caller: Caller | None
+    ) -> Response:
+        if caller is None:
+            if self.rules.auth is not None:
+                return refusal(500, InternalError(_UNCHECKED))
+            caller = self.rules.caller_of(received)
+        early = self._precheck(method, path, received, None, caller)
         if early is not None:
             return early
-        return self._prechecked(method, received, body)
+        return self._prechecked(method, received, body, caller)
 
-    def _prechecked(self, method: str, received: dict[str, str], body: bytes) -> Response:
+    def _prechecked(
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller
+    ) -> Response:
         """`handle` once `_precheck` let the request through (the adapter's path:
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
-            return self._other(method, received)
-        exchange = self._post(received, body)
+            return self._other(method, received, caller)
+        exchange = self._post(received, body, caller)
         if isinstance(exchange, Response):
             return exchange
         for event in exchange.events:
@@ -361,26 +429,39 @@ class Endpoint(Posts):
         route(live, live.server.frames_to_send())
 
     async def handle_async(
-        self, method: str, path: str, headers: Headers, body: bytes = b""
+        self,
+        method: str,
+        path: str,
+        headers: Headers,
+        body: bytes = b"",
+        caller: Caller | None = None,
     ) -> Response:
         """`handle`, waiting for the task store where the request needs it
-        (``tasks/*``, a call a handler answered with a task)."""
+        (``tasks/*``, a call a handler answered with a task), and for the token
+        check (`admit`) when no ``caller`` is given."""
         received = received_headers(headers)
-        early = self._precheck(method, path, received)
-        response = (
-            early if early is not None else await self._prechecked_async(method, received, body)
-        )
+        if caller is None:
+            admitted = await self.admit(method, path, received, {})
+            if isinstance(admitted, Response):
+                return admitted
+            caller = admitted
+        else:
+            response = self._precheck(method, path, received, None, caller)
+            if response is not None:
+                self.rules.with_cors(received, response)
+                return response
+        response = await self._prechecked_async(method, received, body, caller)
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
     async def _prechecked_async(
-        self, method: str, received: dict[str, str], body: bytes
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
         tasks = self.tasks
         if method != "POST" or tasks is None:
-            return self._prechecked(method, received, body)
-        exchange = self._post(received, body)
+            return self._prechecked(method, received, body, caller)
+        exchange = self._post(received, body, caller)
         if isinstance(exchange, Response):
             return exchange
         live = exchange.live
@@ -400,8 +481,8 @@ class Endpoint(Posts):
             route(live, live.server.frames_to_send(), context)
         return self._done(exchange)
 
-    def _other(self, method: str, received: dict[str, str]) -> Response:
-        live = self._live(received)
+    def _other(self, method: str, received: dict[str, str], caller: Caller) -> Response:
+        live = self._live(received, caller)
         assert isinstance(live, LiveSession) and live.id is not None  # precheck passed
         if method == "DELETE":
             self.sessions.remove(live.id)

@@ -57,12 +57,15 @@ from mcp_schema.http.adapter import (
     Receive,
     Scope,
     Send,
+    end_to_end,
     read_body,
     send_response,
     serve_lifespan,
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.caller_wire import UNFORWARDED, caller_of, caller_wire
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
@@ -176,23 +179,32 @@ class ClusterApp:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         named = dict(scope["headers"]).get(b"mcp-session-id")
-        if named is not None and self.sessions.get(named.decode("latin-1")) is None:
-            session_id = named.decode("latin-1")
-            # Prechecked here, where the client's connection is: the holder
-            # serves it with no address of its own (no loopback ``Host`` rule).
-            received = received_headers(scope["headers"])
-            early = self.app.endpoint.rules.check(
-                scope["method"], scope["path"], received, scope.get("server")
-            )
-            if early is not None:
-                return await send_response(send, early)
-            try:
-                holder = await self.sessions.holder(session_id)
-            except BrokerError as exc:
-                return await send_response(send, refusal(503, exc))
-            if holder is not None and holder != self.sessions.replica:
-                return await self._forward(holder, session_id, scope, receive, send)
-        await self.app(scope, receive, self._flushing(send))
+        if named is None or self.sessions.get(named.decode("latin-1")) is not None:
+            return await self.app(scope, receive, self._flushing(send))
+        session_id, method = named.decode("latin-1"), scope["method"]
+        # Admitted here, where the client's connection is (its address, its
+        # token): the holder serves the caller it is told, with no
+        # address of its own (no loopback ``Host`` rule) and no token.
+        received = received_headers(scope["headers"])
+        admitted = await self.app.endpoint.rules.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):
+            return await send_response(send, admitted)
+        try:
+            holder = await self.sessions.holder(session_id)
+        except BrokerError as exc:
+            return await send_response(send, refusal(503, exc))
+        if holder is not None and holder != self.sessions.replica:
+            return await self._forward(holder, session_id, scope, admitted, receive, send)
+        await self._serve_here(method, received, admitted, receive, self._flushing(send))
+
+    async def _serve_here(
+        self, method: str, received: dict[str, str], caller: Caller, receive: Receive, send: Send
+    ) -> None:
+        """A request admitted already, served by this replica's app."""
+        refused = self.app.endpoint.bound(method, received, caller)
+        if refused is not None:
+            return await send_response(send, refused)
+        await self.app.serve(method, received, receive, send, caller)
 
     def _flushing(self, send: Send) -> Send:
         """``send``, writing the session records first when a response starts:
@@ -211,7 +223,13 @@ class ClusterApp:
     # -- where the client is --------------------------------------------------------------
 
     async def _forward(
-        self, holder: str, session_id: str, scope: Scope, receive: Receive, send: Send
+        self,
+        holder: str,
+        session_id: str,
+        scope: Scope,
+        caller: Caller,
+        receive: Receive,
+        send: Send,
     ) -> None:
         body = b""
         if scope["method"] == "POST":
@@ -228,7 +246,8 @@ class ClusterApp:
             "f": forward_id,
             "method": scope["method"],
             "path": scope["path"],
-            "headers": _wire(list(scope["headers"])),
+            "headers": _wire(end_to_end(list(scope["headers"]), UNFORWARDED)),
+            "caller": caller_wire(caller),
         }
         try:
             async with self.broker.subscribe(
@@ -237,7 +256,7 @@ class ClusterApp:
                 if not await self._publish(_inbox(holder), _pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
-                        scope["method"], scope["path"], scope["headers"], body
+                        scope["method"], scope["path"], scope["headers"], body, caller
                     )
                     return await send_response(send, answer)
                 for i, chunk in enumerate(parts := _chunks(body, self._room)):
@@ -366,8 +385,13 @@ class ClusterApp:
         """Start serving a forwarded request (registered at once: its body
         chunks are the next messages)."""
         method, path = header.get("method"), header.get("path")
-        headers = _texts(header.get("headers"))
-        if not isinstance(method, str) or not isinstance(path, str) or headers is None:
+        headers, caller = _texts(header.get("headers")), caller_of(header.get("caller"))
+        if (
+            not isinstance(method, str)
+            or not isinstance(path, str)
+            or headers is None
+            or caller is None
+        ):
             return None  # not a request of ours: nobody to answer
         send = self._replier(_reply(forward_id))
         if len(self._forwards) >= self.max_forwards:
@@ -387,10 +411,10 @@ class ClusterApp:
             "client": None,
             "server": None,
         }
-        self._spawn(self._serve(forward_id, forwarded, scope, send))
+        self._spawn(self._serve(forward_id, forwarded, scope, caller, send))
 
     async def _serve(
-        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send
+        self, forward_id: str, forwarded: _Forwarded, scope: Scope, caller: Caller, send: Send
     ) -> None:
         async def receive() -> Message:
             wait = None if forwarded.body_done else self.timeout
@@ -403,8 +427,12 @@ class ClusterApp:
             forwarded.body_done = not more
             return {"type": "http.request", "body": chunk, "more_body": more}
 
+        received = received_headers(scope["headers"])
+        method = scope["method"]
         try:
-            await self._quietly(self.app(scope, receive, self._flushing(send)))
+            await self._quietly(
+                self._serve_here(method, received, caller, receive, self._flushing(send))
+            )
         finally:
             del self._forwards[forward_id]
 

@@ -23,6 +23,7 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.answers import Answers
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.era import era_of
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
@@ -90,14 +91,16 @@ class Posts:
     handshake: tuple[str, ...]
     sessions: SessionStore
     subscriptions: Subscriptions
-    principal: Callable[[Mapping[str, str]], str | None] | None
     tools: Callable[[], Iterable[Any]] | None
     _answers: Answers
     _built: dict[str, ServerSession]
 
-    def _session(self, era: str, headers: Any = None) -> ServerSession:
-        principal = None if headers is None or not self.principal else self.principal(headers)
-        return self._built[era]._like(principal)
+    def _session(self, era: str, caller: Caller) -> ServerSession:
+        """A new session of ``era``, bound to ``caller``'s principal: a
+        stateless-era request's, or a handshake-era one's from ``initialize`` on."""
+        session = self._built[era]._like(caller.principal)
+        session.caller = caller
+        return session
 
     def _replays(self, live: LiveSession) -> Replays:
         if live.replays is None:
@@ -115,7 +118,7 @@ class Posts:
 
     # -- POST -----------------------------------------------------------------------------
 
-    def _post(self, headers: dict[str, str], body: bytes) -> Response | Exchange:
+    def _post(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Exchange:
         if len(body) > self.max_body:
             return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         # The one parse the endpoint makes, strict as every reader's: what it
@@ -129,20 +132,22 @@ class Posts:
         if stateless:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
-            live = LiveSession(None, self._session("stateless", headers))
-            return self._exchange(live, headers, body, value, media)
+            live = LiveSession(None, self._session("stateless", caller))
+            return self._exchange(live, headers, body, value, media, caller)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
-            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"))
-            return self._exchange(live, headers, body, value, media, opening=True)
+            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake", caller))
+            return self._exchange(live, headers, body, value, media, caller, opening=True)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return refusal(400, "Bad Request: Mcp-Session-Id header is required", _id_of(value))
         found = self.sessions.get(session_id)
-        if found is None:
+        if found is None or found.server.principal != caller.principal:
+            # Another principal's session is no session of this caller's: the
+            # same 404 as an unknown one, so its existence is not told either.
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
-        return self._exchange(found, headers, body, value, media)
+        return self._exchange(found, headers, body, value, media, caller)
 
     def _unsupported(
         self, named: object, value: dict[str, Any], headers: Mapping[str, str] | None = None
@@ -173,6 +178,7 @@ class Posts:
         body: bytes,
         value: Any,
         media: Media,
+        caller: Caller,
         *,
         opening: bool = False,
     ) -> Response | Exchange:
@@ -195,6 +201,7 @@ class Posts:
         # The body and its headers, in one pass. The session's private entry
         # after its parse: `_post` parsed the body already (to tell its era), by
         # the same strict parse, and a second parse would only repeat it.
+        server.caller = caller  # this request's, in the contexts the session reads now
         was, live.holding = live.holding, True  # what it queues waits for its stream
         try:
             tools = None
