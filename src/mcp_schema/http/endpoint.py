@@ -382,7 +382,9 @@ class Endpoint(Posts):
         only where waiting is possible (`handle_async`, `admit`): without a
         ``caller`` the request is refused, -32603."""
         received = received_headers(headers)  # once: every later check reads this dict
-        response = self.rules.with_cors(received, self._handle(method, path, received, body, caller))
+        response = self.rules.with_cors(
+            received, self._handle(method, path, received, body, caller)
+        )
         assert response is not None
         return response
 

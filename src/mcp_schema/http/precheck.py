@@ -73,8 +73,8 @@ __all__ = [
     "JSON",
     "MAX_BODY",
     "SSE",
-    "PrincipalHook",
     "Precheck",
+    "PrincipalHook",
     "answer_media",
     "loopback_server",
 ]
@@ -170,7 +170,9 @@ class Precheck:
         if principal is not None and not callable(principal):
             raise TypeError("principal must be callable or None")
         if auth is not None and principal is not None:
-            raise ValueError("give auth or a principal hook, not both: the token names the principal")
+            raise ValueError(
+                "give auth or a principal hook, not both: the token names the principal"
+            )
         self.auth, self.principal = auth, principal
         self.proxies = (
             trusted_proxies
@@ -262,7 +264,9 @@ class Precheck:
         sans-IO `Endpoint.handle`, without ``auth``): the ``principal``
         hook's, and the address of ``client`` (an ASGI scope's)."""
         hook = self.principal
-        return Caller(None if hook is None else hook(received), self.proxies.address(client, received))
+        return Caller(
+            None if hook is None else hook(received), self.proxies.address(client, received)
+        )
 
     def caller(self, received: Mapping[str, str], server: object) -> Response | None:
         """Steps 2 and 3 alone, ``Host`` (421) and ``Origin`` (403): the

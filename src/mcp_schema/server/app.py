@@ -10,6 +10,11 @@ this layer) made from a `Config` (hand-written runtime module).
   and the listens of every replica fed by one `Relay`: any replica serves
   any request, handshake-era sessions included.
 
+With ``MCP_AUTH_ISSUER`` and ``MCP_AUTH_RESOURCE`` the endpoint's front
+door is a resource server (`mcp_schema.auth.ResourceServer`): the protected
+resource metadata served, every request's token checked, its principal the
+caller's everywhere (`mcp_schema.http.precheck`).
+
 Either way the ``requestState`` of a 2026-07-28 question is sealed under
 ``MCP_STATE_KEY`` (`StateSealer`), the tool set is shared through the broker
 (`mcp_schema.server.toolset`), and the app has ``/healthz`` and ``/readyz``
@@ -80,6 +85,10 @@ def build(
     allowed_hosts: str | Collection[str] | None = None,
     lease_seconds: float | None = None,
     drain_seconds: float | None = None,
+    auth_issuer: str | None = None,
+    auth_resource: str | None = None,
+    auth_scopes: str | Collection[str] | None = None,
+    trusted_proxies: str | Collection[str] | None = None,
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
@@ -94,6 +103,10 @@ def build(
         allowed_hosts=allowed_hosts,
         lease_seconds=lease_seconds,
         drain_seconds=drain_seconds,
+        auth_issuer=auth_issuer,
+        auth_resource=auth_resource,
+        auth_scopes=auth_scopes,
+        trusted_proxies=trusted_proxies,
     )
     broker: Broker = InProcessBroker()
     sessions = None
@@ -122,6 +135,8 @@ def build(
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
+        auth=config.auth_server(),
+        trusted_proxies=config.trusted_proxies,
         **endpoint,
     )
     relay = Relay(listens, broker)
@@ -206,6 +221,8 @@ class ServerApp:
         await self.inner.stop()
         if not isinstance(self.inner, App) and self.endpoint.tasks is not None:
             await self.endpoint.tasks.aclose()  # App.stop closes them; ClusterApp's does not
+        if self.endpoint.rules.auth is not None:
+            await self.endpoint.rules.auth.aclose()  # its HTTP client
         await self.broker.aclose()
 
     async def _hand_back(self) -> None:
