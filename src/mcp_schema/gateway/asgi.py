@@ -87,6 +87,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
+from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.stream import Response
@@ -227,9 +228,10 @@ class GatewayApp:
         method: str = scope["method"]
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         received = received_headers(headers)  # once: the precheck, the era, CORS read it
-        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
-        if refused is not None:
-            return await send_response(send, refused)
+        admitted = await self.precheck.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):  # nothing reaches a bridge or the upstream
+            return await send_response(send, admitted)
+        scope = {**scope, SCOPE_KEY: admitted}
         body, more = b"", False
         if method == "POST":
             read = await read_head(receive, self.validator.max_body, self.body_seconds)

@@ -61,6 +61,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
+from mcp_schema.http.caller import caller_in
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
@@ -84,14 +85,21 @@ _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")
 _JSON = [("content-type", "application/json")]
 
 
+def _admitted_principal(scope: Scope) -> str | None:
+    caller = caller_in(scope)
+    return None if caller is None else caller.principal
+
+
 class BridgeDriver:
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
     Reports go to ``findings``.
 
     * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
-    * ``principal``: who a request comes from, given its ASGI scope (None: nobody
-      authenticated; every client is then one principal, told apart by capabilities).
+    * ``principal``: who a request comes from, given its ASGI scope; by default
+      the principal of the `Caller` its front door admitted (`caller_in`: the
+      token's, with ``auth``), else None: every client is then one principal,
+      told apart by capabilities.
     * ``max_upstreams``, ``pending``: the bounds.
     """
 
@@ -106,7 +114,7 @@ class BridgeDriver:
     ) -> None:
         self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
-        self.principal = principal or (lambda scope: None)
+        self.principal = principal or _admitted_principal
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None

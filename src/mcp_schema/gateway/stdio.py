@@ -67,6 +67,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
+from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.cors import cors_headers
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
@@ -192,9 +193,10 @@ class StdioGatewayApp:
             return None
         received = received_headers(scope["headers"])
         method = scope["method"]
-        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
-        if refused is not None:
-            return await send_response(send, refused)
+        admitted = await self.precheck.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):
+            return await send_response(send, admitted)
+        scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the bridge's principal
         origin = received.get("origin")
         if self.precheck.cors and origin in self.precheck.allowed_origins:
             assert origin is not None

@@ -12,13 +12,18 @@ A caller never holds a token.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
 
-__all__ = ["ANONYMOUS", "Caller"]
+__all__ = ["ANONYMOUS", "SCOPE_KEY", "Caller", "caller_in"]
+
+SCOPE_KEY = "mcp_schema.caller"
+"""Where a front door that hands a request on as ASGI (the gateway to its
+bridges) puts the `Caller` it admitted, in the request's scope."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,3 +58,9 @@ class Caller:
 
 ANONYMOUS = Caller()
 """A caller with neither principal nor address (a sans-IO call that names none)."""
+
+
+def caller_in(scope: Mapping[str, Any]) -> Caller | None:
+    """The `Caller` a front door put in an ASGI ``scope`` (`SCOPE_KEY`), or None."""
+    found = scope.get(SCOPE_KEY)
+    return found if isinstance(found, Caller) else None

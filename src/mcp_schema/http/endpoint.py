@@ -81,6 +81,7 @@ from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
+from mcp_schema.http.proxies import TrustedProxies
 from mcp_schema.http.resume import ResumableStream
 from mcp_schema.http.routing import route
 from mcp_schema.http.rules import refusal
@@ -210,7 +211,7 @@ class Endpoint(Posts):
         tasks: TaskServer | None = None,
         tools: Callable[[], Iterable[Any]] | None = None,
         auth: ResourceServer | None = None,
-        trusted_proxies: Collection[str] = (),
+        trusted_proxies: Collection[str] | TrustedProxies = (),
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
