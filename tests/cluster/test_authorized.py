@@ -10,13 +10,16 @@ URL by the client-credentials grant. No person takes part:
   the TypeScript SDK client (``ClientCredentialsProvider``) find the
   authorization server from the 401, get their tokens and call every tool
   of the example, in every era they speak;
-* Alice's and Bob's tokens cannot touch each other's sessions, tasks or
-  input rounds, on any replica."""
+* Alice's and Bob's tokens cannot touch each other's sessions, tasks,
+  input rounds or listens, on any replica."""
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,7 @@ from mcp_schema.http_headers import request_headers
 from mcp_schema.versions import TASKS_EXTENSION
 from tests.auth.provider import provider, token
 from tests.cluster.harness import Cluster, running
-from tests.cluster.test_replicas import INIT, LISTING, TOOLS, exchange
+from tests.cluster.test_replicas import HEADERS, INIT, LISTING, TOOLS, exchange
 from tests.http.test_asgi import COMMON, session
 from tests.http.test_broker import _free_port
 
@@ -250,3 +253,53 @@ def test_another_users_token_cannot_answer_an_input_round_on_any_replica(
         assert "error" in answer or answer["result"].get("resultType") != "complete", answer
     done = sent(authorized.cluster.replicas[0].address, alice, "tools/call", **retry)
     assert done["result"]["content"][0]["text"] == "you said stolen", done
+
+
+def listened(where: str, credentials: dict[str, str], task_id: str, seconds: float) -> bytes:
+    """What a 2026-07-28 listen for ``task_id``'s status, opened through
+    ``where``, carries within ``seconds``."""
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": DECLARING,
+    }
+    params = {"notifications": {"taskIds": [task_id]}, "_meta": meta}
+    message = {"jsonrpc": "2.0", "id": 5, "method": "subscriptions/listen", "params": params}
+    headers = {**HEADERS, **request_headers(message), **credentials}
+    connection = http.client.HTTPConnection(where, timeout=seconds)
+    read = b""
+    deadline = time.monotonic() + seconds
+    try:
+        connection.request("POST", "/mcp", json.dumps(message), headers)
+        response = connection.getresponse()
+        assert response.status == 200, response.read()
+        while time.monotonic() < deadline:
+            try:
+                line = response.fp.readline()
+            except TimeoutError:
+                break
+            if not line:
+                break
+            read += line
+    finally:
+        connection.close()
+    return read
+
+
+def test_another_users_listen_hears_nothing_of_a_task_on_any_replica(
+    authorized: Authorized,
+) -> None:
+    alice, bob = bearer(authorized.token("alice")), bearer(authorized.token("bob"))
+    task = sent(authorized.where, alice, "tools/call", name="long_count", arguments={})["result"]
+    task_id = task["taskId"]
+    with ThreadPoolExecutor(len(authorized.cluster.replicas) + 1) as pool:
+        bobs = [
+            pool.submit(listened, replica.address, bob, task_id, 4.0)
+            for replica in authorized.cluster.replicas
+        ]
+        alices = pool.submit(listened, authorized.cluster.replicas[0].address, alice, task_id, 4.0)
+        heard = [b.result() for b in bobs]
+        own = alices.result()
+    status = b'"method":"notifications/tasks"'
+    assert status in own and b"input_required" in own, own
+    for stream in heard:
+        assert b"acknowledged" in stream and status not in stream, stream
