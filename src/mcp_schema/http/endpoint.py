@@ -77,6 +77,7 @@ from mcp_schema._args import check, strings
 from mcp_schema.errors import (
     InternalError,
 )
+from mcp_schema.http.admission import Admission
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.post import Posts, brought_by
@@ -123,7 +124,19 @@ def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) ->
         raise ValueError(f"{name} must be positive, not {value!r}")
 
 
-class Endpoint(Posts):
+def _check_bounds(
+    max_body: int, max_buffer: int, answer_seconds: float, max_waiting: int, replay: int
+) -> None:
+    for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
+        _positive(size, name)
+    _positive(answer_seconds, "answer_seconds", (int, float))
+    _positive(max_waiting, "max_waiting")
+    check(replay, int, "replay")
+    if replay < 0:
+        raise ValueError(f"replay must not be negative, not {replay}")
+
+
+class Endpoint(Posts, Admission):
     """The MCP endpoint at ``path``, serving ``handler`` in both eras.
 
     * ``info``, ``capabilities``, ``instructions``, ``versions``,
@@ -216,13 +229,7 @@ class Endpoint(Posts):
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
         self.tools = tools
-        for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
-            _positive(size, name)
-        _positive(answer_seconds, "answer_seconds", (int, float))
-        _positive(max_waiting, "max_waiting")
-        check(replay, int, "replay")
-        if replay < 0:
-            raise ValueError(f"replay must not be negative, not {replay}")
+        _check_bounds(max_body, max_buffer, answer_seconds, max_waiting, replay)
         check(tasks, TaskServer, "tasks", none=True)
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
@@ -305,69 +312,7 @@ class Endpoint(Posts):
         """Stateless-era requests whose answer is awaited now."""
         return self._answers.waiting
 
-    # -- HTTP -----------------------------------------------------------------------------
-
-    def precheck(
-        self, method: str, path: str, headers: Headers, server: object = None
-    ) -> Response | None:
-        """The refusal of a request that needs no body to refuse, or None:
-        an adapter calls it before reading the body (``server``: the ASGI
-        scope's, for the loopback ``Host`` rule of `Precheck`)."""
-        return self.precheck_received(method, path, received_headers(headers), server)
-
-    def precheck_received(
-        self, method: str, path: str, received: dict[str, str], server: object = None
-    ) -> Response | None:
-        """`precheck` of headers read already (`received_headers`)."""
-        return self.rules.with_cors(received, self._precheck(method, path, received, server))
-
-    def _precheck(
-        self,
-        method: str,
-        path: str,
-        received: dict[str, str],
-        server: object = None,
-        caller: Caller | None = None,
-    ) -> Response | None:
-        early = self.rules._check(method, path, received, server)
-        if early is not None or method not in ("GET", "DELETE"):
-            return early
-        live = self._live(received, caller or self.rules.caller_of(received))
-        return live if isinstance(live, Response) else None
-
-    async def admit(
-        self, method: str, path: str, received: dict[str, str], scope: Mapping[str, Any]
-    ) -> Caller | Response:
-        """The front door (`Precheck.admit`: the rules, the protected resource
-        metadata and the token, with ``auth``), then the session a GET or
-        DELETE names, bound to the caller: the request's `Caller`, or the
-        refusal to send (its CORS headers added). ``scope``: the ASGI scope's
-        ``server`` and ``client``."""
-        admitted = await self.rules.admit(method, path, received, scope)
-        if isinstance(admitted, Response):
-            return admitted
-        refused = self.bound(method, received, admitted)
-        return admitted if refused is None else refused
-
-    def bound(self, method: str, received: dict[str, str], caller: Caller) -> Response | None:
-        """The refusal of a GET or DELETE whose session is not ``caller``'s
-        (unknown, terminated, or another principal's: 404), with its CORS
-        headers; None for any other request."""
-        if method not in ("GET", "DELETE"):
-            return None
-        live = self._live(received, caller)
-        return self.rules.with_cors(received, live) if isinstance(live, Response) else None
-
-    def _live(self, received: Mapping[str, str], caller: Caller) -> LiveSession | Response:
-        """The live session a GET or DELETE names, or its refusal: another
-        principal's session is 404, as an unknown one."""
-        session_id = received.get("mcp-session-id")
-        if session_id is None or not self.handshake:
-            return self.rules.not_allowed("no session named")
-        live = self.sessions.get(session_id)
-        if live is None or live.server.principal != caller.principal:
-            return refusal(404, "Not Found: no such session (unknown or terminated)")
-        return live
+    # -- HTTP (the front door: `mcp_schema.http.admission`) -------------------------------
 
     def handle(
         self,

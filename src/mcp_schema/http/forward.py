@@ -13,9 +13,14 @@ replica with any request of its session: its POSTs, the answer it POSTs to
 a server's request (elicitation) while the stream carrying that request is
 held elsewhere, its GET stream, its DELETE.
 
+The replica the client reached admits the request (`Precheck.admit`: its
+token, its address) and tells the holder who sent it (the `Caller`,
+`Caller`); ``Authorization`` and the forwarding
+headers are never published (`mcp_schema.http.forward_wire`).
+
 On the wire, each broker message is a JSON header line then raw bytes: the
 holder listens on ``mcp-replica:{replica}`` for ``open`` (method, path,
-headers, and the channel to answer on), ``body`` (a chunk of the request's
+headers, caller, and the channel to answer on), ``body`` (a chunk of the request's
 body) and ``gone`` (the client left: the holder cancels as
 `mcp_schema.http.asgi` does); it answers on ``mcp-reply:{id}`` with
 ``start`` and ``body`` chunks. A chunk fits the broker's ``max_message``.
@@ -38,13 +43,10 @@ replica (past that: 503). The broker's own failures are HTTP 503.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
 from collections.abc import Awaitable
 from typing import Any
-
-import jiter
 
 from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
@@ -65,7 +67,16 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.asgi import App
 from mcp_schema.http.caller import Caller
-from mcp_schema.http.caller_wire import UNFORWARDED, caller_of, caller_wire
+from mcp_schema.http.forward_wire import (
+    UNFORWARDED,
+    caller_of,
+    caller_wire,
+    chunks,
+    header_texts,
+    header_wire,
+    pack,
+    unpack,
+)
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
@@ -92,45 +103,6 @@ def _inbox(replica: str) -> str:
 
 def _reply(forward_id: str) -> str:
     return "mcp-reply:" + forward_id
-
-
-def _pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload
-
-
-def _unpack(data: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """A message's header and payload; None for what is not one of ours."""
-    head, newline, payload = data.partition(b"\n")
-    try:
-        header = jiter.from_json(head) if newline else None
-    except ValueError:
-        return None
-    return (header, payload) if isinstance(header, dict) else None
-
-
-def _chunks(data: bytes, room: int) -> list[bytes]:
-    return [data[i : i + room] for i in range(0, len(data), room)] or [b""]
-
-
-def _texts(pairs: object) -> list[tuple[bytes, bytes]] | None:
-    """Headers from the wire (pairs of latin-1 strings), or None when malformed."""
-    if not isinstance(pairs, list):
-        return None
-    found = []
-    for pair in pairs:
-        if not (
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
-        ):
-            return None
-        try:
-            found.append((pair[0].encode("latin-1"), pair[1].encode("latin-1")))
-        except UnicodeEncodeError:
-            return None
-    return found
-
-
-def _wire(headers: list[tuple[bytes, bytes]]) -> list[list[str]]:
-    return [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers]
 
 
 class _Forwarded:
@@ -182,9 +154,8 @@ class ClusterApp:
         if named is None or self.sessions.get(named.decode("latin-1")) is not None:
             return await self.app(scope, receive, self._flushing(send))
         session_id, method = named.decode("latin-1"), scope["method"]
-        # Admitted here, where the client's connection is (its address, its
-        # token): the holder serves the caller it is told, with no
-        # address of its own (no loopback ``Host`` rule) and no token.
+        # Admitted here, where the client's connection is: the holder serves
+        # the caller it is told, with no address (no loopback rule) nor token.
         received = received_headers(scope["headers"])
         admitted = await self.app.endpoint.rules.admit(method, scope["path"], received, scope)
         if isinstance(admitted, Response):
@@ -246,23 +217,23 @@ class ClusterApp:
             "f": forward_id,
             "method": scope["method"],
             "path": scope["path"],
-            "headers": _wire(end_to_end(list(scope["headers"]), UNFORWARDED)),
+            "headers": header_wire(end_to_end(list(scope["headers"]), UNFORWARDED)),
             "caller": caller_wire(caller),
         }
         try:
             async with self.broker.subscribe(
                 _reply(forward_id), max_queued=_REPLIES_QUEUED
             ) as replies:
-                if not await self._publish(_inbox(holder), _pack(opened)):
+                if not await self._publish(_inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body, caller
                     )
                     return await send_response(send, answer)
-                for i, chunk in enumerate(parts := _chunks(body, self._room)):
+                for i, chunk in enumerate(parts := chunks(body, self._room)):
                     more = i < len(parts) - 1
                     header = {"t": "body", "f": forward_id, "more": more}
-                    await self._publish(_inbox(holder), _pack(header, chunk))
+                    await self._publish(_inbox(holder), pack(header, chunk))
                 await self._relay(replies, holder, forward_id, request_id, receive, send)
         except (BrokerError, ValueError) as exc:  # ValueError: headers beyond max_message
             error = exc if isinstance(exc, BrokerError) else InternalError(str(exc))
@@ -298,12 +269,12 @@ class ClusterApp:
                         await send_response(send, refusal(504, late, request_id))
                         started = finished = True
                     break
-                unpacked = _unpack(got.result().data)
+                unpacked = unpack(got.result().data)
                 if unpacked is None:
                     continue
                 header, payload = unpacked
                 if header.get("t") == "start" and not started:
-                    status, headers = header.get("status"), _texts(header.get("headers"))
+                    status, headers = header.get("status"), header_texts(header.get("headers"))
                     if not isinstance(status, int) or headers is None:
                         raise BrokerError("the holder's answer is malformed")
                     await send(
@@ -331,7 +302,7 @@ class ClusterApp:
 
     async def _tell_gone(self, holder: str, forward_id: str) -> None:
         try:
-            await self._publish(_inbox(holder), _pack({"t": "gone", "f": forward_id}))
+            await self._publish(_inbox(holder), pack({"t": "gone", "f": forward_id}))
         except BrokerError:
             pass  # the holder's own bounds end it
 
@@ -358,7 +329,7 @@ class ClusterApp:
             await asyncio.sleep(1.0)
 
     def _received(self, data: bytes) -> None:
-        unpacked = _unpack(data)
+        unpacked = unpack(data)
         if unpacked is None:
             return
         header, payload = unpacked
@@ -385,13 +356,8 @@ class ClusterApp:
         """Start serving a forwarded request (registered at once: its body
         chunks are the next messages)."""
         method, path = header.get("method"), header.get("path")
-        headers, caller = _texts(header.get("headers")), caller_of(header.get("caller"))
-        if (
-            not isinstance(method, str)
-            or not isinstance(path, str)
-            or headers is None
-            or caller is None
-        ):
+        headers, caller = header_texts(header.get("headers")), caller_of(header.get("caller"))
+        if not (isinstance(method, str) and isinstance(path, str)) or None in (headers, caller):
             return None  # not a request of ours: nobody to answer
         send = self._replier(_reply(forward_id))
         if len(self._forwards) >= self.max_forwards:
@@ -451,14 +417,14 @@ class ClusterApp:
 
         async def send(message: Message) -> None:
             if message["type"] == "http.response.start":
-                headers = _wire(list(message.get("headers", [])))
-                parts = [_pack({"t": "start", "status": message["status"], "headers": headers})]
+                headers = header_wire(list(message.get("headers", [])))
+                parts = [pack({"t": "start", "status": message["status"], "headers": headers})]
             else:
-                chunks = _chunks(message.get("body", b""), self._room)
+                pieces = chunks(message.get("body", b""), self._room)
                 more = bool(message.get("more_body", False))
                 parts = [
-                    _pack({"t": "body", "more": more or i < len(chunks) - 1}, chunk)
-                    for i, chunk in enumerate(chunks)
+                    pack({"t": "body", "more": more or i < len(pieces) - 1}, chunk)
+                    for i, chunk in enumerate(pieces)
                 ]
             for part in parts:
                 try:

@@ -1,8 +1,12 @@
-"""A `Caller` as `mcp_schema.http.forward` carries it to the replica holding
-a session: the replica the client reached checked its token and read its
-address, and tells the holder who it is, so the holder never sees the
-token (``Authorization`` is never published to the broker) nor trusts a
-forwarding header of its own.
+"""The wire format of `mcp_schema.http.forward`: each broker message is a
+JSON header line then raw bytes (`pack`, `unpack`, `chunks`), header
+fields as pairs of latin-1 strings (`header_wire`, `header_texts`), and
+the `Caller` of a forwarded request.
+
+The caller goes to the replica holding a session: the replica the client
+reached checked its token and read its address, and tells the holder who
+it is, so the holder never sees the token (``Authorization`` is never
+published to the broker) nor trusts a forwarding header of its own.
 
 On the wire a caller is a JSON object: ``principal``, ``address`` and, when
 a token was verified, ``verified`` (its principal's issuer, subject,
@@ -12,12 +16,24 @@ read, never the token).
 
 from __future__ import annotations
 
+import json
 from types import MappingProxyType
 from typing import Any
 
+import jiter
+
 from mcp_schema.http.caller import Caller
 
-__all__ = ["UNFORWARDED", "caller_of", "caller_wire"]
+__all__ = [
+    "UNFORWARDED",
+    "caller_of",
+    "caller_wire",
+    "chunks",
+    "header_texts",
+    "header_wire",
+    "pack",
+    "unpack",
+]
 
 UNFORWARDED = frozenset(
     b"authorization proxy-authorization cookie forwarded x-forwarded-for".split()
@@ -25,6 +41,48 @@ UNFORWARDED = frozenset(
 """Request header fields never published to the broker: the credentials
 (checked where the client is) and the forwarding ones (read there into the
 caller's address)."""
+
+
+def pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
+    """One broker message: ``header`` as a JSON line, then ``payload``."""
+    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload
+
+
+def unpack(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """A message's header and payload; None for what is not one of ours."""
+    head, newline, payload = data.partition(b"\n")
+    try:
+        header = jiter.from_json(head) if newline else None
+    except ValueError:
+        return None
+    return (header, payload) if isinstance(header, dict) else None
+
+
+def chunks(data: bytes, room: int) -> list[bytes]:
+    """``data`` in pieces of ``room`` bytes (one empty piece for nothing)."""
+    return [data[i : i + room] for i in range(0, len(data), room)] or [b""]
+
+
+def header_texts(pairs: object) -> list[tuple[bytes, bytes]] | None:
+    """Headers from the wire (pairs of latin-1 strings), or None when malformed."""
+    if not isinstance(pairs, list):
+        return None
+    found = []
+    for pair in pairs:
+        if not (
+            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
+        ):
+            return None
+        try:
+            found.append((pair[0].encode("latin-1"), pair[1].encode("latin-1")))
+        except UnicodeEncodeError:
+            return None
+    return found
+
+
+def header_wire(headers: list[tuple[bytes, bytes]]) -> list[list[str]]:
+    """ASGI header pairs as the wire carries them (`header_texts` reads them)."""
+    return [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers]
 
 
 def caller_wire(caller: Caller) -> dict[str, Any]:
