@@ -61,13 +61,14 @@ def authorized(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Authorized]
     resource = f"http://127.0.0.1:{port}/mcp"
     clients = [{"client_id": u, "client_secret": s, "scope": SCOPE} for u, s in USERS.items()]
     with provider(clients, {resource: {"format": "jwt", "scope": SCOPE}}) as issuer:
-        env = {
-            "MCP_AUTH_ISSUER": issuer,
-            "MCP_AUTH_RESOURCE": resource,
-            "MCP_AUTH_SCOPES": SCOPE,
-            "MCP_TRUSTED_PROXIES": "127.0.0.1",
-        }
-        with running(work, port=port, **env) as cluster:
+        with running(
+            work,
+            port=port,
+            MCP_AUTH_ISSUER=issuer,
+            MCP_AUTH_RESOURCE=resource,
+            MCP_AUTH_SCOPES=SCOPE,
+            MCP_TRUSTED_PROXIES="127.0.0.1",  # nginx, which sets X-Forwarded-For
+        ) as cluster:
             yield Authorized(cluster, issuer, resource, f"127.0.0.1:{port}")
     for log in sorted(work.glob("replica-*.log")):  # a replica's failure is only logged
         text = log.read_text(errors="replace")
@@ -125,7 +126,12 @@ async def sdk_session(setup: Authorized, user: str, mode: str) -> dict[str, Any]
         seen = await session(transport(http), mode)
         with anyio.fail_after(30):
             async with Client(transport(http), mode=mode, read_timeout_seconds=10, cache=None) as c:
-                calls = [("toggle", {}), ("extra", {}), ("toggle", {}), ("long_count", {})]
+                calls: list[tuple[str, dict[str, Any]]] = [
+                    ("toggle", {}),
+                    ("extra", {}),
+                    ("toggle", {}),
+                    ("long_count", {}),
+                ]
                 for name, arguments in calls:
                     answer = await c.call_tool(name, arguments)
                     seen.setdefault("rest", []).append(getattr(answer.content[0], "text", None))

@@ -110,6 +110,7 @@ async def call(
 def scope(
     method: str,
     path: str = "/mcp",
+    *,
     bearer: str | None = None,
     client: tuple[str, int] = ("203.0.113.9", 5000),
     **headers: str,
@@ -195,8 +196,8 @@ def test_a_request_without_a_token_is_challenged_and_reaches_no_handler() -> Non
 def test_a_browser_preflight_needs_no_token_and_a_challenge_is_readable() -> None:
     async def body() -> None:
         app = App(endpoint(Served()))
-        asked = {"origin": ORIGIN, "access_control_request_method": "POST"}
-        status, head, _ = await call(app, scope("OPTIONS", **asked))
+        asked = scope("OPTIONS", origin=ORIGIN, access_control_request_method="POST")
+        status, head, _ = await call(app, asked)
         assert status == 204 and head["access-control-allow-origin"] == ORIGIN
         status, head, _ = await call(app, *posted(CALL, None, origin=ORIGIN))
         assert status == 401 and head["access-control-allow-origin"] == ORIGIN
@@ -371,6 +372,7 @@ def test_a_caller_survives_the_wire() -> None:
     from mcp_schema.http.forward_wire import caller_of, caller_wire
 
     assert caller_of(caller_wire(Caller("p", "192.0.2.1"))) == Caller("p", "192.0.2.1")
+    malformed: object
     for malformed in (None, [], {"principal": 1}, {"principal": "p", "verified": {"issuer": 1}}):
         assert caller_of(malformed) is None
 

@@ -357,7 +357,9 @@ class ClusterApp:
         chunks are the next messages)."""
         method, path = header.get("method"), header.get("path")
         headers, caller = header_texts(header.get("headers")), caller_of(header.get("caller"))
-        if not (isinstance(method, str) and isinstance(path, str)) or None in (headers, caller):
+        if not (isinstance(method, str) and isinstance(path, str)) or headers is None:
+            return None  # not a request of ours: nobody to answer
+        if caller is None:
             return None  # not a request of ours: nobody to answer
         send = self._replier(_reply(forward_id))
         if len(self._forwards) >= self.max_forwards:

@@ -256,7 +256,8 @@ class Precheck:
             return Caller(None if hook is None else hook(received), address)
         verified = await auth.authenticate(received)
         if isinstance(verified, Response):
-            return self.with_cors(received, verified)
+            self.with_cors(received, verified)  # in place
+            return verified
         return Caller(verified.name, address, verified)
 
     def caller_of(self, received: Mapping[str, str], client: object = None) -> Caller:

@@ -66,7 +66,7 @@ class TrustedProxies:
     __slots__ = ("any", "networks")
 
     def __init__(self, proxies: Collection[str] = ()) -> None:
-        given = strings(proxies, "trusted_proxies") or []
+        given: list[str] = list(strings(proxies, "trusted_proxies") or [])
         self.any = "*" in given
         self.networks: tuple[_Network, ...] = tuple(
             ipaddress.ip_network(p.strip(), strict=False) for p in given if p.strip() != "*"
