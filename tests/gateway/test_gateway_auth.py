@@ -120,3 +120,27 @@ def test_introspection_reads_its_secret_from_a_file(tmp_path: Path) -> None:
 def test_auth_options_that_cannot_work_stop_the_gateway(argv: tuple[str, ...], env: Any) -> None:
     with pytest.raises(GatewayError):
         precheck_of(options(*argv))
+
+
+def test_a_stdio_gateway_session_is_its_principals_alone() -> None:
+    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from tests.gateway.test_gateway import serving
+    from tests.gateway.test_stdio import EXAMPLE
+    from tests.http.test_forward import HEADERS, INIT
+
+    app = StdioGatewayApp(EXAMPLE, precheck=Precheck(auth=resource_server()))
+    alice = {**HEADERS, "authorization": f"Bearer {sign(claims(sub='alice'))}"}
+    bob = {**HEADERS, "authorization": f"Bearer {sign(claims(sub='bob'))}"}
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    with serving(app) as url:
+        assert httpx.post(url, json=INIT, headers=HEADERS).status_code == 401
+        opened = httpx.post(url, json=INIT, headers=alice)
+        assert opened.status_code == 200, opened.text
+        session = {"mcp-session-id": opened.headers["mcp-session-id"]}
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        assert httpx.post(url, json=initialized, headers={**alice, **session}).status_code == 202
+        assert httpx.post(url, json=listing, headers={**bob, **session}).status_code == 404
+        assert httpx.delete(url, headers={**bob, **session}).status_code == 404
+        mine = httpx.post(url, json=listing, headers={**alice, **session})
+        assert mine.status_code == 200 and "echo" in mine.text
+        assert httpx.delete(url, headers={**alice, **session}).status_code == 200

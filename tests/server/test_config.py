@@ -35,6 +35,20 @@ KEY = "the shared key of every replica of 32 bytes"
         ({"MCP_TASKS_DB": "/no/such/directory/tasks.db"}, "MCP_TASKS_DB: no directory for"),
         ({"MCP_TASK_LEASE_SECONDS": "-1"}, "MCP_TASK_LEASE_SECONDS: '-1' is no positive number"),
         ({"MCP_DRAIN_SECONDS": "soon"}, "MCP_DRAIN_SECONDS: 'soon' is no positive number"),
+        ({"MCP_AUTH_ISSUER": "https://auth.example"}, "MCP_AUTH_RESOURCE: not set"),
+        ({"MCP_AUTH_RESOURCE": "https://mcp.example/mcp"}, "MCP_AUTH_ISSUER: not set"),
+        (
+            {
+                "MCP_AUTH_ISSUER": "http://auth.example",
+                "MCP_AUTH_RESOURCE": "https://m.example/mcp",
+            },
+            "MCP_AUTH_ISSUER: the issuer must be https",
+        ),
+        (
+            {"MCP_AUTH_ISSUER": "https://auth.example", "MCP_AUTH_RESOURCE": "https://M.example/"},
+            "MCP_AUTH_RESOURCE: resource must",
+        ),
+        ({"MCP_TRUSTED_PROXIES": "10.0.0.0/8, nginx"}, "MCP_TRUSTED_PROXIES: "),
     ],
 )
 def test_a_setting_that_cannot_work_stops_the_start_with_one_line(
@@ -66,3 +80,18 @@ def test_arguments_rule_over_the_environment_and_lists_are_comma_separated() -> 
 def test_an_unknown_setting_is_the_callers_mistake() -> None:
     with pytest.raises(TypeError, match="no such setting: colour"):
         Config.read({}, colour="blue")
+
+
+def test_authorization_is_on_with_an_issuer_and_a_resource() -> None:
+    assert Config.read({}).auth_server() is None
+    env = {
+        "MCP_AUTH_ISSUER": "https://auth.example",
+        "MCP_AUTH_RESOURCE": "https://mcp.example/mcp",
+        "MCP_AUTH_SCOPES": "mcp, files:read",
+        "MCP_TRUSTED_PROXIES": "10.0.0.0/8,127.0.0.1",
+    }
+    config = Config.read(env)
+    made = config.auth_server()
+    assert made is not None and made.metadata.resource == "https://mcp.example/mcp"
+    assert made.required.always == frozenset({"mcp", "files:read"})
+    assert config.trusted_proxies == ("10.0.0.0/8", "127.0.0.1")

@@ -61,7 +61,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
-from mcp_schema.http.caller import caller_in
+from mcp_schema.http.caller import principal_in
 from mcp_schema.http.rules import answer_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
@@ -83,11 +83,6 @@ MAX_UPSTREAMS = 32
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = [("content-type", "application/json")]
-
-
-def _admitted_principal(scope: Scope) -> str | None:
-    caller = caller_in(scope)
-    return None if caller is None else caller.principal
 
 
 class BridgeDriver:
@@ -114,7 +109,7 @@ class BridgeDriver:
     ) -> None:
         self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
-        self.principal = principal or _admitted_principal
+        self.principal = principal or principal_in
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None

@@ -67,7 +67,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
-from mcp_schema.http.caller import SCOPE_KEY
+from mcp_schema.http.caller import SCOPE_KEY, principal_in
 from mcp_schema.http.cors import cors_headers
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
@@ -205,7 +205,7 @@ class StdioGatewayApp:
             return await self._post(scope, received, receive, send)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
-        if link is None:
+        if link is None or link.principal != admitted.principal:  # another's: none of yours
             return await send_response(send, refusal(404, "Not Found: no such session"))
         exchange = self.validator.request(method, received)
         if method == "DELETE":
@@ -248,7 +248,8 @@ class StdioGatewayApp:
             return await self.bridge.serve(scope, received, body, receive, send)
         exchange = self.validator.request("POST", received, body)
         self._reports(exchange.reports)
-        return await self.forward(exchange, body, message, receive, send, stateless)
+        principal = principal_in(scope)
+        return await self.forward(exchange, body, message, receive, send, stateless, principal)
 
     async def forward(
         self,
@@ -258,10 +259,12 @@ class StdioGatewayApp:
         receive: Receive,
         send: Send,
         stateless: bool,
+        principal: str | None = None,
     ) -> None:
         """Forward a POST's message (``body``, parsed: ``value``, None when it
         is no JSON object; its ``exchange`` read) to its child: the shared one
-        when ``stateless``, else its session's (``initialize`` makes one)."""
+        when ``stateless``, else its session's (``initialize`` makes one, of
+        ``principal``; another principal's session is 404)."""
         if exchange.refusal is not None and (self.enforce or value is None):
             return await send_response(send, exchange.refusal)  # what cannot be routed is refused
         assert value is not None
@@ -274,12 +277,13 @@ class StdioGatewayApp:
                 error = InternalError("Service Unavailable: every session is busy; try later")
                 return await send_response(send, refusal(503, error, exchange.request_id))
             link, minted = opened, opened.session
+            link.principal = principal
         else:
             named = exchange.session
             if named is None:
                 return await send_response(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
             found = self.sessions.get(named)
-            if found is None:
+            if found is None or found.principal != principal:
                 return await send_response(send, refusal(404, "Not Found: no such session"))
             self.sessions.move_to_end(named)
             link = found

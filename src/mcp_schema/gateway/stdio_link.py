@@ -60,6 +60,8 @@ class Link:
         self.pending: dict[IdKey, Waiter] = {}
         self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
         self.stream: Waiter | None = None  # the session's GET stream
+        self.principal: str | None = None
+        """Whose session it is (the admitted caller's at ``initialize``)."""
         self._next = 0
 
     def gateway_id(self) -> int:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
 
-__all__ = ["ANONYMOUS", "SCOPE_KEY", "Caller", "caller_in"]
+__all__ = ["ANONYMOUS", "SCOPE_KEY", "Caller", "caller_in", "principal_in"]
 
 SCOPE_KEY = "mcp_schema.caller"
 """Where a front door that hands a request on as ASGI (the gateway to its
@@ -64,3 +64,9 @@ def caller_in(scope: Mapping[str, Any]) -> Caller | None:
     """The `Caller` a front door put in an ASGI ``scope`` (`SCOPE_KEY`), or None."""
     found = scope.get(SCOPE_KEY)
     return found if isinstance(found, Caller) else None
+
+
+def principal_in(scope: Mapping[str, Any]) -> str | None:
+    """The principal of the `Caller` in ``scope`` (`caller_in`), or None."""
+    caller = caller_in(scope)
+    return None if caller is None else caller.principal

@@ -93,7 +93,9 @@ def build(
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
     arguments, else from ``env`` (``os.environ``); ``endpoint``: more
-    `Endpoint` options (``max_body``, ``replay``, ``principal``...)."""
+    `Endpoint` options (``max_body``, ``replay``, ``principal``...; ``auth``:
+    a `mcp_schema.auth.ResourceServer` of your own, instead of the one
+    ``MCP_AUTH_ISSUER`` and ``MCP_AUTH_RESOURCE`` make)."""
     config = Config.read(
         env,
         state_key=state_key,
@@ -135,7 +137,7 @@ def build(
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
-        auth=config.auth_server(),
+        auth=endpoint.pop("auth", None) or config.auth_server(),
         trusted_proxies=config.trusted_proxies,
         **endpoint,
     )
