@@ -92,10 +92,8 @@ def build(
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
-    arguments, else from ``env`` (``os.environ``); ``endpoint``: more
-    `Endpoint` options (``max_body``, ``replay``, ``principal``...; ``auth``:
-    a `mcp_schema.auth.ResourceServer` of your own, instead of the one
-    ``MCP_AUTH_ISSUER`` and ``MCP_AUTH_RESOURCE`` make)."""
+    arguments, else from ``env`` (``os.environ``); ``endpoint``: more `Endpoint`
+    options (``max_body``, ``replay``, ``principal``, ``auth``: a `ResourceServer`)."""
     config = Config.read(
         env,
         state_key=state_key,
