@@ -55,7 +55,7 @@ ALLOWED_DISTRIBUTIONS = {
     "pip",
     "setuptools",
 }
-PUBLISHED_EXTRAS = ["auth", "http", "redis", "serve", "testing"]
+PUBLISHED_EXTRAS = ["auth", "http", "otel", "prometheus", "redis", "serve", "testing"]
 """The only extras a user sees: development tools are dependency groups (PEP 735)."""
 TIMEOUT = 600
 

@@ -126,7 +126,9 @@ def test_stopping_hands_a_running_task_back_so_it_reads_failed_at_once(tmp_path:
 
 
 def test_with_a_resource_server_the_tool_sees_the_verified_caller() -> None:
-    from tests.auth.tokens import ISSUER, claims, resource_server, sign
+    from mcp_schema.http_headers import request_headers
+    from tests.auth.tokens import ISSUER, METADATA_URL, claims, resource_server, sign
+    from tests.tasks.serving import BASE
 
     server = Server("auth-test")
 
@@ -136,7 +138,23 @@ def test_with_a_resource_server_the_tool_sees_the_verified_caller() -> None:
         assert caller is not None and caller.verified is not None
         return json.dumps([ctx.principal, sorted(caller.verified.scopes)])
 
+    @server.tool(scopes=["files:write"])
+    def write() -> str:
+        return "written"
+
     app = server.asgi(env={}, auth=resource_server())
+    writing = message("tools/call", {"name": "write", "arguments": {}})
+    reader = {"authorization": f"Bearer {sign(claims(scope='files:read'))}"}
+    stepped = asyncio.run(
+        app.endpoint.handle_async(
+            "POST",
+            "/mcp",
+            {**BASE, **request_headers(writing), **reader},
+            json.dumps(writing).encode(),
+        )
+    )
+    challenge = stepped.header("www-authenticate") or ""
+    assert stepped.status == 403 and f'resource_metadata="{METADATA_URL}"' in challenge
     call = message("tools/call", {"name": "whoami", "arguments": {}})
     refused = asyncio.run(post(app.endpoint, call))
     assert refused["error"]["code"] < 0  # no token: the 401's JSON-RPC error

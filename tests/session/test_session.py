@@ -494,7 +494,7 @@ def test_a_session_built_like_another_starts_as_a_new_one() -> None:
     like, built = prototype._like("alice"), server(**options, principal="alice")
     assert vars(like).keys() == vars(built).keys()
     # The arguments, read and never changed, and a cache of what they determine.
-    arguments = {"tasks", "_sealer", "_extensions", "versions", "take", "_knowns"}
+    arguments = {"tasks", "_sealer", "_extensions", "versions", "take", "_knowns", "telemetry"}
     for name, value in vars(like).items():
         if name not in arguments and type(value) not in (bool, int, str, type(None)):
             assert value is not vars(prototype)[name], name  # nothing of its state shared

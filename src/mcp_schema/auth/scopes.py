@@ -25,7 +25,15 @@ from typing import Literal
 from mcp_schema._args import check, mapping, strings
 from mcp_schema.auth.verifier import SCOPE_TOKEN
 
-__all__ = ["MAX_CONFIGURED", "OFFLINE_ACCESS", "Kind", "RequiredScopes", "ScopeHierarchy", "scopes"]
+__all__ = [
+    "MAX_CONFIGURED",
+    "OFFLINE_ACCESS",
+    "Kind",
+    "RequiredScopes",
+    "ScopeHierarchy",
+    "needed",
+    "scopes",
+]
 
 OFFLINE_ACCESS = "offline_access"
 """The scope that asks for a refresh token (OpenID Connect Core 11)."""
@@ -50,6 +58,13 @@ def scopes(value: object, what: str) -> frozenset[str]:
         if item == OFFLINE_ACCESS:
             raise ValueError(f"{what}: {OFFLINE_ACCESS} asks for a refresh token, not a resource")
     return frozenset(items)
+
+
+def needed(value: Collection[str]) -> frozenset[str]:
+    """The scopes a tool, resource or prompt declares (``scopes=``), checked as `scopes`."""
+    if isinstance(value, str):
+        raise TypeError("scopes is a collection of scopes, not one string")
+    return scopes(value, "scopes") if value else frozenset()
 
 
 class ScopeHierarchy:

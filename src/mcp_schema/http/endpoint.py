@@ -80,6 +80,7 @@ from mcp_schema.errors import (
 from mcp_schema.http.admission import Admission
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.caller import Caller
+from mcp_schema.http.gate import Gate
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.proxies import TrustedProxies
@@ -122,6 +123,12 @@ def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) ->
     check(value, kinds, name)
     if not value > 0:  # type: ignore[operator]
         raise ValueError(f"{name} must be positive, not {value!r}")
+
+
+def _gate(access: object) -> Gate | None:
+    if access is not None and not isinstance(access, Gate):
+        raise TypeError(f"access must be a Gate (an Access), not {type(access).__name__}")
+    return access
 
 
 def _check_bounds(
@@ -192,6 +199,12 @@ class Endpoint(Posts, Admission):
       served by `handle_async` (the ASGI app's); `handle` answers them -32603.
       Its ``on_change`` sends task status notifications to the listens of
       ``subscriptions`` (`mcp_schema.tasks.notifications`).
+    * ``access``: what decides, once a POST is parsed and before its session
+      reads it, whether the verified principal may reach the tool, resource
+      or prompt it names (`mcp_schema.http.gate`; `mcp_schema.auth.Access`):
+      a missing scope is the 403 step-up challenge, a denial the item's
+      unknown error. An async policy is awaited by `handle_async`; `handle`
+      denies where it would wait.
 
     `handle` serves an ``async def`` handler where an event loop runs (its
     answer then streams); where none runs it refuses the request -32603.
@@ -225,10 +238,11 @@ class Endpoint(Posts, Admission):
         tools: Callable[[], Iterable[Any]] | None = None,
         auth: ResourceServer | None = None,
         trusted_proxies: Collection[str] | TrustedProxies = (),
+        access: Gate | None = None,
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
-        self.tools = tools
+        self.tools, self.access = tools, _gate(access)
         _check_bounds(max_body, max_buffer, answer_seconds, max_waiting, replay)
         check(tasks, TaskServer, "tasks", none=True)
         check(session_options, Mapping, "session_options", none=True)
@@ -353,14 +367,26 @@ class Endpoint(Posts, Admission):
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
             return self._other(method, received, caller)
-        exchange = self._post(received, body, caller)
+        opened = self._opened(received, body, caller)
+        if isinstance(opened, Response):
+            return opened
+        denied = self._admitted_now(opened)
+        if isinstance(denied, Response):
+            return denied  # the step-up challenge: the session never read it
+        exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange
-        for event in exchange.events:
-            if self.tasks is None:
-                self._answers.run(exchange.live, event)
-            else:
-                self._without_store(exchange.live, event)
+        gated = self._gated(caller)
+        try:
+            for event in exchange.events:
+                if denied is not None and self._deny(exchange.live, event, denied):
+                    continue
+                if self.tasks is None:
+                    self._answers.run(exchange.live, event)
+                else:
+                    self._without_store(exchange.live, event)
+        finally:
+            self._ungated(gated)
         return self._done(exchange)
 
     def _without_store(self, live: LiveSession, event: Event) -> None:
@@ -407,26 +433,41 @@ class Endpoint(Posts, Admission):
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
         tasks = self.tasks
-        if method != "POST" or tasks is None:
+        if method != "POST" or (tasks is None and self.access is None):
             return self._prechecked(method, received, body, caller)
-        exchange = self._post(received, body, caller)
+        opened = self._opened(received, body, caller)
+        if isinstance(opened, Response):
+            return opened
+        denied = await self._admitted(opened)
+        if isinstance(denied, Response):
+            return denied  # the step-up challenge (or 404): the session never read it
+        exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange
         live = exchange.live
-        for event in exchange.events:
-            if isinstance(event, Negotiated):
-                # No request the task server serves, and none its handler holds yet
-                # to start a task with (it comes next): nothing for the store.
+        gated = self._gated(caller)
+        try:
+            for event in exchange.events:
+                if denied is not None and self._deny(live, event, denied):
+                    continue
+                if tasks is None:
+                    self._answers.run(live, event)
+                    continue
+                if isinstance(event, Negotiated):
+                    # No request the task server serves, and none its handler holds yet
+                    # to start a task with (it comes next): nothing for the store.
+                    self._answers.run(live, event)
+                    continue
+                if await tasks.serve(live.server, event):
+                    route(live, live.server.frames_to_send())
+                    continue
                 self._answers.run(live, event)
-                continue
-            if await tasks.serve(live.server, event):
-                route(live, live.server.frames_to_send())
-                continue
-            self._answers.run(live, event)
-            await tasks.flush(live.server)
-            request = brought_by([event])
-            context = None if request is None else stream_key(request.id)
-            route(live, live.server.frames_to_send(), context)
+                await tasks.flush(live.server)
+                request = brought_by([event])
+                context = None if request is None else stream_key(request.id)
+                route(live, live.server.frames_to_send(), context)
+        finally:
+            self._ungated(gated)
         return self._done(exchange)
 
     def _other(self, method: str, received: dict[str, str], caller: Caller) -> Response:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, NamedTuple
+from contextvars import Token
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # The codec's own stages, private to it: the endpoint parses a body once, by
 # the one strict parse, and reads the era and the id there by the codec's
@@ -23,8 +24,9 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.answers import Answers
-from mcp_schema.http.caller import Caller
+from mcp_schema.http.caller import ANONYMOUS, Caller
 from mcp_schema.http.era import era_of
+from mcp_schema.http.gate import ADMITTED, VERIFIED, Gate, Verdict
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
@@ -40,10 +42,14 @@ from mcp_schema.session import (
     ProtocolError,
     RequestReceived,
     ServerSession,
+    SessionError,
 )
 from mcp_schema.subscriptions import Subscriptions
 
-__all__ = ["Exchange", "Posts", "brought_by", "request_id_of"]
+if TYPE_CHECKING:
+    from mcp_schema.auth.principal import Principal
+
+__all__ = ["Exchange", "Opened", "Posts", "brought_by", "request_id_of"]
 
 
 def _id_of(value: dict[str, Any]) -> str | int | None:
@@ -58,6 +64,19 @@ def request_id_of(body: bytes) -> str | int | None:
         return _id_of(parse(body))
     except McpError as err:
         return err.request_id
+
+
+class Opened(NamedTuple):
+    """A POST parsed, and the session of its era (`Posts._exchange`'s arguments)."""
+
+    live: LiveSession
+    headers: dict[str, str]
+    body: bytes
+    value: Any
+    media: Media
+    opening: bool
+    caller: Caller
+    """Who sent it, as the front door established it."""
 
 
 class Exchange(NamedTuple):
@@ -92,6 +111,7 @@ class Posts:
     sessions: SessionStore
     subscriptions: Subscriptions
     tools: Callable[[], Iterable[Any]] | None
+    access: Gate | None
     _answers: Answers
     _built: dict[str, ServerSession]
 
@@ -119,6 +139,12 @@ class Posts:
     # -- POST -----------------------------------------------------------------------------
 
     def _post(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Exchange:
+        opened = self._opened(headers, body, caller)
+        return opened if isinstance(opened, Response) else self._exchange(*opened)
+
+    def _opened(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Opened:
+        """The body parsed and the session of its era found (nothing read by
+        it yet, nothing changed): what `_exchange` takes, or the refusal."""
         if len(body) > self.max_body:
             return refusal(413, f"Payload Too Large: at most {self.max_body:,} bytes")
         # The one parse the endpoint makes, strict as every reader's: what it
@@ -133,12 +159,12 @@ class Posts:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session("stateless", caller))
-            return self._exchange(live, headers, body, value, media, caller)
+            return Opened(live, headers, body, value, media, False, caller)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
             live = LiveSession(secrets.token_urlsafe(32), self._session("handshake", caller))
-            return self._exchange(live, headers, body, value, media, caller, opening=True)
+            return Opened(live, headers, body, value, media, True, caller)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return refusal(400, "Bad Request: Mcp-Session-Id header is required", _id_of(value))
@@ -147,7 +173,55 @@ class Posts:
             # Another principal's session is no session of this caller's: the
             # same 404 as an unknown one, so its existence is not told either.
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
-        return self._exchange(found, headers, body, value, media, caller)
+        return Opened(found, headers, body, value, media, False, caller)
+
+    # -- the gate (mcp_schema.http.gate) -----------------------------------------------------
+
+    def _admitted_now(self, opened: Opened) -> Verdict:
+        """The gate's verdict on ``opened``, nothing awaited (`Endpoint.handle`)."""
+        if self.access is None:
+            return None
+        return self.access.admit_now(opened.caller.verified, opened.value)
+
+    async def _admitted(self, opened: Opened) -> Verdict:
+        """The gate's verdict on ``opened``; a 404 when its session ended meanwhile."""
+        if self.access is None:
+            return None
+        verdict = await self.access.admit(opened.caller.verified, opened.value)
+        live = opened.live
+        if live.id is not None and not opened.opening and self.sessions.get(live.id) is not live:
+            message = "Not Found: no such session (unknown or terminated)"
+            return refusal(404, message, _id_of(opened.value))
+        return verdict
+
+    def _gated(self, caller: Caller) -> tuple[Token[bool] | None, Token[Principal | None]]:
+        """Mark the handlers run from now on as behind the gate (`ADMITTED`,
+        with a gate) and as serving ``caller``'s verified principal
+        (`VERIFIED`: the front door's, which the tasks they start copy);
+        the tokens to reset them with."""
+        admitted = None if self.access is None else ADMITTED.set(True)
+        return admitted, VERIFIED.set(caller.verified)
+
+    @staticmethod
+    def _ungated(tokens: tuple[Token[bool] | None, Token[Principal | None]]) -> None:
+        admitted, verified = tokens
+        VERIFIED.reset(verified)
+        if admitted is not None:
+            ADMITTED.reset(admitted)
+
+    @staticmethod
+    def _deny(live: LiveSession, event: Event, error: McpError) -> bool:
+        """Answer with ``error``, in place of the handler, the request
+        ``event`` brings (the one the gate denied); False for another event."""
+        request = brought_by([event])
+        if request is None:
+            return False
+        try:
+            live.server.fail(request, error)
+        except SessionError:
+            pass  # the session answered it itself
+        route(live, live.server.frames_to_send(), stream_key(request.id))
+        return True
 
     def _unsupported(
         self, named: object, value: dict[str, Any], headers: Mapping[str, str] | None = None
@@ -178,9 +252,8 @@ class Posts:
         body: bytes,
         value: Any,
         media: Media,
-        caller: Caller,
-        *,
         opening: bool = False,
+        caller: Caller = ANONYMOUS,
     ) -> Response | Exchange:
         """The body read by ``live``'s session, and the stream of its answer:
         what is left is to run its events (`handle`, `handle_async`), then

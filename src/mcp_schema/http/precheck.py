@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_schema._args import check, strings
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.cors import cors_headers, preflight
+from mcp_schema.http.gate import current_principal
 from mcp_schema.http.proxies import TrustedProxies
 from mcp_schema.http.rules import (
     LOOPBACK_HOSTS,
@@ -250,10 +251,9 @@ class Precheck:
         refused = self.check(method, path, received, scope.get("server"))
         if refused is not None:
             return refused
-        address = self.proxies.address(scope.get("client"), received)
         if auth is None:
-            hook = self.principal
-            return Caller(None if hook is None else hook(received), address)
+            return self.caller_of(received, scope.get("client"))
+        address = self.proxies.address(scope.get("client"), received)
         verified = await auth.authenticate(received)
         if isinstance(verified, Response):
             self.with_cors(received, verified)  # in place
@@ -261,13 +261,16 @@ class Precheck:
         return Caller(verified.name, address, verified)
 
     def caller_of(self, received: Mapping[str, str], client: object = None) -> Caller:
-        """The `Caller` of a request whose token nobody checks here (the
-        sans-IO `Endpoint.handle`, without ``auth``): the ``principal``
-        hook's, and the address of ``client`` (an ASGI scope's)."""
+        """The `Caller` of a request whose token is not checked here (no
+        ``auth``), with the address of ``client`` (an ASGI scope's): the
+        principal a front door outside verified (a framework's middleware
+        setting `mcp_schema.http.gate.VERIFIED`), else the ``principal`` hook's."""
+        address = self.proxies.address(client, received)
+        verified = current_principal()
+        if verified is not None:
+            return Caller(verified.name, address, verified)
         hook = self.principal
-        return Caller(
-            None if hook is None else hook(received), self.proxies.address(client, received)
-        )
+        return Caller(None if hook is None else hook(received), address)
 
     def caller(self, received: Mapping[str, str], server: object) -> Response | None:
         """Steps 2 and 3 alone, ``Host`` (421) and ``Origin`` (403): the

@@ -15,6 +15,7 @@ a store.
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 
@@ -61,11 +62,15 @@ class LiveSession:
         the endpoint to route it (`mcp_schema.http.routing`)."""
         self.outbox: list[Frame] = []
         """Frames taken from the session outside the endpoint's calls, to route."""
+        self.opened = time.monotonic()
 
     def close(self) -> None:
         """Terminate: every open stream ends (unanswered requests get no answer,
         their handlers' tasks are cancelled)."""
         self.closed = True
+        telemetry = self.server.telemetry
+        if self.id is not None and telemetry is not None and telemetry.active:
+            telemetry.session_ended(time.monotonic() - self.opened, self.server.version, "tcp")
         streams = [*self.streams.values(), *([self.listener] if self.listener else [])]
         self.streams.clear()
         self.listener = None

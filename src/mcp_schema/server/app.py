@@ -62,6 +62,7 @@ from mcp_schema.tasks import TaskServer, TaskStore
 
 if TYPE_CHECKING:
     from mcp_schema.http.forward import ClusterApp
+    from mcp_schema.http.shared_sessions import BrokerSessions
     from mcp_schema.server.core import Server
 
 __all__ = ["ServerApp", "build"]
@@ -108,14 +109,11 @@ def build(
         auth_scopes=auth_scopes,
         trusted_proxies=trusted_proxies,
     )
-    broker: Broker = InProcessBroker()
-    sessions = None
-    if config.redis_url:
-        from mcp_schema.http.shared_sessions import BrokerSessions
-        from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
-
-        broker = RedisBroker.from_url(config.redis_url)
-        sessions = BrokerSessions(broker)
+    broker, sessions = _shared(config)
+    auth = endpoint.pop("auth", None) or config.auth_server()
+    access = endpoint.pop("access", server.access)
+    if auth is not None and access is not None:
+        access.protected_by(auth)  # its step-up challenges name this server's metadata
     tasks = TaskServer(_task_store(config), lease_seconds=config.lease_seconds)
     capabilities = server.capabilities
     listens = Refreshing(server.tools, supported=supported_by(capabilities) | {TASKS})
@@ -135,8 +133,9 @@ def build(
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
-        auth=endpoint.pop("auth", None) or config.auth_server(),
+        auth=auth,
         trusted_proxies=config.trusted_proxies,
+        access=access,
         **endpoint,
     )
     relay = Relay(listens, broker)
@@ -150,6 +149,17 @@ def build(
 
         inner = ClusterApp(app)
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
+
+
+def _shared(config: Config) -> tuple[Broker, BrokerSessions | None]:
+    """Redis's broker and the sessions recorded in it, else this process's."""
+    if not config.redis_url:
+        return InProcessBroker(), None
+    from mcp_schema.http.shared_sessions import BrokerSessions
+    from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
+
+    broker = RedisBroker.from_url(config.redis_url)
+    return broker, BrokerSessions(broker)
 
 
 def _task_store(config: Config) -> TaskStore | None:

@@ -8,9 +8,11 @@ info and capabilities, and, with `Server.asgi`, the whole replica.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any, TypeVar, overload
 
+from mcp_schema.auth.access import POLICY_SECONDS, Access, Policy
+from mcp_schema.auth.scopes import Kind
 from mcp_schema.http.answers import ANSWER_SECONDS
 from mcp_schema.server.context import Context
 from mcp_schema.server.dispatch import Dispatch
@@ -23,6 +25,7 @@ from mcp_schema.session import Event, ServerSession
 __all__ = ["Server"]
 
 F = TypeVar("F", bound=Callable[..., Any])
+_NONE: frozenset[str] = frozenset()
 
 
 class Server:
@@ -32,7 +35,15 @@ class Server:
     logs); ``mask_errors``: a tool's unexpected exception is told to the
     client as a failure alone, not its type and message (it is logged either
     way); ``timeout``: the seconds a call may run in the replica's app
-    before it is cancelled and answered -32603 (the endpoint's ``answer_seconds``)."""
+    before it is cancelled and answered -32603 (the endpoint's ``answer_seconds``).
+
+    Authorization per tool, resource and prompt (`access`, an
+    `mcp_schema.auth.Access` the replica's endpoint consults): each item's
+    ``scopes=``; ``policy`` (sync or async, given an
+    `mcp_schema.auth.Attempt`: True allows) with ``policy_seconds`` to
+    answer; ``list_missing``: False hides an item whose scopes the caller
+    lacks (by default it stays listed, and a call is the step-up challenge).
+    See ``docs/guide/authorization.md``."""
 
     def __init__(
         self,
@@ -44,6 +55,9 @@ class Server:
         logging: bool = False,
         mask_errors: bool = False,
         timeout: float = ANSWER_SECONDS,
+        policy: Policy | None = None,
+        policy_seconds: float = POLICY_SECONDS,
+        list_missing: bool = True,
     ) -> None:
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
@@ -54,7 +68,31 @@ class Server:
         self.tools = ToolSet()
         self.resources: dict[str, Resource] = {}
         self.prompts: dict[str, Prompt] = {}
-        self.dispatch = Dispatch(self.tools, self.resources, self.prompts, mask_errors=mask_errors)
+        self.access = Access(
+            scopes=self.scopes_of,
+            policy=policy,
+            policy_seconds=policy_seconds,
+            list_missing=list_missing,
+        )
+        """What each caller may reach (the endpoint's gate; `Access.protected_by`
+        takes a resource server's challenge URL and scopes)."""
+        self.dispatch = Dispatch(
+            self.tools, self.resources, self.prompts, mask_errors=mask_errors, access=self.access
+        )
+
+    def scopes_of(self, kind: Kind, name: str) -> frozenset[str]:
+        """The scopes the ``kind`` item ``name`` declares (a resource by its
+        URI, or a template's by a URI it matches, or by the template itself)."""
+        item: Tool | Prompt | Resource | None
+        if kind == "tool":
+            item = self.tools.tools.get(name)
+        elif kind == "prompt":
+            item = self.prompts.get(name)
+        else:
+            item = self.resources.get(name)
+            if item is None:
+                item = next((r for r in self.resources.values() if r.match(name) is not None), None)
+        return _NONE if item is None else item.scopes
 
     @property
     def capabilities(self) -> dict[str, Any]:
@@ -95,6 +133,7 @@ class Server:
         structured: bool | None = None,
         task: TaskMode = False,
         enabled: bool = True,
+        scopes: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -107,13 +146,15 @@ class Server:
         structured: bool | None = None,
         task: TaskMode = False,
         enabled: bool = True,
+        scopes: Collection[str] = (),
     ) -> Any:
         """``@server.tool()``: the function is a tool (`mcp_schema.server.tools`):
         ``name`` (default the function's), ``title``, ``description`` (default
         its docstring), ``annotations`` (``ToolAnnotations``), ``structured``
         (False: no ``outputSchema``), ``task`` (True: run as a task of the
         Tasks extension when the client takes one; ``"required"``: only
-        then), ``enabled`` (False: listed only once enabled, `ToolSet.enable`)."""
+        then), ``enabled`` (False: listed only once enabled, `ToolSet.enable`),
+        ``scopes`` (what a call needs: `access`)."""
 
         def add(function: F) -> F:
             self.tools.add(
@@ -127,6 +168,7 @@ class Server:
                     structured=structured,
                     task=task,
                     enabled=enabled,
+                    scopes=scopes,
                 )
             )
             return function
@@ -141,10 +183,11 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Collection[str] = (),
     ) -> Callable[[F], F]:
         """``@server.resource("config://app")`` or a template
         (``"users://{user_id}"``, its variables the function's parameters):
-        see `mcp_schema.server.resources`."""
+        see `mcp_schema.server.resources`; ``scopes``: what a read needs."""
 
         def add(function: F) -> F:
             if uri in self.resources:
@@ -157,6 +200,7 @@ class Server:
                 title=title,
                 description=description,
                 mime_type=mime_type,
+                scopes=scopes,
             )
             return function
 
@@ -167,7 +211,12 @@ class Server:
 
     @overload
     def prompt(
-        self, name: str | None = None, *, title: str | None = None, description: str | None = None
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+        scopes: Collection[str] = (),
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -176,8 +225,10 @@ class Server:
         *,
         title: str | None = None,
         description: str | None = None,
+        scopes: Collection[str] = (),
     ) -> Any:
-        """``@server.prompt()``: the function is a prompt (`mcp_schema.server.prompts`)."""
+        """``@server.prompt()``: the function is a prompt (`mcp_schema.server.prompts`);
+        ``scopes``: what a ``prompts/get`` needs."""
 
         def add(function: F) -> F:
             made = Prompt(
@@ -186,6 +237,7 @@ class Server:
                 name=name if isinstance(name, str) else None,
                 title=title,
                 description=description,
+                scopes=scopes,
             )
             if made.name in self.prompts:
                 raise ValueError(f"a prompt named {made.name!r} is defined already")

@@ -16,6 +16,12 @@ call that waits on anything (``asyncio.sleep``) is answered -32603 saying so.
 
 A call:
 
+0. Whether the caller may reach the tool at all is decided before: by the
+   endpoint's gate (`mcp_schema.auth.Access`: the 403 step-up challenge,
+   or a denied tool answered as an unknown one); the lists are filtered
+   here by the same rules. Where no gate admitted the request
+   (`mcp_schema.http.gate.ADMITTED` false: stdio, an endpoint built without
+   ``access=``) the policy alone applies, here, to calls and lists alike.
 1. ``tools/call`` of a tool not enabled is -32602 (unknown tool); arguments
    its ``inputSchema`` refuses are a tool error result naming them
    (`mcp_schema.server.tools`); nothing ran.
@@ -40,7 +46,10 @@ import types
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Mapping
 from typing import Any, Protocol
 
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.auth.access import CALLS, LISTS, Access, unknown
+from mcp_schema.codec import to_wire
+from mcp_schema.errors import InternalError, McpError, MethodNotFoundError
+from mcp_schema.http.gate import ADMITTED, current_principal
 from mcp_schema.server.context import (
     Answers,
     Context,
@@ -98,7 +107,8 @@ def _rest(started: Coroutine[Any, Any, None], waited: Any) -> Generator[Any, Any
 class Dispatch:
     """What serves the events of the server's sessions (see the module):
     ``tools``, ``resources`` and ``prompts`` by name (a resource by URI),
-    ``context`` the class of the parameter injected."""
+    ``context`` the class of the parameter injected; ``access``: what filters
+    the lists per principal (the calls are the endpoint's to gate)."""
 
     def __init__(
         self,
@@ -108,8 +118,10 @@ class Dispatch:
         *,
         context: type[Context] = Context,
         mask_errors: bool = False,
+        access: Access | None = None,
     ) -> None:
         self.tools, self.resources, self.prompts = tools, resources, prompts
+        self.access = access
         self.context = context
         self.mask_errors = mask_errors
         self.running: dict[TaskContext, None] = {}
@@ -171,25 +183,44 @@ class Dispatch:
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
     ) -> None:
         method, params = request.method, getattr(request.message, "params", None)
+        access = self.access
+        if method in CALLS and access is not None and access.policy and not ADMITTED.get():
+            # No gate admitted it (stdio, an endpoint built without access=): the policy here.
+            wire = {"method": method, "params": to_wire(params) if params is not None else {}}
+            denied = await access.policed(current_principal(), wire)
+            if denied is not None:
+                raise denied
         if method == "tools/call":
             return await self._call(session, request, answers, inline)
-        if method == "tools/list":
-            return session.respond(request, self.tools.listed)
-        if method == "resources/list":
-            listed = [r.definition for r in self.resources.values() if not r.template]
-            return session.respond(request, {"resources": listed})
-        if method == "resources/templates/list":
-            templates = [r.definition for r in self.resources.values() if r.template]
-            return session.respond(request, {"resourceTemplates": templates})
+        if method in LISTS:
+            return await self._list(session, request, method)
         if method == "resources/read":
             uri = str(getattr(params, "uri", ""))
             return await self._read(session, request, answers, uri, inline)
-        if method == "prompts/list":
-            listed = [p.definition for p in self.prompts.values()]
-            return session.respond(request, {"prompts": listed})
         if method == "prompts/get":
             return await self._prompt(session, request, answers, params, inline)
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
+
+    async def _list(self, session: ServerSession, request: RequestReceived, method: str) -> None:
+        """A list: what the principal may see of it (`mcp_schema.auth.Access`),
+        ``cacheScope: "private"`` when that depends on the principal."""
+        access = self.access
+        if method == "tools/list" and (access is None or not access.filters):
+            return session.respond(request, self.tools.listed)  # built once per change
+        kind, member, key = LISTS[method]
+        items: list[Mapping[str, Any]]
+        if method == "tools/list":
+            items = self.tools.listed["tools"]
+        elif method == "prompts/list":
+            items = [p.definition for p in self.prompts.values()]
+        else:
+            template = method == "resources/templates/list"
+            items = [r.definition for r in self.resources.values() if r.template == template]
+        if access is None or not access.filters:
+            return session.respond(request, {member: items})
+        scoped = ADMITTED.get()  # behind the gate, a token was checked: its scopes count
+        shown = await access.visible(current_principal(), method, kind, items, key, scoped=scoped)
+        session.respond(request, {member: shown, "cacheScope": "private"})
 
     async def _run(
         self,
@@ -231,7 +262,7 @@ class Dispatch:
         name = getattr(params, "name", None)
         tool = self.tools.get(name)
         if tool is None:
-            raise InvalidParamsError(f"Unknown tool: {name}", {"name": name})
+            raise unknown("tool", name)
         arguments = getattr(params, "arguments", None) or {}
         problems = tool.problems(arguments)
         if problems is not None:
@@ -324,7 +355,7 @@ class Dispatch:
         name = getattr(params, "name", None)
         prompt = self.prompts.get(name) if isinstance(name, str) else None
         if prompt is None:
-            raise InvalidParamsError(f"Unknown prompt: {name}", {"name": name})
+            raise unknown("prompt", name)
         kwargs = prompt.arguments(getattr(params, "arguments", None))
         ran, value = await self._guarded(
             session, request, prompt, kwargs, answers, inline, f"prompt {prompt.name}"

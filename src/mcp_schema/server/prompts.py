@@ -14,10 +14,11 @@ is one user message, a list of strings one user message each, messages
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any
 
 from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.auth.scopes import needed
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import InvalidParamsError
 from mcp_schema.server.signature import Signature
@@ -36,8 +37,10 @@ class Prompt:
         name: str | None = None,
         title: str | None = None,
         description: str | None = None,
+        scopes: Collection[str] = (),
     ) -> None:
         self.function = function
+        self.scopes = needed(scopes)
         self.name = name or function.__name__
         self.is_async = inspect.iscoroutinefunction(function)
         self.signature = Signature(function, context, f"{self.name}Prompt", strings=True)

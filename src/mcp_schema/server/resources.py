@@ -16,13 +16,14 @@ from __future__ import annotations
 import base64
 import inspect
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import Any
 from urllib.parse import unquote
 
 import pydantic_core
 
 from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.auth.scopes import needed
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import InvalidParamsError
 from mcp_schema.server.signature import Signature
@@ -52,8 +53,10 @@ class Resource:
         title: str | None = None,
         description: str | None = None,
         mime_type: str | None = None,
+        scopes: Collection[str] = (),
     ) -> None:
         self.function, self.uri, self.mime_type = function, uri, mime_type
+        self.scopes = needed(scopes)
         self.is_async = inspect.iscoroutinefunction(function)
         self.signature = Signature(function, context, f"{function.__name__}Resource")
         variables = _VARIABLE.findall(uri)

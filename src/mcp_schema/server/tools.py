@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import types
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, Union, get_args, get_origin, get_type_hints
 
@@ -39,6 +39,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError, create_model
 from typing_extensions import is_typeddict
 
 from mcp_schema import v2026_07_28 as mcp
+from mcp_schema.auth.scopes import needed
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import clip
 from mcp_schema.server.signature import Signature, native, unwrapped
@@ -89,7 +90,8 @@ def _text(text: str) -> dict[str, Any]:
 class Tool:
     """The tool of ``function`` (see the module). ``task``: run as a task of
     the Tasks extension when the client takes one (``"required"``: only
-    then; -32021 otherwise); ``structured``: False for no ``outputSchema``."""
+    then; -32021 otherwise); ``structured``: False for no ``outputSchema``;
+    ``scopes``: what a call needs (`mcp_schema.auth.Access`)."""
 
     def __init__(
         self,
@@ -103,10 +105,12 @@ class Tool:
         structured: bool | None = None,
         task: TaskMode = False,
         enabled: bool = True,
+        scopes: Collection[str] = (),
     ) -> None:
         if not callable(function):
             raise TypeError(f"a tool is a function, not {type(function).__name__}")
         self.function = function
+        self.scopes = needed(scopes)
         self.name = name or function.__name__
         self.is_async = inspect.iscoroutinefunction(function)
         self.task: TaskMode = task

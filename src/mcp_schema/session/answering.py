@@ -81,7 +81,7 @@ class ServerAnswers(Peer):
             return
         wire = self._result_wire(request, result)
         value = self._result_value(request, wire, request.version)
-        self._answer(request, encoded(value))
+        self._answer(request, encoded(value), tool=wire.get("isError") is True)
         if request.method == "tools/list":
             listed = wire.get("tools")
             tools = listed if isinstance(listed, list) else []
@@ -167,6 +167,8 @@ class ServerAnswers(Peer):
             token, frame = self._input_required(request, round_, asked)
             self._state.release(request)
             self._put(Frame(frame, None, request.id, request.id))
+            if self._observed is not None:
+                self._observed.answered(request.id)
             self._state.rounds.keep(token, round_)
             return
         for method, params in asked.values():
@@ -210,6 +212,8 @@ class ServerAnswers(Peer):
         self._state.rounds.close(token)
         self._state.rounds.keep(fresh, again)
         self._put(Frame(frame, None, retry.id, retry.id))
+        if self._observed is not None:
+            self._observed.answered(retry.id)
 
     def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
         """Send the client a request of its own (``ping``, ``roots/list``,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -48,6 +48,9 @@ from mcp_schema.session.peer import Peer, Role
 from mcp_schema.session.state import MAX_PENDING, Outgoing
 from mcp_schema.session.wire import encoded, wire_or_type_error
 from mcp_schema.versions import HANDSHAKE_VERSIONS, PROTOCOL_VERSION_KEY, TASKS_EXTENSION, protocol
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 
 @dataclass
@@ -108,8 +111,9 @@ class ClientSession(Peer):
         versions: Collection[str] | None = None,
         log_level: LoggingLevel | None = None,
         max_pending: int = MAX_PENDING,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
-        super().__init__(versions=versions, max_pending=max_pending)
+        super().__init__(versions=versions, max_pending=max_pending, telemetry=telemetry)
         check(info, (BaseModel, Mapping), "info")
         check(capabilities, (BaseModel, Mapping), "capabilities", none=True)
         check(log_level, str, "log_level", none=True)

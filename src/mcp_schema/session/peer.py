@@ -10,10 +10,8 @@ response, the method and version of the request it answers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from collections.abc import Callable, Collection, Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_schema._args import check, strings
 from mcp_schema._codec.catalog import SUPPORTED, catalog
@@ -48,23 +46,33 @@ from mcp_schema.session.events import (
     RequestReceived,
 )
 from mcp_schema.session.frames import Frame
-from mcp_schema.session.state import Answered, Connection, Outgoing
+from mcp_schema.session.observed import Observed
+from mcp_schema.session.sending import Sending
+from mcp_schema.session.state import Connection
 from mcp_schema.session.tools import Tool, called_tool, checked_tools
-from mcp_schema.session.wire import encoded, schema_accepts, wire_or_type_error
+from mcp_schema.session.wire import encoded, schema_accepts
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 Role = Literal["client", "server"]
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
-_PROGRESS = "notifications/progress"
-_CANCELLED = "notifications/cancelled"
 
 
-class Peer:
+class Peer(Sending):
     """The common machinery of `ServerSession` and `ClientSession`."""
 
     role: Role
 
-    def __init__(self, *, versions: Collection[str] | None, max_pending: int) -> None:
+    def __init__(
+        self,
+        *,
+        versions: Collection[str] | None,
+        max_pending: int,
+        telemetry: Telemetry | bool | None = None,
+    ) -> None:
         named = strings(versions, "versions", none=True)
         chosen = SUPPORTED_VERSIONS if named is None else named
         if not chosen:
@@ -78,6 +86,8 @@ class Peer:
         self.versions: tuple[str, ...] = tuple(sorted(set(chosen)))
         """The versions this side speaks, oldest first."""
         self.max_pending = max_pending
+        self.telemetry = telemetry_for(telemetry)
+        """Where spans and metrics go (`mcp_schema.telemetry`), None for nowhere."""
         self._extensions: frozenset[str] = frozenset()
         """The extensions whose methods and results this side reads and sends."""
         self._knowns: dict[tuple[str, str | None], Known] = {}
@@ -97,6 +107,7 @@ class Peer:
         self._next_id = 1
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
+        self._observed = None if self.telemetry is None else Observed(self.telemetry)
 
     # -- what the author reads ---------------------------------------------------------
 
@@ -210,11 +221,13 @@ class Peer:
                 self._incoming(value, size, events, received, tools)
         except McpError as err:
             address(err, value)
-            self._refuse(err, events)
+            self._refuse(err, events, value.get("method"))
         return events
 
-    def _refuse(self, err: McpError, events: list[Event]) -> None:
+    def _refuse(self, err: McpError, events: list[Event], method: object = None) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
+        if self._observed is not None:
+            self._observed.refused(err.code, method)
         if err.answerable:
             rid = err.request_id
             self._put(Frame(encode(err.to_response()), None, rid, rid, None, err.code))
@@ -254,6 +267,8 @@ class Peer:
                 {"method": route.method},
             )
         self._state.admissible(route.id)
+        if self._observed is not None:
+            self._observed.began(route, value, headers)
         self._on_request(route, message, events)
 
     def _peer_cancelled(self, value: dict[str, Any], events: list[Event]) -> None:
@@ -293,6 +308,8 @@ class Peer:
         if frame is not None:
             assert answer is not None
             self._put(Frame(frame, None, request.id, request.id, None, answer.code))
+        if self._observed is not None:
+            self._observed.answered(request.id, answer)
         return events
 
     def _response(
@@ -316,8 +333,12 @@ class Peer:
             _, message = read_value(value, size, known, None, MODELS)
         except McpError as err:
             # An answer the session cannot read still answers: the waiting side hears the error.
+            if self._observed is not None:
+                self._observed.response(pending.id, err)
             pending.on_answer(pending, None, err, events)
             raise
+        if self._observed is not None:
+            self._observed.response(pending.id, message)
         if isinstance(message, ErrorResponse):
             pending.on_answer(pending, None, message.exception(), events)
         else:
@@ -374,106 +395,31 @@ class Peer:
         """Queue ``value``, a response with a result that the session gives itself."""
         rid = value["id"]
         self._put(Frame(encoded(value), None, rid, rid))
+        if self._observed is not None:
+            self._observed.answered(rid)
 
     def fail(self, request: RequestReceived, error: McpError) -> None:
         """Answer ``request`` with an error (dropped if the peer cancelled it)."""
         if not isinstance(error, McpError):
             raise TypeError(f"error must be an McpError, not {type(error).__name__}")
         if self._state.answerable(request):
-            self._answer(request, encode(error.to_response(request.id)), error.code)
+            self._answer(request, encode(error.to_response(request.id)), error)
 
-    def _answer(self, request: RequestReceived, frame: bytes, error: int | None = None) -> None:
+    def _answer(
+        self,
+        request: RequestReceived,
+        frame: bytes,
+        error: McpError | None = None,
+        tool: bool = False,
+    ) -> None:
         """``request`` (in flight) is answered with ``frame``, already encoded
-        (``error``: its error code, for an error): nothing before this may
-        leave the session changed."""
+        (``error``: the error it carries; ``tool``: a result with ``isError``):
+        nothing before this may leave the session changed."""
         self._state.release(request)
         self._on_answered(request)
-        self._put(Frame(frame, None, request.id, request.id, None, error))
+        self._put(Frame(frame, None, request.id, request.id, None, (error and error.code) or None))
+        if self._observed is not None:
+            self._observed.answered(request.id, error, tool)
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
-
-    # -- sending ------------------------------------------------------------------------
-
-    def _checked(self, value: dict[str, Any], version: str) -> McpModel:
-        """``value`` (a whole request or notification) read as the peer will read it."""
-        try:
-            _, message = read_value(value, 0, self._known(version), None, MODELS)
-        except McpError as err:
-            raise InvalidOutgoingError(f"{version}: {err.message}") from None
-        return message  # type: ignore[no-any-return]
-
-    def _sendable(
-        self, method: str, version: str, kind: Literal["request", "notification"]
-    ) -> None:
-        found = catalog(version, self._extensions)
-        entry = (found.requests if kind == "request" else found.notifications).get(method)
-        if entry is None:
-            raise InvalidOutgoingError(f"{version} has no {kind} {quote(method)}")
-        if entry.sender not in (self.role, "both"):
-            raise InvalidOutgoingError(f"a {self.role} does not send {quote(method)}")
-
-    def notify(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> None:
-        """Queue the notification ``method`` with ``params`` (a model or wire mapping)."""
-        self._notify(method, params, None)
-
-    def _notify(
-        self,
-        method: str,
-        params: BaseModel | Mapping[str, Any] | None,
-        related: str | int | None,
-    ) -> None:
-        """`notify`, the notification belonging to the peer's request ``related``."""
-        version = self._state.negotiated()
-        self._sendable(method, version, "notification")
-        value: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        wire = None
-        if params is not None:
-            wire = value["params"] = wire_or_type_error(params, "params")
-        self._checked(value, version)
-        token = wire.get("progressToken") if wire is not None and method == _PROGRESS else None
-        self._put(Frame(encoded(value), method, None, related, token, None, wire))
-
-    def _send(
-        self,
-        method: str,
-        params: BaseModel | Mapping[str, Any] | None,
-        on_answer: Answered,
-        version: str | None = None,
-        related: str | int | None = None,
-    ) -> Outgoing:
-        version = version or self._state.negotiated()
-        self._sendable(method, version, "request")
-        rid = self._next_id
-        value: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            value["params"] = wire_or_type_error(params, "params")
-        value = self._stamped(value, version)
-        message = self._checked(value, version)
-        frame = encoded(value)
-        outgoing = Outgoing(rid, method, version, message, on_answer)
-        self._state.send(outgoing)
-        self._next_id += 1
-        self._put(Frame(frame, method, rid, related, None, None, value.get("params")))
-        return outgoing
-
-    def _stamped(self, value: dict[str, Any], version: str) -> dict[str, Any]:
-        """A request as this side sends it in ``version`` (the client adds ``_meta``)."""
-        return value
-
-    def cancel(self, request_id: int, *, reason: str | None = None) -> bool:
-        """Stop waiting for this side's request ``request_id`` and tell the peer
-        (``notifications/cancelled``); whether it was awaited."""
-        return self._cancel(request_id, reason, None)
-
-    def _cancel(self, request_id: int, reason: str | None, related: str | int | None) -> bool:
-        """`cancel`, the request sent while serving the peer's request ``related``."""
-        pending = self._state.answered(request_id)
-        if pending is None:
-            return False
-        params: dict[str, Any] = {"requestId": request_id}
-        if reason is not None:
-            params["reason"] = reason
-        frame = {"jsonrpc": "2.0", "method": _CANCELLED, "params": params}
-        self._put(Frame(encode(frame), _CANCELLED, None, related, None, None, params))
-        return True

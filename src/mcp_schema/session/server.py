@@ -40,6 +40,7 @@ from mcp_schema.versions import protocol
 
 if TYPE_CHECKING:
     from mcp_schema.http.caller import Caller
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["PendingTask", "ServerSession"]
 
@@ -91,6 +92,9 @@ class ServerSession(ServerAnswers, TaskCalls):
       a handler answer a call with a task (`run_as_task`). The transport's
       driver serves ``tasks/*`` and stores new tasks (`TaskServer.serve`,
       `TaskServer.flush`).
+    * ``telemetry``: where the span of each request goes, from its reading
+      to its answer (`mcp_schema.telemetry`): by default the global
+      OpenTelemetry providers when the ``otel`` extra is installed; False for none.
 
     The session answers ``initialize`` (with the client's version when it
     serves it, else its newest handshake-era one), ``server/discover``, and
@@ -117,8 +121,9 @@ class ServerSession(ServerAnswers, TaskCalls):
         subscriptions: Subscriptions | None = None,
         listens: bool = True,
         tasks: TaskHook | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
-        super().__init__(versions=versions, max_pending=max_pending)
+        super().__init__(versions=versions, max_pending=max_pending, telemetry=telemetry)
         check(request_state, StateSealer, "request_state", none=True)
         check(principal, str, "principal", none=True)
         check(tasks, TaskHook, "tasks", none=True)

@@ -1,0 +1,303 @@
+"""`Telemetry`: the tracer, the meter and every instrument of the package, made
+once per app and consulted on each request.
+
+Nothing here is imported unless the OpenTelemetry API is (the ``otel``
+extra), and `Telemetry.active` is False while the API has no SDK behind its
+global providers: a request then pays one check, not a span.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+from mcp_schema.telemetry.operation import Operation
+from mcp_schema.telemetry.propagation import extract
+from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, code_value, method_value, named
+from mcp_schema.versions import SUPPORTED
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from opentelemetry.trace import TracerProvider
+
+__all__ = ["DURATION_BUCKETS", "Telemetry"]
+
+DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
+"""The conventions' bucket boundaries of the operation and session durations, in seconds."""
+
+_SCOPE = "mcp_schema"
+_PROMPT_METHODS = frozenset({"prompts/get"})
+_RESOURCE_METHODS = frozenset(
+    {
+        "resources/read",
+        "resources/subscribe",
+        "resources/unsubscribe",
+        "notifications/resources/updated",
+    }
+)
+Transport = Literal["tcp", "pipe", "unix"]
+
+
+def _version(version: str | None) -> str | None:
+    if version is None:
+        return None
+    return version if version in SUPPORTED else OTHER
+
+
+def _word(value: str) -> str:
+    """One of the package's own words (a direction, a reason, a table): kept
+    as it is, bounded all the same."""
+    return value if len(value) <= MAX_VALUE else OTHER
+
+
+class Telemetry:
+    """What the package records, and where to.
+
+    * ``tracer_provider``, ``meter_provider``: the providers to use (default:
+      the global ones, which `opentelemetry-instrument` and the ``OTEL_*``
+      variables configure);
+    * ``tools``, ``prompts``: the names the server declares, the only ones
+      recorded as ``gen_ai.tool.name`` / ``gen_ai.prompt.name`` (others are ``_OTHER``);
+    * ``record_content``: record tool arguments and results (opt-in: they
+      may hold what a user would not want in a trace backend).
+    """
+
+    __slots__ = (
+        "_explicit",
+        "_meter_provider",
+        "_tracer",
+        "_tracer_provider",
+        "bridged",
+        "broker",
+        "client_duration",
+        "prompts",
+        "record_content",
+        "refused",
+        "resource_uris",
+        "server_duration",
+        "session_duration",
+        "shares",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        tools: Collection[str] = (),
+        prompts: Collection[str] = (),
+        record_content: bool = False,
+        resource_uris: bool = True,
+    ) -> None:
+        from opentelemetry import metrics, trace
+
+        from mcp_schema import __version__
+
+        self._explicit = tracer_provider is not None or meter_provider is not None
+        self._tracer_provider = tracer_provider or trace.get_tracer_provider()
+        self._meter_provider = meter_provider or metrics.get_meter_provider()
+        self._tracer = self._tracer_provider.get_tracer(_SCOPE, __version__)
+        meter = self._meter_provider.get_meter(_SCOPE, __version__)
+        self.tools, self.prompts = frozenset(tools), frozenset(prompts)
+        self.record_content, self.resource_uris = bool(record_content), bool(resource_uris)
+
+        def duration(name: str, what: str) -> Any:
+            return meter.create_histogram(
+                name,
+                unit="s",
+                description=what,
+                explicit_bucket_boundaries_advisory=DURATION_BUCKETS,
+            )
+
+        self.server_duration = duration(
+            "mcp.server.operation.duration", "MCP request or notification duration on the receiver."
+        )
+        self.client_duration = duration(
+            "mcp.client.operation.duration", "MCP request or notification duration on the sender."
+        )
+        self.session_duration = duration(
+            "mcp.server.session.duration", "Duration of a handshake-era MCP session on the server."
+        )
+        self.refused = meter.create_counter(
+            "mcp_schema.refused",
+            description="Messages refused or reported, by JSON-RPC code, direction and method.",
+        )
+        self.bridged = meter.create_counter(
+            "mcp_schema.bridge.messages",
+            description="Messages a bridge carried or refused, by direction and outcome.",
+        )
+        self.shares = meter.create_counter(
+            "mcp_schema.shares", description="Share requests per table, granted or refused."
+        )
+        self.broker = meter.create_counter(
+            "mcp_schema.broker.calls", description="Broker round trips, by operation and outcome."
+        )
+
+    def declare(self, *, tools: Collection[str] = (), prompts: Collection[str] = ()) -> None:
+        """Names a server declares, recorded as they are from now on (the
+        set only grows, by what servers declare, never by what peers send)."""
+        self.tools = self.tools | frozenset(tools)
+        self.prompts = self.prompts | frozenset(prompts)
+
+    @property
+    def active(self) -> bool:
+        """Whether anything is recorded: providers were given, or an SDK is
+        behind the global ones (the API's proxies record nothing)."""
+        if self._explicit:
+            return True
+        from opentelemetry import metrics, trace
+
+        proxy_tracer = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+        # The API has no public name for its proxy meter provider.
+        proxy_meter = type(metrics.get_meter_provider()).__name__ == "_ProxyMeterProvider"
+        return not (proxy_tracer and proxy_meter)
+
+    # -- one operation ---------------------------------------------------------------------
+
+    def _attributes(
+        self,
+        method: str,
+        request_id: str | int | None,
+        version: str | None,
+        era: str | None,
+        params: Mapping[str, Any] | None,
+        transport: Transport,
+    ) -> tuple[dict[str, Any], str]:
+        """The span's attributes, and its name (``{method} {target}``)."""
+        recorded = method_value(method)
+        attributes: dict[str, Any] = {"mcp.method.name": recorded, "network.transport": transport}
+        if transport != "pipe":
+            attributes["network.protocol.name"] = "http"
+        if request_id is not None:
+            attributes["jsonrpc.request.id"] = str(request_id)[:MAX_VALUE]
+        if (recorded_version := _version(version)) is not None:
+            attributes["mcp.protocol.version"] = recorded_version
+        if era is not None:
+            attributes["mcp_schema.era"] = _word(era)
+        name = recorded
+        target = None if params is None else params.get("name")
+        if recorded == "tools/call":
+            attributes["gen_ai.operation.name"] = "execute_tool"
+            attributes["gen_ai.tool.name"] = name_ = named(target, self.tools)
+            name = f"{recorded} {name_}"
+            if self.record_content and params is not None and "arguments" in params:
+                attributes["gen_ai.tool.call.arguments"] = _json(params["arguments"])
+        elif recorded in _PROMPT_METHODS:
+            attributes["gen_ai.prompt.name"] = name_ = named(target, self.prompts)
+            name = f"{recorded} {name_}"
+        elif recorded in _RESOURCE_METHODS and self.resource_uris and params is not None:
+            uri = params.get("uri")
+            if isinstance(uri, str):
+                attributes["mcp.resource.uri"] = uri[:2048]
+        return attributes, name
+
+    def server_operation(
+        self,
+        method: str,
+        *,
+        request_id: str | int | None = None,
+        version: str | None = None,
+        era: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        transport: Transport = "tcp",
+        client: tuple[str, int] | None = None,
+        session: str | None = None,
+        session_bound: bool = False,
+    ) -> Operation:
+        """A server span for a received message, parented by the context of
+        its ``params._meta`` (over the HTTP ``headers``'), ended by the caller.
+
+        ``session``: the handshake-era session id, recorded as it is only
+        when the session is bound to an authenticated principal
+        (``session_bound``), else hashed: a raw id is a capability."""
+        from opentelemetry.trace import SpanKind
+
+        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        if client is not None:
+            attributes["client.address"], attributes["client.port"] = client
+        if session is not None:
+            attributes["mcp.session.id"] = session if session_bound else _hashed(session)
+        meta = None if params is None else params.get("_meta")
+        parent = extract(meta if isinstance(meta, Mapping) else None, headers)
+        span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes)
+        return Operation(span, self.server_duration, attributes)
+
+    def client_operation(
+        self,
+        method: str,
+        *,
+        request_id: str | int | None = None,
+        version: str | None = None,
+        era: str | None = None,
+        params: Mapping[str, Any] | None = None,
+        server: tuple[str, int] | None = None,
+        transport: Transport = "tcp",
+        parent: Any = None,
+    ) -> Operation:
+        """A client span for a message sent (the caller injects its context
+        into the message, `mcp_schema.telemetry.propagation.inject`)."""
+        from opentelemetry.trace import SpanKind
+
+        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        if server is not None:
+            attributes["server.address"], attributes["server.port"] = server
+        span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
+        return Operation(span, self.client_duration, attributes)
+
+    def session_ended(self, seconds: float, version: str | None, transport: Transport) -> None:
+        """A handshake-era session (or a stdio child) that lived ``seconds`` ended."""
+        attributes: dict[str, str] = {"network.transport": transport}
+        if (recorded := _version(version)) is not None:
+            attributes["mcp.protocol.version"] = recorded
+        self.session_duration.record(seconds, attributes)
+
+    # -- what no peer counts ---------------------------------------------------------------
+
+    def count_refused(self, code: int, direction: str, method: object = None) -> None:
+        """A message refused or reported (``direction``: ``received`` or ``sent``)."""
+        self.refused.add(
+            1,
+            {
+                "rpc.response.status_code": code_value(code),
+                "mcp_schema.direction": _word(direction),
+                "mcp.method.name": method_value(method),
+            },
+        )
+
+    def count_bridged(self, direction: str, outcome: str) -> None:
+        """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""
+        self.bridged.add(
+            1, {"mcp_schema.direction": _word(direction), "mcp_schema.outcome": _word(outcome)}
+        )
+
+    def count_share(self, table: str, granted: bool) -> None:
+        """A share of ``table`` asked for."""
+        self.shares.add(
+            1,
+            {
+                "mcp_schema.table": _word(table),
+                "mcp_schema.outcome": "granted" if granted else "refused",
+            },
+        )
+
+    def count_broker(self, operation: str, outcome: str) -> None:
+        """A broker round trip (``outcome``: ``ok``, ``timeout``, ``error``)."""
+        self.broker.add(
+            1, {"mcp_schema.operation": _word(operation), "mcp_schema.outcome": _word(outcome)}
+        )
+
+
+def _hashed(session: str) -> str:
+    # A one-way digest names the session across spans without handing out
+    # the id, which anyone holding it could use (ids are 128-bit random).
+    return hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+def _json(value: object) -> str:
+    import json
+
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    return text[:4096]
