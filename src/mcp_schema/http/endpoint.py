@@ -80,6 +80,7 @@ from mcp_schema.errors import (
 from mcp_schema.http.admission import Admission
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.caller import Caller
+from mcp_schema.http.endpoint_args import check_bounds, gate_of
 from mcp_schema.http.gate import Gate
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
@@ -117,30 +118,6 @@ AsyncHandler = Callable[[ServerSession, Event], Awaitable[None] | None]
 """An ``async def`` handler, or one that returns an awaitable for some events
 (None for the others): what it returns is awaited as a task
 (`mcp_schema.http.answers`)."""
-
-
-def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) -> None:
-    check(value, kinds, name)
-    if not value > 0:  # type: ignore[operator]
-        raise ValueError(f"{name} must be positive, not {value!r}")
-
-
-def _gate(access: object) -> Gate | None:
-    if access is not None and not isinstance(access, Gate):
-        raise TypeError(f"access must be a Gate (an Access), not {type(access).__name__}")
-    return access
-
-
-def _check_bounds(
-    max_body: int, max_buffer: int, answer_seconds: float, max_waiting: int, replay: int
-) -> None:
-    for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
-        _positive(size, name)
-    _positive(answer_seconds, "answer_seconds", (int, float))
-    _positive(max_waiting, "max_waiting")
-    check(replay, int, "replay")
-    if replay < 0:
-        raise ValueError(f"replay must not be negative, not {replay}")
 
 
 class Endpoint(Posts, Admission):
@@ -242,8 +219,8 @@ class Endpoint(Posts, Admission):
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
-        self.tools, self.access = tools, _gate(access)
-        _check_bounds(max_body, max_buffer, answer_seconds, max_waiting, replay)
+        self.tools, self.access = tools, gate_of(access)
+        check_bounds(max_body, max_buffer, answer_seconds, max_waiting, replay)
         check(tasks, TaskServer, "tasks", none=True)
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
