@@ -72,6 +72,8 @@ http {{
 class Replica:
     address: str  # host:port, as nginx names it
     process: subprocess.Popen[bytes]
+    command: tuple[str, ...] = ()  # how it was started (to start it again)
+    environment: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -121,16 +123,21 @@ def _started(
 
 @contextmanager
 def running(
-    work: Path, replicas: int = 3, port: int | None = None, **env: str
+    work: Path,
+    replicas: int = 3,
+    redis_url: str | None = None,
+    port: int | None = None,
+    **env: str,
 ) -> Iterator[Cluster]:
-    """The cluster, its files under ``work``, nginx on ``port`` (by default a
-    free one), ``env`` added to each replica's environment; every process
-    stopped after."""
+    """The cluster, its files under ``work``, ``env`` added to each replica's
+    environment (on ``redis_url``, else a redis-server of its own), nginx on
+    ``port`` (by default a free one); every process stopped after."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
     with ExitStack() as stack:
-        redis_url = stack.enter_context(redis_server(work))
+        if redis_url is None:
+            redis_url = stack.enter_context(redis_server(work))
         started = []
         for i in range(replicas):
             own = _free_port()
@@ -140,7 +147,8 @@ def running(
             log = work / f"replica-{i}.log"
             environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
             process = _started(stack, command, own, f"replica {i}", log, **environment)
-            started.append(Replica(f"127.0.0.1:{own}", process))
+            kept = tuple(environment.items())
+            started.append(Replica(f"127.0.0.1:{own}", process, tuple(command), kept))
         port = port or _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)
         # Workers run as the master's user: as root, nginx would drop to nobody,

@@ -16,9 +16,9 @@ import httpx
 import pytest
 
 from mcp_schema.auth import Introspector, JwtVerifier
-from mcp_schema.gateway.asgi import GatewayApp
 from mcp_schema.gateway.auth_options import add_auth_arguments, resource_server_of
 from mcp_schema.gateway.command import GatewayError, precheck_of
+from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.http.precheck import Precheck
 from tests.auth.test_hostile_tokens import HOSTILE
 from tests.auth.tokens import ISSUER, RESOURCE, claims, resource_server, sign
@@ -123,7 +123,7 @@ def test_auth_options_that_cannot_work_stop_the_gateway(argv: tuple[str, ...], e
 
 
 def test_a_stdio_gateway_session_is_its_principals_alone() -> None:
-    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
     from tests.gateway.test_gateway import serving
     from tests.gateway.test_stdio import EXAMPLE
     from tests.http.test_forward import HEADERS, INIT

@@ -369,7 +369,7 @@ def test_a_forwarded_request_carries_the_caller_and_never_the_token() -> None:
 
 
 def test_a_caller_survives_the_wire() -> None:
-    from mcp_schema.http.forward_wire import caller_of, caller_wire
+    from mcp_schema.http.caller_wire import caller_of, caller_wire
 
     assert caller_of(caller_wire(Caller("p", "192.0.2.1"))) == Caller("p", "192.0.2.1")
     malformed: object

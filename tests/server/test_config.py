@@ -49,6 +49,8 @@ KEY = "the shared key of every replica of 32 bytes"
             "MCP_AUTH_RESOURCE: resource must",
         ),
         ({"MCP_TRUSTED_PROXIES": "10.0.0.0/8, nginx"}, "MCP_TRUSTED_PROXIES: "),
+        ({"MCP_REDIS_COMMAND_TIMEOUT": "0"}, "MCP_REDIS_COMMAND_TIMEOUT: '0' is no positive"),
+        ({"MCP_REDIS_CONNECT_TIMEOUT": "inf"}, "MCP_REDIS_CONNECT_TIMEOUT: 'inf' is no positive"),
     ],
 )
 def test_a_setting_that_cannot_work_stops_the_start_with_one_line(
@@ -75,6 +77,14 @@ def test_arguments_rule_over_the_environment_and_lists_are_comma_separated() -> 
     assert config.allowed_hosts == ("a.example", "b.example")
     rotating = Config.read({"MCP_STATE_KEY": f"{KEY}-new,{KEY}"})
     assert len(rotating.keys.key_ids) == 2
+
+
+def test_redis_is_bounded_by_default_and_as_configured() -> None:
+    config = Config.read({})
+    assert (config.redis_connect_timeout, config.redis_command_timeout) == (1.0, 0.5)
+    env = {"MCP_REDIS_CONNECT_TIMEOUT": "2", "MCP_REDIS_COMMAND_TIMEOUT": "0.25"}
+    config = Config.read(env, redis_command_timeout=0.75)
+    assert (config.redis_connect_timeout, config.redis_command_timeout) == (2.0, 0.75)
 
 
 def test_an_unknown_setting_is_the_callers_mistake() -> None:

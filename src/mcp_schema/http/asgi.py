@@ -119,6 +119,21 @@ class App:
             if isinstance(read, Response):
                 return await send_response(send, read)
             body = read
+        return await self.answer(method, received, body, receive, send, caller)
+
+    async def answer(
+        self,
+        method: str,
+        received: dict[str, str],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        caller: Caller,
+    ) -> None:
+        """A request the front door let through, sent by ``caller``, whose body
+        was read already (at most the endpoint's ``max_body``: a front door in
+        front read it, as the gateway does before it hands a request to its
+        bridge), answered."""
         endpoint = self.endpoint
         response = await endpoint._prechecked_async(method, received, body, caller)
         stream = response.stream

@@ -90,6 +90,8 @@ def build(
     auth_resource: str | None = None,
     auth_scopes: str | Collection[str] | None = None,
     trusted_proxies: str | Collection[str] | None = None,
+    redis_connect_timeout: float | None = None,
+    redis_command_timeout: float | None = None,
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
@@ -104,6 +106,8 @@ def build(
         allowed_hosts=allowed_hosts,
         lease_seconds=lease_seconds,
         drain_seconds=drain_seconds,
+        redis_connect_timeout=redis_connect_timeout,
+        redis_command_timeout=redis_command_timeout,
         auth_issuer=auth_issuer,
         auth_resource=auth_resource,
         auth_scopes=auth_scopes,
@@ -129,7 +133,7 @@ def build(
         allowed_origins=allowed_origins,
         sessions=sessions,
         subscriptions=listens,
-        request_state=StateSealer(config.keys),
+        request_state=StateSealer(config.keys, claims=broker),
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
@@ -158,7 +162,11 @@ def _shared(config: Config) -> tuple[Broker, BrokerSessions | None]:
     from mcp_schema.http.shared_sessions import BrokerSessions
     from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
 
-    broker = RedisBroker.from_url(config.redis_url)
+    broker = RedisBroker.from_url(
+        config.redis_url,
+        connect_timeout=config.redis_connect_timeout,
+        command_timeout=config.redis_command_timeout,
+    )
     return broker, BrokerSessions(broker)
 
 
@@ -167,7 +175,11 @@ def _task_store(config: Config) -> TaskStore | None:
     if config.redis_url:
         from mcp_schema.tasks.redis_store import RedisTaskStore
 
-        return RedisTaskStore(config.redis_url)
+        return RedisTaskStore(
+            config.redis_url,
+            connect_timeout=config.redis_connect_timeout,
+            command_timeout=config.redis_command_timeout,
+        )
     if config.tasks_db:
         from mcp_schema.tasks.sqlite_store import SqliteTaskStore
 

@@ -25,6 +25,9 @@ and its principal is the caller's everywhere. One without the other, or
 without the extra, is a `ConfigError`. ``MCP_TRUSTED_PROXIES`` names the
 proxies (addresses, networks, ``*``) whose ``X-Forwarded-For`` gives the
 client's address (`mcp_schema.http.proxies`).
+With Redis, two more bound every call to it (`mcp_schema.redis_calls`):
+``redis_connect_timeout`` (``MCP_REDIS_CONNECT_TIMEOUT``, 1 s) and
+``redis_command_timeout`` (``MCP_REDIS_COMMAND_TIMEOUT``, 0.5 s).
 
 Lists are comma-separated in the environment. A configuration that cannot
 work is a `ConfigError`, one line naming the setting and what to do, which
@@ -64,7 +67,13 @@ _ENV = {
     "auth_resource": "MCP_AUTH_RESOURCE",
     "auth_scopes": "MCP_AUTH_SCOPES",
     "trusted_proxies": "MCP_TRUSTED_PROXIES",
+    "redis_connect_timeout": "MCP_REDIS_CONNECT_TIMEOUT",
+    "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
 }
+
+# The redis extra's defaults, repeated: this module imports without it.
+_REDIS_CONNECT_TIMEOUT = 1.0
+_REDIS_COMMAND_TIMEOUT = 0.5
 
 
 class ConfigError(SystemExit):
@@ -102,6 +111,9 @@ class Config:
         required = RequiredScopes(always=self.auth_scopes)
         return ResourceServer(resource=resource, issuer=issuer, required=required)
 
+    redis_connect_timeout: float = _REDIS_CONNECT_TIMEOUT
+    redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
+
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, **given: Any) -> Config:
         """The settings ``given`` (None: unset), else those of ``env``
@@ -138,6 +150,16 @@ class Config:
             auth=_auth(setting("auth_issuer"), setting("auth_resource")),
             auth_scopes=_names(setting("auth_scopes")) or (),
             trusted_proxies=_proxies(setting("trusted_proxies")),
+            redis_connect_timeout=_seconds(
+                setting("redis_connect_timeout"),
+                "MCP_REDIS_CONNECT_TIMEOUT",
+                _REDIS_CONNECT_TIMEOUT,
+            ),
+            redis_command_timeout=_seconds(
+                setting("redis_command_timeout"),
+                "MCP_REDIS_COMMAND_TIMEOUT",
+                _REDIS_COMMAND_TIMEOUT,
+            ),
         )
 
 
