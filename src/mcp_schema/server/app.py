@@ -114,10 +114,7 @@ def build(
         trusted_proxies=trusted_proxies,
     )
     broker, sessions = _shared(config)
-    auth = endpoint.pop("auth", None) or config.auth_server()
-    access = endpoint.pop("access", server.access)
-    if auth is not None and access is not None:
-        access.protected_by(auth)  # its step-up challenges name this server's metadata
+    auth, access = _authorization(server, config, endpoint)
     tasks = TaskServer(_task_store(config), lease_seconds=config.lease_seconds)
     capabilities = server.capabilities
     listens = Refreshing(server.tools, supported=supported_by(capabilities) | {TASKS})
@@ -153,6 +150,17 @@ def build(
 
         inner = ClusterApp(app)
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
+
+
+def _authorization(server: Server, config: Config, endpoint: dict[str, Any]) -> tuple[Any, Any]:
+    """The resource server (given, or of ``MCP_AUTH_*``) and the access
+    rules (given, or the server's), the latter protected by the former: its
+    step-up challenges name this server's metadata."""
+    auth = endpoint.pop("auth", None) or config.auth_server()
+    access = endpoint.pop("access", server.access)
+    if auth is not None and access is not None:
+        access.protected_by(auth)
+    return auth, access
 
 
 def _shared(config: Config) -> tuple[Broker, BrokerSessions | None]:
