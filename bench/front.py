@@ -15,6 +15,10 @@ order, so the machine's drift falls on all alike); every figure is the
 median over the rounds of one run:
 
 * the bare ASGI app and the minimal `Endpoint` app of ``bench.front_apps``,
+  and that app with a `ResourceServer` (``authorized app``: each request
+  with the next of 1,000 RS256-2048 JWT access tokens, ``bench.front_tokens``;
+  its cache of verified tokens holds them all after the warm-up, as it would
+  for a thousand clients sending theirs again and again),
   the official SDK server (``bench.http_reference``) and
   ``examples/http_server.py`` without Redis (``example (direct)``);
 * in front of that example, sharing its core: ``python -m mcp_schema
@@ -49,6 +53,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from bench import front_tokens
 from bench.gateway import Hop, nginx
 from bench.http import (
     HTTP,
@@ -73,6 +78,7 @@ EXAMPLE = ["--app-dir", str(ROOT / "examples"), "http_server:app"]
 SERVERS = {
     "bare app": ["bench.front_apps:bare"],
     "minimal app": ["bench.front_apps:minimal"],
+    "authorized app": ["bench.front_apps:authorized"],  # minimal, taking bearer tokens
     "official server": ["bench.http_reference:app"],
     "example (direct)": EXAMPLE,  # a server row, and the gateway rows' upstream alone
 }
@@ -82,6 +88,7 @@ TARGETS = [
     ("minimal / official req/s", "minimal app", "official server", "rps", 3.5, True),
     ("minimal p99 / official p99", "minimal app", "official server", "p99_ms", 1 / 3, False),
     ("example / minimal req/s", "example (direct)", "minimal app", "rps", 0.85, True),
+    ("authorized / minimal req/s", "authorized app", "minimal app", "rps", 0.80, True),
     ("gateway monitor / direct req/s", "gateway monitor", "example (direct)", "rps", 0.50, True),
     ("gateway enforce / direct req/s", "gateway enforce", "example (direct)", "rps", 0.45, True),
     ("nginx / direct req/s (reference)", "nginx", "example (direct)", "rps", 0.0, True),
@@ -92,6 +99,7 @@ WRK_SCRIPT = """\
 wrk.method = "POST"
 wrk.body = [==[{body}]==]
 {headers}
+{tokens}
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format("BENCH %d %d %.1f %.1f %d %d\\n", summary.requests,
@@ -133,9 +141,22 @@ def missing() -> list[str]:
     return [tool for tool in ("wrk", "nginx", "taskset") if shutil.which(tool) is None]
 
 
-def wrk_script(work: Path) -> Path:
+# Each request names the next token of the rotation (``bench.front_tokens``).
+ROTATION = """\
+tokens = {{{tokens}}}
+local turn = 0
+function request()
+  turn = turn % #tokens + 1
+  wrk.headers["Authorization"] = "Bearer " .. tokens[turn]
+  return wrk.format()
+end
+"""
+
+
+def wrk_script(work: Path, tokens: list[str] | None = None) -> Path:
     """The Lua script sending ``bench.http``'s stateless call (wrk adds ``Host``
-    with the port, as the official server requires, and ``Content-Length``)."""
+    with the port, as the official server requires, and ``Content-Length``);
+    with ``tokens``, one of them in each request's ``Authorization``, in turn."""
     body, mcp_headers = stateless_call()
     headers = {
         "Content-Type": "application/json",
@@ -143,9 +164,10 @@ def wrk_script(work: Path) -> Path:
         **mcp_headers,
     }
     lines = "\n".join(f'wrk.headers["{k}"] = "{v}"' for k, v in headers.items())
-    script = work / "call.lua"
+    script = work / ("authorized.lua" if tokens else "call.lua")
     data = json.dumps(body, separators=(",", ":"))
-    script.write_text(WRK_SCRIPT.format(body=data, headers=lines))
+    rotation = ROTATION.format(tokens=",".join(f'"{t}"' for t in tokens)) if tokens else ""
+    script.write_text(WRK_SCRIPT.format(body=data, headers=lines, tokens=rotation))
     return script
 
 
@@ -188,18 +210,21 @@ def _busy_seconds(core: str) -> float:
     return (user + nice + system + steal) / os.sysconf("SC_CLK_TCK")
 
 
-async def _answer(port: int) -> tuple[int, dict[str, str], bytes]:
+async def _answer(port: int, token: str | None) -> tuple[int, dict[str, str], bytes]:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    body, headers = stateless_call()
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
     try:
-        writer.write(_request(port, *stateless_call()))
+        writer.write(_request(port, body, headers))
         return await asyncio.wait_for(_response(reader), 10)
     finally:
         writer.close()
 
 
-def check(name: str, port: int) -> None:
+def check(name: str, port: int, token: str | None = None) -> None:
     """Refuse to time a row that does not answer the call with a JSON result."""
-    status, headers, body = asyncio.run(_answer(port))
+    status, headers, body = asyncio.run(_answer(port, token))
     json_answer = headers.get("content-type", "").startswith("application/json")
     if status != 200 or not json_answer or b'"result"' not in body or b'"isError":true' in body:
         raise RuntimeError(f"{name}: not a JSON result: {status} {headers} {body[:200]!r}")
@@ -215,9 +240,11 @@ def pinned(core: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def rows(work: Path) -> Iterator[dict[str, tuple[int, list[int]]]]:
-    """Every row's server, started and listening: name -> (port, its pids on the server core)."""
+def rows(work: Path, jwks: Path) -> Iterator[dict[str, tuple[int, list[int]]]]:
+    """Every row's server, started and listening: name -> (port, its pids on the server core);
+    the authorized app's keys in ``jwks``."""
     env = {k: v for k, v in os.environ.items() if k != "MCP_REDIS_URL"}  # the example alone
+    env["BENCH_AUTH_JWKS"] = str(jwks)
     with contextlib.ExitStack() as stack:
         found: dict[str, tuple[int, list[int]]] = {}
         for name, target in SERVERS.items():
@@ -252,17 +279,19 @@ def measure(seconds: int = SECONDS, rounds: int = ROUNDS) -> dict[str, Any]:
     samples: dict[str, list[Sample]] = {}
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-front-")))
-        script = wrk_script(work)
-        servers = stack.enter_context(rows(work))
+        jwks, tokens = front_tokens.make(work)
+        plain, authorized = wrk_script(work), wrk_script(work, tokens)
+        scripts = {"authorized app": authorized}
+        servers = stack.enter_context(rows(work, jwks))
         for name, (port, pids) in servers.items():
-            check(name, port)
-            wrk(port, script, WARM_UP, pids)
+            check(name, port, tokens[0] if name in scripts else None)
+            wrk(port, scripts.get(name, plain), WARM_UP, pids)  # every token verified once
             samples[name] = []
         names = list(servers)
         for turn in range(rounds):
             for name in names[turn % len(names) :] + names[: turn % len(names)]:
                 port, pids = servers[name]
-                samples[name].append(wrk(port, script, seconds, pids))
+                samples[name].append(wrk(port, scripts.get(name, plain), seconds, pids))
         reports = {mode: _lines(work / f"{mode}.jsonl") for mode in ("monitor", "enforce")}
     return {
         "rows": {name: _median(s) for name, s in samples.items()},

@@ -20,8 +20,13 @@ Configured from the environment (``docs/guide/remote-server.md``):
 set in Redis, any replica serves any request), ``MCP_STATE_KEY`` (every
 replica's), ``MCP_TASKS_DB`` (tasks in SQLite without Redis),
 ``MCP_TASK_LEASE_SECONDS``, ``MCP_VERSIONS`` (comma-separated; unset: every
-version the package knows), ``MCP_ALLOWED_HOSTS``. One that cannot work
-stops it with one line."""
+version the package knows), ``MCP_ALLOWED_HOSTS``. ``MCP_AUTH_ISSUER`` (the
+authorization server's issuer URL) with ``MCP_AUTH_RESOURCE`` (this server's
+canonical resource URI, ``https://mcp.example.com/mcp``) turn authorization
+on: every request needs a JWT access token of that issuer for that resource
+(``docs/guide/authorization.md``); ``MCP_TRUSTED_PROXIES`` names the proxies
+whose ``X-Forwarded-For`` gives the client's address. Without them it runs
+with no token asked. One setting that cannot work stops it with one line."""
 
 import asyncio
 

@@ -11,9 +11,10 @@ handler reads the same fields, as models of the request's version.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -44,6 +45,9 @@ from mcp_schema.versions import (
     protocol,
     version_of,
 )
+
+if TYPE_CHECKING:
+    from mcp_schema.http.caller import Caller
 
 __all__ = [
     "LOGGING_LEVELS",
@@ -89,6 +93,10 @@ class RequestContext:
 
     ``client_capabilities`` and ``client_info`` are the ``ClientCapabilities``
     and ``Implementation`` models of the request's protocol version.
+    ``caller``: who sent the request, as the HTTP front door established it
+    (`mcp_schema.http.Caller`: the principal, the verified token's
+    `mcp_schema.auth.Principal` and the client's address); None where no
+    front door says (stdio, a context read from a bare request).
     """
 
     method: str
@@ -98,6 +106,7 @@ class RequestContext:
     client_info: McpModel | None
     log_level: LoggingLevel | None
     progress_token: str | int | None
+    caller: Caller | None = None
 
     @classmethod
     def from_request(cls, request: BaseModel) -> RequestContext:
@@ -142,15 +151,17 @@ class RequestContext:
         )
 
     @classmethod
-    def of_stateless(cls, request: BaseModel) -> RequestContext:
+    def of_stateless(cls, request: BaseModel, caller: Caller | None = None) -> RequestContext:
         """`from_request` of a request the codec decoded: its ``_meta`` is typed
-        already (a ``RequestMetaObject``), so nothing is validated again."""
+        already (a ``RequestMetaObject``), so nothing is validated again;
+        ``caller``: who sent it."""
         params = getattr(request, "params", None)
         meta = getattr(params, "meta", None)
         capabilities = getattr(meta, "client_capabilities", None)
         method, request_id = getattr(request, "method", None), getattr(request, "id", None)
         if not isinstance(capabilities, McpModel) or not isinstance(method, str):
-            return cls.from_request(request)  # not a typed stateless-era request
+            read = cls.from_request(request)  # not a typed stateless-era request
+            return read if caller is None else dataclasses.replace(read, caller=caller)
         assert isinstance(request_id, (str, int))  # the codec read a request's id
         return cls(
             method=method,
@@ -160,13 +171,19 @@ class RequestContext:
             client_info=meta.client_info,  # type: ignore[union-attr]
             log_level=meta.log_level,  # type: ignore[union-attr]
             progress_token=meta.progress_token,  # type: ignore[union-attr]
+            caller=caller,
         )
 
     def of(
-        self, request: BaseModel, request_id: str | int, log_level: LoggingLevel | None
+        self,
+        request: BaseModel,
+        request_id: str | int,
+        log_level: LoggingLevel | None,
+        caller: Caller | None = None,
     ) -> RequestContext:
         """The context of another handshake-era ``request`` of the session this
-        context opened (`from_session` of its ``initialize``), read once."""
+        context opened (`from_session` of its ``initialize``), read once;
+        ``caller``: who sent this one."""
         meta = getattr(getattr(request, "params", None), "meta", None)
         return RequestContext(
             method=getattr(request, "method", self.method),
@@ -176,6 +193,7 @@ class RequestContext:
             client_info=self.client_info,
             log_level=log_level,
             progress_token=getattr(meta, "progress_token", None),
+            caller=caller,
         )
 
     @classmethod

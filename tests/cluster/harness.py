@@ -57,6 +57,7 @@ http {{
             proxy_pass http://replicas;
             proxy_http_version 1.1;
             proxy_set_header Host $http_host;
+            proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
             proxy_set_header Connection "";
             proxy_buffering off;
             proxy_read_timeout 60s;
@@ -122,11 +123,15 @@ def _started(
 
 @contextmanager
 def running(
-    work: Path, replicas: int = 3, redis_url: str | None = None, **env: str
+    work: Path,
+    replicas: int = 3,
+    redis_url: str | None = None,
+    port: int | None = None,
+    **env: str,
 ) -> Iterator[Cluster]:
     """The cluster, its files under ``work``, ``env`` added to each replica's
-    environment (on ``redis_url``, else a redis-server of its own); every
-    process stopped after."""
+    environment (on ``redis_url``, else a redis-server of its own), nginx on
+    ``port`` (by default a free one); every process stopped after."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
@@ -135,16 +140,16 @@ def running(
             redis_url = stack.enter_context(redis_server(work))
         started = []
         for i in range(replicas):
-            port = _free_port()
+            own = _free_port()
             command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES)]
-            command += ["http_server:app", "--host", "127.0.0.1", "--port", str(port)]
+            command += ["http_server:app", "--host", "127.0.0.1", "--port", str(own)]
             command += ["--no-access-log", "--timeout-graceful-shutdown", "2"]
             log = work / f"replica-{i}.log"
             environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
-            process = _started(stack, command, port, f"replica {i}", log, **environment)
+            process = _started(stack, command, own, f"replica {i}", log, **environment)
             kept = tuple(environment.items())
-            started.append(Replica(f"127.0.0.1:{port}", process, tuple(command), kept))
-        port = _free_port()
+            started.append(Replica(f"127.0.0.1:{own}", process, tuple(command), kept))
+        port = port or _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)
         # Workers run as the master's user: as root, nginx would drop to nobody,
         # who cannot write the temp paths of a private work directory.

@@ -100,7 +100,9 @@ async def sample(context: Any, params: Any) -> types.CreateMessageResult:
     return types.CreateMessageResult(role="assistant", content=reply, model="stub")
 
 
-async def session(url: str, mode: str) -> dict[str, Any]:
+async def session(url: Any, mode: str) -> dict[str, Any]:
+    """The tools the example serves, called by the SDK client of ``url`` (a
+    URL, or a transport) in ``mode``: what each answered."""
     reported: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:

@@ -4,7 +4,12 @@
 //   node ts_http_client.mjs URL
 //
 // Each step prints `ok   <step>` or `FAIL <step> <why>` on stdout; the exit
-// status is the number of failures.
+// status is the number of failures. With MCP_PEER_CLIENT_ID and
+// MCP_PEER_CLIENT_SECRET (and MCP_PEER_ISSUER, the authorization server it
+// trusts; MCP_PEER_SCOPE, what it asks for: this SDK's client-credentials
+// token request asks only for its own configured scope, not the challenge's)
+// the client gets its tokens itself, by the client-credentials grant (the
+// SDK's ClientCredentialsProvider), once the server's 401 names where.
 import { pathToFileURL } from 'node:url';
 
 const NM = process.env.MCP_PEERS_NODE_MODULES || '/tmp/peers/node/node_modules';
@@ -12,6 +17,7 @@ const load = p => import(pathToFileURL(`${NM}/${p}`).href);
 const SDK = '@modelcontextprotocol/sdk/dist/esm';
 const { Client } = await load(`${SDK}/client/index.js`);
 const { StreamableHTTPClientTransport } = await load(`${SDK}/client/streamableHttp.js`);
+const { ClientCredentialsProvider } = await load(`${SDK}/client/auth-extensions.js`);
 const T = await load(`${SDK}/types.js`);
 
 const url = new URL(process.argv[2]);
@@ -33,9 +39,17 @@ const names = async client => (await client.listTools()).tools.map(t => t.name).
 const BASE = 'echo,divide,count,ask,think,toggle,long_count';
 const TIMEOUT = { timeout: 10000 };
 
+function authProvider() {
+    const clientId = process.env.MCP_PEER_CLIENT_ID;
+    if (!clientId) return undefined;
+    const clientSecret = process.env.MCP_PEER_CLIENT_SECRET;
+    const expectedIssuer = process.env.MCP_PEER_ISSUER;
+    return new ClientCredentialsProvider({ clientId, clientSecret, expectedIssuer, scope: process.env.MCP_PEER_SCOPE });
+}
+
 async function connected(capabilities) {
     const client = new Client({ name: 'ts-http-client', version: '1.0.0' }, { capabilities });
-    await client.connect(new StreamableHTTPClientTransport(url));
+    await client.connect(new StreamableHTTPClientTransport(url, { authProvider: authProvider() }));
     return client;
 }
 

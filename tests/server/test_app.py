@@ -123,3 +123,45 @@ def test_stopping_hands_a_running_task_back_so_it_reads_failed_at_once(tmp_path:
         return {"status": found.status, "message": found.status_message}
 
     assert asyncio.run(test()) == {"status": "failed", "message": WORKER_STOPPED}
+
+
+def test_with_a_resource_server_the_tool_sees_the_verified_caller() -> None:
+    from mcp_schema.http_headers import request_headers
+    from tests.auth.tokens import ISSUER, METADATA_URL, claims, resource_server, sign
+    from tests.tasks.serving import BASE
+
+    server = Server("auth-test")
+
+    @server.tool()
+    def whoami(ctx: Context) -> str:
+        caller = ctx.caller
+        assert caller is not None and caller.verified is not None
+        return json.dumps([ctx.principal, sorted(caller.verified.scopes)])
+
+    @server.tool(scopes=["files:write"])
+    def write() -> str:
+        return "written"
+
+    app = server.asgi(env={}, auth=resource_server())
+    writing = message("tools/call", {"name": "write", "arguments": {}})
+    reader = {"authorization": f"Bearer {sign(claims(scope='files:read'))}"}
+    stepped = asyncio.run(
+        app.endpoint.handle_async(
+            "POST",
+            "/mcp",
+            {**BASE, **request_headers(writing), **reader},
+            json.dumps(writing).encode(),
+        )
+    )
+    challenge = stepped.header("www-authenticate") or ""
+    assert stepped.status == 403 and f'resource_metadata="{METADATA_URL}"' in challenge
+    call = message("tools/call", {"name": "whoami", "arguments": {}})
+    refused = asyncio.run(post(app.endpoint, call))
+    assert refused["error"]["code"] < 0  # no token: the 401's JSON-RPC error
+    token = sign(claims(sub="alice", scope="files:read mcp"))
+    answer = asyncio.run(post(app.endpoint, call, authorization=f"Bearer {token}"))
+    said = json.loads(answer["result"]["content"][0]["text"])
+    assert said == [
+        json.dumps([ISSUER, "sub", "alice"], separators=(",", ":")),
+        ["files:read", "mcp"],
+    ]

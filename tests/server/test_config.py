@@ -35,6 +35,20 @@ KEY = "the shared key of every replica of 32 bytes"
         ({"MCP_TASKS_DB": "/no/such/directory/tasks.db"}, "MCP_TASKS_DB: no directory for"),
         ({"MCP_TASK_LEASE_SECONDS": "-1"}, "MCP_TASK_LEASE_SECONDS: '-1' is no positive number"),
         ({"MCP_DRAIN_SECONDS": "soon"}, "MCP_DRAIN_SECONDS: 'soon' is no positive number"),
+        ({"MCP_AUTH_ISSUER": "https://auth.example"}, "MCP_AUTH_RESOURCE: not set"),
+        ({"MCP_AUTH_RESOURCE": "https://mcp.example/mcp"}, "MCP_AUTH_ISSUER: not set"),
+        (
+            {
+                "MCP_AUTH_ISSUER": "http://auth.example",
+                "MCP_AUTH_RESOURCE": "https://m.example/mcp",
+            },
+            "MCP_AUTH_ISSUER: the issuer must be https",
+        ),
+        (
+            {"MCP_AUTH_ISSUER": "https://auth.example", "MCP_AUTH_RESOURCE": "https://M.example/"},
+            "MCP_AUTH_RESOURCE: resource must",
+        ),
+        ({"MCP_TRUSTED_PROXIES": "10.0.0.0/8, nginx"}, "MCP_TRUSTED_PROXIES: "),
         ({"MCP_REDIS_COMMAND_TIMEOUT": "0"}, "MCP_REDIS_COMMAND_TIMEOUT: '0' is no positive"),
         ({"MCP_REDIS_CONNECT_TIMEOUT": "inf"}, "MCP_REDIS_CONNECT_TIMEOUT: 'inf' is no positive"),
         ({"MCP_SHARES": "sessions=10,rooms=2"}, "MCP_SHARES: 'rooms' is no table (known: "),
@@ -101,3 +115,18 @@ def test_shares_and_the_idle_time_of_sessions_reach_every_table() -> None:
     assert app.endpoint.tasks is not None and app.endpoint.tasks.share.per_key == 2
     assert app.endpoint._answers.share.per_key == 5
     assert Config.read({}, shares={"forwards": 9}).shares == {"forwards": 9}
+
+
+def test_authorization_is_on_with_an_issuer_and_a_resource() -> None:
+    assert Config.read({}).auth_server() is None
+    env = {
+        "MCP_AUTH_ISSUER": "https://auth.example",
+        "MCP_AUTH_RESOURCE": "https://mcp.example/mcp",
+        "MCP_AUTH_SCOPES": "mcp, files:read",
+        "MCP_TRUSTED_PROXIES": "10.0.0.0/8,127.0.0.1",
+    }
+    config = Config.read(env)
+    made = config.auth_server()
+    assert made is not None and made.metadata.resource == "https://mcp.example/mcp"
+    assert made.required.always == frozenset({"mcp", "files:read"})
+    assert config.trusted_proxies == ("10.0.0.0/8", "127.0.0.1")

@@ -27,7 +27,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
 from mcp_schema._args import check, strings
-from mcp_schema.auth.bearer import bearer_token
+from mcp_schema.auth.bearer import bearer_credentials, checked_token
 from mcp_schema.auth.cache import CACHED, VerifiedTokens
 from mcp_schema.auth.challenge import insufficient_scope, unauthorized
 from mcp_schema.auth.jwt_verifier import JwtVerifier
@@ -127,12 +127,12 @@ class ResourceServer:
         ``Retry-After``) when it could not be checked."""
         url, always = self.metadata.url, self.required.always
         try:
-            token = bearer_token(received.get("authorization"))
+            token = bearer_credentials(received.get("authorization"))
             if token is None:
                 return unauthorized(url, scopes=always, request_id=request_id)
-            principal = self.tokens.get(token)
+            principal = self.tokens.get(token)  # only checked tokens are kept
             if principal is None:
-                principal = await self.verifier.verify(token)
+                principal = await self.verifier.verify(checked_token(token))
                 self.tokens.put(token, principal, self.verifier.cache_seconds)
         except InvalidToken as refused:
             return unauthorized(url, scopes=always, description=str(refused), request_id=request_id)

@@ -3,6 +3,12 @@
 [--allowed-origin URL]... (--upstream URL [--upstream-host NAME] | -- CMD ARGS...)``
 (`add_arguments`, `main`).
 
+With ``--auth-issuer URL --auth-resource URI`` (or their variables) the
+gateway is a resource server of its own (`mcp_schema.gateway.auth_options`):
+its protected resource metadata served, each client's token checked before
+anything is forwarded; ``--trusted-proxy`` names the proxies whose
+``X-Forwarded-For`` gives the client's address.
+
 ``--allowed-host`` and ``--allowed-origin`` (each repeatable) make the
 gateway's `mcp_schema.http.precheck.Precheck`, for both kinds of upstream:
 the ``Host`` names it serves (421 for others; by default, on a loopback
@@ -51,6 +57,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp_schema.errors import McpError, quote
+from mcp_schema.gateway.auth_options import (
+    add_auth_arguments,
+    resource_server_of,
+    trusted_proxies_of,
+)
 from mcp_schema.gateway.child import ChildError
 from mcp_schema.gateway.monitor.exchange import ExchangeValidator
 from mcp_schema.gateway.probe import ProbeError, Served
@@ -87,6 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
+        "[--auth-issuer URL --auth-resource URI [--auth-*]...] [--trusted-proxy ADDR]... "
         "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
         "--upstream-token-file PATH | --pass-authorization] [--upstream-read-timeout SECONDS] "
         "| -- CMD ...)"
@@ -148,6 +160,7 @@ def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="the Host sent upstream (default: the client's, unchanged)",
     )
+    add_auth_arguments(parser)
     parser.add_argument(
         "--upstream-token-env",
         metavar="NAME",
@@ -281,19 +294,29 @@ def _origin(value: str) -> str:
 
 
 def precheck_of(args: argparse.Namespace) -> Precheck | None:
-    """The gateway's precheck from ``--allowed-host`` and ``--allowed-origin``
-    (None: neither given, the app's own default)."""
+    """The gateway's precheck from ``--allowed-host``, ``--allowed-origin``,
+    the ``--auth-*`` options and ``--trusted-proxy``
+    (`mcp_schema.gateway.auth_options`; None: none given, the app's own default)."""
     from mcp_schema.http.precheck import Precheck
 
-    if args.allowed_host is None and not args.allowed_origin:
+    try:
+        auth, proxies = resource_server_of(args), trusted_proxies_of(args)
+    except ValueError as exc:
+        raise GatewayError(str(exc)) from None
+    if args.allowed_host is None and not args.allowed_origin and auth is None and not proxies:
         return None
     hosts = None if args.allowed_host is None else [_host_name(h) for h in args.allowed_host]
     # No body size of its own, as the apps' default: the validator's max_body rules.
-    return Precheck(
-        allowed_hosts=hosts,
-        allowed_origins=[_origin(o) for o in args.allowed_origin],
-        max_body=sys.maxsize,
-    )
+    try:
+        return Precheck(
+            allowed_hosts=hosts,
+            allowed_origins=[_origin(o) for o in args.allowed_origin],
+            max_body=sys.maxsize,
+            auth=auth,
+            trusted_proxies=proxies,
+        )
+    except ValueError as exc:  # a --trusted-proxy that is no address
+        raise GatewayError(str(exc)) from None
 
 
 def _seconds(value: str) -> float:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 import types
 from collections.abc import Awaitable, Callable, Collection, Generator, MutableMapping
 from typing import Any
@@ -258,12 +259,18 @@ class Leaving:
 
 
 async def send_stream(
-    response: Response, receive: Receive, send: Send, keepalive: float = KEEPALIVE_SECONDS
+    response: Response,
+    receive: Receive,
+    send: Send,
+    keepalive: float = KEEPALIVE_SECONDS,
+    ends_at: float | None = None,
 ) -> None:
     """``response``'s stream, written as it fills: each wake-up sends what
     waits, in one chunk; an event stream idle for ``keepalive`` seconds gets
-    an SSE comment. The client leaving, or the connection breaking under a
-    send, abandons the stream (`Stream.abandon`: its request is cancelled)."""
+    an SSE comment. The client leaving, the connection breaking under a
+    send, or ``ends_at`` passing (seconds since the epoch: when the token
+    the request came with expires) abandons the stream (`Stream.abandon`:
+    its request is cancelled, a listen ends)."""
     stream = response.stream
     assert stream is not None
     ready = asyncio.Event()
@@ -280,14 +287,20 @@ async def send_stream(
                 break
             if ready.is_set():
                 continue  # more came while that was sent
+            wait = keepalive if ends_at is None else min(keepalive, ends_at - time.time())
+            if wait <= 0:  # the token expired: the client must come back with another
+                stream.abandon()
+                break
             woken = asyncio.ensure_future(ready.wait())
             finished, _ = await asyncio.wait(
-                {woken, left}, timeout=keepalive, return_when=asyncio.FIRST_COMPLETED
+                {woken, left}, timeout=wait, return_when=asyncio.FIRST_COMPLETED
             )
             woken.cancel()
             if left in finished:
                 stream.abandon()
                 return
+            if not finished and wait < keepalive:
+                continue  # woken for the token's expiry, not for a keep-alive
             if not finished and stream.media == "text/event-stream":
                 await send_body(send, KEEPALIVE, more=True)
         await send_body(send, b"")

@@ -56,7 +56,6 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint import Endpoint
-from mcp_schema.http.entry import caller_of
 from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
@@ -100,23 +99,18 @@ class App:
         # The headers read into one dict and the precheck made once, before the
         # body: the endpoint's own steps of `Endpoint.handle`.
         received = received_headers(scope["headers"])
-        endpoint = self.endpoint
-        early = endpoint.precheck_received(method, scope["path"], received, scope.get("server"))
-        if early is not None:
-            return await send_response(send, early)
-        caller = caller_of(scope.get("client"), received, endpoint.principal)  # once, here
-        return await self.serve(method, received, receive, send, caller)
+        admitted = await self.endpoint.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):
+            return await send_response(send, admitted)
+        return await self.serve(method, received, receive, send, admitted)
 
     async def serve(
-        self,
-        method: str,
-        received: dict[str, str],
-        receive: Receive,
-        send: Send,
-        caller: Caller | None = None,
+        self, method: str, received: dict[str, str], receive: Receive, send: Send, caller: Caller
     ) -> None:
-        """A request the precheck let through (here, or on the replica that
-        forwarded it: `mcp_schema.http.forward`): its body read, answered."""
+        """A request the front door let through (`Endpoint.admit`: here, or on
+        the replica that forwarded it, `mcp_schema.http.forward`), sent by
+        ``caller``: its body read, answered. A stream ends when the caller's
+        token expires."""
         body = b""
         if method == "POST":
             read = await read_body(receive, self.endpoint.max_body, self.body_seconds)
@@ -134,11 +128,12 @@ class App:
         body: bytes,
         receive: Receive,
         send: Send,
-        caller: Caller | None = None,
+        caller: Caller,
     ) -> None:
-        """A request the precheck let through whose body was read already (at
-        most the endpoint's ``max_body``: a front door in front read it, as
-        the gateway does before it hands a request to its bridge), answered."""
+        """A request the front door let through, sent by ``caller``, whose body
+        was read already (at most the endpoint's ``max_body``: a front door in
+        front read it, as the gateway does before it hands a request to its
+        bridge), answered."""
         endpoint = self.endpoint
         response = await endpoint._prechecked_async(method, received, body, caller)
         stream = response.stream
@@ -149,7 +144,7 @@ class App:
         endpoint.rules.with_cors(received, response)  # adds the CORS headers, in place
         if response.stream is None:
             return await send_response(send, response)
-        return await send_stream(response, receive, send, self.keepalive)
+        return await send_stream(response, receive, send, self.keepalive, caller.expires_at)
 
     async def start(self) -> None:
         """The lifespan's startup: the relay starts."""

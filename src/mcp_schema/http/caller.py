@@ -12,9 +12,18 @@ A caller never holds a token.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["ANONYMOUS", "Caller"]
+if TYPE_CHECKING:
+    from mcp_schema.auth.principal import Principal
+
+__all__ = ["ANONYMOUS", "SCOPE_KEY", "Caller", "caller_in", "principal_in"]
+
+SCOPE_KEY = "mcp_schema.caller"
+"""Where a front door that hands a request on as ASGI (the gateway to its
+bridges) puts the `Caller` it admitted, in the request's scope."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,11 +32,20 @@ class Caller:
 
     * ``principal``: the verified identity (`mcp_schema.auth.Principal.name`,
       or what an `Endpoint`'s ``principal`` hook names), None without one;
-    * ``address``: the client's IP address, None where the server does not say.
+    * ``address``: the client's IP address, None where the server does not say;
+    * ``verified``: the verified token's `mcp_schema.auth.Principal` (its
+      scopes and expiry, for per-tool checks), None without authorization.
     """
 
     principal: str | None = None
     address: str | None = None
+    verified: Principal | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def expires_at(self) -> float | None:
+        """When the token expires (seconds since the epoch), None when it
+        does not say or there is none: what the caller's streams end at."""
+        return None if self.verified is None else self.verified.expires_at
 
     @property
     def key(self) -> str:
@@ -40,3 +58,15 @@ class Caller:
 
 ANONYMOUS = Caller()
 """A caller with neither principal nor address (a sans-IO call that names none)."""
+
+
+def caller_in(scope: Mapping[str, Any]) -> Caller | None:
+    """The `Caller` a front door put in an ASGI ``scope`` (`SCOPE_KEY`), or None."""
+    found = scope.get(SCOPE_KEY)
+    return found if isinstance(found, Caller) else None
+
+
+def principal_in(scope: Mapping[str, Any]) -> str | None:
+    """The principal of the `Caller` in ``scope`` (`caller_in`), or None."""
+    caller = caller_in(scope)
+    return None if caller is None else caller.principal

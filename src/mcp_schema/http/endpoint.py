@@ -65,7 +65,7 @@ loop) at a time.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -77,12 +77,14 @@ from mcp_schema._args import check, strings
 from mcp_schema.errors import (
     InternalError,
 )
+from mcp_schema.http.admission import Admission
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, WAITING, Answers
 from mcp_schema.http.caller import Caller
-from mcp_schema.http.entry import caller_of
+from mcp_schema.http.endpoint_args import check_bounds, gate_of
 from mcp_schema.http.gate import Gate
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
+from mcp_schema.http.proxies import TrustedProxies
 from mcp_schema.http.resume import ResumableStream
 from mcp_schema.http.routing import route
 from mcp_schema.http.rules import refusal
@@ -102,6 +104,11 @@ from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
+if TYPE_CHECKING:
+    from mcp_schema.auth.server import ResourceServer
+
+_UNCHECKED = "Internal error: the token is checked by Endpoint.handle_async (or the ASGI app)"
+
 __all__ = ["ANSWER_SECONDS", "MAX_BODY", "MAX_WAITING", "AsyncHandler", "Endpoint", "Handler"]
 
 
@@ -114,19 +121,7 @@ AsyncHandler = Callable[[ServerSession, Event], Awaitable[None] | None]
 (`mcp_schema.http.answers`)."""
 
 
-def _positive(value: object, name: str, kinds: type | tuple[type, ...] = int) -> None:
-    check(value, kinds, name)
-    if not value > 0:  # type: ignore[operator]
-        raise ValueError(f"{name} must be positive, not {value!r}")
-
-
-def _gate(access: object) -> Gate | None:
-    if access is not None and not isinstance(access, Gate):
-        raise TypeError(f"access must be a Gate (an Access), not {type(access).__name__}")
-    return access
-
-
-class Endpoint(Posts):
+class Endpoint(Posts, Admission):
     """The MCP endpoint at ``path``, serving ``handler`` in both eras.
 
     * ``info``, ``capabilities``, ``instructions``, ``versions``,
@@ -161,6 +156,15 @@ class Endpoint(Posts):
     * ``request_state``: the `mcp_schema.request_state.StateSealer` a stateless-era
       ``ask`` is sealed with (its retry then completes on any replica holding the keys),
       bound to the user ``principal(headers)`` names (lower-case names; default None).
+      That principal is the caller's everywhere: sealed ``requestState``, tasks,
+      listens, and handshake-era sessions (bound at ``initialize``: another
+      principal's request or DELETE in one is 404).
+    * ``auth``: the `mcp_schema.auth.ResourceServer` checking each request's
+      bearer token (`admit`; then the token's principal is the caller's, and
+      ``principal`` is not given); its metadata is served beside the endpoint.
+    * ``trusted_proxies``: the peers (addresses, networks, ``"*"``) whose
+      ``Forwarded``/``X-Forwarded-For`` name the client's address
+      (`mcp_schema.http.proxies`).
     * ``subscriptions``: the open ``subscriptions/listen`` streams, each a
       response of its own (`mcp_schema.http.listen`); by default honoring
       what ``capabilities`` declare (`mcp_schema.subscriptions.supported_by`).
@@ -213,17 +217,14 @@ class Endpoint(Posts):
         principal: Callable[[Mapping[str, str]], str | None] | None = None,
         tasks: TaskServer | None = None,
         tools: Callable[[], Iterable[Any]] | None = None,
+        auth: ResourceServer | None = None,
+        trusted_proxies: Collection[str] | TrustedProxies = (),
         access: Gate | None = None,
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
-        self.tools, self.access = tools, _gate(access)
-        for name, size in (("max_body", max_body), ("max_buffer", max_buffer)):
-            _positive(size, name)
-        _positive(answer_seconds, "answer_seconds", (int, float))
-        check(replay, int, "replay")
-        if replay < 0:
-            raise ValueError(f"replay must not be negative, not {replay}")
+        self.tools, self.access = tools, gate_of(access)
+        check_bounds(max_body, max_buffer, answer_seconds, max_waiting, replay)
         check(tasks, TaskServer, "tasks", none=True)
         check(session_options, Mapping, "session_options", none=True)
         named = strings(versions, "versions", none=True)
@@ -243,6 +244,9 @@ class Endpoint(Posts):
             cors=cors,
             max_body=max_body,
             sessions=bool(self.handshake),
+            auth=auth,
+            principal=principal,
+            trusted_proxies=trusted_proxies,
         )
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
@@ -304,40 +308,7 @@ class Endpoint(Posts):
         """Stateless-era requests whose answer is awaited now."""
         return self._answers.waiting
 
-    # -- HTTP -----------------------------------------------------------------------------
-
-    def precheck(
-        self, method: str, path: str, headers: Headers, server: object = None
-    ) -> Response | None:
-        """The refusal of a request that needs no body to refuse, or None:
-        an adapter calls it before reading the body (``server``: the ASGI
-        scope's, for the loopback ``Host`` rule of `Precheck`)."""
-        return self.precheck_received(method, path, received_headers(headers), server)
-
-    def precheck_received(
-        self, method: str, path: str, received: dict[str, str], server: object = None
-    ) -> Response | None:
-        """`precheck` of headers read already (`received_headers`)."""
-        return self.rules.with_cors(received, self._precheck(method, path, received, server))
-
-    def _precheck(
-        self, method: str, path: str, received: dict[str, str], server: object = None
-    ) -> Response | None:
-        early = self.rules._check(method, path, received, server)
-        if early is not None or method not in ("GET", "DELETE"):
-            return early
-        live = self._live(received)
-        return live if isinstance(live, Response) else None
-
-    def _live(self, received: Mapping[str, str]) -> LiveSession | Response:
-        """The live session a GET or DELETE names, or its refusal."""
-        session_id = received.get("mcp-session-id")
-        if session_id is None or not self.handshake:
-            return self.rules.not_allowed("no session named")
-        live = self.sessions.get(session_id)
-        if live is None:
-            return refusal(404, "Not Found: no such session (unknown or terminated)")
-        return live
+    # -- HTTP (the front door: `mcp_schema.http.admission`) -------------------------------
 
     def handle(
         self,
@@ -345,25 +316,40 @@ class Endpoint(Posts):
         path: str,
         headers: Headers,
         body: bytes = b"",
-        *,
         caller: Caller | None = None,
     ) -> Response:
-        """The response to one HTTP request (the adapter drains its stream, if any);
-        ``caller``: who sent it (by default whom the ``principal`` hook names)."""
+        """The response to one HTTP request (the adapter drains its stream, if
+        any). ``caller``: who sent it, as a front door established it; by
+        default the ``principal`` hook's. With ``auth``, a token is checked
+        only where waiting is possible (`handle_async`, `admit`): without a
+        ``caller`` the request is refused, -32603."""
         received = received_headers(headers)  # once: every later check reads this dict
-        early = self._precheck(method, path, received)
-        response = early or self._prechecked(method, received, body, caller)
-        self.rules.with_cors(received, response)  # adds the CORS headers, in place
+        response = self.rules.with_cors(
+            received, self._handle(method, path, received, body, caller)
+        )
+        assert response is not None
         return response
 
+    def _handle(
+        self, method: str, path: str, received: dict[str, str], body: bytes, caller: Caller | None
+    ) -> Response:
+        if caller is None:
+            if self.rules.auth is not None:
+                return refusal(500, InternalError(_UNCHECKED))
+            caller = self.rules.caller_of(received)
+        early = self._precheck(method, path, received, None, caller)
+        if early is not None:
+            return early
+        return self._prechecked(method, received, body, caller)
+
     def _prechecked(
-        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller
     ) -> Response:
         """`handle` once `_precheck` let the request through (the adapter's path:
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
-            return self._other(method, received)
-        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
+            return self._other(method, received, caller)
+        opened = self._opened(received, body, caller)
         if isinstance(opened, Response):
             return opened
         denied = self._admitted_now(opened)
@@ -372,7 +358,7 @@ class Endpoint(Posts):
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange
-        gated = self._gated()
+        gated = self._gated(caller)
         try:
             for event in exchange.events:
                 if denied is not None and self._deny(exchange.live, event, denied):
@@ -404,25 +390,34 @@ class Endpoint(Posts):
         path: str,
         headers: Headers,
         body: bytes = b"",
-        *,
         caller: Caller | None = None,
     ) -> Response:
         """`handle`, waiting for the task store where the request needs it
-        (``tasks/*``, a call a handler answered with a task)."""
+        (``tasks/*``, a call a handler answered with a task), and for the token
+        check (`admit`) when no ``caller`` is given."""
         received = received_headers(headers)
-        early = self._precheck(method, path, received)
-        response = early or await self._prechecked_async(method, received, body, caller)
+        if caller is None:
+            admitted = await self.admit(method, path, received, {})
+            if isinstance(admitted, Response):
+                return admitted
+            caller = admitted
+        else:
+            response = self._precheck(method, path, received, None, caller)
+            if response is not None:
+                self.rules.with_cors(received, response)
+                return response
+        response = await self._prechecked_async(method, received, body, caller)
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
     async def _prechecked_async(
-        self, method: str, received: dict[str, str], body: bytes, caller: Caller | None = None
+        self, method: str, received: dict[str, str], body: bytes, caller: Caller
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
         tasks = self.tasks
         if method != "POST" or (tasks is None and self.access is None):
             return self._prechecked(method, received, body, caller)
-        opened = self._opened(received, body, caller or caller_of(None, received, self.principal))
+        opened = self._opened(received, body, caller)
         if isinstance(opened, Response):
             return opened
         denied = await self._admitted(opened)
@@ -432,7 +427,7 @@ class Endpoint(Posts):
         if isinstance(exchange, Response):
             return exchange
         live = exchange.live
-        gated = self._gated()
+        gated = self._gated(caller)
         try:
             for event in exchange.events:
                 if denied is not None and self._deny(live, event, denied):
@@ -457,8 +452,8 @@ class Endpoint(Posts):
             self._ungated(gated)
         return self._done(exchange)
 
-    def _other(self, method: str, received: dict[str, str]) -> Response:
-        live = self._live(received)
+    def _other(self, method: str, received: dict[str, str], caller: Caller) -> Response:
+        live = self._live(received, caller)
         assert isinstance(live, LiveSession) and live.id is not None  # precheck passed
         if method == "DELETE":
             self.sessions.remove(live.id)

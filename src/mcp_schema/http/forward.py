@@ -60,13 +60,15 @@ from mcp_schema.http.adapter import (
     Receive,
     Scope,
     Send,
+    end_to_end,
     read_body,
     send_response,
     serve_lifespan,
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
-from mcp_schema.http.entry import address_of
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.caller_wire import UNFORWARDED, caller_wire
 from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
@@ -161,14 +163,15 @@ class ClusterApp(Holding):
         named = dict(scope["headers"]).get(b"mcp-session-id")
         if named is not None and self.sessions.get(named.decode("latin-1")) is None:
             session_id = named.decode("latin-1")
-            # Prechecked here, where the client's connection is: the holder
-            # serves it with no address of its own (no loopback ``Host`` rule).
+            # Admitted here, where the client's connection is (its token, its
+            # address): the holder serves the caller it is told, with no
+            # address of its own (no loopback ``Host`` rule) and no token.
             received = received_headers(scope["headers"])
-            early = self.app.endpoint.rules.check(
-                scope["method"], scope["path"], received, scope.get("server")
+            admitted = await self.app.endpoint.rules.admit(
+                scope["method"], scope["path"], received, scope
             )
-            if early is not None:
-                return await send_response(send, early)
+            if isinstance(admitted, Response):
+                return await send_response(send, admitted)
             body = b""
             if scope["method"] == "POST":  # read first: a refusal names the request
                 read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
@@ -184,7 +187,7 @@ class ClusterApp(Holding):
             except BrokerError as exc:
                 return await send_response(send, refusal(503, exc, request_id_of(body)))
             if holder is not None and holder != self.sessions.replica:
-                return await self._forward(holder, session_id, scope, body, receive, send)
+                return await self._forward(holder, session_id, scope, body, admitted, send, receive)
             receive = _replaying(body, receive)
         kept: list[bytes] = []
         await self.app(scope, self._kept(receive, kept), self._flushing(send, kept))
@@ -214,8 +217,9 @@ class ClusterApp(Holding):
         session_id: str,
         scope: Scope,
         body: bytes,
-        receive: Receive,
+        caller: Caller,
         send: Send,
+        receive: Receive,
     ) -> None:
         forward_id = secrets.token_urlsafe(16)
         request_id = request_id_of(body) if body else None
@@ -224,9 +228,9 @@ class ClusterApp(Holding):
             "f": forward_id,
             "method": scope["method"],
             "path": scope["path"],
-            "headers": wire(list(scope["headers"])),
-            "a": address_of(scope.get("client")),  # the holder counts shares by it
-            "i": request_id,
+            "headers": wire(end_to_end(list(scope["headers"]), UNFORWARDED)),
+            "caller": caller_wire(caller),
+            "i": request_id,  # a refusal by the holder names the request
         }
         try:
             async with self.broker.subscribe(
@@ -235,7 +239,7 @@ class ClusterApp(Holding):
                 if not await self._publish(inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
-                        scope["method"], scope["path"], scope["headers"], body
+                        scope["method"], scope["path"], scope["headers"], body, caller
                     )
                     return await send_response(send, answer)
                 for i, chunk in enumerate(parts := chunks(body, self._room)):

@@ -12,9 +12,10 @@ from collections.abc import Awaitable
 from typing import Any
 
 from mcp_schema.broker import Broker, BrokerError
-from mcp_schema.http.adapter import Message, Scope, Send, send_response
+from mcp_schema.http.adapter import Message, Receive, Scope, Send, send_response
 from mcp_schema.http.asgi import App
-from mcp_schema.http.entry import address_of, caller_of
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.caller_wire import caller_of
 from mcp_schema.http.forward_wire import EVERY, chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal, too_many
@@ -154,13 +155,13 @@ class Holding:
         """Start serving a forwarded request (registered at once: its body
         chunks are the next messages)."""
         method, path = header.get("method"), header.get("path")
-        headers = texts(header.get("headers"))
-        if not isinstance(method, str) or not isinstance(path, str) or headers is None:
+        headers, caller = texts(header.get("headers")), caller_of(header.get("caller"))
+        if not (isinstance(method, str) and isinstance(path, str)) or headers is None:
             return None  # not a request of ours: nobody to answer
+        if caller is None:
+            return None
         send = self._replier(reply(forward_id))
-        address = header.get("a")
-        client = (address, 0) if address_of((address,)) is not None else None
-        key = caller_of(client, received_headers(headers), self.app.endpoint.principal).key
+        key = caller.key  # the caller the forwarding replica admitted
         if not self.share.acquire(key):
             request_id = header.get("i")
             if not isinstance(request_id, (str, int)) or isinstance(request_id, bool):
@@ -180,13 +181,13 @@ class Holding:
             "path": path,
             "query_string": b"",
             "headers": headers,
-            "client": client,
+            "client": None if caller.address is None else (caller.address, 0),
             "server": None,
         }
-        self._spawn(self._serve(forward_id, forwarded, scope, send, key))
+        self._spawn(self._serve(forward_id, forwarded, scope, caller, send))
 
     async def _serve(
-        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send, key: str
+        self, forward_id: str, forwarded: _Forwarded, scope: Scope, caller: Caller, send: Send
     ) -> None:
         async def receive() -> Message:
             wait = None if forwarded.body_done else self.timeout
@@ -200,10 +201,19 @@ class Holding:
             return {"type": "http.request", "body": chunk, "more_body": more}
 
         try:
-            await self._quietly(self.app(scope, receive, self._flushing(send)))
+            await self._quietly(self._admitted(scope, caller, receive, self._flushing(send)))
         finally:
             del self._forwards[forward_id]
-            self.share.release(key)
+            self.share.release(caller.key)
+
+    async def _admitted(self, scope: Scope, caller: Caller, receive: Receive, send: Send) -> None:
+        """A request the forwarding replica admitted, from ``caller``: the
+        session it names must be theirs, then this replica's app serves it."""
+        received, method = received_headers(scope["headers"]), scope["method"]
+        refused = self.app.endpoint.bound(method, received, caller)
+        if refused is not None:
+            return await send_response(send, refused)
+        await self.app.serve(method, received, receive, send, caller)
 
     @staticmethod
     async def _quietly(work: Awaitable[None]) -> None:

@@ -23,11 +23,14 @@ While the endpoint runs the handler of a request its gate admitted,
 where no gate ran, tells the two apart by it).
 
 The principal comes from one place, `current_principal`: the verified
-`mcp_schema.auth.Principal` the front door sets in `VERIFIED` around the
-endpoint's call (the context is copied to the tasks a handler starts, so
-the server layer's listings read the same one). *Merge point*: the front
-door's token check (`mcp_schema.auth.ResourceServer.authenticate`) sets
-it; until that is wired, a caller (a test fixture) sets it.
+`mcp_schema.auth.Principal` of the request's `mcp_schema.http.Caller`,
+which the front door (`mcp_schema.http.precheck.Precheck.admit`, the
+token checked by `mcp_schema.auth.ResourceServer.authenticate`) built;
+the endpoint gives it to the gate and sets it in `VERIFIED` around its
+handlers (the context is copied to the tasks a handler starts, so the
+server layer's listings read the same one). A front door outside the
+package's (a framework's middleware) may set `VERIFIED` itself around its
+call of the endpoint: the door then takes that principal as the caller's.
 """
 
 from __future__ import annotations

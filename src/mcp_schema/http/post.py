@@ -8,7 +8,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable, Iterable, Mapping
 from contextvars import Token
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 # The codec's own stages, private to it: the endpoint parses a body once, by
 # the one strict parse, and reads the era and the id there by the codec's
@@ -24,9 +24,9 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.http.answers import Answers
-from mcp_schema.http.caller import Caller
+from mcp_schema.http.caller import ANONYMOUS, Caller
 from mcp_schema.http.era import era_of
-from mcp_schema.http.gate import ADMITTED, Gate, Verdict, current_principal
+from mcp_schema.http.gate import ADMITTED, VERIFIED, Gate, Verdict
 from mcp_schema.http.listen import LISTEN, open_listen
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
@@ -46,6 +46,9 @@ from mcp_schema.session import (
 )
 from mcp_schema.shares import RETRY_AFTER, SHARE_EXCEEDED, ShareExceededError
 from mcp_schema.subscriptions import Subscriptions
+
+if TYPE_CHECKING:
+    from mcp_schema.auth.principal import Principal
 
 __all__ = ["Exchange", "Opened", "Posts", "brought_by", "request_id_of"]
 
@@ -73,6 +76,8 @@ class Opened(NamedTuple):
     value: Any
     media: Media
     opening: bool
+    caller: Caller
+    """Who sent it, as the front door established it."""
 
 
 class Exchange(NamedTuple):
@@ -106,14 +111,17 @@ class Posts:
     handshake: tuple[str, ...]
     sessions: SessionStore
     subscriptions: Subscriptions
-    principal: Callable[[Mapping[str, str]], str | None] | None
     tools: Callable[[], Iterable[Any]] | None
     access: Gate | None
     _answers: Answers
     _built: dict[str, ServerSession]
 
-    def _session(self, era: str, caller: Caller | None = None) -> ServerSession:
-        return self._built[era]._like(None if caller is None else caller.principal)
+    def _session(self, era: str, caller: Caller) -> ServerSession:
+        """A new session of ``era``, bound to ``caller``'s principal: a
+        stateless-era request's, or a handshake-era one's from ``initialize`` on."""
+        session = self._built[era]._like(caller.principal)
+        session.caller = caller
+        return session
 
     def _replays(self, live: LiveSession) -> Replays:
         if live.replays is None:
@@ -153,19 +161,22 @@ class Posts:
             if not isinstance(named, str) or named not in self.stateless:
                 return self._unsupported(named, value, headers)
             live = LiveSession(None, self._session("stateless", caller), caller.key)
-            return Opened(live, headers, body, value, media, False)
+            return Opened(live, headers, body, value, media, False, caller)
         if not self.handshake:
             return self._unsupported(named, value)
         if value.get("method") == "initialize":
-            live = LiveSession(secrets.token_urlsafe(32), self._session("handshake"), caller.key)
-            return Opened(live, headers, body, value, media, True)
+            session = self._session("handshake", caller)
+            live = LiveSession(secrets.token_urlsafe(32), session, caller.key)
+            return Opened(live, headers, body, value, media, True, caller)
         session_id = headers.get("mcp-session-id")
         if session_id is None:
             return refusal(400, "Bad Request: Mcp-Session-Id header is required", _id_of(value))
         found = self.sessions.get(session_id)
-        if found is None:
+        if found is None or found.server.principal != caller.principal:
+            # Another principal's session is no session of this caller's: the
+            # same 404 as an unknown one, so its existence is not told either.
             return refusal(404, "Not Found: no such session (unknown or terminated)", _id_of(value))
-        return Opened(found, headers, body, value, media, False)
+        return Opened(found, headers, body, value, media, False, caller)
 
     # -- the gate (mcp_schema.http.gate) -----------------------------------------------------
 
@@ -173,28 +184,33 @@ class Posts:
         """The gate's verdict on ``opened``, nothing awaited (`Endpoint.handle`)."""
         if self.access is None:
             return None
-        return self.access.admit_now(current_principal(), opened.value)
+        return self.access.admit_now(opened.caller.verified, opened.value)
 
     async def _admitted(self, opened: Opened) -> Verdict:
         """The gate's verdict on ``opened``; a 404 when its session ended meanwhile."""
         if self.access is None:
             return None
-        verdict = await self.access.admit(current_principal(), opened.value)
+        verdict = await self.access.admit(opened.caller.verified, opened.value)
         live = opened.live
         if live.id is not None and not opened.opening and self.sessions.get(live.id) is not live:
             message = "Not Found: no such session (unknown or terminated)"
             return refusal(404, message, _id_of(opened.value))
         return verdict
 
-    def _gated(self) -> Token[bool] | None:
-        """Mark the handlers run from now on as behind the gate (`ADMITTED`);
-        the token to reset it with, or None without a gate."""
-        return None if self.access is None else ADMITTED.set(True)
+    def _gated(self, caller: Caller) -> tuple[Token[bool] | None, Token[Principal | None]]:
+        """Mark the handlers run from now on as behind the gate (`ADMITTED`,
+        with a gate) and as serving ``caller``'s verified principal
+        (`VERIFIED`: the front door's, which the tasks they start copy);
+        the tokens to reset them with."""
+        admitted = None if self.access is None else ADMITTED.set(True)
+        return admitted, VERIFIED.set(caller.verified)
 
     @staticmethod
-    def _ungated(token: Token[bool] | None) -> None:
-        if token is not None:
-            ADMITTED.reset(token)
+    def _ungated(tokens: tuple[Token[bool] | None, Token[Principal | None]]) -> None:
+        admitted, verified = tokens
+        VERIFIED.reset(verified)
+        if admitted is not None:
+            ADMITTED.reset(admitted)
 
     @staticmethod
     def _deny(live: LiveSession, event: Event, error: McpError) -> bool:
@@ -240,6 +256,7 @@ class Posts:
         value: Any,
         media: Media,
         opening: bool = False,
+        caller: Caller = ANONYMOUS,
     ) -> Response | Exchange:
         """The body read by ``live``'s session, and the stream of its answer:
         what is left is to run its events (`handle`, `handle_async`), then
@@ -260,6 +277,7 @@ class Posts:
         # The body and its headers, in one pass. The session's private entry
         # after its parse: `_post` parsed the body already (to tell its era), by
         # the same strict parse, and a second parse would only repeat it.
+        server.caller = caller  # this request's, in the contexts the session reads now
         was, live.holding = live.holding, True  # what it queues waits for its stream
         try:
             tools = None

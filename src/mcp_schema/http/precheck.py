@@ -24,6 +24,21 @@ In order, each a refusal with a JSON-RPC error (but the 404):
    ``Mcp-Session-Id`` (405 without), and for GET an ``Accept`` admitting an
    event stream (406).
 
+Then `Precheck.admit`, the door every front door awaits instead (it adds
+what needs the connection or waiting):
+
+0. first of all, with ``auth``, a request for the protected resource
+   metadata (RFC 9728, at both well-known paths, with CORS) is answered,
+   and needs no token;
+7. with ``auth`` (a `mcp_schema.auth.ResourceServer`), the bearer token is
+   checked: 401 with a challenge without one or with one refused, 403
+   when it lacks the scopes every request needs (the preflight of step 4
+   needs none). Nothing reaches a handler or an upstream before;
+8. the request's `Caller`, built once: its principal the verified token's
+   (`Principal.name`), else what the ``principal`` hook names from the
+   headers; its address the connection's, or, from a ``trusted_proxies``
+   peer, the one its forwarding headers name (`TrustedProxies`).
+
 These rules are the HTTP layer's: a gateway's monitor and enforce modes
 govern what it does with schema findings, never these.
 """
@@ -32,10 +47,14 @@ from __future__ import annotations
 
 import functools
 import ipaddress
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 from mcp_schema._args import check, strings
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.cors import cors_headers, preflight
+from mcp_schema.http.gate import current_principal
+from mcp_schema.http.proxies import TrustedProxies
 from mcp_schema.http.rules import (
     LOOPBACK_HOSTS,
     _remembered,
@@ -48,7 +67,22 @@ from mcp_schema.http.rules import (
 )
 from mcp_schema.http.stream import Media, Response
 
-__all__ = ["JSON", "MAX_BODY", "SSE", "Precheck", "answer_media", "loopback_server"]
+if TYPE_CHECKING:
+    from mcp_schema.auth.server import ResourceServer
+
+__all__ = [
+    "JSON",
+    "MAX_BODY",
+    "SSE",
+    "Precheck",
+    "PrincipalHook",
+    "answer_media",
+    "loopback_server",
+]
+
+PrincipalHook = Callable[[Mapping[str, str]], "str | None"]
+"""Who a request comes from, by its headers (lower-case names), where no
+token is checked here (a proxy in front authenticated it): None for nobody."""
 
 MAX_BODY = 4 << 20
 """Bytes of a POST body read by default; a longer one is refused with 413."""
@@ -96,16 +130,24 @@ class Precheck:
       ``allowed_origins`` (by default, when there are any).
     * ``max_body``: bytes of a POST body.
     * ``sessions``: whether GET and DELETE (of a handshake-era session) are served.
+    * ``auth``: the `mcp_schema.auth.ResourceServer` that checks each
+      request's token (`admit`); None: no token asked.
+    * ``principal``: the `PrincipalHook`, where there is no ``auth``.
+    * ``trusted_proxies``: the peers whose ``Forwarded`` and
+      ``X-Forwarded-For`` name the client's address (`TrustedProxies`).
     """
 
     __slots__ = (
         "allow",
         "allowed_hosts",
         "allowed_origins",
+        "auth",
         "cors",
         "loopback_origins",
         "max_body",
         "path",
+        "principal",
+        "proxies",
         "sessions",
     )
 
@@ -119,8 +161,25 @@ class Precheck:
         cors: bool | None = None,
         max_body: int = MAX_BODY,
         sessions: bool = True,
+        auth: ResourceServer | None = None,
+        principal: PrincipalHook | None = None,
+        trusted_proxies: Collection[str] | TrustedProxies = (),
     ) -> None:
         check(path, str, "path")
+        if auth is not None and not callable(getattr(auth, "authenticate", None)):
+            raise TypeError(f"auth must be a ResourceServer, not {type(auth).__name__}")
+        if principal is not None and not callable(principal):
+            raise TypeError("principal must be callable or None")
+        if auth is not None and principal is not None:
+            raise ValueError(
+                "give auth or a principal hook, not both: the token names the principal"
+            )
+        self.auth, self.principal = auth, principal
+        self.proxies = (
+            trusted_proxies
+            if isinstance(trusted_proxies, TrustedProxies)
+            else TrustedProxies(trusted_proxies)
+        )
         if not path.startswith("/"):
             raise ValueError(f"path must start with '/', not {path!r:.80}")
         check(loopback_origins, bool, "loopback_origins")
@@ -178,6 +237,41 @@ class Precheck:
             return None
         return self.not_allowed("POST, or GET and DELETE in a session")
 
+    async def admit(
+        self, method: str, path: str, received: Mapping[str, str], scope: Mapping[str, Any]
+    ) -> Caller | Response:
+        """The request's `Caller` when it passes every rule (`check`, then the
+        token with ``auth``), else the refusal to send: see the module.
+        ``scope``: the request's ASGI scope (its ``server`` and ``client``)."""
+        auth = self.auth
+        if auth is not None:
+            metadata = auth.metadata_response(method, path, received)
+            if metadata is not None:
+                return metadata
+        refused = self.check(method, path, received, scope.get("server"))
+        if refused is not None:
+            return refused
+        if auth is None:
+            return self.caller_of(received, scope.get("client"))
+        address = self.proxies.address(scope.get("client"), received)
+        verified = await auth.authenticate(received)
+        if isinstance(verified, Response):
+            self.with_cors(received, verified)  # in place
+            return verified
+        return Caller(verified.name, address, verified)
+
+    def caller_of(self, received: Mapping[str, str], client: object = None) -> Caller:
+        """The `Caller` of a request whose token is not checked here (no
+        ``auth``), with the address of ``client`` (an ASGI scope's): the
+        principal a front door outside verified (a framework's middleware
+        setting `mcp_schema.http.gate.VERIFIED`), else the ``principal`` hook's."""
+        address = self.proxies.address(client, received)
+        verified = current_principal()
+        if verified is not None:
+            return Caller(verified.name, address, verified)
+        hook = self.principal
+        return Caller(None if hook is None else hook(received), address)
+
     def caller(self, received: Mapping[str, str], server: object) -> Response | None:
         """Steps 2 and 3 alone, ``Host`` (421) and ``Origin`` (403): the
         refusal of a request to any route of the door (a health check beside
@@ -205,6 +299,9 @@ class Precheck:
             cors=self.cors,
             max_body=max_body,
             sessions=self.sessions,
+            auth=self.auth,
+            principal=self.principal,
+            trusted_proxies=self.proxies,
         )
 
     def not_allowed(self, why: str) -> Response:

@@ -10,6 +10,11 @@ this layer) made from a `Config` (hand-written runtime module).
   and the listens of every replica fed by one `Relay`: any replica serves
   any request, handshake-era sessions included.
 
+With ``MCP_AUTH_ISSUER`` and ``MCP_AUTH_RESOURCE`` the endpoint's front
+door is a resource server (`mcp_schema.auth.ResourceServer`): the protected
+resource metadata served, every request's token checked, its principal the
+caller's everywhere (`mcp_schema.http.precheck`).
+
 Either way the ``requestState`` of a 2026-07-28 question is sealed under
 ``MCP_STATE_KEY`` (`StateSealer`), the tool set is shared through the broker
 (`mcp_schema.server.toolset`), and the app has ``/healthz`` and ``/readyz``
@@ -80,6 +85,10 @@ def build(
     allowed_hosts: str | Collection[str] | None = None,
     lease_seconds: float | None = None,
     drain_seconds: float | None = None,
+    auth_issuer: str | None = None,
+    auth_resource: str | None = None,
+    auth_scopes: str | Collection[str] | None = None,
+    trusted_proxies: str | Collection[str] | None = None,
     redis_connect_timeout: float | None = None,
     redis_command_timeout: float | None = None,
     shares: str | Mapping[str, int] | None = None,
@@ -87,8 +96,8 @@ def build(
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
-    arguments, else from ``env`` (``os.environ``); ``endpoint``: more
-    `Endpoint` options (``max_body``, ``replay``, ``principal``...)."""
+    arguments, else from ``env`` (``os.environ``); ``endpoint``: more `Endpoint`
+    options (``max_body``, ``replay``, ``principal``, ``auth``: a `ResourceServer`)."""
     config = Config.read(
         env,
         state_key=state_key,
@@ -102,21 +111,14 @@ def build(
         redis_command_timeout=redis_command_timeout,
         shares=shares,
         idle_seconds=idle_seconds,
+        auth_issuer=auth_issuer,
+        auth_resource=auth_resource,
+        auth_scopes=auth_scopes,
+        trusted_proxies=trusted_proxies,
     )
-    broker: Broker = InProcessBroker()
     share = config.shares.get
-    per_key, idle = share("sessions"), config.idle_seconds
-    sessions: SessionStore = MemorySessions(max_per_key=per_key, idle_seconds=idle)
-    if config.redis_url:
-        from mcp_schema.http.shared_sessions import BrokerSessions
-        from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
-
-        broker = RedisBroker.from_url(
-            config.redis_url,
-            connect_timeout=config.redis_connect_timeout,
-            command_timeout=config.redis_command_timeout,
-        )
-        sessions = BrokerSessions(broker, max_per_key=per_key, idle_seconds=idle)
+    broker, sessions = _shared(config)
+    auth, access = _authorization(server, config, endpoint)
     tasks = TaskServer(
         _task_store(config), lease_seconds=config.lease_seconds, max_live_per_key=share("tasks")
     )
@@ -140,7 +142,9 @@ def build(
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
         max_waiting_per_key=share("waiting"),
-        access=endpoint.pop("access", server.access),
+        auth=auth,
+        trusted_proxies=config.trusted_proxies,
+        access=access,
         **endpoint,
     )
     relay = Relay(listens, broker)
@@ -154,6 +158,34 @@ def build(
 
         inner = ClusterApp(app, max_forwards_per_key=share("forwards"))
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
+
+
+def _authorization(server: Server, config: Config, endpoint: dict[str, Any]) -> tuple[Any, Any]:
+    """The resource server (given, or of ``MCP_AUTH_*``) and the access
+    rules (given, or the server's), the latter protected by the former: its
+    step-up challenges name this server's metadata."""
+    auth = endpoint.pop("auth", None) or config.auth_server()
+    access = endpoint.pop("access", server.access)
+    if auth is not None and access is not None:
+        access.protected_by(auth)
+    return auth, access
+
+
+def _shared(config: Config) -> tuple[Broker, SessionStore]:
+    """Redis's broker and the sessions recorded in it, else this process's
+    (each with its share per caller, and its idle time)."""
+    per_key, idle = config.shares.get("sessions"), config.idle_seconds
+    if not config.redis_url:
+        return InProcessBroker(), MemorySessions(max_per_key=per_key, idle_seconds=idle)
+    from mcp_schema.http.shared_sessions import BrokerSessions
+    from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
+
+    broker = RedisBroker.from_url(
+        config.redis_url,
+        connect_timeout=config.redis_connect_timeout,
+        command_timeout=config.redis_command_timeout,
+    )
+    return broker, BrokerSessions(broker, max_per_key=per_key, idle_seconds=idle)
 
 
 def _task_store(config: Config) -> TaskStore | None:
@@ -229,6 +261,8 @@ class ServerApp:
         await self.inner.stop()
         if not isinstance(self.inner, App) and self.endpoint.tasks is not None:
             await self.endpoint.tasks.aclose()  # App.stop closes them; ClusterApp's does not
+        if self.endpoint.rules.auth is not None:
+            await self.endpoint.rules.auth.aclose()  # its HTTP client
         await self.broker.aclose()
 
     async def _hand_back(self) -> None:

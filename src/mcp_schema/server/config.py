@@ -13,8 +13,20 @@ argument           environment                 unset
 ``drain_seconds``  ``MCP_DRAIN_SECONDS``       10 (`DRAIN_SECONDS`)
 ``shares``         ``MCP_SHARES``              a tenth of each table per caller
 ``idle_seconds``   ``MCP_SESSION_IDLE_SECONDS``  1800 (`IDLE_SECONDS`)
+``auth_issuer``    ``MCP_AUTH_ISSUER``         no token asked (with ``auth_resource``)
+``auth_resource``  ``MCP_AUTH_RESOURCE``       its canonical URI, as tokens name it
+``auth_scopes``    ``MCP_AUTH_SCOPES``         the scopes every request needs: none
+``trusted_proxies`` ``MCP_TRUSTED_PROXIES``    none: the connection's address
 =================  ==========================  ======================================
 
+With ``MCP_AUTH_ISSUER`` (the authorization server's issuer URL) and
+``MCP_AUTH_RESOURCE`` (this server's canonical resource URI) the replica is
+a resource server (`mcp_schema.auth.ResourceServer`, the ``auth`` extra):
+every request needs a JWT access token of that issuer for that resource,
+and its principal is the caller's everywhere. One without the other, or
+without the extra, is a `ConfigError`. ``MCP_TRUSTED_PROXIES`` names the
+proxies (addresses, networks, ``*``) whose ``X-Forwarded-For`` gives the
+client's address (`mcp_schema.http.proxies`).
 With Redis, two more bound every call to it (`mcp_schema.redis_calls`):
 ``redis_connect_timeout`` (``MCP_REDIS_CONNECT_TIMEOUT``, 1 s) and
 ``redis_command_timeout`` (``MCP_REDIS_COMMAND_TIMEOUT``, 0.5 s).
@@ -65,6 +77,10 @@ _ENV = {
     "allowed_hosts": "MCP_ALLOWED_HOSTS",
     "lease_seconds": "MCP_TASK_LEASE_SECONDS",
     "drain_seconds": "MCP_DRAIN_SECONDS",
+    "auth_issuer": "MCP_AUTH_ISSUER",
+    "auth_resource": "MCP_AUTH_RESOURCE",
+    "auth_scopes": "MCP_AUTH_SCOPES",
+    "trusted_proxies": "MCP_TRUSTED_PROXIES",
     "redis_connect_timeout": "MCP_REDIS_CONNECT_TIMEOUT",
     "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
     "shares": "MCP_SHARES",
@@ -107,6 +123,21 @@ class Config:
     allowed_hosts: tuple[str, ...] | None
     lease_seconds: float
     drain_seconds: float
+    auth: tuple[str, str] | None = None
+    """The issuer and the resource of `auth_server`, or None: no token asked."""
+    auth_scopes: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
+
+    def auth_server(self) -> Any:
+        """The `mcp_schema.auth.ResourceServer` of `auth`, or None."""
+        if self.auth is None:
+            return None
+        from mcp_schema.auth import RequiredScopes, ResourceServer  # Config checked the extra
+
+        issuer, resource = self.auth
+        required = RequiredScopes(always=self.auth_scopes)
+        return ResourceServer(resource=resource, issuer=issuer, required=required)
+
     redis_connect_timeout: float = _REDIS_CONNECT_TIMEOUT
     redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
     shares: Mapping[str, int] = dataclasses.field(default_factory=dict)
@@ -145,6 +176,9 @@ class Config:
                 setting("lease_seconds"), "MCP_TASK_LEASE_SECONDS", DEFAULT_LEASE_SECONDS
             ),
             drain_seconds=_seconds(setting("drain_seconds"), "MCP_DRAIN_SECONDS", DRAIN_SECONDS),
+            auth=_auth(setting("auth_issuer"), setting("auth_resource")),
+            auth_scopes=_names(setting("auth_scopes")) or (),
+            trusted_proxies=_proxies(setting("trusted_proxies")),
             redis_connect_timeout=_seconds(
                 setting("redis_connect_timeout"),
                 "MCP_REDIS_CONNECT_TIMEOUT",
@@ -183,6 +217,42 @@ def _shares(value: str | Mapping[str, int] | None) -> dict[str, int]:
             raise ConfigError("MCP_SHARES", f"{name}={text[:40]!r}: give a count, 1 to {bound:,}")
         shares[name] = int(text)
     return shares
+
+
+def _auth(issuer: str | None, resource: str | None) -> tuple[str, str] | None:
+    if issuer is None and resource is None:
+        return None
+    if issuer is None or resource is None:
+        missing = "MCP_AUTH_ISSUER" if issuer is None else "MCP_AUTH_RESOURCE"
+        raise ConfigError(
+            missing, "not set: authorization needs the issuer and this server's resource URI"
+        )
+    try:
+        from mcp_schema.auth.urls import canonical_resource, secure_url
+    except ImportError:
+        raise ConfigError(
+            "MCP_AUTH_ISSUER", "needs the auth extra: pip install 'mcp-schema[auth]'"
+        ) from None
+    try:
+        secure_url(issuer, "the issuer")
+    except ValueError as exc:
+        raise ConfigError("MCP_AUTH_ISSUER", str(exc)) from None
+    try:
+        canonical_resource(resource)
+    except ValueError as exc:
+        raise ConfigError("MCP_AUTH_RESOURCE", str(exc)) from None
+    return issuer, resource
+
+
+def _proxies(value: str | Collection[str] | None) -> tuple[str, ...]:
+    named = _names(value) or ()
+    from mcp_schema.http.proxies import TrustedProxies
+
+    try:
+        TrustedProxies(named)
+    except ValueError as exc:
+        raise ConfigError("MCP_TRUSTED_PROXIES", str(exc)) from None
+    return named
 
 
 def _names(value: str | Collection[str] | None) -> tuple[str, ...] | None:

@@ -31,6 +31,7 @@ from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.codec import to_wire
 from mcp_schema.context import LoggingLevel
 from mcp_schema.errors import McpError
+from mcp_schema.http.caller import Caller
 from mcp_schema.server.tools import ToolError
 from mcp_schema.session import RequestReceived, ServerSession
 from mcp_schema.session.events import CapabilityError
@@ -139,6 +140,15 @@ class Context:
         if self.task is not None:
             return self.task.record.principal or None
         return None if self._session is None else self._session.principal
+
+    @property
+    def caller(self) -> Caller | None:
+        """Who sent the call, as the HTTP front door established it: its
+        ``principal`` (the same as `principal`), the client's ``address``,
+        and ``verified``, the token's `mcp_schema.auth.Principal` (its scopes)
+        when the server checks tokens. None for a task's work (its request was
+        answered) and where no front door says (stdio)."""
+        return None if self._request is None else self._request.context.caller
 
     @property
     def request_id(self) -> str | int | None:

@@ -39,6 +39,7 @@ from mcp_schema.subscriptions import LISTEN, Subscriptions, supported_by
 from mcp_schema.versions import protocol
 
 if TYPE_CHECKING:
+    from mcp_schema.http.caller import Caller
     from mcp_schema.telemetry import Telemetry
 
 __all__ = ["PendingTask", "ServerSession"]
@@ -128,6 +129,9 @@ class ServerSession(ServerAnswers, TaskCalls):
         check(tasks, TaskHook, "tasks", none=True)
         self.principal = principal
         """Who the requests come from (the authenticated user), or None."""
+        self.caller: Caller | None = None
+        """Who sent the request being read (`mcp_schema.http.Caller`, set by the
+        HTTP front door before each read), given to its `RequestContext`."""
         self.tasks = tasks
         self._sealer = request_state
         check(info, (BaseModel, Mapping), "info")
@@ -222,11 +226,11 @@ class ServerSession(ServerAnswers, TaskCalls):
             return self._queue(self._result_value(route, {}, version))
         stateless = version in STATELESS
         if stateless:
-            context = RequestContext.of_stateless(message)
+            context = RequestContext.of_stateless(message, self.caller)
         elif self._opening is None:
             raise InvalidRequestError(f"Invalid Request: {method} before initialize")
         else:
-            context = self._opening.of(message, route.id, self._log_level)
+            context = self._opening.of(message, route.id, self._log_level, self.caller)
         if method == "server/discover":
             return self._discovered(route, message)
         needed = SERVED_BY.get(method)  # the route read a str method

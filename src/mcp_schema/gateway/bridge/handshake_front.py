@@ -45,8 +45,10 @@ from mcp_schema.gateway.bridge.shared_listen import SharedListen
 from mcp_schema.gateway.http_upstream import Credentials, exchanged
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http import Endpoint
+from mcp_schema.http.adapter import send_response
 from mcp_schema.http.asgi import App, Receive, Scope, Send
 from mcp_schema.http.binding import Post
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.h1 import Target, UpstreamError
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
@@ -200,6 +202,9 @@ class HandshakeFront:
             path=rules.path,
             allowed_hosts=rules.allowed_hosts,
             allowed_origins=rules.allowed_origins,
+            auth=rules.auth,
+            principal=rules.principal,
+            trusted_proxies=rules.proxies,
             loopback_origins=rules.loopback_origins,
             cors=rules.cors,
             max_body=rules.max_body,
@@ -217,12 +222,22 @@ class HandshakeFront:
         await self.app(scope, receive, send)
 
     async def serve(
-        self, method: str, received: dict[str, str], body: bytes, receive: Receive, send: Send
+        self,
+        method: str,
+        received: dict[str, str],
+        body: bytes,
+        receive: Receive,
+        send: Send,
+        caller: Caller,
     ) -> None:
-        """A request a front door in front prechecked by this front's rules and
-        read (``received``: its headers by lower-case name; ``body``: whole, at
-        most the precheck's ``max_body``), answered without a second look."""
-        await self.app.answer(method, received, body, receive, send)
+        """A request a front door in front admitted by this front's rules (sent
+        by ``caller``) and read (``received``: its headers by lower-case name;
+        ``body``: whole, at most the precheck's ``max_body``), answered without
+        a second look but for its session, which must be the caller's."""
+        refused = self.endpoint.bound(method, received, caller)
+        if refused is not None:
+            return await send_response(send, refused)
+        await self.app.answer(method, received, body, receive, send, caller)
 
     def close(self) -> None:
         """End every session (the gateway is shutting down)."""

@@ -54,6 +54,7 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
 )
 from mcp_schema.http.binding import ClientBinding, Post
+from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
@@ -289,9 +290,10 @@ class HttpBridge(BridgeDriver):
             return
         received = received_headers(scope["headers"])
         method = scope["method"]
-        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
-        if refused is not None:
-            return await send_response(send, refused)
+        admitted = await self.precheck.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):
+            return await send_response(send, admitted)
+        scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the driver's principal
         if method != "POST":  # a session's GET or DELETE: no session is served here
             return await send_response(send, self.precheck.not_allowed("POST alone is served"))
         await self.post(scope, received, receive, send)

@@ -59,6 +59,7 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
+from mcp_schema.http.caller import principal_in
 from mcp_schema.http.rules import code_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
@@ -92,8 +93,10 @@ class BridgeDriver:
     Reports go to ``findings``.
 
     * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
-    * ``principal``: who a request comes from, given its ASGI scope (None: nobody
-      authenticated; every client is then one principal, told apart by capabilities).
+    * ``principal``: who a request comes from, given its ASGI scope; by default
+      the principal of the `Caller` its front door admitted (`caller_in`: the
+      token's, with ``auth``), else None: every client is then one principal,
+      told apart by capabilities.
     * ``max_upstreams``, ``pending``: the bounds.
     """
 
@@ -108,7 +111,7 @@ class BridgeDriver:
     ) -> None:
         self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
-        self.principal = principal or (lambda scope: None)
+        self.principal = principal or principal_in
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None

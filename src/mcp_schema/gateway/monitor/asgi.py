@@ -91,6 +91,7 @@ from mcp_schema.http.adapter import (
     start_message,
     too_large,
 )
+from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.http.era import era_of
 from mcp_schema.http.h1 import Target, UpstreamError
@@ -249,9 +250,10 @@ class GatewayApp:
         method: str = scope["method"]
         headers: list[tuple[bytes, bytes]] = scope["headers"]
         received = received_headers(headers)  # once: the precheck, the era, CORS read it
-        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
-        if refused is not None:
-            return await send_response(send, refused)
+        admitted = await self.precheck.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):  # nothing reaches a bridge or the upstream
+            return await send_response(send, admitted)
+        scope = {**scope, SCOPE_KEY: admitted}
         body, more = b"", False
         if method == "POST":
             read = await read_head(receive, self.validator.max_body, self.body_seconds)
@@ -319,7 +321,7 @@ class GatewayApp:
         if self.back is not None and stateless:
             return self.back.serve(scope, received, body, receive, send)
         assert self.front is not None
-        return self.front.serve(method, received, body, receive, send)
+        return self.front.serve(method, received, body, receive, send, scope[SCOPE_KEY])
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace

@@ -71,8 +71,8 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
+from mcp_schema.http.caller import SCOPE_KEY, principal_in
 from mcp_schema.http.cors import cors_headers
-from mcp_schema.http.entry import caller_of
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.rules import refusal, too_many
@@ -226,19 +226,19 @@ class StdioGatewayApp:
             return None
         received = received_headers(scope["headers"])
         method = scope["method"]
-        refused = self.precheck.check(method, scope["path"], received, scope.get("server"))
-        if refused is not None:
-            return await send_response(send, refused)
+        admitted = await self.precheck.admit(method, scope["path"], received, scope)
+        if isinstance(admitted, Response):
+            return await send_response(send, admitted)
+        scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the bridge's principal
         origin = received.get("origin")
         if self.precheck.cors and origin in self.precheck.allowed_origins:
             assert origin is not None
             send = _with_headers(send, cors_headers(origin))
         if method == "POST":
-            key = caller_of(scope.get("client"), received).key  # the client, once, here
-            return await self._post(scope, received, receive, send, key)
+            return await self._post(scope, received, receive, send, admitted.key)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
-        if link is None:
+        if link is None or link.principal != admitted.principal:  # another's: none of yours
             return await send_response(send, refusal(404, "Not Found: no such session"))
         exchange = self.validator.request(method, received)
         if method == "DELETE":
@@ -286,7 +286,8 @@ class StdioGatewayApp:
             return await self.bridge.serve(scope, received, body, receive, send)
         exchange = self.validator.request("POST", received, body)
         self._reports(exchange.reports)
-        return await self.forward(exchange, body, message, receive, send, stateless, key)
+        principal = principal_in(scope)
+        return await self.forward(exchange, body, message, receive, send, stateless, key, principal)
 
     async def forward(
         self,
@@ -297,10 +298,12 @@ class StdioGatewayApp:
         send: Send,
         stateless: bool,
         key: str | None = None,
+        principal: str | None = None,
     ) -> None:
         """Forward a POST's message (``body``, parsed: ``value``, None when it
         is no JSON object; its ``exchange`` read) to its child: the shared one
-        when ``stateless``, else its session's (``initialize`` makes one)."""
+        when ``stateless``, else its session's (``initialize`` makes one, of
+        ``principal``; another principal's session is 404)."""
         if exchange.refusal is not None and (self.enforce or value is None):
             return await send_response(send, exchange.refusal)  # what cannot be routed is refused
         assert value is not None
@@ -312,12 +315,13 @@ class StdioGatewayApp:
             if isinstance(opened, ShareExceededError):
                 return await send_response(send, too_many(opened, exchange.request_id))
             link, minted = opened, opened.session
+            link.principal = principal
         else:
             named = exchange.session
             if named is None:
                 return await send_response(send, refusal(400, "Bad Request: no Mcp-Session-Id"))
             found = self.sessions.get(named)
-            if found is None:
+            if found is None or found.principal != principal:
                 return await send_response(send, refusal(404, "Not Found: no such session"))
             self._used(named)
             link = found

@@ -63,6 +63,8 @@ class Link:
         self.pending: dict[IdKey, Waiter] = {}
         self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
         self.stream: Waiter | None = None  # the session's GET stream
+        self.principal: str | None = None
+        """Whose session it is (the admitted caller's at ``initialize``)."""
         self.active = monotonic()
         """When either side last said something here (`StdioGatewayApp.round_seconds`)."""
         self._next = 0
