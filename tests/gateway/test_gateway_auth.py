@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,43 +24,46 @@ from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.http.precheck import Precheck
 from tests.auth.test_hostile_tokens import HOSTILE
 from tests.auth.tokens import ISSUER, RESOURCE, claims, resource_server, sign
+from tests.gateway.test_gateway import serving
+from tests.gateway.test_gateway_upstream import ANSWER as UPSTREAM_ANSWER
+from tests.gateway.test_gateway_upstream import recording
 from tests.http.test_authorized_door import call, posted, stateless
 
 UPSTREAM = "http://upstream.invalid/mcp"
-ANSWER = {"jsonrpc": "2.0", "id": 1, "result": {"resultType": "complete", "content": []}}
 
 
-def gateway(seen: list[httpx.Request]) -> GatewayApp:
-    def upstream(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        body = httpx.ByteStream(json.dumps(ANSWER).encode())
-        return httpx.Response(200, headers={"content-type": "application/json"}, stream=body)
-
-    client = httpx.AsyncClient(transport=httpx.MockTransport(upstream))
-    return GatewayApp(UPSTREAM, client=client, precheck=Precheck(auth=resource_server()))
+@contextlib.contextmanager
+def gateway(seen: list[dict[bytes, bytes]]) -> Iterator[GatewayApp]:
+    """The gateway, its own resource server, in front of a real upstream on
+    loopback that keeps the fields of each request it is sent."""
+    with serving(recording(seen)) as upstream:
+        yield GatewayApp(upstream, precheck=Precheck(auth=resource_server()))
 
 
 def test_the_gateway_serves_its_own_metadata() -> None:
-    app = gateway([])
     path = "/.well-known/oauth-protected-resource/mcp"
-    status, _, body = asyncio.run(call(app, {**posted({}, None)[0], "method": "GET", "path": path}))
+    with gateway([]) as app:
+        request = {**posted({}, None)[0], "method": "GET", "path": path}
+        status, _, body = asyncio.run(call(app, request))
     assert status == 200 and json.loads(body)["resource"] == RESOURCE
 
 
 @pytest.mark.parametrize("name", [None, *HOSTILE])
 def test_a_client_without_a_good_token_reaches_no_upstream(name: str | None) -> None:
-    seen: list[httpx.Request] = []
-    app = gateway(seen)
+    seen: list[dict[bytes, bytes]] = []
     bearer = None if name is None else HOSTILE[name]()
-    status, head, _ = asyncio.run(call(app, *stateless(bearer)))
+    with gateway(seen) as app:
+        status, head, _ = asyncio.run(call(app, *stateless(bearer)))
     assert status == 401 and head["www-authenticate"].startswith("Bearer ")
     assert seen == []
 
 
 def test_a_good_token_is_forwarded_and_the_client_is_answered() -> None:
-    seen: list[httpx.Request] = []
-    status, _, body = asyncio.run(call(gateway(seen), *stateless(sign(claims()))))
-    assert status == 200 and json.loads(body) == ANSWER and len(seen) == 1
+    seen: list[dict[bytes, bytes]] = []
+    with gateway(seen) as app:
+        status, _, body = asyncio.run(call(app, *stateless(sign(claims()))))
+    assert status == 200 and json.loads(body) == json.loads(UPSTREAM_ANSWER) and len(seen) == 1
+    assert b"authorization" not in seen[0]  # the client's token stays here
 
 
 def options(*argv: str) -> argparse.Namespace:
