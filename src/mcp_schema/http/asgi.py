@@ -39,6 +39,7 @@ through the protocol (``session.ask``).
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from mcp_schema._args import check
 from mcp_schema.http.adapter import (
@@ -55,16 +56,24 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.endpoint import Endpoint
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
+from mcp_schema.telemetry import telemetry_for
+from mcp_schema.telemetry.addresses import CLIENT, client_of
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["KEEPALIVE_SECONDS", "App", "Message", "Receive", "Scope", "Send"]
 
 
 class App:
     """The ASGI 3 application of ``endpoint``; ``body_seconds``: the time a
-    POST body has to arrive whole (408 after it; None: no bound)."""
+    POST body has to arrive whole (408 after it; None: no bound);
+    ``telemetry``: where its refusals are counted and whose spans name the
+    client's address (None, the default: the endpoint's; False: nowhere)."""
 
     def __init__(
         self,
@@ -73,6 +82,7 @@ class App:
         keepalive: float = KEEPALIVE_SECONDS,
         relay: Relay | None = None,
         body_seconds: float | None = BODY_SECONDS,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"endpoint must be an Endpoint, not {type(endpoint).__name__}")
@@ -86,6 +96,7 @@ class App:
         self.keepalive = float(keepalive)
         self.body_seconds = body_seconds
         self.relay = relay
+        self.telemetry = endpoint.telemetry if telemetry is None else telemetry_for(telemetry)
         if relay is not None and endpoint.tasks is not None:
             relay.carry(endpoint.tasks)
 
@@ -100,6 +111,11 @@ class App:
         received = received_headers(scope["headers"])
         endpoint = self.endpoint
         early = endpoint.precheck_received(method, scope["path"], received, scope.get("server"))
+        telemetry = self.telemetry
+        if telemetry is not None and telemetry.active:
+            if early is not None:
+                count_refusal(telemetry, early)
+            CLIENT.set(client_of(scope))  # this request's task's own context
         if early is not None:
             return await send_response(send, early)
         return await self.serve(method, received, receive, send)
@@ -115,6 +131,7 @@ class App:
             if read is None:
                 return None  # the client left
             if isinstance(read, Response):
+                count_refusal(self.telemetry, read)
                 return await send_response(send, read)
             body = read
         endpoint = self.endpoint

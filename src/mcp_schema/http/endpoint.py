@@ -65,7 +65,7 @@ loop) at a time.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
@@ -79,6 +79,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.gate import Gate
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.resume import ResumableStream
@@ -97,7 +98,11 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["ANSWER_SECONDS", "MAX_BODY", "MAX_WAITING", "AsyncHandler", "Endpoint", "Handler"]
 
@@ -176,6 +181,8 @@ class Endpoint(Posts):
       a missing scope is the 403 step-up challenge, a denial the item's
       unknown error. An async policy is awaited by `handle_async`; `handle`
       denies where it would wait.
+    * ``telemetry``: the sessions' (`mcp_schema.telemetry.telemetry_for`), and
+      where the endpoint's own refusals are counted (`mcp_schema.http.observe`).
 
     `handle` serves an ``async def`` handler where an event loop runs (its
     answer then streams); where none runs it refuses the request -32603.
@@ -208,6 +215,7 @@ class Endpoint(Posts):
         tasks: TaskServer | None = None,
         tools: Callable[[], Iterable[Any]] | None = None,
         access: Gate | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
@@ -242,7 +250,7 @@ class Endpoint(Posts):
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
         self.allowed_origins = self.rules.allowed_origins
-        self.tasks = tasks
+        self.tasks, self.telemetry = tasks, telemetry_for(telemetry)
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
         self._answers = Answers(
             handler, tasks=tasks, answer_seconds=answer_seconds, max_waiting=max_waiting
@@ -258,6 +266,7 @@ class Endpoint(Posts):
                 "handler_version": handler_version,
                 "request_state": request_state,
                 "listens": False,  # a listen is a stream of its own, not the session's
+                "telemetry": False if self.telemetry is None else self.telemetry,
             },
         )
 
@@ -353,9 +362,11 @@ class Endpoint(Posts):
             return self._other(method, received)
         opened = self._opened(received, body)
         if isinstance(opened, Response):
+            count_refusal(self.telemetry, opened)
             return opened
         denied = self._admitted_now(opened)
         if isinstance(denied, Response):
+            count_refusal(self.telemetry, denied, opened.value)
             return denied  # the step-up challenge: the session never read it
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
@@ -408,9 +419,11 @@ class Endpoint(Posts):
             return self._prechecked(method, received, body)
         opened = self._opened(received, body)
         if isinstance(opened, Response):
+            count_refusal(self.telemetry, opened)
             return opened
         denied = await self._admitted(opened)
         if isinstance(denied, Response):
+            count_refusal(self.telemetry, denied, opened.value)
             return denied  # the step-up challenge (or 404): the session never read it
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):

@@ -42,7 +42,7 @@ import json
 import logging
 import secrets
 from collections.abc import Awaitable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jiter
 
@@ -63,11 +63,16 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
+from mcp_schema.telemetry import telemetry_for
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
 
@@ -142,7 +147,8 @@ class ClusterApp:
     """The ASGI application of ``app``, whose endpoint keeps its sessions in
     a `BrokerSessions`: see the module. Its lifespan starts and stops the
     listening, the rewriting of records, and ``app``'s own (an ASGI server
-    runs it: uvicorn does by default)."""
+    runs it: uvicorn does by default). ``telemetry``: where the refusals
+    made here are counted (None, the default: ``app``'s; False: nowhere)."""
 
     def __init__(
         self,
@@ -151,6 +157,7 @@ class ClusterApp:
         timeout: float = FORWARD_TIMEOUT,
         idle: float | None = None,
         max_forwards: int = MAX_FORWARDS,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(app, App):
             raise TypeError(f"app must be an App, not {type(app).__name__}")
@@ -161,6 +168,7 @@ class ClusterApp:
         if max_forwards < 1:
             raise ValueError(f"max_forwards must be positive, not {max_forwards}")
         self.app = app
+        self.telemetry = app.telemetry if telemetry is None else telemetry_for(telemetry)
         self.sessions = sessions
         self.broker = sessions.broker
         self.timeout = positive_seconds(timeout, "timeout")
@@ -185,11 +193,13 @@ class ClusterApp:
                 scope["method"], scope["path"], received, scope.get("server")
             )
             if early is not None:
+                count_refusal(self.telemetry, early)
                 return await send_response(send, early)
             try:
                 holder = await self.sessions.holder(session_id)
             except BrokerError as exc:
-                return await send_response(send, refusal(503, exc))
+                count_refusal(self.telemetry, unavailable := refusal(503, exc))
+                return await send_response(send, unavailable)
             if holder is not None and holder != self.sessions.replica:
                 return await self._forward(holder, session_id, scope, receive, send)
         await self.app(scope, receive, self._flushing(send))

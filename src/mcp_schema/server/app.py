@@ -84,7 +84,8 @@ def build(
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
     arguments, else from ``env`` (``os.environ``); ``endpoint``: more
-    `Endpoint` options (``max_body``, ``replay``, ``principal``...)."""
+    `Endpoint` options (``max_body``, ``replay``, ``principal``, ``telemetry``...:
+    the tools and prompts defined by now are declared to its `Telemetry`)."""
     config = Config.read(
         env,
         state_key=state_key,
@@ -125,6 +126,8 @@ def build(
         access=endpoint.pop("access", server.access),
         **endpoint,
     )
+    if made.telemetry is not None:  # the names recorded as they are (telemetry=, in endpoint)
+        made.telemetry.declare(tools=server.tools.tools, prompts=server.prompts)
     relay = Relay(listens, broker)
     server.tools.bind(
         broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed

@@ -256,16 +256,19 @@ class Telemetry:
 
     # -- what no peer counts ---------------------------------------------------------------
 
-    def count_refused(self, code: int, direction: str, method: object = None) -> None:
-        """A message refused or reported (``direction``: ``received`` or ``sent``)."""
-        self.refused.add(
-            1,
-            {
-                "rpc.response.status_code": code_value(code),
-                "mcp_schema.direction": _word(direction),
-                "mcp.method.name": method_value(method),
-            },
-        )
+    def count_refused(
+        self, code: int, direction: str, method: object = None, *, status: int | None = None
+    ) -> None:
+        """A message refused or reported (``direction``: ``received`` or
+        ``sent``; ``status``: the HTTP status of a front door's refusal)."""
+        attributes: dict[str, str | int] = {
+            "rpc.response.status_code": code_value(code),
+            "mcp_schema.direction": _word(direction),
+            "mcp.method.name": method_value(method),
+        }
+        if status is not None and 400 <= status < 600:
+            attributes["http.response.status_code"] = status
+        self.refused.add(1, attributes)
 
     def count_bridged(self, direction: str, outcome: str) -> None:
         """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""
