@@ -71,6 +71,7 @@ http {{
 class Replica:
     address: str  # host:port, as nginx names it
     process: subprocess.Popen[bytes]
+    metrics: str | None = None  # host:port of its --metrics listener, when it has one
 
 
 @dataclass
@@ -119,9 +120,12 @@ def _started(
 
 
 @contextmanager
-def running(work: Path, replicas: int = 3, **env: str) -> Iterator[Cluster]:
+def running(
+    work: Path, replicas: int = 3, *, metrics: bool = False, **env: str
+) -> Iterator[Cluster]:
     """The cluster, its files under ``work``, ``env`` added to each replica's
-    environment; every process stopped after."""
+    environment; every process stopped after. ``metrics``: each replica is
+    run by ``python -m mcp_schema serve --metrics`` (`Replica.metrics`)."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
@@ -130,13 +134,18 @@ def running(work: Path, replicas: int = 3, **env: str) -> Iterator[Cluster]:
         started = []
         for i in range(replicas):
             port = _free_port()
+            listener = f"127.0.0.1:{_free_port()}" if metrics else None
             command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES)]
             command += ["http_server:app", "--host", "127.0.0.1", "--port", str(port)]
             command += ["--no-access-log", "--timeout-graceful-shutdown", "2"]
+            if listener is not None:
+                command = [sys.executable, "-m", "mcp_schema", "serve", "http_server:app"]
+                command += ["--app-dir", str(EXAMPLES), "--port", str(port)]
+                command += ["--log-level", "warning", "--metrics", listener]
             log = work / f"replica-{i}.log"
             environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
             process = _started(stack, command, port, f"replica {i}", log, **environment)
-            started.append(Replica(f"127.0.0.1:{port}", process))
+            started.append(Replica(f"127.0.0.1:{port}", process, listener))
         port = _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)
         # Workers run as the master's user: as root, nginx would drop to nobody,

@@ -95,7 +95,9 @@ async def test_the_front_doors_refusals_are_counted_by_code_and_status(
         assert (await http.post("/mcp", content=b"{not json", headers=HEADERS)).status_code == 400
         unknown_era = call("shout")
         unknown_era["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = "2099-01-01"
-        assert (await http.post("/mcp", json=unknown_era, headers=headers(unknown_era))).status_code == 400
+        assert (
+            await http.post("/mcp", json=unknown_era, headers=headers(unknown_era))
+        ).status_code == 400
     counted = refusals(recorded)
     assert counted[("-32600", 403, "received", "_OTHER")] == 1
     assert counted[("-32700", 400, "received", "_OTHER")] == 1

@@ -77,6 +77,7 @@ from mcp_schema._args import check, strings
 from mcp_schema.errors import (
     InternalError,
 )
+from mcp_schema.http.access_log import noted
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.gate import Gate
 from mcp_schema.http.observe import count_refusal
@@ -364,6 +365,7 @@ class Endpoint(Posts):
         if isinstance(opened, Response):
             count_refusal(self.telemetry, opened)
             return opened
+        noted(opened.value, opened.live.id is None)
         denied = self._admitted_now(opened)
         if isinstance(denied, Response):
             count_refusal(self.telemetry, denied, opened.value)
@@ -421,6 +423,7 @@ class Endpoint(Posts):
         if isinstance(opened, Response):
             count_refusal(self.telemetry, opened)
             return opened
+        noted(opened.value, opened.live.id is None)
         denied = await self._admitted(opened)
         if isinstance(denied, Response):
             count_refusal(self.telemetry, denied, opened.value)

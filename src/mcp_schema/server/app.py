@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.broker import Broker, InProcessBroker
 from mcp_schema.http import Endpoint
+from mcp_schema.http.access_log import AccessLog
 from mcp_schema.http.adapter import Receive, Scope, Send, serve_lifespan
 from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateSealer
@@ -80,6 +81,7 @@ def build(
     allowed_hosts: str | Collection[str] | None = None,
     lease_seconds: float | None = None,
     drain_seconds: float | None = None,
+    access_log: str | None = None,
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
@@ -95,6 +97,7 @@ def build(
         allowed_hosts=allowed_hosts,
         lease_seconds=lease_seconds,
         drain_seconds=drain_seconds,
+        access_log=access_log,
     )
     broker: Broker = InProcessBroker()
     sessions = None
@@ -132,7 +135,8 @@ def build(
     server.tools.bind(
         broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed
     )
-    app = App(made, relay=relay)
+    log = None if config.access_log is None else AccessLog(config.access_log)
+    app = App(made, relay=relay, access_log=log)
     inner: App | ClusterApp = app
     if sessions is not None:
         from mcp_schema.http.forward import ClusterApp

@@ -11,6 +11,7 @@ argument           environment                 unset
 ``allowed_hosts``  ``MCP_ALLOWED_HOSTS``       loopback names on loopback, else any
 ``lease_seconds``  ``MCP_TASK_LEASE_SECONDS``  30 (`DEFAULT_LEASE_SECONDS`)
 ``drain_seconds``  ``MCP_DRAIN_SECONDS``       10 (`DRAIN_SECONDS`)
+``access_log``     ``MCP_ACCESS_LOG``          no access log (`mcp_schema.http.access_log`)
 =================  ==========================  ======================================
 
 Lists are comma-separated in the environment. A configuration that cannot
@@ -47,6 +48,7 @@ _ENV = {
     "allowed_hosts": "MCP_ALLOWED_HOSTS",
     "lease_seconds": "MCP_TASK_LEASE_SECONDS",
     "drain_seconds": "MCP_DRAIN_SECONDS",
+    "access_log": "MCP_ACCESS_LOG",
 }
 
 
@@ -70,6 +72,8 @@ class Config:
     allowed_hosts: tuple[str, ...] | None
     lease_seconds: float
     drain_seconds: float
+    access_log: str | None = None
+    """The file one JSON line per request is appended to (created 0600), or None."""
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, **given: Any) -> Config:
@@ -92,8 +96,9 @@ class Config:
                 "the tasks live in Redis when MCP_REDIS_URL is set (one store every replica "
                 "reads): unset MCP_TASKS_DB",
             )
-        if tasks_db and not Path(tasks_db).expanduser().resolve().parent.is_dir():
-            raise ConfigError("MCP_TASKS_DB", f"no directory for {tasks_db!r}: create it")
+        for name, path in (("MCP_TASKS_DB", tasks_db), ("MCP_ACCESS_LOG", setting("access_log"))):
+            if path and not Path(path).expanduser().resolve().parent.is_dir():
+                raise ConfigError(name, f"no directory for {path!r}: create it")
         return cls(
             keys=_keys(setting("state_key"), shared=bool(redis_url)),
             redis_url=redis_url,
@@ -104,6 +109,7 @@ class Config:
                 setting("lease_seconds"), "MCP_TASK_LEASE_SECONDS", DEFAULT_LEASE_SECONDS
             ),
             drain_seconds=_seconds(setting("drain_seconds"), "MCP_DRAIN_SECONDS", DRAIN_SECONDS),
+            access_log=str(setting("access_log")) if setting("access_log") else None,
         )
 
 
