@@ -124,3 +124,24 @@ def test_a_handshake_session_records_its_duration_when_it_closes(recorded: Recor
     LiveSession("abc", server(recorded)).close()
     (point,) = recorded.points("mcp.server.session.duration")
     assert point.count == 1 and dict(point.attributes) == {"network.transport": "tcp"}
+
+
+def test_a_refused_sealed_state_is_counted_by_its_reason(recorded: Recorded) -> None:
+    from mcp_schema.request_state import StateKeys, StateSealer
+
+    sealer = StateSealer(StateKeys("a key of thirty-two bytes or more, surely"))
+    session = ServerSession(
+        info=INFO, capabilities={"tools": {}}, request_state=sealer, telemetry=recorded.telemetry
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {}, "requestState": "forged!", "_meta": meta}
+    request = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    session.receive(json.dumps(request).encode())
+    reasons = {
+        p.attributes["mcp_schema.reason"]: p.value
+        for p in recorded.points("mcp_schema.state.refused")
+    }
+    assert reasons == {"not_sealed_here": 1}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.errors import McpError
 from mcp_schema.telemetry.addresses import CLIENT
+from mcp_schema.telemetry.vocabulary import state_reason
 from mcp_schema.versions import STATELESS
 
 if TYPE_CHECKING:
@@ -41,10 +42,14 @@ class Observed:
         self._received: dict[Any, Operation] = {}
         self._sent: dict[Any, Operation] = {}
 
-    def refused(self, code: int, method: object) -> None:
-        """The session refused what the peer sent."""
+    def refused(self, code: int, method: object, data: object = None) -> None:
+        """The session refused what the peer sent (``data``: the error's, where
+        a refused sealed request state says why)."""
         if self.telemetry.active:
             self.telemetry.count_refused(code, "received", method)
+            reason = state_reason(data) if data is not None else None
+            if reason is not None:
+                self.telemetry.count_sealed(reason)
 
     def began(self, route: Route, value: dict[str, Any], headers: dict[str, str] | None) -> None:
         """The peer's request ``value`` was read (``headers``: its HTTP request's)."""

@@ -75,6 +75,7 @@ class Telemetry:
         "record_content",
         "refused",
         "resource_uris",
+        "sealed",
         "server_duration",
         "session_duration",
         "shares",
@@ -127,6 +128,10 @@ class Telemetry:
         self.bridged = meter.create_counter(
             "mcp_schema.bridge.messages",
             description="Messages a bridge carried or refused, by direction and outcome.",
+        )
+        self.sealed = meter.create_counter(
+            "mcp_schema.state.refused",
+            description="Sealed request states (requestState) refused, by reason.",
         )
         self.shares = meter.create_counter(
             "mcp_schema.shares", description="Share requests per table, granted or refused."
@@ -269,6 +274,10 @@ class Telemetry:
         if status is not None and 400 <= status < 600:
             attributes["http.response.status_code"] = status
         self.refused.add(1, attributes)
+
+    def count_sealed(self, reason: str) -> None:
+        """A sealed request state refused (``reason``: a word of `state_reason`)."""
+        self.sealed.add(1, {"mcp_schema.reason": _word(reason)})
 
     def count_bridged(self, direction: str, outcome: str) -> None:
         """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""
