@@ -131,6 +131,8 @@ def build(
     )
     if made.telemetry is not None:  # the names recorded as they are (telemetry=, in endpoint)
         made.telemetry.declare(tools=server.tools.tools, prompts=server.prompts)
+    if sessions is not None:  # Redis: its round trips counted (in-process ones are no trips)
+        broker.telemetry = made.telemetry
     relay = Relay(listens, broker)
     server.tools.bind(
         broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed
