@@ -58,7 +58,7 @@ import contextlib
 import socket
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
@@ -93,7 +93,11 @@ from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import Report, ReportLog
 from mcp_schema.request_state import StateSealer
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import STATELESS_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["GatewayApp"]
 
@@ -129,6 +133,9 @@ class GatewayApp:
       ``host:port``), instead of the client's.
     * ``body_seconds``: the time a POST body has to arrive, up to
       ``max_body`` bytes (408 after it; None: no bound).
+    * ``telemetry``: a server span for each request forwarded in monitor
+      mode and a client span for its call upstream, whose context replaces
+      the body's ``_meta.traceparent`` (`mcp_schema.telemetry.forwarded`).
     """
 
     def __init__(
@@ -145,6 +152,7 @@ class GatewayApp:
         precheck: Precheck | None = None,
         upstream_host: str | None = None,
         body_seconds: float | None = BODY_SECONDS,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
@@ -160,6 +168,7 @@ class GatewayApp:
         self.validator = ExchangeValidator() if validator is None else validator
         self.precheck = Precheck(path=path, max_body=_UNBOUNDED) if precheck is None else precheck
         self.upstream_host, self.body_seconds = upstream_host, body_seconds
+        self.telemetry = telemetry_for(telemetry)
         self._url = httpx.URL(upstream)  # parsed once
         self._upward = Upward(upstream_host)
         self._client = client
@@ -254,6 +263,14 @@ class GatewayApp:
         url = self.upstream + "?" + query.decode("latin-1") if query else self._url
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
+        traced = None
+        if self.telemetry is not None and not more and method == "POST" and self.telemetry.active:
+            from mcp_schema.telemetry.forwarded import forwarding
+
+            telemetry, known = self.telemetry, self._per_request
+            traced, content, upward, send = forwarding(
+                telemetry, scope, received, body, known, self.upstream, upward, send
+            )
         forwarding = asyncio.ensure_future(
             self._forward(exchange, method, url, upward, content, origin, send)
         )
@@ -273,6 +290,8 @@ class GatewayApp:
         finally:
             if left is not None:
                 left.cancel()
+            if traced is not None:
+                traced.end()
         return None
 
     def _bridge(
