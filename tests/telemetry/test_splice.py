@@ -51,7 +51,7 @@ def encoded(draw: st.DrawFn, message: dict[str, Any]) -> bytes:
 def expected(message: dict[str, Any]) -> dict[str, Any]:
     meta = message.get("params", {}).get("_meta")
     if isinstance(meta, dict) and isinstance(meta.get("traceparent"), str):
-        changed = json.loads(json.dumps(message))
+        changed: dict[str, Any] = json.loads(json.dumps(message))
         changed["params"]["_meta"]["traceparent"] = OURS
         return changed
     return message

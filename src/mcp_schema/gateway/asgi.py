@@ -265,10 +265,10 @@ class GatewayApp:
         upward = self._upward.fields(headers)
         traced = None
         if self.telemetry is not None and not more and method == "POST" and self.telemetry.active:
-            from mcp_schema.telemetry.forwarded import forwarding
+            from mcp_schema.telemetry.forwarded import forward_traced
 
             telemetry, known = self.telemetry, self._per_request
-            traced, content, upward, send = forwarding(
+            traced, content, upward, send = forward_traced(
                 telemetry, scope, received, body, known, self.upstream, upward, send
             )
         forwarding = asyncio.ensure_future(

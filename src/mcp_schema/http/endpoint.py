@@ -182,8 +182,8 @@ class Endpoint(Posts):
       a missing scope is the 403 step-up challenge, a denial the item's
       unknown error. An async policy is awaited by `handle_async`; `handle`
       denies where it would wait.
-    * ``telemetry``: the sessions' (`mcp_schema.telemetry.telemetry_for`), and
-      where the endpoint's own refusals are counted (`mcp_schema.http.observe`).
+    * ``telemetry``: the sessions' (`mcp_schema.telemetry.telemetry_for`; or
+      ``session_options``'), where its own refusals count (`mcp_schema.http.observe`).
 
     `handle` serves an ``async def`` handler where an event loop runs (its
     answer then streams); where none runs it refuses the request -32603.
@@ -251,7 +251,8 @@ class Endpoint(Posts):
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
         self.allowed_origins = self.rules.allowed_origins
-        self.tasks, self.telemetry = tasks, telemetry_for(telemetry)
+        given = (session_options or {}).get("telemetry") if telemetry is None else telemetry
+        self.tasks, self.telemetry = tasks, telemetry_for(given)
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
         self._answers = Answers(
             handler, tasks=tasks, answer_seconds=answer_seconds, max_waiting=max_waiting

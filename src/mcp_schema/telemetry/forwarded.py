@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from mcp_schema.telemetry.operation import Operation
     from mcp_schema.telemetry.recorder import Telemetry
 
-__all__ = ["Forwarded", "forwarding"]
+__all__ = ["Forwarded", "forward_traced"]
 
 Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
 
@@ -106,7 +106,7 @@ class Forwarded:
             operation.end(code=-32603 if failed else None, message="" if not failed else "upstream")
 
 
-def forwarding(
+def forward_traced(
     telemetry: Telemetry,
     scope: Mapping[str, Any],
     received: Mapping[str, str],
