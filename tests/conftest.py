@@ -1,13 +1,15 @@
 """Tests with a target of their own run only when their marker is asked for
-(``-m cluster``, ``-m dist``), never in ``make test``, ``make test-fast`` or
+(``-m cluster``, ``-m chaos``, ``-m dist``), never in ``make test``, ``make test-fast`` or
 the matrix, whatever else their ``-m`` selects:
 
 - ``cluster`` starts redis-server, three uvicorn replicas and nginx
   (``make test-cluster``);
+- ``chaos`` starts the same and breaks it, fault after fault, under load
+  (``make chaos``);
 - ``dist`` builds what is shipped and uses it as a user would: the wheel in
   a fresh venv, the docs site in Chromium (``make test-dist``).
 
-``.ci/run`` runs both targets after the gate.
+``.ci/run`` runs the three targets after the gate.
 
 Hypothesis runs without its wall-clock checks (the deadline and the
 too-slow health check): on a shared 2-core machine they measure the load,
@@ -22,7 +24,7 @@ from hypothesis import HealthCheck, settings
 settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("suite")
 
-OWN_TARGET = ("cluster", "dist")
+OWN_TARGET = ("cluster", "chaos", "dist")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

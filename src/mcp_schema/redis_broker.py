@@ -8,16 +8,27 @@ Every replica gives a `RedisBroker` the same Redis server and ``prefix``:
   subscriptions (a reader task fans each message out to this process's
   subscriptions, each bounded as `mcp_schema.broker` says). Entering a
   subscription waits until Redis confirms it (at most ``subscribe_timeout``
-  seconds), so what is published after reaches it.
+  seconds, by default ``connect_timeout + 2 * command_timeout``), so what
+  is published after reaches it.
 - values are strings under ``{prefix}kv:{key}`` with a millisecond expiry
   (``SET ... PX``; set-if-absent is ``NX``, compare-and-set a Lua script, one
   atomic step on the server);
 - claims are ``SET {prefix}claim:{token_id} NX PX``, expiring with their token.
 
-A failure of Redis is a `mcp_schema.broker.BrokerError`; a lost subscriber
-connection ends every subscription of the broker with one (the client's own
-reconnection may first bridge a short outage, losing what was published
-meanwhile: delivery is at most once).
+Every call is bounded (`mcp_schema.redis_calls`: ``connect_timeout``, 1 s,
+and ``command_timeout``, 0.5 s, by default; only ``GET`` is tried again, after
+a broken connection). A failure of Redis is a `mcp_schema.broker.BrokerError`,
+and a write, publish or claim that failed may or may not have been carried
+out: the caller fails closed.
+
+The subscriber connection is checked: after ``ping_interval`` seconds without
+a message its reader sends ``PING``, and a ``PING`` unanswered within
+``connect_timeout + 2 * command_timeout`` seconds (a frozen Redis keeps its TCP
+connection open) counts as a lost connection. A lost subscriber connection
+ends every subscription of the broker with a `BrokerError`; the next
+subscription opens a new connection. What was published meanwhile is lost
+(delivery is at most once): whoever resubscribes must assume it missed
+changes (`mcp_schema.subscription_relay`, `mcp_schema.http.forward`).
 """
 
 from __future__ import annotations
@@ -26,13 +37,14 @@ import asyncio
 import collections
 import math
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
 from redis.exceptions import RedisError
 
+from mcp_schema import redis_calls
 from mcp_schema.broker import (
     DEFAULT_MAX_MESSAGE,
     DEFAULT_MAX_VALUE,
@@ -43,7 +55,10 @@ from mcp_schema.broker import (
 )
 from mcp_schema.errors import clip
 
-__all__ = ["RedisBroker"]
+__all__ = ["PING_INTERVAL", "RedisBroker"]
+
+PING_INTERVAL = 1.0
+"""Seconds of silence on the subscriber connection before its reader sends ``PING``."""
 
 # One atomic step: GET of a missing key is false in Lua, never equal to a string.
 _COMPARE_AND_SET = """
@@ -53,6 +68,9 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0
 """
+
+
+_T = TypeVar("_T")
 
 
 def _milliseconds(ttl: float) -> int:
@@ -73,15 +91,19 @@ async def _close(pubsub: PubSub) -> None:
 class RedisBroker(Broker):
     """`mcp_schema.broker.Broker` on ``client`` (a ``redis.asyncio.Redis`` that
     returns bytes: ``decode_responses`` off), its keys and channels under
-    ``prefix``. `from_url` makes the client and closes it with the broker;
-    a client given here is the caller's to close."""
+    ``prefix``. `from_url` makes the client, bounded by the timeouts, and
+    closes it with the broker; a client given here is the caller's to close
+    (its own socket timeouts and retries apply inside the broker's bounds)."""
 
     def __init__(
         self,
         client: Redis,
         *,
         prefix: str = "mcp-schema:",
-        subscribe_timeout: float = 5.0,
+        connect_timeout: float = redis_calls.DEFAULT_CONNECT_TIMEOUT,
+        command_timeout: float = redis_calls.DEFAULT_COMMAND_TIMEOUT,
+        ping_interval: float = PING_INTERVAL,
+        subscribe_timeout: float | None = None,
         max_message: int = DEFAULT_MAX_MESSAGE,
         max_value: int = DEFAULT_MAX_VALUE,
         clock: Callable[[], float] = time.time,
@@ -96,13 +118,15 @@ class RedisBroker(Broker):
             )
         if not isinstance(prefix, str) or len(prefix) > 128:
             raise ValueError("prefix must be a string of at most 128 characters")
-        if not isinstance(subscribe_timeout, (int, float)) or not 0 < subscribe_timeout < math.inf:
-            raise ValueError(
-                f"subscribe_timeout must be positive seconds, not {subscribe_timeout!r}"
-            )
+        self.timeouts = redis_calls.Timeouts(connect_timeout, command_timeout)
+        self._ping_interval = redis_calls.seconds(ping_interval, "ping_interval")
+        self._subscribe_timeout = (
+            self.timeouts.bound
+            if subscribe_timeout is None
+            else redis_calls.seconds(subscribe_timeout, "subscribe_timeout")
+        )
         self._client = client
         self._prefix = prefix.encode("utf-8")
-        self._subscribe_timeout = float(subscribe_timeout)
         self._close_client = close_client
         self._script = client.register_script(_COMPARE_AND_SET)
         self._fanout = Fanout()
@@ -117,29 +141,53 @@ class RedisBroker(Broker):
         self._closed = False
 
     @classmethod
-    def from_url(cls, url: str, **options: Any) -> RedisBroker:
-        """A broker on a new client for ``url`` (``redis://127.0.0.1:6379/0``),
-        closed with the broker; ``options`` are the broker's."""
-        return cls(Redis.from_url(url), close_client=True, **options)
+    def from_url(
+        cls,
+        url: str,
+        *,
+        connect_timeout: float = redis_calls.DEFAULT_CONNECT_TIMEOUT,
+        command_timeout: float = redis_calls.DEFAULT_COMMAND_TIMEOUT,
+        **options: Any,
+    ) -> RedisBroker:
+        """A broker on a new client for ``url`` (``redis://127.0.0.1:6379/0``)
+        whose sockets have the timeouts, closed with the broker; ``options``
+        are the broker's."""
+        timeouts = redis_calls.Timeouts(connect_timeout, command_timeout)
+        return cls(
+            redis_calls.client(url, timeouts),
+            close_client=True,
+            connect_timeout=connect_timeout,
+            command_timeout=command_timeout,
+            **options,
+        )
 
     def _key(self, kind: bytes, name: str) -> bytes:
         return self._prefix + kind + name.encode("utf-8")
 
-    def _open(self) -> None:
+    async def _call(self, what: str, work: Callable[[], Awaitable[_T]], read: bool = False) -> _T:
         if self._closed:
             raise BrokerError("the broker is closed")
+        return await redis_calls.call(work, self.timeouts, what, BrokerError, read=read)
 
     async def _publish(self, channel: str, data: bytes) -> bool:
-        self._open()
-        try:
-            receivers = await self._client.publish(self._key(b"ch:", channel), data)
-        except (RedisError, OSError) as exc:
-            raise _failure("publish", exc) from None
+        key = self._key(b"ch:", channel)
+        receivers = await self._call("publish", lambda: self._client.publish(key, data))
         return int(receivers) > 0
 
     async def _attach(self, subscription: Subscription) -> None:
+        # One bound for the whole entry, the wait for the lock included: a
+        # frozen Redis must not make subscriptions queue behind each other.
+        try:
+            await asyncio.wait_for(self._attach_now(subscription), self._subscribe_timeout)
+        except asyncio.TimeoutError:
+            raise BrokerError(
+                f"Redis did not confirm the subscription in {self._subscribe_timeout:g} s"
+            ) from None
+
+    async def _attach_now(self, subscription: Subscription) -> None:
         async with self._lock:
-            self._open()
+            if self._closed:
+                raise BrokerError("the broker is closed")
             new = [self._key(b"ch:", name) for name in self._fanout.add(subscription)]
             if not new:
                 return
@@ -164,13 +212,9 @@ class RedisBroker(Broker):
                 self._reader = loop.create_task(self._read(pubsub))
                 self._readers.add(self._reader)
                 self._reader.add_done_callback(self._readers.discard)
-            await asyncio.wait_for(asyncio.gather(*waiting), self._subscribe_timeout)
+            await asyncio.gather(*waiting)
         except (RedisError, OSError) as exc:
             raise _failure("subscribe", exc) from None
-        except asyncio.TimeoutError:
-            raise BrokerError(
-                f"Redis did not confirm the subscription in {self._subscribe_timeout} s"
-            ) from None
         finally:
             for channel, future in zip(channels, waiting, strict=True):
                 queue = self._confirming.get(channel)
@@ -182,10 +226,11 @@ class RedisBroker(Broker):
     async def _detach(self, subscription: Subscription) -> None:
         async with self._lock:
             gone = [self._key(b"ch:", name) for name in self._fanout.remove(subscription)]
-            if gone and self._pubsub is not None and not self._closed:
+            pubsub = self._pubsub
+            if gone and pubsub is not None and not self._closed:
                 try:
-                    await self._pubsub.unsubscribe(*gone)
-                except (RedisError, OSError):
+                    await asyncio.wait_for(pubsub.unsubscribe(*gone), self.timeouts.bound)
+                except (RedisError, OSError, asyncio.TimeoutError):
                     # Leaving must not raise over the reader's own error; a
                     # channel left subscribed only delivers to nobody, and the
                     # reader reports the broken connection to every subscription.
@@ -193,15 +238,37 @@ class RedisBroker(Broker):
 
     async def _read(self, pubsub: PubSub) -> None:
         try:
-            while True:
-                message = await pubsub.get_message(timeout=None)
-                if message is not None:
-                    self._dispatch(message)
+            await self._receive(pubsub)
         except asyncio.CancelledError:
             raise
+        except BrokerError as exc:
+            self._broken(exc)
+            await _close(pubsub)
         except Exception as exc:  # any failure of the connection ends every subscription
             self._broken(_failure("keep the subscriptions", exc))
             await _close(pubsub)
+
+    async def _receive(self, pubsub: PubSub) -> None:
+        """Dispatch what arrives, sending ``PING`` after ``ping_interval``
+        seconds of silence; a `BrokerError` once one goes unanswered."""
+        loop = asyncio.get_running_loop()
+        step = self._ping_interval / 2
+        heard, pinged = loop.time(), math.inf
+        while True:
+            read = pubsub.get_message(timeout=step)
+            message = await asyncio.wait_for(read, step + self.timeouts.bound)
+            now = loop.time()
+            if message is not None:
+                heard, pinged = now, math.inf
+                self._dispatch(message)
+            elif now - pinged > self.timeouts.bound:
+                raise BrokerError(
+                    f"Redis did not answer PING within {self.timeouts.bound:g} s: "
+                    "the subscriber connection is lost"
+                )
+            elif pinged == math.inf and now - heard >= self._ping_interval:
+                await asyncio.wait_for(pubsub.ping(), self.timeouts.bound)
+                pinged = now
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         kind, channel, data = message.get("type"), message.get("channel"), message.get("data")
@@ -244,21 +311,13 @@ class RedisBroker(Broker):
             await self._client.aclose()
 
     async def _get(self, key: str) -> bytes | None:
-        self._open()
-        try:
-            value = await self._client.get(self._key(b"kv:", key))
-        except (RedisError, OSError) as exc:
-            raise _failure("get", exc) from None
+        name = self._key(b"kv:", key)
+        value = await self._call("get", lambda: self._client.get(name), read=True)
         return value if isinstance(value, bytes) else None
 
     async def _set(self, kind: bytes, name: str, value: bytes, ttl: float, absent: bool) -> bool:
-        self._open()
-        try:
-            stored = await self._client.set(
-                self._key(kind, name), value, px=_milliseconds(ttl), nx=absent
-            )
-        except (RedisError, OSError) as exc:
-            raise _failure("set", exc) from None
+        key, px = self._key(kind, name), _milliseconds(ttl)
+        stored = await self._call("set", lambda: self._client.set(key, value, px=px, nx=absent))
         return bool(stored)
 
     async def _put(self, key: str, value: bytes, ttl: float) -> None:
@@ -268,21 +327,14 @@ class RedisBroker(Broker):
         return await self._set(b"kv:", key, value, ttl, absent=True)
 
     async def _compare_and_set(self, expected: bytes, key: str, value: bytes, ttl: float) -> bool:
-        self._open()
-        try:
-            stored = await self._script(
-                keys=[self._key(b"kv:", key)], args=[expected, value, _milliseconds(ttl)]
-            )
-        except (RedisError, OSError) as exc:
-            raise _failure("compare and set", exc) from None
+        keys = [self._key(b"kv:", key)]
+        args: list[bytes | int] = [expected, value, _milliseconds(ttl)]
+        stored = await self._call("compare and set", lambda: self._script(keys=keys, args=args))
         return bool(stored == 1)
 
     async def _delete(self, key: str) -> bool:
-        self._open()
-        try:
-            removed = await self._client.delete(self._key(b"kv:", key))
-        except (RedisError, OSError) as exc:
-            raise _failure("delete", exc) from None
+        name = self._key(b"kv:", key)
+        removed = await self._call("delete", lambda: self._client.delete(name))
         return int(removed) > 0
 
     async def _claim(self, token_id: str, ttl: float) -> bool:

@@ -329,6 +329,10 @@ class StateSealer:
 
     ``ttl`` is the seconds a state stays valid, ``max_length`` the longest token
     in characters, ``clock`` the seconds since the epoch (`time.time`).
+    ``claims``: where a round a handler claims is recorded as used (a
+    `SingleUse`: `mcp_schema.broker.Broker.claim` across replicas), so that
+    ``await event.claim()`` holds on every replica; None: rounds cannot be
+    claimed (a claim is refused).
     """
 
     def __init__(
@@ -338,9 +342,13 @@ class StateSealer:
         ttl: float = DEFAULT_TTL,
         max_length: int = DEFAULT_MAX_LENGTH,
         clock: Callable[[], float] = time.time,
+        claims: SingleUse | None = None,
     ) -> None:
         if not isinstance(keys, StateKeys):
             raise TypeError(f"keys must be a StateKeys, not {type(keys).__name__}")
+        if claims is not None and not callable(getattr(claims, "claim", None)):
+            raise TypeError(f"claims must be a SingleUse, not {type(claims).__name__}")
+        self.claims = claims
         if isinstance(ttl, bool) or not isinstance(ttl, (int, float)) or not 0 < ttl < math.inf:
             raise ValueError(f"ttl must be a positive finite number of seconds, not {ttl!r}")
         if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 64:

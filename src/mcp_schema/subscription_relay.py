@@ -25,8 +25,14 @@ newer status replaces its older one (the coalescing of listens), so what
 waits is bounded by the tasks the store holds. A relay that falls behind
 the broker (`SubscriptionOverflow`) may have missed changes, so it tears
 down every local listen (``notifications/cancelled``: the clients listen
-again and refetch) and subscribes again; a broker that fails tears them
-down too and the relay stops.
+again and refetch) and subscribes again. A broker that fails (Redis
+restarted, or frozen: `mcp_schema.redis_broker` checks its connection with
+``PING``) tears them down too, and the relay subscribes again, after a pause
+that grows from 0.05 s to `RESUBSCRIBE_MAX` while it fails. Once it is
+subscribed again, the listens opened while it was deaf are told the lists
+may have changed (``notifications/tools/list_changed``, prompts' and
+resources'), so their clients refetch; a task status published meanwhile
+is not repeated (``tasks/get`` reads it).
 """
 
 from __future__ import annotations
@@ -62,11 +68,15 @@ from mcp_schema.subscriptions import (
 from mcp_schema.tasks.server import TaskServer
 from mcp_schema.tasks.store import TaskRecord
 
-__all__ = ["CHANNEL", "Relay"]
+__all__ = ["CHANNEL", "RESUBSCRIBE_MAX", "Relay"]
 
 CHANNEL = "mcp-schema/subscriptions"
 """The broker channel a relay publishes and listens on by default."""
 
+RESUBSCRIBE_MAX = 0.4
+"""Longest pause, in seconds, between two attempts to subscribe again after the broker failed."""
+
+_RESUBSCRIBE_MIN = 0.05
 _LOG = logging.getLogger("mcp_schema.subscriptions")
 _MISSED = "the server may have missed changes: listen again"
 _BROKEN = "the server lost its broker"
@@ -203,14 +213,29 @@ class Relay:
                 return  # closed
             except SubscriptionOverflow:
                 self.subscriptions.cancel(_MISSED)
-            except BrokerError:
-                _LOG.exception("the subscriptions relay lost its broker")
+            except BrokerError as exc:
+                _LOG.warning("the subscriptions relay lost its broker: %s", exc.message)
                 self.subscriptions.cancel(_BROKEN)
-                return
             finally:
                 await subscription.aclose()
+            subscription = await self._subscribe_again()
+
+    async def _subscribe_again(self) -> Subscription:
+        """A new subscription, tried until the broker gives one; then the
+        listens opened meanwhile are told what may have changed."""
+        pause = _RESUBSCRIBE_MIN
+        while True:
             subscription = self.broker.subscribe(self.channel, max_queued=self._max_queued)
-            await subscription.__aenter__()
+            try:
+                await subscription.__aenter__()
+            except BrokerError:
+                await asyncio.sleep(pause)
+                pause = min(2 * pause, RESUBSCRIBE_MAX)
+                continue
+            for method in (TOOLS, PROMPTS, RESOURCES):
+                self.subscriptions.publish(method)
+            _LOG.info("the subscriptions relay listens again")
+            return subscription
 
     def _deliver(self, received: Change | _TaskStatus) -> None:
         """A change (or a task's status) another replica published, to this one's listens."""

@@ -71,6 +71,8 @@ http {{
 class Replica:
     address: str  # host:port, as nginx names it
     process: subprocess.Popen[bytes]
+    command: tuple[str, ...] = ()  # how it was started (to start it again)
+    environment: tuple[tuple[str, str], ...] = ()
     metrics: str | None = None  # host:port of its --metrics listener, when it has one
 
 
@@ -121,16 +123,23 @@ def _started(
 
 @contextmanager
 def running(
-    work: Path, replicas: int = 3, *, metrics: bool = False, **env: str
+    work: Path,
+    replicas: int = 3,
+    redis_url: str | None = None,
+    *,
+    metrics: bool = False,
+    **env: str,
 ) -> Iterator[Cluster]:
     """The cluster, its files under ``work``, ``env`` added to each replica's
-    environment; every process stopped after. ``metrics``: each replica is
-    run by ``python -m mcp_schema serve --metrics`` (`Replica.metrics`)."""
+    environment (on ``redis_url``, else a redis-server of its own); every
+    process stopped after. ``metrics``: each replica is run by ``python -m
+    mcp_schema serve --metrics`` (`Replica.metrics`)."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
     with ExitStack() as stack:
-        redis_url = stack.enter_context(redis_server(work))
+        if redis_url is None:
+            redis_url = stack.enter_context(redis_server(work))
         started = []
         for i in range(replicas):
             port = _free_port()
@@ -145,7 +154,9 @@ def running(
             log = work / f"replica-{i}.log"
             environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
             process = _started(stack, command, port, f"replica {i}", log, **environment)
-            started.append(Replica(f"127.0.0.1:{port}", process, listener))
+            kept = tuple(environment.items())
+            replica = Replica(f"127.0.0.1:{port}", process, tuple(command), kept, listener)
+            started.append(replica)
         port = _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)
         # Workers run as the master's user: as root, nginx would drop to nobody,

@@ -20,9 +20,9 @@ import httpx
 import pytest
 
 from mcp_schema.cli import main
-from mcp_schema.gateway.asgi import GatewayApp
 from mcp_schema.gateway.command import add_arguments, app_of, bound_socket
-from mcp_schema.gateway.stdio import StdioGatewayApp
+from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import CALL, HEADERS, post, serving
 from tests.gateway.test_stdio import EXAMPLE
@@ -84,8 +84,8 @@ def test_an_allowed_host_is_admitted_by_the_gateway_the_command_builds() -> None
     async def upstream(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
-        await receive()
-        seen.append(dict(scope["headers"])[b"host"])
+        if b"tools/call" in (await receive())["body"]:  # not the start-up probe
+            seen.append(dict(scope["headers"])[b"host"])
         body = json.dumps({"jsonrpc": "2.0", "id": 7, "result": {"content": []}}).encode()
         headers = [(b"content-type", b"application/json")]
         await send({"type": "http.response.start", "status": 200, "headers": headers})
@@ -165,6 +165,8 @@ def test_a_run_reports_to_its_file_and_stops_on_sigterm(tmp_path: Path) -> None:
         gateway = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
         try:
             assert gateway.stderr is not None
+            line = gateway.stderr.readline()
+            assert line.startswith("gateway: the upstream's probe told nothing")  # a 500
             line = gateway.stderr.readline()
             assert line.startswith("gateway: listening on http://127.0.0.1:")
             answer = httpx.post(

@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.asgi.GatewayApp` under uvicorn, end to end: the
+"""`mcp_schema.gateway.monitor.asgi.GatewayApp` under uvicorn, end to end: the
 official Python SDK client (``mcp`` 2.3.0, auto mode, and the handshake
 era) through monitor mode to ``examples/http_server.py``; an upstream that
 answers wrong (reported in monitor mode, refused in enforce mode); a
@@ -25,7 +25,7 @@ import uvicorn
 from mcp import Client
 
 from mcp_schema.gateway import ExchangeValidator
-from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.proxy import ReportLog
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.asgi.GatewayApp`'s front door, in both modes: the
+"""`mcp_schema.gateway.monitor.asgi.GatewayApp`'s front door, in both modes: the
 precheck before anything is forwarded (a rebound ``Host`` is 421, a
 foreign ``Origin`` 403, a ``Content-Length`` no body has 413), the ``Host``
 the upstream gets (the client's, or ``upstream_host``), the hop-by-hop
@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway import ExchangeValidator
+from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import Message
 from mcp_schema.http.precheck import Precheck
@@ -219,3 +220,37 @@ def test_the_bridge_admits_the_hosts_and_origins_the_gateway_admits() -> None:
         answer = post(url, INITIALIZE, sent)
     assert answer.status_code == 200 and answer.json()["result"]["protocolVersion"] == "2025-11-25"
     assert answer.headers["access-control-allow-origin"] == "https://app.example"
+
+
+def counting_prechecks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The paths of every precheck run from now on (any door's: they share `Precheck`)."""
+    runs: list[str] = []
+    real = Precheck._check
+
+    def counted(self: Precheck, method: str, path: str, received: Any, server: object) -> Any:
+        runs.append(path)
+        return real(self, method, path, received, server)
+
+    monkeypatch.setattr(Precheck, "_check", counted)
+    return runs
+
+
+def test_a_request_handed_to_the_handshake_front_is_prechecked_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    served = Served(stateless=("2026-07-28",), handshake=False, capabilities={"tools": {}})
+    seen: list[dict[bytes, bytes]] = []
+    with serving(recording(seen)) as upstream, serving(GatewayApp(upstream, served=served)) as url:
+        runs = counting_prechecks(monkeypatch)
+        bridged = post(url, INITIALIZE, OPENED)
+    assert bridged.status_code == 200 and bridged.json()["result"]["protocolVersion"]
+    assert runs == ["/mcp"]  # the gateway's; the bridge's endpoint takes its facts
+
+
+def test_a_bridged_body_past_the_validators_bound_is_413_at_the_gateway() -> None:
+    served = Served(stateless=("2026-07-28",), handshake=False, capabilities={"tools": {}})
+    app = GatewayApp(NOWHERE, served=served, validator=ExchangeValidator(max_body=64))
+    headers = {**OPENED, "host": "127.0.0.1:3000"}
+    start, body = asyncio.run(called(app, scope_of(headers), [json.dumps(INITIALIZE).encode()]))
+    assert start["status"] == 413
+    assert "at most 64 bytes" in json.loads(body["body"])["error"]["message"]

@@ -26,14 +26,11 @@ import httpx
 import pytest
 
 from mcp_schema.cli import main
-from mcp_schema.gateway import command, handshake_front
-from mcp_schema.gateway.asgi import GatewayApp
-from mcp_schema.gateway.handshake_front import (
-    HandshakeFront,
-    handshake_capabilities,
-    probe_upstream,
-)
-from mcp_schema.gateway.probe import Served
+from mcp_schema.gateway import command
+from mcp_schema.gateway.bridge import handshake_front
+from mcp_schema.gateway.bridge.handshake_front import HandshakeFront, handshake_capabilities
+from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.http.precheck import Precheck
@@ -340,3 +337,45 @@ def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) 
 
     asyncio.run(front({**scope, "server": ("127.0.0.1", 3000)}, receive, send))
     assert sent[0]["status"] == status
+
+
+def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> None:
+    methods: list[bytes | None] = []
+    example = HTTP_SERVER["server"].asgi(env={}, versions="2026-07-28")
+
+    async def counted(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            methods.append(dict(scope["headers"]).get(b"mcp-method"))
+        await example(scope, receive, send)
+
+    with serving(counted) as url, serving(bridged_app(url)) as gateway:
+
+        async def run() -> list[str]:
+            heard: list[str] = []
+            async with httpx.AsyncClient(timeout=10) as http:
+                hands = [Hand(http, gateway) for _ in range(3)]
+                for hand in hands:
+                    await hand.initialize({})
+
+                async def hear(hand: Hand) -> None:
+                    headers = {**hand.headers(), "accept": "text/event-stream"}
+                    async with http.stream("GET", gateway, headers=headers) as stream:
+                        async for line in stream.aiter_lines():
+                            if line.startswith("data:"):
+                                heard.append(json.loads(line[5:])["method"])
+                                return
+
+                streams = [asyncio.ensure_future(hear(hand)) for hand in hands]
+                for _ in range(100):  # the shared listen is open
+                    if methods.count(b"subscriptions/listen"):
+                        break
+                    await asyncio.sleep(0.02)
+                await asyncio.sleep(0.2)
+                toggle = hands[0].message("tools/call", {"name": "toggle", "arguments": {}})
+                await http.post(gateway, headers=hands[0].headers(), json=toggle)
+                await asyncio.wait_for(asyncio.gather(*streams), 10)
+            return heard
+
+        heard = asyncio.run(run())
+    assert heard == ["notifications/tools/list_changed"] * 3
+    assert methods.count(b"subscriptions/listen") == 1  # one, for all three sessions

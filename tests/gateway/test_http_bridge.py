@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.http_bridge.HttpBridge` under uvicorn: the official
+"""`mcp_schema.gateway.bridge.links.HttpBridge` under uvicorn: the official
 Python SDK client (``mcp`` 2.3.0) in 2026-07-28 mode through the bridge to
 ``examples/http_server.py`` serving only 2025-06-18 over Streamable HTTP:
 every tool, ask and think included, with and without callbacks; an
@@ -22,10 +22,9 @@ import pytest
 from mcp import Client
 
 from mcp_schema.errors import McpError
-from mcp_schema.gateway.asgi import GatewayApp
-from mcp_schema.gateway.handshake_front import probe_upstream
-from mcp_schema.gateway.http_bridge import HttpBridge
-from mcp_schema.gateway.probe import Served
+from mcp_schema.gateway.bridge.links import HttpBridge
+from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
@@ -111,6 +110,8 @@ def test_the_gateway_bridges_2026_07_28_clients_and_forwards_handshake_ones(
     log = ReportLog()
     app = GatewayApp(handshake_only, reports=log, served=served)
     assert app.back is not None and app.front is None
+    # The start-up probe initialized: the bridge speaks its version, probing nothing again.
+    assert served.version == "2025-06-18" and app.back.core is not None
     with serving(app) as url:
         seen = anyio.run(session, url, True)  # 2026-07-28: through the bridge
 

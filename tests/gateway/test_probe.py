@@ -13,6 +13,7 @@ import pytest
 from mcp_schema.gateway.probe import Probe, ProbeError, Served
 from mcp_schema.http import Endpoint
 from mcp_schema.http.stream import Response
+from mcp_schema.session import ServerSession
 from mcp_schema.versions import SUPPORTED_VERSIONS
 
 CAPABILITIES = {"tools": {"listChanged": True}}
@@ -72,10 +73,13 @@ def test_an_upstream_of_both_eras_that_lists_only_2026_is_asked_initialize() -> 
     assert served.stateless == ("2026-07-28",) and served.handshake
 
 
-def test_a_handshake_only_upstream_refusing_with_its_versions() -> None:
+def test_a_handshake_only_upstream_refusing_with_its_versions_is_initialized() -> None:
     served = probed(endpoint(["2025-06-18"]))  # -32022, listing 2025-06-18
-    assert served == Served((), True)
+    assert (served.stateless, served.handshake, served.discovered) == ((), True, False)
     assert served.serves(None) and not served.serves("2026-07-28")
+    # What the bridge for 2026-07-28 clients speaks to it with: no second probe.
+    assert served.version == "2025-06-18"
+    assert served.capabilities == CAPABILITIES and served.server_info == INFO
 
 
 @pytest.mark.parametrize("status", [400, 404, 405])
@@ -107,3 +111,30 @@ def test_the_probe_tells_the_extensions_the_upstream_declares() -> None:
 def test_an_upstream_that_did_not_discover_declares_nothing_known() -> None:
     served = probed(endpoint(["2025-06-18"]))
     assert not served.discovered and served.extensions is None
+
+
+def over_stdio(server: ServerSession) -> Served:
+    """The probe over stdio: each frame it writes is a line ``server`` reads,
+    each frame ``server`` writes a line the probe reads."""
+    probe = Probe(transport="stdio")
+    for _ in range(4):
+        for frame in probe.frames():
+            server.receive(frame)
+            for line in server.data_to_send():
+                found = probe.receive(line)
+                if found is not None:
+                    return found
+    raise AssertionError("the probe did not settle")
+
+
+def test_over_stdio_a_handshake_only_server_is_initialized_after_its_refusal() -> None:
+    server = ServerSession(info=INFO, capabilities=CAPABILITIES, versions=["2025-06-18"])
+    served = over_stdio(server)
+    assert (served.stateless, served.handshake, served.version) == ((), True, "2025-06-18")
+    assert served.capabilities == CAPABILITIES and served.server_info == INFO
+
+
+def test_over_stdio_a_server_that_discovers_is_served_as_it_is() -> None:
+    server = ServerSession(info=INFO, capabilities=CAPABILITIES, versions=["2026-07-28"])
+    served = over_stdio(server)
+    assert served.discovered and served.stateless == ("2026-07-28",) and served.version is None

@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.stdio.StdioGatewayApp` under uvicorn in front of
+"""`mcp_schema.gateway.monitor.stdio.StdioGatewayApp` under uvicorn in front of
 ``examples/server.py`` over stdio: the official Python SDK client (``mcp``
 2.3.0) in auto mode (2026-07-28: one shared child) and in the handshake era
 (a child per session), with and without callbacks; hand-made clients that both use id 1 at once; a
@@ -19,7 +19,7 @@ import httpx
 import pytest
 from mcp import Client
 
-from mcp_schema.gateway.stdio import StdioGatewayApp
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
 from tests.examples.test_sdk_client import elicit, sample, text
 from tests.gateway.test_gateway import HEADERS, META, reported, serving, use

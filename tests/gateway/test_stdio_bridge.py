@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.stdio_bridge.StdioBridge` under uvicorn: the official
+"""`mcp_schema.gateway.bridge.links.StdioBridge` under uvicorn: the official
 Python SDK client (``mcp`` 2.3.0) in 2026-07-28 mode through the bridge to
 ``examples/server.py`` serving only 2025-06-18 over stdio: every tool (ask
 and think included, with and without callbacks), resources and prompts, a
@@ -15,12 +15,14 @@ from typing import Any
 
 import anyio
 import httpx
+import jiter
 import pytest
 from mcp import Client
 
-from mcp_schema.gateway.stdio import StdioGatewayApp
-from mcp_schema.gateway.stdio_bridge import StdioBridge
+from mcp_schema.gateway.bridge.links import StdioBridge
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
+from mcp_schema.session import Frame, ServerSession
 from tests.examples.test_sdk_client import elicit, sample, text
 from tests.gateway.test_gateway import HEADERS, reported, serving
 
@@ -220,3 +222,34 @@ def test_a_server_that_speaks_2026_07_28_itself_is_not_bridged(
         assert anyio.run(session, url, True) == expected(True)
         assert app.bridge is not None and app.bridge.core is None  # the shared child served it
         assert app.shared is not None and app.shared.child.alive
+
+
+def test_the_bridge_never_parses_what_its_own_front_sessions_wrote(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Each frame leaves the session with its envelope (`Frame`): the driver
+    # answers by it, and reads none of the bytes again. (Told apart by
+    # identity: the child may write the very same bytes, which are read.)
+    written: list[bytes] = []
+    parsed: list[Any] = []  # each kept: no id is reused meanwhile
+    frames_to_send = ServerSession.frames_to_send
+
+    def recorded(session: ServerSession) -> list[Frame]:
+        frames = frames_to_send(session)
+        written.extend(frame.data for frame in frames)
+        return frames
+
+    from_json = jiter.from_json
+
+    def parsing(data: bytes, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(data)
+        return from_json(data, *args, **kwargs)
+
+    monkeypatch.setattr(ServerSession, "frames_to_send", recorded)
+    monkeypatch.setattr(jiter, "from_json", parsing)
+    monkeypatch.setenv("MCP_VERSIONS", "2025-06-18")  # the children inherit it
+    with serving(StdioGatewayApp(EXAMPLE, bridge=StdioBridge)) as url:
+        seen = anyio.run(session, url, True)
+    assert seen == expected(True)
+    assert written and parsed  # both were watched
+    assert not {id(data) for data in written} & {id(data) for data in parsed}

@@ -18,9 +18,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_schema.gateway.exchange import ExchangeValidator
-from mcp_schema.gateway.stdio import StdioGatewayApp
-from mcp_schema.gateway.stdio_child import Child
+from mcp_schema.gateway.child import Child
+from mcp_schema.gateway.monitor.exchange import ExchangeValidator
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.http.adapter import Message
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.sse import EventReader

@@ -14,9 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from mcp_schema.gateway.exchange import ExchangeValidator
-from mcp_schema.gateway.stdio import StdioGatewayApp
-from mcp_schema.gateway.stdio_bridge import StdioBridge
+from mcp_schema.gateway.bridge.links import StdioBridge
+from mcp_schema.gateway.monitor.exchange import ExchangeValidator
+from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 from mcp_schema.proxy import ReportLog
 from tests.gateway.test_gateway import HEADERS, META, reported, serving
 from tests.hostile import raw

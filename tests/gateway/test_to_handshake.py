@@ -1,5 +1,5 @@
 """The sans-IO parts of the bridge for 2026-07-28 clients in front of a
-handshake-era server (`mcp_schema.gateway.to_handshake`), driven in process
+handshake-era server (`mcp_schema.gateway.bridge.stateless`), driven in process
 against the example server's session (``examples/server.py``'s ``serve``,
 serving 2025-06-18 only)."""
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from mcp_schema.gateway.to_handshake import (
+from mcp_schema.gateway.bridge.stateless import (
     Call,
     HandshakeBridge,
     PendingCalls,

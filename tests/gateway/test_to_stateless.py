@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.to_stateless.StatelessCalls`, sans-IO, in memory: a
+"""`mcp_schema.gateway.bridge.handshake.StatelessCalls`, sans-IO, in memory: a
 handshake-era `ClientSession` (the client) talks to the bridge's
 `ServerSession`, whose calls go to ``examples/server.py``'s handlers served
 2026-07-28-only by an `Endpoint` (the upstream), every byte through the
@@ -17,7 +17,7 @@ import pytest
 
 from mcp_schema.codec import encode, to_wire
 from mcp_schema.errors import InternalError, McpError
-from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.http import Endpoint
 from mcp_schema.http.binding import Post
 from mcp_schema.http.stream import Response
@@ -34,7 +34,6 @@ from mcp_schema.session import (
     ResponseReceived,
     ServerSession,
 )
-from mcp_schema.subscriptions import Subscriptions, supported_by
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -262,34 +261,6 @@ def test_calls_before_the_upstream_session_negotiated_wait_for_it() -> None:
     assert bridged.calls is not None
     assert bridged.calls.start() == []  # negotiated already: nothing more to ask
     assert texts(bridged.call("echo", text="after")) == "after"
-
-
-def test_a_list_change_of_the_upstream_listen_reaches_the_client() -> None:
-    subscriptions = Subscriptions(supported=supported_by(CAPABILITIES))
-    up = Endpoint(
-        SERVER["serve"],
-        info={"name": "up", "version": "1"},
-        capabilities=CAPABILITIES,
-        versions=[BRIDGED_VERSION],
-        handler_version=BRIDGED_VERSION,
-        subscriptions=subscriptions,
-    )
-    bridged = Bridged({}, up=up)
-    assert bridged.calls is not None
-    (listen,) = bridged.calls.listen()
-    assert b'"toolsListChanged":true' in listen.body
-    response = up.handle(listen.method, "/mcp", list(listen.headers), listen.body)
-    assert response.stream is not None
-    reply = bridged.calls.binding.reply(listen, response.status, response.headers)
-    bridged.calls.answer(listen, reply.feed(response.stream.take()))  # the acknowledgement
-    subscriptions.tools_list_changed()
-    bridged.got.clear()
-    bridged.calls.answer(listen, reply.feed(response.stream.take()))
-    bridged.pump()
-    (changed,) = bridged.got
-    assert isinstance(changed, NotificationReceived)
-    assert changed.method == "notifications/tools/list_changed"
-    assert bridged.calls.take_findings() == []
 
 
 def test_a_call_before_any_list_has_the_tools_listed_first_for_its_headers() -> None:

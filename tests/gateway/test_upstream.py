@@ -1,4 +1,4 @@
-"""`mcp_schema.gateway.upstream.Upstream`, through the `ExchangeValidator`
+"""`mcp_schema.gateway.monitor.upstream.Upstream`, through the `ExchangeValidator`
 that holds it: what the validator learns of its upstream (the extensions it
 declares, the versions it serves per request) from its probe and from the
 answers it reads, and what that decides: whether a task answers a call,

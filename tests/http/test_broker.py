@@ -34,6 +34,12 @@ from mcp_schema.request_state import StateKeys, StateSealer
 WAIT = 10.0  # seconds any one step may take before the test fails
 
 
+PATIENT = 5.0
+"""The command timeout of the Redis clients of the tests of what the broker
+and the task store do, not of their bounds (tests/http/test_broker_faults.py):
+a loaded machine must not fail them."""
+
+
 def _free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -121,7 +127,9 @@ def replicas(request: pytest.FixtureRequest) -> Callable[[int], Any]:
     @asynccontextmanager
     async def on_redis(n: int) -> AsyncIterator[list[Broker]]:
         prefix = f"test-{uuid.uuid4().hex}:"  # each test its own namespace
-        brokers = [RedisBroker.from_url(url, prefix=prefix) for _ in range(n)]
+        brokers = [
+            RedisBroker.from_url(url, prefix=prefix, command_timeout=PATIENT) for _ in range(n)
+        ]
         try:
             yield list(brokers)
         finally:

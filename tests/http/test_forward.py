@@ -279,7 +279,7 @@ def test_a_dead_holder_is_found_at_once_and_its_record_forgotten() -> None:
     run(body)
 
 
-def test_a_holder_that_does_not_answer_in_time_is_a_jsonrpc_error() -> None:
+def test_a_holder_that_does_not_take_the_request_is_a_503_naming_it() -> None:
     async def body() -> None:
         async with replicas(1, timeout=0.2) as (b,):
             broker = b.broker
@@ -287,6 +287,30 @@ def test_a_holder_that_does_not_answer_in_time_is_a_jsonrpc_error() -> None:
             async with broker.subscribe("mcp-replica:ghost"):  # hears, never answers
                 listing = {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
                 status, _, answer = await post(b, listing, "silent").whole()
+            error = json.loads(answer)
+            assert (status, error["id"], error["error"]["code"]) == (503, 4, -32603)
+
+    run(body)
+
+
+def test_a_holder_that_takes_the_request_but_does_not_answer_in_time_is_a_504() -> None:
+    async def body() -> None:
+        async with replicas(1, timeout=0.2) as (b,):
+            broker = b.broker
+            await broker.put("mcp-session:silent", b"ghost", 30)
+
+            async def ghost() -> None:  # takes every request, answers none
+                async with broker.subscribe("mcp-replica:ghost") as heard:
+                    async for message in heard:
+                        header = json.loads(message.data.partition(b"\n")[0])
+                        if header["t"] == "open":
+                            await broker.publish("mcp-reply:" + header["f"], b'{"t":"ack"}\n')
+
+            taking = asyncio.ensure_future(ghost())
+            await asyncio.sleep(0.01)
+            listing = {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
+            status, _, answer = await post(b, listing, "silent").whole()
+            taking.cancel()
             error = json.loads(answer)
             assert (status, error["id"], error["error"]["code"]) == (504, 4, -32603)
 

@@ -35,6 +35,8 @@ KEY = "the shared key of every replica of 32 bytes"
         ({"MCP_TASKS_DB": "/no/such/directory/tasks.db"}, "MCP_TASKS_DB: no directory for"),
         ({"MCP_TASK_LEASE_SECONDS": "-1"}, "MCP_TASK_LEASE_SECONDS: '-1' is no positive number"),
         ({"MCP_DRAIN_SECONDS": "soon"}, "MCP_DRAIN_SECONDS: 'soon' is no positive number"),
+        ({"MCP_REDIS_COMMAND_TIMEOUT": "0"}, "MCP_REDIS_COMMAND_TIMEOUT: '0' is no positive"),
+        ({"MCP_REDIS_CONNECT_TIMEOUT": "inf"}, "MCP_REDIS_CONNECT_TIMEOUT: 'inf' is no positive"),
     ],
 )
 def test_a_setting_that_cannot_work_stops_the_start_with_one_line(
@@ -61,6 +63,14 @@ def test_arguments_rule_over_the_environment_and_lists_are_comma_separated() -> 
     assert config.allowed_hosts == ("a.example", "b.example")
     rotating = Config.read({"MCP_STATE_KEY": f"{KEY}-new,{KEY}"})
     assert len(rotating.keys.key_ids) == 2
+
+
+def test_redis_is_bounded_by_default_and_as_configured() -> None:
+    config = Config.read({})
+    assert (config.redis_connect_timeout, config.redis_command_timeout) == (1.0, 0.5)
+    env = {"MCP_REDIS_CONNECT_TIMEOUT": "2", "MCP_REDIS_COMMAND_TIMEOUT": "0.25"}
+    config = Config.read(env, redis_command_timeout=0.75)
+    assert (config.redis_connect_timeout, config.redis_command_timeout) == (2.0, 0.75)
 
 
 def test_an_unknown_setting_is_the_callers_mistake() -> None:

@@ -42,7 +42,7 @@ from mcp_schema.tasks.store import (
 )
 
 # The redis-server fixture and the helper that waits for it are test_broker's.
-from tests.http.test_broker import WAIT, redis_url  # noqa: F401
+from tests.http.test_broker import PATIENT, WAIT, redis_url  # noqa: F401
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -83,7 +83,10 @@ def stores(request: pytest.FixtureRequest, tmp_path: Path) -> Stores:
                 SqliteTaskStore(tmp_path / "tasks.db", clock=clock, **options) for _ in range(n)
             ]
         else:
-            made = [RedisTaskStore(url, prefix=prefix, clock=clock, **options) for _ in range(n)]
+            made = [
+                RedisTaskStore(url, prefix=prefix, clock=clock, command_timeout=PATIENT, **options)
+                for _ in range(n)
+            ]
         try:
             yield clock, made
         finally:
@@ -755,7 +758,7 @@ def test_every_store_follows_the_model(
             return MemoryTaskStore(clock=clock)
         if kind == "sqlite":
             return SqliteTaskStore(tmp_path / f"{name}.db", clock=clock)
-        return RedisTaskStore(url, prefix=f"test-{name}:", clock=clock)
+        return RedisTaskStore(url, prefix=f"test-{name}:", clock=clock, command_timeout=PATIENT)
 
     run_state_machine_as_test(  # type: ignore[no-untyped-call]  # hypothesis leaves it unannotated
         lambda: StoreMachine(make),

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from opentelemetry.trace import SpanKind, format_span_id, format_trace_id
 
-from mcp_schema.gateway.asgi import GatewayApp
+from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.server import Server
 from mcp_schema.telemetry.propagation import inject
 from tests.gateway.test_gateway import serving

@@ -6,58 +6,100 @@ The gateway serves ``/mcp`` in front of an MCP server's Streamable HTTP
 endpoint and reads every message both ways by the codec, as the stdio proxy
 (`mcp_schema.proxy`) reads a stdio connection, and reports what fails the
 same way (one bounded JSON line per finding, `mcp_schema.proxy.ReportLog`).
-Its parts are importable, so that a gateway in another framework can use
-them:
+It is two rooms, each of whose roots exports its sans-IO core and the ASGI
+application a user runs, and the pieces both share:
 
-* `ExchangeValidator` and `Exchange` (``exchange``): sans-IO, the checks of
-  one HTTP exchange: the request (its body and headers), then the answer
-  (its head, its JSON body or each of its events).
-* `EventSplitter` (``sse``): the events of a ``text/event-stream``, each
-  with its bytes, fed in chunks.
-* `Probe` and `Served` (``probe``): sans-IO, what an upstream serves, from
-  its answer to ``server/discover`` (the bridge's start-up probe).
-* `StatelessCalls` (``to_stateless``): sans-IO, the era bridge's first
-  direction: one handshake-era client's session carried to a 2026-07-28
-  upstream.
-* `mcp_schema.gateway.asgi.GatewayApp`: the ASGI application forwarding to
-  the upstream with httpx (the ``http`` extra), in monitor or enforce mode;
-  with ``served=`` (``--bridge``), handshake-era clients of a 2026-07-28-only
-  upstream go to `mcp_schema.gateway.handshake_front.HandshakeFront`,
-  2026-07-28 clients of a handshake-era one to
-  `mcp_schema.gateway.http_bridge.HttpBridge`.
-* `mcp_schema.gateway.stdio.StdioGatewayApp` (``stdio``, ``stdio_link``,
-  ``stdio_child``, ``stdio_probe``): the ASGI application in front of a stdio server, a child
-  per handshake-era session and one shared by 2026-07-28 requests.
-* ``to_handshake`` (sans-IO), ``handshake_driver`` (its asyncio driver),
-  ``stdio_bridge`` and ``http_bridge`` (its transports): the era bridge for
-  2026-07-28 clients in front of a handshake-era server; ``findings``: the
-  reports of what the gateway finds itself.
-* ``command``: the command line, which runs the app under uvicorn.
+* `mcp_schema.gateway.monitor`: forwarding within one era. `ExchangeValidator`
+  and `Exchange` (sans-IO: the checks of one HTTP exchange), `EventSplitter`,
+  `GatewayApp` (in front of an HTTP upstream, the ``http`` extra) and
+  `StdioGatewayApp` (in front of a stdio server).
+* `mcp_schema.gateway.bridge`: the era bridge, each direction named for the
+  era that faces the client. `StatelessCalls` and `HandshakeFront`
+  (handshake-era clients, a 2026-07-28 upstream), `HandshakeBridge` and
+  `BridgeDriver` (2026-07-28 clients, a handshake-era upstream), over the
+  upstream links of ``bridge.links`` (`HttpBridge`, `StdioBridge`).
+* ``probe``: what an upstream serves (`Probe`, sans-IO, and `Served`, the one
+  result), asked once at start over HTTP or stdio; the validator learns from
+  it which extensions the upstream serves (the Tasks extension's among
+  them), the bridges which era and version to speak.
+* ``findings``: the reports of what the gateway finds itself; ``child``: one
+  stdio server process; ``command``: the command line, which runs the app
+  under uvicorn.
+
+Every name of both roots is importable from here too; the applications
+are loaded when first named (`GatewayApp`, `HandshakeFront` and
+`HttpBridge` need httpx).
 """
 
 from __future__ import annotations
 
-from mcp_schema.gateway.exchange import (
+from typing import TYPE_CHECKING
+
+from mcp_schema.gateway.bridge import (
+    BRIDGED_VERSION,
+    Call,
+    HandshakeBridge,
+    PendingCalls,
+    StatelessCalls,
+    projected_capabilities,
+    sealer_from_env,
+    upstream_key,
+)
+from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.monitor import (
     MAX_MESSAGE,
     MAX_TOOL_BYTES,
+    EventSplitter,
     Exchange,
     ExchangeValidator,
+    SseEvent,
     bad_gateway,
 )
 from mcp_schema.gateway.probe import Probe, ProbeError, Served
-from mcp_schema.gateway.sse import EventSplitter, SseEvent
-from mcp_schema.gateway.to_stateless import StatelessCalls
+
+if TYPE_CHECKING:
+    from mcp_schema.gateway.bridge import BridgeDriver as BridgeDriver
+    from mcp_schema.gateway.bridge import HandshakeFront as HandshakeFront
+    from mcp_schema.gateway.bridge import HttpBridge as HttpBridge
+    from mcp_schema.gateway.bridge import StdioBridge as StdioBridge
+    from mcp_schema.gateway.monitor import GatewayApp as GatewayApp
+    from mcp_schema.gateway.monitor import StdioGatewayApp as StdioGatewayApp
 
 __all__ = [
+    "BRIDGED_VERSION",
     "MAX_MESSAGE",
     "MAX_TOOL_BYTES",
+    "Call",
     "EventSplitter",
     "Exchange",
     "ExchangeValidator",
+    "Findings",
+    "HandshakeBridge",
+    "PendingCalls",
     "Probe",
     "ProbeError",
     "Served",
     "SseEvent",
     "StatelessCalls",
     "bad_gateway",
+    "projected_capabilities",
+    "sealer_from_env",
+    "upstream_key",
 ]
+
+_LAZY = {
+    "GatewayApp": "mcp_schema.gateway.monitor.asgi",
+    "StdioGatewayApp": "mcp_schema.gateway.monitor.stdio",
+    "HandshakeFront": "mcp_schema.gateway.bridge.handshake_front",
+    "HttpBridge": "mcp_schema.gateway.bridge.links",
+    "StdioBridge": "mcp_schema.gateway.bridge.links",
+    "BridgeDriver": "mcp_schema.gateway.bridge.stateless_front",
+}
+
+
+def __getattr__(name: str) -> object:
+    # As the rooms' roots: the applications load the HTTP runtime (and httpx)
+    # when first named. (Not in __all__: a star import would load them.)
+    if name in _LAZY:
+        return getattr(__import__(_LAZY[name], fromlist=[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

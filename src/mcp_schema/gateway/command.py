@@ -10,12 +10,17 @@ address, the loopback names alone) and the origins a browser may call it
 from besides the loopback ones (403 for others). ``--upstream-host`` is the
 ``Host`` sent upstream instead of the client's.
 
-With ``--bridge --upstream URL`` it first probes the upstream
-(`mcp_schema.gateway.probe`: ``server/discover``), for up to
+With ``--upstream URL`` it first probes the upstream, once
+(`mcp_schema.gateway.probe`: ``server/discover``, then ``initialize`` where
+that leaves the handshake era open), and says what it found: what the
+validator learns from (the versions served per request, the extensions
+declared, the Tasks extension's among them) and, with ``--bridge``, what
+the bridges speak. With ``--bridge`` the probe is tried for up to
 `PROBE_SECONDS` while the upstream cannot be reached (it may be starting
-beside the gateway), and says what it found; an upstream still unreachable
-then, or whose answers tell nothing, stops it (exit status 2) before it
-listens. With ``-- CMD ARGS...`` the app is a `StdioGatewayApp` (``--bridge``: with its
+beside the gateway); an upstream still unreachable then, or whose answers
+tell nothing, stops it (exit status 2) before it listens. Without it, an
+upstream the probe tells nothing of is said on stderr, and the answers the
+gateway forwards teach the validator instead. With ``-- CMD ARGS...`` the app is a `StdioGatewayApp` (``--bridge``: with its
 `StdioBridge`, the ``requestState`` sealed under ``MCP_STATE_KEY``): the
 command is probed before the socket listens, and one that cannot be started
 or does not answer is exit status 2.
@@ -47,9 +52,9 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from mcp_schema.errors import McpError, quote
-from mcp_schema.gateway.exchange import ExchangeValidator
+from mcp_schema.gateway.child import ChildError
+from mcp_schema.gateway.monitor.exchange import ExchangeValidator
 from mcp_schema.gateway.probe import ProbeError, Served
-from mcp_schema.gateway.stdio_child import ChildError
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -59,8 +64,8 @@ from mcp_schema.proxy.validation import _Writer
 from mcp_schema.versions import TASKS_EXTENSION
 
 if TYPE_CHECKING:
-    from mcp_schema.gateway.asgi import GatewayApp
-    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.gateway.monitor.asgi import GatewayApp
+    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
     from mcp_schema.http.precheck import Precheck
 
 __all__ = ["PROBE_SECONDS", "SHUTDOWN_SECONDS", "GatewayError", "add_arguments", "main"]
@@ -167,32 +172,39 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _probed(upstream: str) -> Served:
-    """What the upstream serves (`probe_upstream`), tried for `PROBE_SECONDS`; said on stderr."""
+def _probed(upstream: str, required: bool, host: str | None = None) -> Served | None:
+    """What the upstream serves (`probe_upstream`), said on stderr: tried for
+    `PROBE_SECONDS` when ``required`` (``--bridge``), else once (None when it
+    told nothing: the answers the gateway forwards teach it instead); ``host``:
+    the ``Host`` it is sent with (``--upstream-host``)."""
     if not upstream.startswith(("http://", "https://")):
         raise GatewayError(f"--upstream must be an http(s) URL, not {quote(upstream)}")
     import httpx  # the http extra: _run checked it is there
 
-    from mcp_schema.gateway.handshake_front import probe_upstream
+    from mcp_schema.gateway.probe import probe_upstream
 
     async def probing() -> Served:
         deadline = time.monotonic() + PROBE_SECONDS
         async with httpx.AsyncClient() as http:
             while True:
                 try:
-                    return await probe_upstream(upstream, http)
+                    headers = None if host is None else {"host": host}
+                    return await probe_upstream(upstream, http, headers=headers)
                 except ProbeError:
-                    if time.monotonic() >= deadline:
+                    if not required or time.monotonic() >= deadline:
                         raise
                 await asyncio.sleep(0.2)
 
     try:
         served = asyncio.run(probing())
     except ProbeError as exc:
+        if not required:
+            _fd.say(f"gateway: the upstream's probe told nothing ({exc}); its answers will")
+            return None
         raise GatewayError(f"{exc} (tried for {PROBE_SECONDS:g} s)") from None
     eras = [*served.stateless, *(["initialize sessions"] if served.serves(None) else [])]
     bridged = ""
-    if not (served.handshake and served.stateless):
+    if required and not (served.handshake and served.stateless):
         bridged = ": 2026-07-28" if served.handshake else ": handshake-era"
         bridged += " clients are bridged"
     _fd.say(f"gateway: the upstream serves {', '.join(eras) or 'nothing known'}{bridged}")
@@ -257,10 +269,11 @@ def precheck_of(args: argparse.Namespace) -> Precheck | None:
 def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewayApp:
     """The app the arguments name (`GatewayApp`, or `StdioGatewayApp` for ``-- CMD``),
     reporting to ``log``; ``--bridge --upstream`` probes the upstream first."""
-    from mcp_schema.gateway.asgi import GatewayApp
-    from mcp_schema.gateway.handshake_driver import sealer_from_env
-    from mcp_schema.gateway.stdio import StdioGatewayApp
-    from mcp_schema.gateway.stdio_bridge import StdioBridge
+    from mcp_schema.gateway.bridge.links import StdioBridge
+    from mcp_schema.gateway.bridge.stateless import sealer_from_env
+    from mcp_schema.gateway.monitor.asgi import GatewayApp
+    from mcp_schema.gateway.monitor.carried import Upward
+    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 
     child = list(args.child[1:] if args.child[:1] == ["--"] else args.child)
     if args.upstream is not None and child:
@@ -286,15 +299,15 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
                 precheck=precheck,
             )
         upstream = str(args.upstream)
-        served = _probed(upstream) if args.bridge else None
-        if served is not None:  # what it serves and declares; the answers it forwards teach more
-            validator.learn(served)
+        Upward(args.upstream_host)  # a bad one stops the gateway before the probe
+        served = _probed(upstream, args.bridge, args.upstream_host)
         return GatewayApp(
             upstream,
             enforce=args.enforce,
             reports=log,
             validator=validator,
             served=served,
+            bridge=args.bridge,
             sealer=sealer_from_env() if args.bridge else None,
             precheck=precheck,
             upstream_host=args.upstream_host,
@@ -314,7 +327,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from mcp_schema.gateway.stdio import StdioGatewayApp
+        from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
     except ImportError as exc:
         raise _missing(exc) from None
     report_fd = 2
@@ -375,7 +388,7 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         asyncio.run(serve())
-    except (McpError, ChildError) as exc:
+    except (McpError, ProbeError, ChildError) as exc:
         raise GatewayError(f"the stdio server cannot be served: {exc}") from None
     finally:
         sock.close()

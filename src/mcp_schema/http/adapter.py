@@ -51,6 +51,7 @@ __all__ = [
     "sse_event",
     "sse_events",
     "start_message",
+    "too_large",
     "until_disconnect",
 ]
 
@@ -104,7 +105,8 @@ def _timed_out(seconds: float) -> Response:
     return refusal(408, f"Request Timeout: the body did not arrive within {seconds:g} s")
 
 
-def _too_large(limit: int) -> Response:
+def too_large(limit: int) -> Response:
+    """The refusal of a body longer than ``limit`` bytes (413)."""
     return refusal(413, f"Payload Too Large: at most {limit:,} bytes")
 
 
@@ -123,7 +125,7 @@ async def _read(
             size += len(chunk)
             more = bool(message.get("more_body", False))
             if size > limit and refuse:
-                return _too_large(limit)
+                return too_large(limit)
             chunks.append(chunk)
             if not more or size > limit:
                 return b"".join(chunks), more

@@ -159,6 +159,14 @@ class App:
                 count_refusal(self.telemetry, read)
                 return await send_response(send, read)
             body = read
+        return await self.answer(method, received, body, receive, send)
+
+    async def answer(
+        self, method: str, received: dict[str, str], body: bytes, receive: Receive, send: Send
+    ) -> None:
+        """A request the precheck let through whose body was read already (at
+        most the endpoint's ``max_body``: a front door in front read it, as
+        the gateway does before it hands a request to its bridge), answered."""
         endpoint = self.endpoint
         response = await endpoint._prechecked_async(method, received, body)
         stream = response.stream

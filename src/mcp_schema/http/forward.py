@@ -13,17 +13,23 @@ replica with any request of its session: its POSTs, the answer it POSTs to
 a server's request (elicitation) while the stream carrying that request is
 held elsewhere, its GET stream, its DELETE.
 
-On the wire, each broker message is a JSON header line then raw bytes: the
-holder listens on ``mcp-replica:{replica}`` for ``open`` (method, path,
-headers, and the channel to answer on), ``body`` (a chunk of the request's
-body) and ``gone`` (the client left: the holder cancels as
-`mcp_schema.http.asgi` does); it answers on ``mcp-reply:{id}`` with
-``start`` and ``body`` chunks. A chunk fits the broker's ``max_message``.
+On the wire, each broker message is a JSON header line then raw bytes
+(`mcp_schema.http.forward_wire`): the holder listens on
+``mcp-replica:{replica}`` for ``open`` (method, path, headers, and the
+channel to answer on), ``body`` (a chunk of the request's body) and ``gone``
+(the client left: the holder cancels as `mcp_schema.http.asgi` does); it
+answers on ``mcp-reply:{id}`` with ``ack`` (taken), then ``start`` and
+``body`` chunks. Every replica also listens on ``mcp-replicas`` for ``who``
+(who holds this session? asked when no record names a holder: its holder
+answers ``here`` and writes the record again). A chunk fits the broker's ``max_message``.
 
 Bounded time everywhere:
 
 * a holder that nobody hears on its channel is dead: its record is
   deleted and the request is answered here (404: no such session);
+* a holder that does not take the request (its ``ack``) within
+  `ACK_SECONDS`: 503 naming the request (the broker lost it, or the holder
+  is stuck), and the holder is told to drop it;
 * a holder that does not start answering within ``timeout`` seconds: the
   client gets a JSON-RPC error (-32603, HTTP 504) naming its request;
 * an answer silent for ``idle`` seconds (the holder's keep-alives come
@@ -38,13 +44,9 @@ replica (past that: 503). The broker's own failures are HTTP 503.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import secrets
-from collections.abc import Awaitable
-from typing import TYPE_CHECKING, Any
-
-import jiter
+from typing import TYPE_CHECKING
 
 from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
@@ -64,6 +66,8 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.asgi import App
 from mcp_schema.http.observe import count_refusal
+from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
+from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
@@ -74,7 +78,14 @@ from mcp_schema.telemetry import telemetry_for
 if TYPE_CHECKING:
     from mcp_schema.telemetry import Telemetry
 
-__all__ = ["FORWARD_TIMEOUT", "MAX_FORWARDS", "ClusterApp"]
+__all__ = [
+    "ACK_SECONDS",
+    "FORWARD_TIMEOUT",
+    "MAX_FORWARDS",
+    "RESUBSCRIBE_MAX",
+    "WATCH_SECONDS",
+    "ClusterApp",
+]
 
 FORWARD_TIMEOUT = 10.0
 """Seconds a holder has to start answering a forwarded request."""
@@ -82,68 +93,33 @@ FORWARD_TIMEOUT = 10.0
 MAX_FORWARDS = 1000
 """Forwarded requests a replica serves at once."""
 
+ACK_SECONDS = 1.0
+"""Seconds a holder has to take a forwarded request (its ``ack``), before the
+forwarder answers 503: the broker lost the request, or the holder is stuck."""
+
+
 _LOG = logging.getLogger("mcp_schema.http")
+_KEPT = 65536  # bytes of a request's body kept to name it in a refusal
 _HEADER_ROOM = 256  # bytes of a body message kept for its header line
 _REPLIES_QUEUED = 64  # reply messages waiting for a slow client: then the answer is cut
-_DISCONNECT: Message = {"type": "http.disconnect"}
 
 
-def _inbox(replica: str) -> str:
-    return "mcp-replica:" + replica
+def _replaying(body: bytes, receive: Receive) -> Receive:
+    """``receive`` of a request whose ``body`` was read already: the body
+    once, then what the client sends (its disconnect)."""
+    given = False
+
+    async def replayed() -> Message:
+        nonlocal given
+        if not given:
+            given = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
-def _reply(forward_id: str) -> str:
-    return "mcp-reply:" + forward_id
-
-
-def _pack(header: dict[str, Any], payload: bytes = b"") -> bytes:
-    return json.dumps(header, separators=(",", ":")).encode() + b"\n" + payload
-
-
-def _unpack(data: bytes) -> tuple[dict[str, Any], bytes] | None:
-    """A message's header and payload; None for what is not one of ours."""
-    head, newline, payload = data.partition(b"\n")
-    try:
-        header = jiter.from_json(head) if newline else None
-    except ValueError:
-        return None
-    return (header, payload) if isinstance(header, dict) else None
-
-
-def _chunks(data: bytes, room: int) -> list[bytes]:
-    return [data[i : i + room] for i in range(0, len(data), room)] or [b""]
-
-
-def _texts(pairs: object) -> list[tuple[bytes, bytes]] | None:
-    """Headers from the wire (pairs of latin-1 strings), or None when malformed."""
-    if not isinstance(pairs, list):
-        return None
-    found = []
-    for pair in pairs:
-        if not (
-            isinstance(pair, list) and len(pair) == 2 and all(isinstance(s, str) for s in pair)
-        ):
-            return None
-        try:
-            found.append((pair[0].encode("latin-1"), pair[1].encode("latin-1")))
-        except UnicodeEncodeError:
-            return None
-    return found
-
-
-def _wire(headers: list[tuple[bytes, bytes]]) -> list[list[str]]:
-    return [[k.decode("latin-1"), v.decode("latin-1")] for k, v in headers]
-
-
-class _Forwarded:
-    """A request served here for another replica: its inbox of body chunks."""
-
-    def __init__(self, size: int) -> None:
-        self.inbox: asyncio.Queue[tuple[str, bytes, bool]] = asyncio.Queue(size)
-        self.body_done = False
-
-
-class ClusterApp:
+class ClusterApp(Holding):
     """The ASGI application of ``app``, whose endpoint keeps its sessions in
     a `BrokerSessions`: see the module. Its lifespan starts and stops the
     listening, the rewriting of records, and ``app``'s own (an ASGI server
@@ -175,8 +151,9 @@ class ClusterApp:
         self.idle = 3 * app.keepalive if idle is None else positive_seconds(idle, "idle")
         self.max_forwards = max_forwards
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
-        self._forwards: dict[str, _Forwarded] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._ack = min(ACK_SECONDS, self.timeout)
+        self._forwards = {}
+        self._tasks = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -195,42 +172,56 @@ class ClusterApp:
             if early is not None:
                 count_refusal(self.telemetry, early)
                 return await send_response(send, early)
+            body = b""
+            if scope["method"] == "POST":  # read first: a refusal names the request
+                read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
+                if read is None:
+                    return None  # the client left
+                if isinstance(read, Response):
+                    return await send_response(send, read)
+                body = read
             try:
                 holder = await self.sessions.holder(session_id)
+                if holder is None:  # lost by a restart of Redis? its holder knows
+                    holder = await self.sessions.ask(session_id)
             except BrokerError as exc:
-                count_refusal(self.telemetry, unavailable := refusal(503, exc))
+                unavailable = refusal(503, exc, request_id_of(body))
+                count_refusal(self.telemetry, unavailable)
                 return await send_response(send, unavailable)
             if holder is not None and holder != self.sessions.replica:
-                return await self._forward(holder, session_id, scope, receive, send)
-        await self.app(scope, receive, self._flushing(send))
+                return await self._forward(holder, session_id, scope, body, receive, send)
+            receive = _replaying(body, receive)
+        kept: list[bytes] = []
+        await self.app(scope, self._kept(receive, kept), self._flushing(send, kept))
 
-    def _flushing(self, send: Send) -> Send:
-        """``send``, writing the session records first when a response starts:
-        a client learns a session id only once other replicas can find it."""
+    def _kept(self, receive: Receive, body: list[bytes]) -> Receive:
+        """``receive``, keeping the body's first `_KEPT` bytes in ``body`` (the
+        request's id, should an ``initialize`` be refused: a larger body is
+        no ``initialize``, and its refusal names no id)."""
+        kept = 0
 
-        async def flushed(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                try:
-                    await self.sessions.flush()
-                except BrokerError as exc:
-                    _LOG.warning("session records not written: %s", exc.message)
-            await send(message)
+        async def received() -> Message:
+            nonlocal kept
+            message = await receive()
+            if message["type"] == "http.request" and kept <= _KEPT:
+                chunk = message.get("body", b"")
+                body.append(chunk)
+                kept += len(chunk)
+            return message
 
-        return flushed
+        return received
 
     # -- where the client is --------------------------------------------------------------
 
     async def _forward(
-        self, holder: str, session_id: str, scope: Scope, receive: Receive, send: Send
+        self,
+        holder: str,
+        session_id: str,
+        scope: Scope,
+        body: bytes,
+        receive: Receive,
+        send: Send,
     ) -> None:
-        body = b""
-        if scope["method"] == "POST":
-            read = await read_body(receive, self.app.endpoint.max_body, self.app.body_seconds)
-            if read is None:
-                return None  # the client left
-            if isinstance(read, Response):
-                return await send_response(send, read)
-            body = read
         forward_id = secrets.token_urlsafe(16)
         request_id = request_id_of(body) if body else None
         opened = {
@@ -238,22 +229,22 @@ class ClusterApp:
             "f": forward_id,
             "method": scope["method"],
             "path": scope["path"],
-            "headers": _wire(list(scope["headers"])),
+            "headers": wire(list(scope["headers"])),
         }
         try:
             async with self.broker.subscribe(
-                _reply(forward_id), max_queued=_REPLIES_QUEUED
+                reply(forward_id), max_queued=_REPLIES_QUEUED
             ) as replies:
-                if not await self._publish(_inbox(holder), _pack(opened)):
+                if not await self._publish(inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body
                     )
                     return await send_response(send, answer)
-                for i, chunk in enumerate(parts := _chunks(body, self._room)):
+                for i, chunk in enumerate(parts := chunks(body, self._room)):
                     more = i < len(parts) - 1
                     header = {"t": "body", "f": forward_id, "more": more}
-                    await self._publish(_inbox(holder), _pack(header, chunk))
+                    await self._publish(inbox(holder), pack(header, chunk))
                 await self._relay(replies, holder, forward_id, request_id, receive, send)
         except (BrokerError, ValueError) as exc:  # ValueError: headers beyond max_message
             error = exc if isinstance(exc, BrokerError) else InternalError(str(exc))
@@ -270,31 +261,29 @@ class ClusterApp:
     ) -> None:
         """The holder's answer to ``send``, as it comes, within the bounds."""
         left = asyncio.ensure_future(until_disconnect(receive))
-        started = finished = False
+        started = finished = acked = False
         try:
             while not finished:
                 got = asyncio.ensure_future(replies.__anext__())
                 done, _ = await asyncio.wait(
                     {got, left},
-                    timeout=self.idle if started else self.timeout,
+                    timeout=self.idle if started else self.timeout if acked else self._ack,
                     return_when=asyncio.FIRST_COMPLETED,
                 )
                 if got not in done:
                     got.cancel()
                     if left not in done and not started:
-                        late = InternalError(
-                            f"the replica holding the session did not answer within "
-                            f"{self.timeout:g} s"
-                        )
-                        await send_response(send, refusal(504, late, request_id))
+                        await send_response(send, self._late(acked, request_id))
                         started = finished = True
                     break
-                unpacked = _unpack(got.result().data)
+                unpacked = unpack(got.result().data)
                 if unpacked is None:
                     continue
                 header, payload = unpacked
-                if header.get("t") == "start" and not started:
-                    status, headers = header.get("status"), _texts(header.get("headers"))
+                if header.get("t") == "ack":
+                    acked = True
+                elif header.get("t") == "start" and not started:
+                    status, headers = header.get("status"), texts(header.get("headers"))
                     if not isinstance(status, int) or headers is None:
                         raise BrokerError("the holder's answer is malformed")
                     await send(
@@ -320,137 +309,25 @@ class ClusterApp:
             if started and not left.done():
                 await send({"type": "http.response.body", "body": b"", "more_body": False})
 
+    def _late(self, acked: bool, request_id: str | int | None) -> Response:
+        """The refusal of a forwarded request the holder did not take (503:
+        the broker lost it, or the holder is stuck; it is told to drop it)
+        or did not start to answer in time (504)."""
+        if not acked:
+            lost = InternalError(
+                f"the replica holding the session did not take the request within {self._ack:g} s"
+            )
+            return refusal(503, lost, request_id)
+        late = InternalError(
+            f"the replica holding the session did not answer within {self.timeout:g} s"
+        )
+        return refusal(504, late, request_id)
+
     async def _tell_gone(self, holder: str, forward_id: str) -> None:
         try:
-            await self._publish(_inbox(holder), _pack({"t": "gone", "f": forward_id}))
+            await self._publish(inbox(holder), pack({"t": "gone", "f": forward_id}))
         except BrokerError:
             pass  # the holder's own bounds end it
-
-    async def _publish(self, channel: str, data: bytes) -> bool:
-        try:
-            return await asyncio.wait_for(self.broker.publish(channel, data), self.timeout)
-        except asyncio.TimeoutError:
-            raise BrokerError(f"the broker did not answer within {self.timeout:g} s") from None
-
-    # -- where the session is -------------------------------------------------------------
-
-    async def _listen(self, ready: asyncio.Event) -> None:
-        """Serve what other replicas forward here, until cancelled; a broken
-        subscription is opened anew."""
-        while True:
-            try:
-                inbox = self.broker.subscribe(_inbox(self.sessions.replica), max_queued=4096)
-                async with inbox:
-                    ready.set()
-                    async for message in inbox:
-                        self._received(message.data)
-            except BrokerError as exc:
-                _LOG.warning("forwarded requests: %s; listening again", exc.message)
-            await asyncio.sleep(1.0)
-
-    def _received(self, data: bytes) -> None:
-        unpacked = _unpack(data)
-        if unpacked is None:
-            return
-        header, payload = unpacked
-        forward_id, kind = header.get("f"), header.get("t")
-        if not isinstance(forward_id, str) or len(forward_id) > 64:
-            return
-        if kind == "open" and forward_id not in self._forwards:
-            self._open(forward_id, header)
-            return
-        forwarded = self._forwards.get(forward_id)
-        if forwarded is not None and kind in ("body", "gone"):
-            try:
-                forwarded.inbox.put_nowait((kind, payload, header.get("more") is True))
-            except asyncio.QueueFull:  # more chunks than a body can have: refused
-                forwarded.inbox = asyncio.Queue(1)
-                forwarded.inbox.put_nowait(("gone", b"", False))
-
-    def _spawn(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
-    def _open(self, forward_id: str, header: dict[str, Any]) -> None:
-        """Start serving a forwarded request (registered at once: its body
-        chunks are the next messages)."""
-        method, path = header.get("method"), header.get("path")
-        headers = _texts(header.get("headers"))
-        if not isinstance(method, str) or not isinstance(path, str) or headers is None:
-            return None  # not a request of ours: nobody to answer
-        send = self._replier(_reply(forward_id))
-        if len(self._forwards) >= self.max_forwards:
-            busy = refusal(503, InternalError("too many forwarded requests"), None)
-            return self._spawn(self._quietly(send_response(send, busy)))
-        forwarded = _Forwarded(self.app.endpoint.max_body // self._room + 4)
-        self._forwards[forward_id] = forwarded
-        scope: Scope = {
-            "type": "http",
-            "asgi": {"version": "3.0"},
-            "http_version": "1.1",
-            "scheme": "http",
-            "method": method,
-            "path": path,
-            "query_string": b"",
-            "headers": headers,
-            "client": None,
-            "server": None,
-        }
-        self._spawn(self._serve(forward_id, forwarded, scope, send))
-
-    async def _serve(
-        self, forward_id: str, forwarded: _Forwarded, scope: Scope, send: Send
-    ) -> None:
-        async def receive() -> Message:
-            wait = None if forwarded.body_done else self.timeout
-            try:
-                kind, chunk, more = await asyncio.wait_for(forwarded.inbox.get(), wait)
-            except asyncio.TimeoutError:
-                return _DISCONNECT  # the body stopped coming
-            if kind == "gone":
-                return _DISCONNECT
-            forwarded.body_done = not more
-            return {"type": "http.request", "body": chunk, "more_body": more}
-
-        try:
-            await self._quietly(self.app(scope, receive, self._flushing(send)))
-        finally:
-            del self._forwards[forward_id]
-
-    @staticmethod
-    async def _quietly(work: Awaitable[None]) -> None:
-        try:
-            await work
-        except OSError:
-            pass  # the forwarding replica is gone: nobody to tell
-        except Exception:  # one forwarded request must not end the listening
-            _LOG.exception("a forwarded request failed")
-
-    def _replier(self, channel: str) -> Send:
-        """The ``send`` of a request served here: each message to the replica
-        that forwarded it (an OSError once nobody hears it, as a broken connection)."""
-
-        async def send(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                headers = _wire(list(message.get("headers", [])))
-                parts = [_pack({"t": "start", "status": message["status"], "headers": headers})]
-            else:
-                chunks = _chunks(message.get("body", b""), self._room)
-                more = bool(message.get("more_body", False))
-                parts = [
-                    _pack({"t": "body", "more": more or i < len(chunks) - 1}, chunk)
-                    for i, chunk in enumerate(chunks)
-                ]
-            for part in parts:
-                try:
-                    heard = await self._publish(channel, part)
-                except BrokerError as exc:
-                    raise OSError(exc.message) from None
-                if not heard:
-                    raise OSError("the replica that forwarded the request is gone")
-
-        return send
 
     # -- lifespan -------------------------------------------------------------------------
 
@@ -463,9 +340,11 @@ class ClusterApp:
         ready = asyncio.Event()
         self._spawn(self._listen(ready))
         self._spawn(self._heartbeat())
+        self._spawn(self._watch())
         try:
             await asyncio.wait_for(ready.wait(), self.timeout)
-        except asyncio.TimeoutError:
+            await self.sessions.refresh()  # the marker `_watch` looks for
+        except (asyncio.TimeoutError, BrokerError):
             await self.stop()
             raise BrokerError("could not listen for forwarded requests") from None
 
@@ -482,11 +361,3 @@ class ClusterApp:
             await self.sessions.flush()
         except BrokerError as exc:
             _LOG.warning("session records left to expire: %s", exc.message)
-
-    async def _heartbeat(self) -> None:
-        while True:
-            await asyncio.sleep(self.sessions.ttl / 3)
-            try:
-                await self.sessions.refresh()
-            except BrokerError as exc:
-                _LOG.warning("session records not rewritten: %s", exc.message)

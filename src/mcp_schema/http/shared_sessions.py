@@ -15,6 +15,14 @@ that finds nobody listening on the holder's channel forgets the record at
 once). A request naming a session held elsewhere is forwarded to the holder
 by `mcp_schema.http.forward`.
 
+Redis restarted without persistence has lost every record. Each replica
+also keeps a marker of its own in the store (``mcp-marker:{prefix}{replica}``),
+checked every half second by `ClusterApp` (`revive`): a marker gone means
+the store lost what it held, and the replica writes the records of all its
+sessions again at once. A replica that finds no record for a session asks
+the others before it answers 404 (`mcp_schema.http.forward`), so the
+records lost between a restart and its detection cost no session.
+
 The store's own methods are the synchronous ones an `Endpoint` calls, on
 this replica's sessions (a `MemorySessions`); the broker is reached only by
 the coroutines, each bounded by ``timeout`` seconds.
@@ -29,14 +37,19 @@ from typing import TypeVar
 
 from mcp_schema._args import check
 from mcp_schema.broker import Broker, BrokerError
+from mcp_schema.http.forward_wire import EVERY, pack, reply, unpack
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions
 
-__all__ = ["RECORD_TTL", "BrokerSessions"]
+__all__ = ["ASK_SECONDS", "RECORD_TTL", "BrokerSessions"]
+
+ASK_SECONDS = 0.25
+"""How long a replica that finds no record waits for a holder to say it holds the session."""
 
 RECORD_TTL = 30.0
 """Seconds a session's record outlives the last rewrite by its holder."""
 
 _MAX_ID = 128  # longer than any id this package mints (43 characters): never looked up
+_MAX_ASKING = 64  # asks waiting at once; past that a missing record is an unknown session
 _T = TypeVar("_T")
 
 
@@ -81,6 +94,7 @@ class BrokerSessions:
         self._local = MemorySessions(max_sessions)
         self._added: set[str] = set()  # records not written yet
         self._removed: set[str] = set()  # records not deleted yet
+        self._asking = 0
 
     # -- SessionStore: this replica's sessions ------------------------------------------
 
@@ -113,6 +127,26 @@ class BrokerSessions:
     def _key(self, session_id: str) -> str:
         return self.prefix + session_id
 
+    def unwritten(self, session_id: str) -> bool:
+        """Whether ``session_id`` is held here and its record not written yet."""
+        return session_id in self._added
+
+    def drop(self, session_id: str) -> None:
+        """Terminate ``session_id``, held here, whose record could not be
+        written: its client is refused, and never learns the id."""
+        live = self._local.remove(session_id)
+        self._added.discard(session_id)
+        if live is not None:
+            live.close()
+
+    def claim(self, session_id: str) -> bool:
+        """Whether ``session_id`` is held here; if so its record is written
+        again at the next `flush` (another replica found none)."""
+        if self._local.get(session_id) is None:
+            return False
+        self._added.add(session_id)
+        return True
+
     async def _bounded(self, work: Awaitable[_T]) -> _T:
         try:
             return await asyncio.wait_for(work, self.timeout)
@@ -132,14 +166,27 @@ class BrokerSessions:
             self._removed.discard(session_id)
 
     async def refresh(self) -> None:
-        """`flush`, then rewrite the record of every session held here."""
+        """`flush`, then rewrite the record of every session held here, and the marker."""
         await self.flush()
         for session_id in self._local.ids():
             await self._bounded(self.broker.put(self._key(session_id), self._name(), self.ttl))
+        await self._bounded(self.broker.put(self._marker(), b"1", 3 * self.ttl))
+
+    async def revive(self) -> bool:
+        """Whether the store lost this replica's marker (Redis restarted and
+        lost its keys); if so every record here, and the marker, is written
+        again (`refresh`)."""
+        if await self._bounded(self.broker.get(self._marker())) is not None:
+            return False
+        await self.refresh()
+        return True
+
+    def _marker(self) -> str:
+        return "mcp-marker:" + self.prefix + self.replica
 
     async def holder(self, session_id: str) -> str | None:
         """The replica holding ``session_id`` by its record, or None (no record)."""
-        if not (0 < len(session_id) <= _MAX_ID and session_id.isascii()):
+        if not _plausible(session_id):
             return None  # no id this package minted: no record to find
         found = await self._bounded(self.broker.get(self._key(session_id)))
         if found is None:
@@ -149,9 +196,45 @@ class BrokerSessions:
         except UnicodeDecodeError:
             return None  # not a record of ours
 
+    async def ask(self, session_id: str) -> str | None:
+        """The replica that says it holds ``session_id``, asked on every
+        replica's channel when no record names one; None when none answers
+        within `ASK_SECONDS` (or too many asks wait already)."""
+        if not _plausible(session_id) or self._asking >= _MAX_ASKING:
+            return None
+        ask_id = secrets.token_urlsafe(16)
+        question = pack({"t": "who", "f": ask_id, "s": session_id})
+        self._asking += 1
+        try:
+            async with self.broker.subscribe(reply(ask_id), max_queued=8) as answers:
+                if not await self._bounded(self.broker.publish(EVERY, question)):
+                    return None  # no replica listens
+                try:
+                    message = await asyncio.wait_for(answers.__anext__(), ASK_SECONDS)
+                except (asyncio.TimeoutError, StopAsyncIteration):
+                    return None
+        finally:
+            self._asking -= 1
+        unpacked = unpack(message.data)
+        holder = None if unpacked is None else unpacked[0].get("r")
+        return holder if isinstance(holder, str) and 0 < len(holder) <= 64 else None
+
+    def answer(self, question: dict[str, object]) -> bytes | None:
+        """What to answer another replica asking who holds a session: that
+        this replica does (its record is written again at the next `flush`),
+        or None when it does not hold it."""
+        session_id = question.get("s")
+        if not isinstance(session_id, str) or not self.claim(session_id):
+            return None
+        return pack({"t": "here", "r": self.replica})
+
     async def forget(self, session_id: str) -> None:
         """Delete the record of ``session_id`` (its holder was found dead)."""
         await self._bounded(self.broker.delete(self._key(session_id)))
 
     def _name(self) -> bytes:
         return self.replica.encode("utf-8")
+
+
+def _plausible(session_id: str) -> bool:
+    return 0 < len(session_id) <= _MAX_ID and session_id.isascii()

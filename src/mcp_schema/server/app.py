@@ -81,6 +81,8 @@ def build(
     allowed_hosts: str | Collection[str] | None = None,
     lease_seconds: float | None = None,
     drain_seconds: float | None = None,
+    redis_connect_timeout: float | None = None,
+    redis_command_timeout: float | None = None,
     access_log: str | None = None,
     **endpoint: Any,
 ) -> ServerApp:
@@ -97,6 +99,8 @@ def build(
         allowed_hosts=allowed_hosts,
         lease_seconds=lease_seconds,
         drain_seconds=drain_seconds,
+        redis_connect_timeout=redis_connect_timeout,
+        redis_command_timeout=redis_command_timeout,
         access_log=access_log,
     )
     broker: Broker = InProcessBroker()
@@ -105,7 +109,11 @@ def build(
         from mcp_schema.http.shared_sessions import BrokerSessions
         from mcp_schema.redis_broker import RedisBroker  # the redis extra: Config checked it
 
-        broker = RedisBroker.from_url(config.redis_url)
+        broker = RedisBroker.from_url(
+            config.redis_url,
+            connect_timeout=config.redis_connect_timeout,
+            command_timeout=config.redis_command_timeout,
+        )
         sessions = BrokerSessions(broker)
     tasks = TaskServer(_task_store(config), lease_seconds=config.lease_seconds)
     capabilities = server.capabilities
@@ -122,7 +130,7 @@ def build(
         allowed_origins=allowed_origins,
         sessions=sessions,
         subscriptions=listens,
-        request_state=StateSealer(config.keys),
+        request_state=StateSealer(config.keys, claims=broker),
         tasks=tasks,
         tools=lambda: server.tools.headers,
         answer_seconds=server.timeout,
@@ -152,7 +160,11 @@ def _task_store(config: Config) -> TaskStore | None:
     if config.redis_url:
         from mcp_schema.tasks.redis_store import RedisTaskStore
 
-        return RedisTaskStore(config.redis_url)
+        return RedisTaskStore(
+            config.redis_url,
+            connect_timeout=config.redis_connect_timeout,
+            command_timeout=config.redis_command_timeout,
+        )
     if config.tasks_db:
         from mcp_schema.tasks.sqlite_store import SqliteTaskStore
 

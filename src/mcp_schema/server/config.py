@@ -14,6 +14,10 @@ argument           environment                 unset
 ``access_log``     ``MCP_ACCESS_LOG``          no access log (`mcp_schema.http.access_log`)
 =================  ==========================  ======================================
 
+With Redis, two more bound every call to it (`mcp_schema.redis_calls`):
+``redis_connect_timeout`` (``MCP_REDIS_CONNECT_TIMEOUT``, 1 s) and
+``redis_command_timeout`` (``MCP_REDIS_COMMAND_TIMEOUT``, 0.5 s).
+
 Lists are comma-separated in the environment. A configuration that cannot
 work is a `ConfigError`, one line naming the setting and what to do, which
 ends the process (it is a ``SystemExit``) before it serves anything: a key
@@ -48,8 +52,14 @@ _ENV = {
     "allowed_hosts": "MCP_ALLOWED_HOSTS",
     "lease_seconds": "MCP_TASK_LEASE_SECONDS",
     "drain_seconds": "MCP_DRAIN_SECONDS",
+    "redis_connect_timeout": "MCP_REDIS_CONNECT_TIMEOUT",
+    "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
     "access_log": "MCP_ACCESS_LOG",
 }
+
+# The redis extra's defaults, repeated: this module imports without it.
+_REDIS_CONNECT_TIMEOUT = 1.0
+_REDIS_COMMAND_TIMEOUT = 0.5
 
 
 class ConfigError(SystemExit):
@@ -72,6 +82,8 @@ class Config:
     allowed_hosts: tuple[str, ...] | None
     lease_seconds: float
     drain_seconds: float
+    redis_connect_timeout: float = _REDIS_CONNECT_TIMEOUT
+    redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
     access_log: str | None = None
     """The file one JSON line per request is appended to (created 0600), or None."""
 
@@ -109,6 +121,16 @@ class Config:
                 setting("lease_seconds"), "MCP_TASK_LEASE_SECONDS", DEFAULT_LEASE_SECONDS
             ),
             drain_seconds=_seconds(setting("drain_seconds"), "MCP_DRAIN_SECONDS", DRAIN_SECONDS),
+            redis_connect_timeout=_seconds(
+                setting("redis_connect_timeout"),
+                "MCP_REDIS_CONNECT_TIMEOUT",
+                _REDIS_CONNECT_TIMEOUT,
+            ),
+            redis_command_timeout=_seconds(
+                setting("redis_command_timeout"),
+                "MCP_REDIS_COMMAND_TIMEOUT",
+                _REDIS_COMMAND_TIMEOUT,
+            ),
             access_log=str(setting("access_log")) if setting("access_log") else None,
         )
 

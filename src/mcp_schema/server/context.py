@@ -21,7 +21,7 @@ or reports is ``async def``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, TypeVar, overload
 
@@ -118,6 +118,20 @@ class Context:
         self._track = track
         self.answers: Answers = {} if answers is None else answers
         self._asked = 0
+        self.claimer: Callable[[], Awaitable[None]] | None = None
+        """The claim of the round whose answers this run was given (set by
+        `mcp_schema.server.dispatch`), or None."""
+
+    async def claim(self) -> None:
+        """Make the answers this run was given single-use, before acting on
+        them (a one-time redemption): the round is recorded as used through
+        the broker's claims, on every replica
+        (`mcp_schema.session.events.InputReceived.claim`). A replayed retry
+        fails the call with -32602 (``already used``), a broker that cannot
+        be reached with -32603: nothing after the claim runs. Without answers
+        (the first run) there is nothing to claim."""
+        if self.claimer is not None:
+            await self.claimer()
 
     @property
     def principal(self) -> str | None:

@@ -125,6 +125,8 @@ class Dispatch:
         self.context = context
         self.mask_errors = mask_errors
         self.running: dict[TaskContext, None] = {}
+        # The claim of the round each call being served was given (Context.claim).
+        self._claimers: dict[RequestReceived, Callable[[], Awaitable[None]]] = {}
         """The tasks whose work runs in this process (`tracked`)."""
 
     def tracked(self, work: Work) -> Work:
@@ -174,10 +176,14 @@ class Dispatch:
             request, answers = event.request, read_answers(event.state, event.responses)
         else:
             return
+        if isinstance(event, InputReceived):
+            self._claimers[request] = event.claim
         try:
             await self._request(session, request, answers, inline)
         except McpError as err:
             session.fail(request, err)
+        finally:
+            self._claimers.pop(request, None)
 
     async def _request(
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
@@ -239,6 +245,7 @@ class Dispatch:
         context = None
         if target.signature.context is not None:
             context = self.context(session, request, answers, task, self.tracked)
+            context.claimer = self._claimers.get(request)
             kwargs = {**kwargs, target.signature.context: context}
         function = target.function
         try:

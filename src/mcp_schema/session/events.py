@@ -8,7 +8,7 @@ version (see `ServerSession`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Union
 
@@ -93,6 +93,20 @@ class InputReceived:
     responses: Mapping[str, McpModel | McpError]
     state: object = None
     """What the handler passed to ``ask`` (kept by the session, never sent)."""
+    claimer: Callable[[], Awaitable[None]] | None = None
+    """How `claim` records the round as used (a sealed round's), or None."""
+
+    async def claim(self) -> None:
+        """Make this answer single-use, before acting on it (a one-time
+        redemption): a sealed round is recorded as used in its sealer's
+        ``claims`` (the broker's, so on every replica), once; its replay is an
+        `InvalidParamsError` (-32602, ``already used``), a store that cannot
+        be reached a `mcp_schema.broker.BrokerError` (-32603): either way the
+        handler must not go on (letting the error propagate fails the call).
+        A round kept in the session is closed by its answer, so its claim
+        always succeeds."""
+        if self.claimer is not None:
+            await self.claimer()
 
 
 @dataclass(frozen=True, eq=False)

@@ -266,7 +266,7 @@ class ServerSession(ServerAnswers, TaskCalls):
             self._state.rounds.close(token)
             given = {**round_.answers, **answers}
             handled = {k: in_version(v, self.handler_version) for k, v in given.items()}  # type: ignore[arg-type]
-            events.append(InputReceived(event, handled, round_.state))
+            events.append(InputReceived(event, handled, round_.state, round_.claimer))
         return None
 
     def _listen(self, event: RequestReceived, events: list[Event]) -> None:

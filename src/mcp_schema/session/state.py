@@ -21,17 +21,18 @@ as arguments, and this module is what a connection adds.
 from __future__ import annotations
 
 import enum
+import functools
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp_schema._codec.pending import Pending
 from mcp_schema._codec.route import IdKey
 from mcp_schema._codec.wire import wire_value
-from mcp_schema.errors import InvalidParamsError, McpError, error_list, quote
-from mcp_schema.request_state import STATE_PATH, StateSealer
+from mcp_schema.errors import InternalError, InvalidParamsError, McpError, error_list, quote
+from mcp_schema.request_state import STATE_PATH, OpenedState, SingleUse, StateSealer
 from mcp_schema.rounds import INPUT_RESULTS, answered_inputs, same_call
 from mcp_schema.session.events import (
     InputRequested,
@@ -91,6 +92,8 @@ class Round:
     answers: dict[str, McpModel | McpError] = field(default_factory=dict)
     outgoing: list[int] = field(default_factory=list)
     """Handshake era: the ids of the requests still unanswered."""
+    claimer: Callable[[], Awaitable[None]] | None = None
+    """A sealed round's claim (`mcp_schema.session.events.InputReceived.claim`)."""
 
 
 class Connection:
@@ -270,12 +273,19 @@ class SealedRounds:
             # Sealed with these keys, but not by a session's ``ask`` (the application's own).
             raise _refused("not a request state of this server's input rounds")
         round_ = Round(retry, questions, data.get("state"))
+        round_.claimer = functools.partial(_claimed, opened, self._sealer.claims)
         compiled = protocol(retry.version)
         assert compiled is not None  # the retry was read in it
         given = {k: m for k, (m, _) in questions.items() if k in carried}
         answers, _ = answered_inputs(carried, given, compiled.package)
         round_.answers.update(answers)
         return round_
+
+
+async def _claimed(opened: OpenedState, claims: SingleUse | None) -> None:
+    if claims is None:
+        raise InternalError("this server cannot claim a round: its StateSealer has no claims")
+    await opened.claim(claims)
 
 
 def _question(ask: object) -> tuple[str, dict[str, Any]] | None:

@@ -21,7 +21,17 @@ transition and writes; a renewal, an update and a read that finds a passed
 lease first store the task `failed`, so every replica sees it at its next
 read and exactly one of them writes it (any other read is one ``HGETALL``). The keys of one store are on one server
 (standalone Redis, not a cluster: a script touches keys it cannot declare).
-A failure of Redis is an `mcp_schema.errors.InternalError`, nothing changed.
+A failure of Redis is an `mcp_schema.errors.InternalError`. Every call is
+bounded (`mcp_schema.redis_calls`: ``connect_timeout`` and
+``command_timeout``, 1 s and 0.5 s by default); only the plain read
+(``HGETALL``) is tried again after a broken connection, and a write that
+failed may or may not have been carried out (the request fails; a retry
+reads what is stored).
+
+Run Redis with the append-only file (``appendonly yes``, ``appendfsync
+everysec``): a task then survives a restart once it is a second old. A
+Redis restarted without it has lost every task, and ``tasks/get`` answers
+for one as for any task it does not know.
 """
 
 from __future__ import annotations
@@ -32,9 +42,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
 from redis.asyncio import Redis
-from redis.exceptions import RedisError
 
-from mcp_schema.errors import InternalError, clip
+from mcp_schema import redis_calls
+from mcp_schema.errors import InternalError
 from mcp_schema.tasks.record import (
     ALLOWED,
     DEFAULT_MAX_LIVE_PER_PRINCIPAL,
@@ -283,13 +293,16 @@ def _record(task_id: str, fields: dict[bytes, bytes]) -> TaskRecord:
 class RedisTaskStore(TaskStore):
     """`TaskStore` on ``client`` (a ``redis.asyncio.Redis`` that returns bytes,
     or a URL: ``redis://127.0.0.1:6379/0``, its client closed with the store;
-    a client given is the caller's to close), keys under ``prefix``."""
+    a client given is the caller's to close), keys under ``prefix``; Redis
+    has ``connect_timeout`` and ``command_timeout`` seconds (see the module)."""
 
     def __init__(
         self,
         client: Redis | str,
         *,
         prefix: str = "mcp-schema:tasks:",
+        connect_timeout: float = redis_calls.DEFAULT_CONNECT_TIMEOUT,
+        command_timeout: float = redis_calls.DEFAULT_COMMAND_TIMEOUT,
         max_live_per_principal: int = DEFAULT_MAX_LIVE_PER_PRINCIPAL,
         max_tasks: int = DEFAULT_MAX_TASKS,
         max_record: int = DEFAULT_MAX_RECORD,
@@ -303,9 +316,10 @@ class RedisTaskStore(TaskStore):
         )
         if not isinstance(prefix, str) or len(prefix) > 128:
             raise ValueError("prefix must be a string of at most 128 characters")
+        self.timeouts = redis_calls.Timeouts(connect_timeout, command_timeout)
         self._close_client = isinstance(client, str)
         if isinstance(client, str):
-            client = Redis.from_url(client)
+            client = redis_calls.client(client, self.timeouts)
         if not isinstance(client, Redis):
             raise TypeError(f"client must be a redis.asyncio.Redis, not {type(client).__name__}")
         if client.connection_pool.connection_kwargs.get("decode_responses"):
@@ -329,15 +343,12 @@ class RedisTaskStore(TaskStore):
             f"{prefix}leases",
         ]
 
-    async def _call(self, what: str, call: Callable[[], Awaitable[Any]]) -> Any:
+    async def _call(
+        self, what: str, call: Callable[[], Awaitable[Any]], *, read: bool = False
+    ) -> Any:
         if self._closed:
             raise InternalError("the task store is closed")
-        try:
-            return await call()
-        except (RedisError, OSError) as exc:
-            raise InternalError(
-                f"Redis failed to {what}: {clip(f'{type(exc).__name__}: {exc}')}"
-            ) from None
+        return await redis_calls.call(call, self.timeouts, what, InternalError, read=read)
 
     async def _hgetall(self, key: str) -> dict[bytes, bytes]:
         # redis-py types a command for its sync and async clients at once.
@@ -378,7 +389,7 @@ class RedisTaskStore(TaskStore):
         # One HGETALL is the read; the script (which stores a passed lease
         # failed, atomically) runs only when that read sees one passed.
         keys = self._keys(task_id, principal)
-        stored = await self._call("read a task", lambda: self._hgetall(keys[0]))
+        stored = await self._call("read a task", lambda: self._hgetall(keys[0]), read=True)
         if not stored:
             return None
         record = _record(task_id, stored)

@@ -1,8 +1,8 @@
 """`BridgeDriver`: the asyncio driver of the era bridge for 2026-07-28 clients
 in front of a server that speaks only the handshake era, over any transport
-upstream (`mcp_schema.gateway.stdio_bridge.StdioBridge`: a child process per
-upstream session; `mcp_schema.gateway.http_bridge.HttpBridge`: an HTTP session
-each), driving the sans-IO parts of `mcp_schema.gateway.to_handshake`.
+upstream (`mcp_schema.gateway.bridge.links.StdioBridge`: a child process per
+upstream session; `mcp_schema.gateway.bridge.links.HttpBridge`: an HTTP session
+each), driving the sans-IO parts of `mcp_schema.gateway.bridge.stateless`.
 
 Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
 upstream session of its principal and capabilities, started and initialized
@@ -31,15 +31,10 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
-
-import jiter
+from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
-from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.handshake_link import Link, sealer_from_env
-from mcp_schema.gateway.probe import GATEWAY_INFO
-from mcp_schema.gateway.stdio_probe import ANSWER_SECONDS, Probed
-from mcp_schema.gateway.to_handshake import (
+from mcp_schema.gateway.bridge.stateless import (
     MAY_ASK,
     Call,
     HandshakeBridge,
@@ -49,8 +44,11 @@ from mcp_schema.gateway.to_handshake import (
     ask,
     carry,
     projected_capabilities,
+    sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
 from mcp_schema.http.adapter import (
     Receive,
     Scope,
@@ -61,10 +59,11 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
-from mcp_schema.http.rules import answer_status, refusal, status_of
+from mcp_schema.http.rules import code_status, refusal, status_of
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
+    Frame,
     InputReceived,
     InputRequested,
     ProtocolError,
@@ -75,7 +74,10 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "Link", "sealer_from_env"]
+if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
+    from mcp_schema.gateway.bridge.links import Link
+
+__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
@@ -110,17 +112,24 @@ class BridgeDriver:
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
         self.core: HandshakeBridge | None = None
+        self.served: Served | None = None
+        """What the probe found, once `adopt` was told."""
         self.links: OrderedDict[str, list[Link]] = OrderedDict()
         """The upstream sessions of each principal and capability set (`upstream_key`)."""
 
-    def adopt(self, found: Probed) -> None:
-        """What the probe found of the server: the bridge's upstream version, or none needed."""
+    def adopt(self, found: Served) -> None:
+        """What the probe found of the server (`mcp_schema.gateway.probe`): the
+        bridge's upstream version, or none needed (it serves 2026-07-28 itself)."""
+        self.served = found
         if not found.stateless:
-            assert found.version is not None
+            if found.version is None:
+                raise InternalError(
+                    "the server's initialize answer was not read: nothing to bridge"
+                )
             self.core = HandshakeBridge(
                 version=found.version,
-                info=found.info,
-                capabilities=found.capabilities,
+                info=dict(found.server_info or {}),
+                capabilities=dict(found.capabilities),
                 sealer=self.sealer,
                 pending=self.pending,
             )
@@ -169,7 +178,7 @@ class BridgeDriver:
                 self.findings.refused("client", error, body)
                 if not event.answered:
                     return await send_response(send, refusal(status_of(error), error))
-                return await send_response(send, _answer(front.data_to_send(), status_of(error)))
+                return await send_response(send, _answer(front.frames_to_send(), status_of(error)))
             if isinstance(event, RequestReceived):
                 started = event
             elif isinstance(event, InputReceived):
@@ -177,13 +186,13 @@ class BridgeDriver:
         if resumed is not None:
             return await self._resume(front, resumed, principal, receive, send)
         if started is None:  # a notification, or what the session answered itself
-            frames = front.data_to_send()
+            frames = front.frames_to_send()
             return await send_response(send, _answer(frames) if frames else Response(202))
         try:
             child = await self._link(principal, started)
         except McpError as error:
             front.fail(started, error)
-            return await send_response(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.frames_to_send(), 503))
         if started.method == LISTEN:
             return await self._listen(child, started, principal, receive, send)
         call = Call(front, started, child.upstream.token())
@@ -191,21 +200,21 @@ class BridgeDriver:
             params = core.upstream_params(started, call.token)
         except McpError as error:
             front.fail(started, error)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         if started.method in MAY_ASK:
             await child.lock.acquire()
             call.turn = True
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
-                return await send_response(send, _answer(front.data_to_send(), 502))
+                return await send_response(send, _answer(front.frames_to_send(), 502))
         self._log_level(child, started)
         try:
             child.upstream.start(call, params)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
             front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
-            return await send_response(send, _answer(front.data_to_send(), 503))
+            return await send_response(send, _answer(front.frames_to_send(), 503))
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         child.flush()
@@ -292,14 +301,14 @@ class BridgeDriver:
                 "(expired, answered, or held by another gateway replica)"
             )
             front.fail(event.request, error)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         call.front, call.request = front, event.request
         answer = answer_of(call, event.responses, child.upstream.version)
         asked, call.asked = call.asked, None
         if isinstance(answer, McpError):  # the client's error cannot be said as an input upstream
             self._cancel(child, call)
             front.fail(event.request, answer)
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         try:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
         except SessionError as exc:  # what the client answered is no answer in its version
@@ -308,13 +317,13 @@ class BridgeDriver:
                 event.request,
                 InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
             )
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         child.flush()
         if call.waiting:  # the server asked more meanwhile
             if not self._wait(call, principal):
                 return await self._overloaded(child, call, send)
             ask(call, call.waiting.popleft())
-            return await send_response(send, _answer(front.data_to_send()))
+            return await send_response(send, _answer(front.frames_to_send()))
         await self._drive(child, call, principal, receive, send)
 
     def _holder(self, call: Call | None) -> Link | None:
@@ -365,7 +374,7 @@ class BridgeDriver:
         call.front.fail(
             call.request, InternalError("Service Unavailable: too many calls wait for input")
         )
-        return await send_response(send, _answer(call.front.data_to_send(), 503))
+        return await send_response(send, _answer(call.front.frames_to_send(), 503))
 
     async def _drive(
         self, child: Link, call: Call, principal: str | None, receive: Receive, send: Send
@@ -391,10 +400,10 @@ class BridgeDriver:
                     self.findings.found(error.message, b"", error.code)
                     self._release(child, call)
                     call.front.fail(call.request, error)
-                    frames = call.front.data_to_send()
+                    frames = call.front.frames_to_send()
                     if not started:
                         return await send_response(send, _answer(frames, 502))
-                    return await send_body(send, sse_events(frames))
+                    return await send_body(send, sse_events([f.data for f in frames]))
                 if isinstance(event, InputRequested) and call.asked is None:
                     if not self._wait(call, principal):
                         return await self._overloaded(child, call, send)
@@ -404,7 +413,7 @@ class BridgeDriver:
                     self._cancel(child, call)
                     call.front.fail(call.request, InternalError(f"Bad gateway: {exc!s:.300}"))
                     outcome = "answered"
-                frames = call.front.data_to_send()
+                frames = call.front.frames_to_send()
                 done = outcome != "sent"
                 if outcome == "answered":
                     child.queues.pop(call.upstream_id, None)
@@ -416,7 +425,7 @@ class BridgeDriver:
                 if not started:
                     await send(start_message(200, _SSE))
                     started = True
-                await send_body(send, sse_events(frames), more=not done)
+                await send_body(send, sse_events([f.data for f in frames]), more=not done)
                 if done:
                     return
         finally:
@@ -449,9 +458,9 @@ class BridgeDriver:
         await send(start_message(200, _SSE))
         try:
             while True:
-                frames = listen.take()
-                if frames:
-                    await send_body(send, sse_events(frames), more=True)
+                written = listen.take()
+                if written:
+                    await send_body(send, sse_events(written), more=True)
                 if listen.done:
                     break
                 ready.clear()
@@ -474,9 +483,10 @@ class BridgeDriver:
             child.flush()
 
 
-def _answer(frames: list[bytes], status: int | None = None) -> Response:
-    """One frame as a JSON answer (in the status its error, if any, is given)."""
+def _answer(frames: list[Frame], status: int | None = None) -> Response:
+    """One frame as a JSON answer (in the status its error, if any, is given):
+    the session said what it wrote (`Frame`), so nothing it wrote is read again."""
     (frame,) = frames
     if status is None:  # the session's own frame: its error, if any, is a member
-        status = answer_status(jiter.from_json(frame).get("error"))
-    return Response(status, list(_JSON), frame)
+        status = code_status(frame.error)
+    return Response(status, list(_JSON), frame.data)

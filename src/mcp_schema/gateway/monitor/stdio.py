@@ -21,7 +21,7 @@ One stdio connection is one session, so:
   listen's notifications to the listen they name, log messages to the one
   request in flight that asked for them (reported and dropped when several
   did: stdio cannot tell them apart). Each child and its routing is a
-  `mcp_schema.gateway.stdio_link.Link`.
+  `mcp_schema.gateway.monitor.stdio_link.Link`.
 
 Every request is first checked by a `mcp_schema.http.precheck.Precheck`
 (in monitor and enforce mode alike: the path, ``Host`` and ``Origin``, the
@@ -33,7 +33,7 @@ of its body and headers.
 A child that exits fails its requests in flight (502, -32603, one report
 each); the session it served is gone (404, as for any unknown session), and
 a later ``initialize`` or 2026-07-28 request gets a fresh child. With
-``bridge`` (`mcp_schema.gateway.stdio_bridge`), 2026-07-28 requests to a
+``bridge`` (`mcp_schema.gateway.bridge.links`), 2026-07-28 requests to a
 server that speaks only the handshake era are carried across instead.
 """
 
@@ -43,16 +43,17 @@ import asyncio
 import secrets
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 import jiter
 
-from mcp_schema.errors import InternalError, McpError
-from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.errors import InternalError
+from mcp_schema.gateway.child import ChildError
 from mcp_schema.gateway.findings import Findings
-from mcp_schema.gateway.stdio_child import ChildError
-from mcp_schema.gateway.stdio_link import MAX_QUEUED, Link, Waiter
-from mcp_schema.gateway.stdio_probe import Probed, probe
+from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.stdio_link import MAX_QUEUED, Link, Waiter
+from mcp_schema.gateway.probe import ProbeError, Served, probe_command
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     Message,
@@ -77,12 +78,15 @@ from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, ReportLog
 
 if TYPE_CHECKING:
-    from mcp_schema.gateway.stdio_bridge import StdioBridge
+    from mcp_schema.gateway.bridge.links import StdioBridge
 
-__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "StdioGatewayApp"]
+__all__ = ["MAX_QUEUED", "MAX_SESSIONS", "ROUND_SECONDS", "StdioGatewayApp"]
 
 MAX_SESSIONS = 32
 """Handshake-era sessions (each a child process) served at once, by default."""
+
+ROUND_SECONDS = 60.0
+"""How long a session's requests may wait in silence before it counts as idle, by default."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = ("content-type", "application/json")
@@ -95,6 +99,9 @@ class StdioGatewayApp:
     * ``enforce``, ``reports``, ``validator``: as `GatewayApp`'s.
     * ``max_sessions``: handshake-era sessions (children) at once.
     * ``max_line_bytes``: the longest line read from a child.
+    * ``round_seconds``: how long a session's requests may wait with nothing
+      from either side (a server's question its client leaves unanswered)
+      before the session counts as idle, and a newcomer may take its place.
     * ``bridge``: what makes the `StdioBridge` serving the
       2026-07-28 requests (the server speaking only the handshake era), or None.
     * ``precheck``: the rules every request is checked by first (its allowed
@@ -115,6 +122,7 @@ class StdioGatewayApp:
         validator: ExchangeValidator | None = None,
         max_sessions: int = MAX_SESSIONS,
         max_line_bytes: int = MAX_LINE_BYTES,
+        round_seconds: float = ROUND_SECONDS,
         bridge: Callable[[StdioGatewayApp], StdioBridge] | None = None,
         path: str = "/mcp",
         precheck: Precheck | None = None,
@@ -124,6 +132,8 @@ class StdioGatewayApp:
             raise ValueError("command must be a non-empty sequence of strings")
         if max_sessions < 1 or max_line_bytes < 1:
             raise ValueError("max_sessions and max_line_bytes must be positive")
+        if not round_seconds > 0:
+            raise ValueError(f"round_seconds must be positive, not {round_seconds!r}")
         if precheck is not None and not isinstance(precheck, Precheck):
             raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
         if body_seconds is not None and not body_seconds > 0:
@@ -137,9 +147,15 @@ class StdioGatewayApp:
         self.path, self.body_seconds = self.precheck.path, body_seconds
         self.max_sessions, self.max_line_bytes = max_sessions, max_line_bytes
         self.sessions: OrderedDict[str, Link] = OrderedDict()
+        self._starting = 0
+        """Sessions whose child is being spawned: their slots are taken."""
+        self.round_seconds = round_seconds
         self.shared: Link | None = None
+        self._sharing = asyncio.Lock()
+        self.unrouted_logs = 0
+        """Log lines of the shared child no one client could be given (dropped)."""
         self._bridge_factory = bridge
-        self.probed: Probed | None = None
+        self.probed: Served | None = None
         """What the start-up probe found of the server."""
         self.start_error: str | None = None
         """Why the start-up probe failed, if it did."""
@@ -159,18 +175,19 @@ class StdioGatewayApp:
     # -- lifespan -----------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Probe the command (`mcp_schema.gateway.stdio_probe.probe`: it must answer
+        """Probe the command (`mcp_schema.gateway.probe.probe_command`: it must answer
         before the gateway serves) and build the bridge from what it found; once
         (the lifespan's startup finds it done when the caller started it)."""
         if self.probed is not None:
             return
         try:
-            self.probed = await probe(self.command, self.max_line_bytes)
-        except (McpError, ChildError) as exc:
+            self.probed, child = await probe_command(self.command, self.max_line_bytes)
+        except (ProbeError, ChildError) as exc:
             self.start_error = str(exc)
             raise
-        if self.probed.child is not None:  # it speaks 2026-07-28: the shared child
-            self.shared = Link(self, None, self.probed.child)
+        self.validator.learn(self.probed)  # what it serves and declares
+        if child is not None:  # it speaks 2026-07-28: the shared child
+            self.shared = Link(self, None, child)
         if self._bridge_factory is not None:
             self.bridge = self._bridge_factory(self)
             self.bridge.adopt(self.probed)
@@ -282,10 +299,18 @@ class StdioGatewayApp:
             self.sessions.move_to_end(named)
             link = found
         if "method" not in value or "id" not in value:  # a notification, or the client's answer
+            link.active = monotonic()
+            foreign = link.foreign(value)
+            if foreign is not None:  # another client's request it could reach: dropped
+                self.findings.found(f"Invalid Request: {foreign}; not forwarded", body)
+                exchange.head(202, {})
+                self._reports(exchange.end())
+                return await send_response(send, Response(202))
             link.child.send(link.frame(body, value))
             exchange.head(202, {})
             self._reports(exchange.end())
             return await send_response(send, Response(202))
+        link.active = monotonic()
         waiter = link.waiting(exchange, value)
         if not link.child.send(link.frame(body, value)):
             waiter.queue.put_nowait(None)
@@ -293,25 +318,38 @@ class StdioGatewayApp:
         return None
 
     async def _shared(self) -> Link:
-        if self.shared is None or not self.shared.child.alive:
-            link = Link(self, None)
-            await link.child.start()
-            self.shared = link
-        return self.shared
+        async with self._sharing:  # one shared child, however many requests come at once
+            if self.shared is None or not self.shared.child.alive:
+                link = Link(self, None)
+                await link.child.start()
+                self.shared = link
+            return self.shared
 
     async def _new_session(self) -> Link | None:
-        while len(self.sessions) >= self.max_sessions:
-            idle = next((s for s, found in self.sessions.items() if not found.pending), None)
+        """A new session's child, its slot taken before it is spawned (so
+        concurrent ``initialize`` requests never spawn more than
+        ``max_sessions``); None when every session is busy. A session whose
+        requests have waited ``round_seconds`` with nothing from either side
+        (a round its client never answered) is no longer busy."""
+        while len(self.sessions) + self._starting >= self.max_sessions:
+            idle = next((s for s, found in self.sessions.items() if self._idle(found)), None)
             if idle is None:
                 return None
             dropped = self.sessions.pop(idle)
             self.validator.request("DELETE", {"mcp-session-id": idle}).head(200, {})
             await dropped.child.close()
         link = Link(self, secrets.token_urlsafe(16))
-        await link.child.start()
+        self._starting += 1
+        try:
+            await link.child.start()
+        finally:
+            self._starting -= 1
         assert link.session is not None
         self.sessions[link.session] = link
         return link
+
+    def _idle(self, link: Link) -> bool:
+        return not link.pending or monotonic() - link.active > self.round_seconds
 
     def _reports(self, reports: list[Report]) -> None:
         for report in reports:

@@ -41,13 +41,13 @@ run of such failures is one line and their count). Reports go to a
 `ReportLog` (bounded, written by a thread of its own: forwarding never
 waits for them).
 
-The era bridge (``served``: what the upstream's probe found): a request in
+The era bridge (``served`` with ``bridge``: what the upstream's probe found): a request in
 an era the upstream serves is forwarded; one of the other era, as `era_of`
 tells from the body (parsed only when a bridge waits; the headers alone
 place one too long or not JSON), goes to a bridge: handshake-era ones (GET
-and DELETE too) to the `mcp_schema.gateway.handshake_front.HandshakeFront`
+and DELETE too) to the `mcp_schema.gateway.bridge.handshake_front.HandshakeFront`
 before an upstream of 2026-07-28 alone, 2026-07-28 ones to the
-`mcp_schema.gateway.http_bridge.HttpBridge` before one of the handshake era
+`mcp_schema.gateway.bridge.links.HttpBridge` before one of the handshake era
 alone. Both read every message themselves, in both modes.
 """
 
@@ -57,7 +57,7 @@ import asyncio
 import contextlib
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Collection
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -67,12 +67,12 @@ from mcp_schema._args import check
 # The codec's strict parse (private to it, as the endpoint parses a body to tell its era).
 from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
-from mcp_schema.gateway.carried import Upward, answered, replayed, rest, with_cors
-from mcp_schema.gateway.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.handshake_front import HandshakeFront
-from mcp_schema.gateway.http_bridge import HttpBridge, cookieless
+from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
+from mcp_schema.gateway.bridge.links import HttpBridge, cookieless
+from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
+from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.sse import EventSplitter
 from mcp_schema.gateway.probe import Served
-from mcp_schema.gateway.sse import EventSplitter
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     Message,
@@ -85,6 +85,7 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
     sse_event,
     start_message,
+    too_large,
     until_disconnect,
 )
 from mcp_schema.http.era import era_of
@@ -109,8 +110,6 @@ _EXTENSIONS = {"timeout": _TIMEOUT.as_dict()}  # a request's, as a client would 
 _UNBOUNDED = sys.maxsize  # the precheck's Content-Length bound: the validator's max_body rules
 _UNREAD: dict[str, Any] = {}  # a body not parsed: its era is its headers'
 
-_App = Callable[[Scope, Receive, Send], Awaitable[None]]
-
 
 class GatewayApp:
     """The gateway in front of ``upstream`` (the URL of its MCP endpoint), serving ``path``.
@@ -123,7 +122,10 @@ class GatewayApp:
       shutdown) and forwards straight to its transport: a client's cookie
       jar would carry one client's cookies to the upstream with another's
       requests, and its default headers, auth and redirects are no proxy's.
-    * ``served``: the bridge (see the module): what the upstream serves.
+    * ``served``: what the upstream's start-up probe found
+      (`mcp_schema.gateway.probe.Served`): the validator learns from it (the
+      versions served per request, the extensions declared) and, with
+      ``bridge``, the era it does not serve is bridged (see the module).
     * ``sealer``: what seals the bridge's ``requestState`` when 2026-07-28
       clients are bridged to a handshake-era upstream (a random key by default).
     * ``precheck``: the rules every request passes first (see the module);
@@ -148,6 +150,7 @@ class GatewayApp:
         client: httpx.AsyncClient | None = None,
         path: str = "/mcp",
         served: Served | None = None,
+        bridge: bool = True,
         sealer: StateSealer | None = None,
         precheck: Precheck | None = None,
         upstream_host: str | None = None,
@@ -175,17 +178,21 @@ class GatewayApp:
         self._own_client = client is None
         self._transport: httpx.AsyncHTTPTransport | None = None  # the own client's
         self.served = served
+        if served is not None:  # what it serves and declares; the answers it forwards teach more
+            self.validator.learn(served)
         self.front: HandshakeFront | None = None
         """Where handshake-era requests go when the upstream does not serve that era."""
         self.back: HttpBridge | None = None
         """Where 2026-07-28 requests go when the upstream serves the handshake era alone."""
         self._per_request: Collection[str] = STATELESS_VERSIONS
         """The versions `era_of` finds served per request: the upstream's, or the back bridge's."""
-        bridged = self.precheck.bounded(min(self.precheck.max_body, self.validator.max_body))
-        if served is not None and not served.handshake and served.stateless:
+        self._bridged_max = min(self.precheck.max_body, self.validator.max_body)
+        bridged = self.precheck.bounded(self._bridged_max)
+        bridged_to = served if bridge else None
+        if bridged_to is not None and not bridged_to.handshake and bridged_to.stateless:
             self.front = HandshakeFront(
                 upstream,
-                served,
+                bridged_to,
                 lambda: self.client,
                 reports=reports,
                 path=path,
@@ -194,9 +201,11 @@ class GatewayApp:
                 # refused there; a bridge reads a body whole: the validator's bound.
                 precheck=bridged,
             )
-            self._per_request = served.stateless
-        if served is not None and served.handshake and not served.stateless:
-            self.back = HttpBridge(upstream, reports=reports, sealer=sealer, precheck=bridged)
+            self._per_request = bridged_to.stateless
+        if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
+            self.back = HttpBridge(
+                upstream, reports=reports, sealer=sealer, precheck=bridged, served=bridged_to
+            )
 
     @property
     def client(self) -> httpx.AsyncClient:
@@ -248,13 +257,12 @@ class GatewayApp:
                 return await send_response(send, read)
             body, more = read
         if self.front is not None or self.back is not None:
-            bridge = self._bridge(method, received, body, more)
-            if bridge is not None:  # a POST's head was read here: the bridge reads it again
-                sent = replayed(body, more, receive) if method == "POST" else receive
-                return await bridge(scope, sent, send)
+            bridged = self._bridged(scope, method, received, body, more, receive, send)
+            if bridged is not None:
+                return await bridged
         self._traffic(len(body))
         origin = self._cors_origin(received)
-        exchange = _Deferred(self, method, headers, body)
+        exchange = _Deferred(self, method, received, body)
         if self.enforce:  # read before anything is forwarded
             refused = exchange.get().refusal
             if refused is not None:
@@ -294,20 +302,34 @@ class GatewayApp:
                 traced.end()
         return None
 
-    def _bridge(
-        self, method: str, received: dict[str, str], body: bytes, more: bool
-    ) -> _App | None:
-        """The bridge a request goes to, by its era (`era_of`), or None when
-        the upstream serves that era. GET and DELETE are handshake-era; a
-        body too long to read, or not a message, is placed by its headers."""
-        if method == "POST":
-            value = _UNREAD
-            if not more:
-                with contextlib.suppress(McpError):  # the one it goes to refuses it
-                    value = parse(body)
-            if era_of(value, received, self._per_request).stateless:
-                return self.back
-        return self.front
+    def _bridged(
+        self,
+        scope: Scope,
+        method: str,
+        received: dict[str, str],
+        body: bytes,
+        more: bool,
+        receive: Receive,
+        send: Send,
+    ) -> Awaitable[None] | None:
+        """The request handed to the bridge of its era (`era_of`), as it was
+        prechecked and read here, or None when the upstream serves that era.
+        GET and DELETE are handshake-era; a body too long to read, or not a
+        message, is placed by its headers (and a bridge refuses a body longer
+        than the validator's bound: it reads each message whole)."""
+        value = _UNREAD
+        if method == "POST" and not more:
+            with contextlib.suppress(McpError):  # the one it goes to refuses it
+                value = parse(body)
+        stateless = method == "POST" and era_of(value, received, self._per_request).stateless
+        if (stateless and self.back is None) or (not stateless and self.front is None):
+            return None
+        if method == "POST" and (more or len(body) > self._bridged_max):
+            return send_response(send, too_large(self._bridged_max))
+        if self.back is not None and stateless:
+            return self.back.serve(scope, received, body, receive, send)
+        assert self.front is not None
+        return self.front.serve(method, received, body, receive, send)
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace
@@ -438,7 +460,7 @@ class GatewayApp:
         await send_body(send, b"")
 
     async def _startup(self) -> None:
-        if self.back is not None:  # its own probe: the upstream's handshake version
+        if self.back is not None:  # probed now, unless the start-up probe initialized
             await self.back.start()
 
     async def _shutdown(self) -> None:
@@ -454,19 +476,16 @@ class _Deferred:
     before it is forwarded; in monitor mode once its answer came (and a JSON
     answer was sent on), so that reading it adds nothing to the wait."""
 
-    __slots__ = ("_app", "_body", "_exchange", "_headers", "_method")
+    __slots__ = ("_app", "_body", "_exchange", "_method", "_received")
 
-    def __init__(
-        self, app: GatewayApp, method: str, headers: list[tuple[bytes, bytes]], body: bytes
-    ) -> None:
-        self._app, self._method, self._headers, self._body = app, method, headers, body
+    def __init__(self, app: GatewayApp, method: str, received: dict[str, str], body: bytes) -> None:
+        self._app, self._method, self._received, self._body = app, method, received, body
         self._exchange: Exchange | None = None
 
     def get(self) -> Exchange:
         if self._exchange is None:
-            # Only what the validator reads (ASGI names are lower-case): the rest it would convert.
-            read = [h for h in self._headers if h[0] == b"content-type" or h[0][:4] == b"mcp-"]
-            self._exchange = self._app.validator.request(self._method, read, self._body)
+            # The headers as the precheck read them: the validator takes them as they are.
+            self._exchange = self._app.validator.request(self._method, self._received, self._body)
             self._app._report(self._exchange.reports)
         return self._exchange
 

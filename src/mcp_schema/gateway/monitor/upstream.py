@@ -97,6 +97,10 @@ class Upstream:
             self.versions = served.stateless
         if served.extensions is not None:
             self.declared = served.extensions
+        elif served.version is not None:  # its initialize answer's, as `answered` adds them
+            found = declared_extensions(served.capabilities)
+            if found:
+                self.declared = found | (self.declared or frozenset())
 
     def answered(self, method: str | None, result: Mapping[str, Any]) -> None:
         """The valid result (validated by the codec) of a request of ``method``."""

@@ -1,4 +1,4 @@
-"""What `mcp_schema.gateway.asgi.GatewayApp` carries besides the messages:
+"""What `mcp_schema.gateway.monitor.asgi.GatewayApp` carries besides the messages:
 the header fields of a request and of its answer, end to end (RFC 9110
 7.6.1: `mcp_schema.http.adapter.end_to_end`), with the ``Host`` and the
 CORS fields it decides; and a request body read here only in part, passed
@@ -10,11 +10,11 @@ import re
 from collections.abc import AsyncIterator, Collection
 
 from mcp_schema._args import check
-from mcp_schema.http.adapter import Message, Receive, end_to_end
+from mcp_schema.http.adapter import Receive, end_to_end
 from mcp_schema.http.cors import cors_headers
 from mcp_schema.http.stream import Response
 
-__all__ = ["Upward", "answered", "replayed", "rest", "with_cors"]
+__all__ = ["Upward", "answered", "rest", "with_cors"]
 
 Fields = list[tuple[bytes, bytes]]
 
@@ -64,17 +64,6 @@ def with_cors(response: Response, origin: str | None) -> Response:
     if origin is not None:
         response.headers += cors_headers(origin)
     return response
-
-
-def replayed(head: bytes, more: bool, receive: Receive) -> Receive:
-    """``receive`` for the app a request goes to once its head was read:
-    that head first (``more``: the rest is to come), then the rest as it comes."""
-    pending: list[Message] = [{"type": "http.request", "body": head, "more_body": more}]
-
-    async def replay() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replay
 
 
 async def rest(head: bytes, receive: Receive) -> AsyncIterator[bytes]:

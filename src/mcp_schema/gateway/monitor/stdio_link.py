@@ -1,5 +1,5 @@
 """`Link`: one stdio child of the gateway's stdio front
-(`mcp_schema.gateway.stdio.StdioGatewayApp`) and the requests waiting on it
+(`mcp_schema.gateway.monitor.stdio.StdioGatewayApp`) and the requests waiting on it
 (`Waiter`), routing each line the child writes to the request it belongs
 to. A handshake-era session's child passes lines unchanged; on the shared
 child of 2026-07-28 requests, each request's id and progress token are the
@@ -10,19 +10,20 @@ from __future__ import annotations
 
 import asyncio
 import json
+from time import monotonic
 from typing import TYPE_CHECKING, Any
 
 import jiter
 
 from mcp_schema._codec.route import IdKey, id_key
 from mcp_schema.errors import ParseError
-from mcp_schema.gateway.exchange import Exchange
-from mcp_schema.gateway.stdio_child import Child
+from mcp_schema.gateway.child import Child
+from mcp_schema.gateway.monitor.exchange import Exchange
 from mcp_schema.proxy.lines import Line, OverlongLine
 from mcp_schema.subscriptions import SUBSCRIPTION_ID_KEY
 
 if TYPE_CHECKING:
-    from mcp_schema.gateway.stdio import StdioGatewayApp
+    from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
 
 __all__ = ["MAX_QUEUED", "Item", "Link", "Waiter"]
 
@@ -30,6 +31,8 @@ MAX_QUEUED = 1024
 """Messages of the child (but the response) waiting for one client to read them, at most."""
 
 _LOG = "notifications/message"
+_CANCELLED = "notifications/cancelled"
+_PROGRESS = "notifications/progress"
 Item = tuple[bytes, bool]
 """A message for a waiting request: its bytes, and whether it is the response."""
 
@@ -60,6 +63,8 @@ class Link:
         self.pending: dict[IdKey, Waiter] = {}
         self.tokens: dict[IdKey, Waiter] = {}  # progress tokens (the gateway's on the shared child)
         self.stream: Waiter | None = None  # the session's GET stream
+        self.active = monotonic()
+        """When either side last said something here (`StdioGatewayApp.round_seconds`)."""
         self._next = 0
 
     def gateway_id(self) -> int:
@@ -67,6 +72,7 @@ class Link:
         return self._next
 
     def _line(self, line: Line) -> None:
+        self.active = monotonic()
         if isinstance(line, OverlongLine):
             return self.app.findings.found(
                 f"Parse error: a line of {line.size:,} bytes is longer than the limit of "
@@ -114,8 +120,12 @@ class Link:
                 meta = {**meta, SUBSCRIPTION_ID_KEY: waiter.client_id}
                 line = _encoded({**value, "params": {**params, "_meta": meta}})
         elif shared:
+            # A log line names no request: it is one client's only when exactly
+            # one request in flight asked for logs; else no client may read it.
             asking = [w for w in self.pending.values() if w.logs]
             waiter = asking[0] if len(asking) == 1 and value["method"] == _LOG else None
+            if waiter is None and value["method"] == _LOG:
+                self.app.unrouted_logs += 1
         else:
             waiter = self.stream or next(reversed(self.pending.values()), None)
         if waiter is None:
@@ -154,6 +164,28 @@ class Link:
                 self.tokens[_key(token)] = waiter
         return waiter
 
+    def foreign(self, value: dict[str, Any]) -> str | None:
+        """Why the client's ``value`` (a notification, or an answer) may not
+        reach the shared child, or None. Every request there is renumbered,
+        so an id or a progress token a client names is the gateway's, and
+        may be another client's request: a cancel (in 2026-07-28 the closed
+        stream is the cancel, `abandon`), a progress token, or an answer to
+        a request the shared child never sent a client. A session's own
+        child hears its client's ids: they are all its own."""
+        if self.session is not None:
+            return None
+        method = value.get("method")
+        if method is None:
+            return "an answer to no request the shared child sent this client"
+        params = value.get("params")
+        if (
+            method == _CANCELLED
+            or method == _PROGRESS
+            or (isinstance(params, dict) and "requestId" in params)
+        ):
+            return f"{method!r:.80} names a request of the shared child, not its own"
+        return None
+
     def frame(self, body: bytes, value: dict[str, Any]) -> bytes:
         """What is written to the child for the client's ``body`` (``value``
         parsed): the bytes as they came in a session, re-encoded on the
@@ -169,7 +201,7 @@ class Link:
                 if self.session is None:  # tell the child, as stdio cancels
                     note = {
                         "jsonrpc": "2.0",
-                        "method": "notifications/cancelled",
+                        "method": _CANCELLED,
                         "params": {"requestId": key[1]},
                     }
                     self.child.send(_encoded(note))

@@ -1,7 +1,6 @@
 """`HandshakeFront`: the ASGI side of the era bridge's first direction,
 handshake-era clients in front of a server that serves 2026-07-28 only
-(needs the ``http`` extra: httpx), and `probe_upstream`, the start-up probe
-(`mcp_schema.gateway.probe`) over httpx.
+(needs the ``http`` extra: httpx).
 
 The clients' side is the package's own Streamable HTTP server
 (`mcp_schema.http.Endpoint` served by `mcp_schema.http.asgi.App`), serving
@@ -9,15 +8,16 @@ the handshake-era versions only: it answers ``initialize`` with what the
 upstream's discover said, mints the ``Mcp-Session-Id``, answers ``ping``
 and ``logging/setLevel``, serves the GET stream and DELETE, and checks every
 message as any server of the package does. Its handler hands each session's
-events to that session's `mcp_schema.gateway.to_stateless.StatelessCalls`,
+events to that session's `mcp_schema.gateway.bridge.handshake.StatelessCalls`,
 and this module runs the upstream exchanges those ask for (httpx, each
 answer read as it arrives) and routes what they bring back to the client's
 streams, as the endpoint routes what a handler sends.
 
-* Each session opens, once its upstream ``server/discover`` answered, a
-  ``subscriptions/listen`` for the list changes the server offers; its
-  notifications go to the session's GET stream (dropped while none is
-  open, as the endpoint drops any), until the session ends.
+* One upstream ``subscriptions/listen`` (`SharedListen`), opened with the
+  first session and kept while any lives (opened again, after
+  `RELISTEN_SECONDS`, when the upstream ends it), hears the list changes the
+  server offers for every session: each goes to every session's GET stream
+  (dropped while none is open, as the endpoint drops any).
 * A session ends at DELETE, when it has been idle for ``idle_seconds``, or
   when ``max_sessions`` are open and a new one comes (the least recently
   used ends): its upstream exchanges are cancelled.
@@ -41,11 +41,12 @@ from typing import Any
 import httpx
 
 from mcp_schema.errors import InternalError, clip
-from mcp_schema.gateway.probe import Probe, ProbeError, Served
-from mcp_schema.gateway.to_stateless import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
+from mcp_schema.gateway.bridge.shared_listen import SharedListen
+from mcp_schema.gateway.probe import Served, exchanged
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App, Receive, Scope, Send
-from mcp_schema.http.binding import Post, Reply
+from mcp_schema.http.binding import Post
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
 from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
@@ -61,10 +62,13 @@ from mcp_schema.session import (
 )
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
-__all__ = ["IDLE_SECONDS", "HandshakeFront", "handshake_capabilities", "probe_upstream"]
+__all__ = ["IDLE_SECONDS", "RELISTEN_SECONDS", "HandshakeFront", "handshake_capabilities"]
 
 IDLE_SECONDS = 3600.0
 """How long a bridged session may go unused before it ends."""
+
+RELISTEN_SECONDS = 1.0
+"""How long the shared listen waits before it is opened again, once the upstream ended it."""
 
 _LOG = logging.getLogger("mcp_schema.gateway")
 
@@ -79,53 +83,6 @@ def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(resources, Mapping) and "subscribe" in resources:
         declared["resources"] = {k: v for k, v in resources.items() if k != "subscribe"}
     return declared
-
-
-async def probe_upstream(url: str, http: httpx.AsyncClient, *, timeout: float = 10.0) -> Served:
-    """What the upstream at ``url`` serves (`Probe`, over ``http``, each answer
-    read as it comes and no further than the binding's bound); `ProbeError`
-    when it gives no answer that tells."""
-    probe = Probe()
-    while posts := probe.posts():
-        for post in posts:
-            try:
-                reply = functools.partial(probe.reply, post)
-                await _exchanged(http, url, post, reply, probe.read, httpx.Timeout(timeout))
-            except httpx.HTTPError as exc:
-                raise ProbeError(
-                    f"the upstream cannot be reached: {clip(str(exc)) or type(exc).__name__}"
-                ) from None
-    if probe.served is None:
-        raise ProbeError("the upstream's answers to the probe told nothing")
-    if probe.closing is not None:
-        try:
-            closing = probe.closing
-            await http.request(closing.method, url, headers=list(closing.headers), timeout=timeout)
-        except httpx.HTTPError:
-            pass  # the probe's session ends with the server's own expiry instead
-    return probe.served
-
-
-async def _exchanged(
-    http: httpx.AsyncClient,
-    url: str,
-    post: Post,
-    reply_to: Callable[[int, list[tuple[str, str]]], Reply],
-    read: Callable[[list[Event]], object],
-    timeout: httpx.Timeout,
-) -> None:
-    """``post`` sent to ``url``, its answer read as it comes by the `Reply`
-    ``reply_to`` makes of its status and headers, each chunk's events to
-    ``read``, until the answer came or the body ended (httpx's errors raised)."""
-    async with http.stream(
-        post.method, url, headers=list(post.headers), content=post.body, timeout=timeout
-    ) as response:
-        reply = reply_to(response.status_code, response.headers.multi_items())
-        async for chunk in response.aiter_bytes():
-            read(reply.feed(chunk))
-            if reply.done:
-                break
-        read(reply.end())
 
 
 class _Bridged:
@@ -245,6 +202,8 @@ class HandshakeFront:
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}
         """By the id() of each session's `ServerSession`."""
+        self._listen: asyncio.Task[None] | None = None
+        """The shared listen's driver, while any session lives."""
         self._opening: dict[int, LiveSession] = {}
         """Sessions added whose ``initialize`` the handler has not seen yet
         (the endpoint adds a session, then runs its events at once)."""
@@ -252,9 +211,20 @@ class HandshakeFront:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.app(scope, receive, send)
 
+    async def serve(
+        self, method: str, received: dict[str, str], body: bytes, receive: Receive, send: Send
+    ) -> None:
+        """A request a front door in front prechecked by this front's rules and
+        read (``received``: its headers by lower-case name; ``body``: whole, at
+        most the precheck's ``max_body``), answered without a second look."""
+        await self.app.answer(method, received, body, receive, send)
+
     def close(self) -> None:
         """End every session (the gateway is shutting down)."""
         self.endpoint.close()
+        if self._listen is not None:
+            self._listen.cancel()
+            self._listen = None
 
     # -- the clients' events (the endpoint's handler) ------------------------------------
 
@@ -267,6 +237,8 @@ class HandshakeFront:
             bridged = _Bridged(live, StatelessCalls(server, event, headers=self.headers))
             self._bridged[id(server)] = bridged
             self._send(bridged, bridged.calls.start())
+            if self._listen is None or self._listen.done():
+                self._listen = asyncio.ensure_future(self._listening())
             return
         if bridged is None:  # not bridged (its initialize was not seen): nothing to carry to
             if isinstance(event, RequestReceived):
@@ -296,6 +268,9 @@ class HandshakeFront:
         for task in bridged.exchanges.values():
             task.cancel()
         bridged.exchanges.clear()
+        if not self._bridged and self._listen is not None:  # the last session: no one listens
+            self._listen.cancel()
+            self._listen = None
 
     # -- the upstream exchanges ----------------------------------------------------------
 
@@ -307,12 +282,40 @@ class HandshakeFront:
                 bridged.exchanges[rid] = task
                 task.add_done_callback(functools.partial(_forget, bridged.exchanges, rid))
 
+    async def _listening(self) -> None:
+        """The shared listen, opened again while sessions remain (see the module)."""
+        while self._bridged:
+            listen = SharedListen(self.served.capabilities, self.headers)
+            if not listen.asked:
+                return  # the server offers no list change
+            while posts := listen.posts():
+                for post in posts:
+                    try:
+                        await exchanged(
+                            self._http(),
+                            self.upstream,
+                            post,
+                            functools.partial(listen.reply, post),
+                            functools.partial(self._changed, listen),
+                            httpx.Timeout(30.0, read=None),  # a listen lasts
+                        )
+                    except httpx.HTTPError as exc:
+                        _LOG.info("the shared listen failed: %s", clip(str(exc)))
+            await asyncio.sleep(RELISTEN_SECONDS)
+
+    def _changed(self, listen: SharedListen, events: list[Event]) -> None:
+        """Each list change the shared listen heard, told to every session."""
+        for method in listen.read(events):
+            for bridged in self._bridged.values():
+                server = bridged.live.server
+                server.notify(method)  # to no request: the GET stream
+                route(bridged.live, server.frames_to_send(), None)
+
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
-        listening = post.request_id is not None and post.request_id == bridged.calls.listening
         timeout = httpx.Timeout(30.0, read=None)  # an answer takes what it takes
         try:
-            await _exchanged(
+            await exchanged(
                 self._http(),
                 self.upstream,
                 post,
@@ -323,8 +326,6 @@ class HandshakeFront:
         except httpx.HTTPError as exc:
             reason = clip(str(exc)) or type(exc).__name__
             self._carry(bridged, post, binding.lost(post, reason))
-        if listening:
-            _LOG.info("the upstream ended a session's listen")
 
     def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:
         """What the upstream's answer brought, to the client's streams; what it asks, sent."""
@@ -332,10 +333,7 @@ class HandshakeFront:
             return  # nothing, or the session is over
         calls = bridged.calls
         request = calls.call_of(post)
-        negotiated = calls.listening is None
         posts = calls.answer(post, events)
-        if negotiated:
-            posts += calls.listen()  # once the upstream session negotiated
         context = None if request is None else stream_key(request.id)
         # The endpoint's own routing: a late answer and the server's asks go
         # to the request's stream exactly as a handler's would.

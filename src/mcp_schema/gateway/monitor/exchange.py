@@ -28,10 +28,10 @@ validated as the result of the method it answers, in its version; besides:
 A ``tools/call``'s ``Mcp-Param-*`` headers (2026-07-28) are checked against
 its arguments in the same pass, as the endpoint checks them (-32020), by the
 ``x-mcp-header`` annotations of the tools the upstream listed
-(`mcp_schema.gateway.upstream`, which says which are kept and for how long).
+(`mcp_schema.gateway.monitor.upstream`, which says which are kept and for how long).
 
 What the validator knows of the upstream, from its probe (`learn`) and
-the answers it reads, is its `mcp_schema.gateway.upstream.Upstream`
+the answers it reads, is its `mcp_schema.gateway.monitor.upstream.Upstream`
 (``upstream``): the versions it serves per request, which a refusal of an
 unsupported version lists (-32022, after -32020 for a
 ``MCP-Protocol-Version`` naming another version than the body, as the
@@ -80,9 +80,9 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.gateway.findings import bad_gateway
+from mcp_schema.gateway.monitor.sse import SseEvent
+from mcp_schema.gateway.monitor.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.gateway.probe import Served
-from mcp_schema.gateway.sse import SseEvent
-from mcp_schema.gateway.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.era import era_of
 from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
@@ -127,7 +127,7 @@ class ExchangeValidator:
                 raise ValueError(f"{name} must be positive, not {size}")
         Correlator(extensions=extensions)  # checked once, here
         self.upstream = Upstream(frozenset(extensions), max_tool_bytes)
-        """What is known of the upstream (`mcp_schema.gateway.upstream.Upstream`)."""
+        """What is known of the upstream (`mcp_schema.gateway.monitor.upstream.Upstream`)."""
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
         self._sessions: OrderedDict[str, Correlator] = OrderedDict()
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
@@ -318,7 +318,7 @@ class Exchange:
     ) -> dict[str, Any] | None:
         """The codec refused the request (``err``): the request read without
         what is not the gateway's to refuse (a ``tasks/update``'s answers that
-        are no input response: `mcp_schema.gateway.upstream`), or None once
+        are no input response: `mcp_schema.gateway.monitor.upstream`), or None once
         the refusal is reported and `refusal` set."""
         upstream = self._owner.upstream
         if isinstance(err, UnsupportedProtocolVersionError) and self._fresh:

@@ -1,5 +1,5 @@
 """The era bridge's sans-IO parts for 2026-07-28 clients in front of a server
-that speaks only the handshake era (`mcp_schema.gateway.stdio_bridge` drives
+that speaks only the handshake era (`mcp_schema.gateway.bridge.links` drives
 them over stdio; another transport can drive them the same way).
 
 Each side is spoken in its own era by the package's own sessions: the
@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
 import time
 from collections import OrderedDict, deque
@@ -48,7 +49,7 @@ from mcp_schema.base import McpModel
 from mcp_schema.codec import encode
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
 from mcp_schema.projection import ProjectionError, Session, project
-from mcp_schema.request_state import StateSealer
+from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
     ClientSession,
     Event,
@@ -94,6 +95,17 @@ PENDING_SECONDS = 300.0
 _PROGRESS = "notifications/progress"
 _LOG = "notifications/message"
 _ASK_KEY = "input"
+
+
+def sealer_from_env() -> StateSealer:
+    """The sealer of ``MCP_STATE_KEY`` (as the examples read it), or of a random key
+    (a ``ValueError`` naming the variable for a key too short)."""
+    value = os.environ.get("MCP_STATE_KEY")
+    try:
+        keys = StateKeys.from_env(value) if value else StateKeys(secrets.token_bytes(32))
+    except ValueError as exc:  # a key too short, or an empty one between commas
+        raise ValueError(f"MCP_STATE_KEY: {exc}") from None
+    return StateSealer(keys)
 
 
 def projected_capabilities(

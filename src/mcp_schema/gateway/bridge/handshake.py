@@ -31,10 +31,9 @@ any has the bridge list them first). Nothing is shared between clients.
 * `cancel`: the client cancelled (or closed the request's stream): the
   upstream exchanges to cut (in 2026-07-28, closing a request's stream
   cancels it).
-* `start` (the upstream session's ``server/discover``, once) and `listen`
-  (its ``subscriptions/listen`` for the list changes the server offers,
-  whose notifications `answer` sends the client as notifications of no
-  request: the GET stream's).
+* `start`: the upstream session's ``server/discover``, once. (The list
+  changes the server offers are heard by one listen for every session:
+  `mcp_schema.gateway.bridge.shared_listen`.)
 * `notified`: a client's notification with nothing to carry it to, reported.
 
 Each returns the `Post` objects to send upstream; what to send the client
@@ -78,16 +77,6 @@ __all__ = ["BRIDGED_VERSION", "StatelessCalls"]
 
 BRIDGED_VERSION = STATELESS_VERSIONS[-1]
 """The version the bridge speaks upstream (and reads requests in)."""
-
-_LISTEN = "subscriptions/listen"
-_ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
-_LIST_CHANGES = {
-    "toolsListChanged": "tools",
-    "promptsListChanged": "prompts",
-    "resourcesListChanged": "resources",
-}
-"""Each list change a listen's filter asks for, by the capability that offers it."""
-_CHANGED = frozenset(f"notifications/{feature}/list_changed" for feature in _LIST_CHANGES.values())
 
 _MAX_FINDINGS = 64
 """Findings kept until the gateway takes them: beyond, the oldest go."""
@@ -148,8 +137,6 @@ class StatelessCalls:
         self._listed = False
         self._unlisted: list[RequestReceived] = []
         """The calls waiting for that list."""
-        self.listening: int | None = None
-        """The id of the upstream ``subscriptions/listen`` of this session, once sent."""
 
     def start(self) -> list[Post]:
         """The upstream session's ``server/discover`` (its answer fixes the
@@ -220,24 +207,6 @@ class StatelessCalls:
             self.client.cancel(rid)  # no longer awaited (no frame: the stream's end says it)
         self.binding.posts()  # drops the notifications/cancelled 2026-07-28 has no POST for
         return cut
-
-    def listen(self) -> list[Post]:
-        """The session's upstream ``subscriptions/listen``: the list changes
-        the server's capabilities offer (none: nothing to send). Its
-        notifications go to the client's GET stream (`answer`); the caller
-        keeps its exchange open as long as the session lives."""
-        if self.listening is not None or not self._negotiated:
-            return []
-        offered = self.client.server_capabilities or {}
-        asked = {
-            flag: True
-            for flag, feature in _LIST_CHANGES.items()
-            if isinstance(offered.get(feature), Mapping) and offered[feature].get("listChanged")
-        }
-        if not asked:
-            return []
-        self.listening = self.binding.request(_LISTEN, {"notifications": asked})
-        return [p for p in self.binding.posts() if p.request_id is not None]
 
     def notified(self, event: NotificationReceived) -> None:
         """A client's notification (but cancellation, which `cancel` reads):
@@ -327,13 +296,6 @@ class StatelessCalls:
     def _notified(self, post: Post, event: NotificationReceived) -> None:
         request = self.call_of(post)
         params = to_wire(event.message).get("params") or {}
-        if self.listening is not None and post.request_id == self.listening:
-            if event.method in _CHANGED:
-                self.server.notify(event.method)  # to no request: the GET stream
-            elif event.method != _ACKNOWLEDGED:
-                refused = InternalError(f"a {event.method} notification the bridge does not carry")
-                self._found(post, refused, "dropped")
-            return
         if request is not None and event.method == "notifications/progress":
             self.server.progress(
                 request,
