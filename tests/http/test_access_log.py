@@ -77,7 +77,7 @@ async def test_a_servers_lines_name_method_tool_and_era(tmp_path: Path) -> None:
         """``text`` back."""
         return text
 
-    served = server.asgi(env={}, access_log=str(path))
+    served = server.asgi(env={"MCP_ACCESS_LOG": str(path)})
     assert await post(served, call("kept out"), call("kept out too", 2)) == [200, 200]
     found = lines(path)
     assert [(f["method"], f["tool"], f["era"], f["status"]) for f in found] == [

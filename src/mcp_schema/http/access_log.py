@@ -63,6 +63,11 @@ class AccessLog:
         self.fd = fd
         self._lock = threading.Lock()
 
+    @classmethod
+    def of(cls, path: str | None) -> AccessLog | None:
+        """The log appending to ``path``, or None without one."""
+        return None if path is None else cls(path)
+
     def begin(self) -> dict[str, Any]:
         """A request begins: its notes, set as `SEEN` for the endpoint."""
         seen: dict[str, Any] = {"started": time.perf_counter()}

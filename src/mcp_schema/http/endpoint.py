@@ -80,7 +80,7 @@ from mcp_schema.errors import (
 from mcp_schema.http.access_log import noted
 from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, Answers
 from mcp_schema.http.gate import Gate
-from mcp_schema.http.observe import count_refusal
+from mcp_schema.http.observe import count_refusal, endpoint_telemetry
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.resume import ResumableStream
@@ -99,7 +99,6 @@ from mcp_schema.session import (
 from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
 from mcp_schema.tasks.server import TaskServer
-from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTED_VERSIONS
 
 if TYPE_CHECKING:
@@ -251,8 +250,7 @@ class Endpoint(Posts):
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
         self.allowed_origins = self.rules.allowed_origins
-        given = (session_options or {}).get("telemetry") if telemetry is None else telemetry
-        self.tasks, self.telemetry = tasks, telemetry_for(given)
+        self.tasks, self.telemetry = tasks, endpoint_telemetry(telemetry, session_options)
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
         self._answers = Answers(
             handler, tasks=tasks, answer_seconds=answer_seconds, max_waiting=max_waiting
@@ -268,7 +266,6 @@ class Endpoint(Posts):
                 "handler_version": handler_version,
                 "request_state": request_state,
                 "listens": False,  # a listen is a stream of its own, not the session's
-                "telemetry": False if self.telemetry is None else self.telemetry,
             },
         )
 
@@ -277,6 +274,7 @@ class Endpoint(Posts):
     ) -> dict[str, ServerSession]:
         """The sessions each era's requests are served by are built like these
         (`ServerSession._like`): their arguments are checked once, here."""
+        options["telemetry"] = self.telemetry or False  # resolved once, for every session
         ServerSession(versions=served, **options)
         return {
             era: ServerSession(versions=versions, **options)

@@ -65,9 +65,9 @@ from mcp_schema.http.adapter import (
     until_disconnect,
 )
 from mcp_schema.http.asgi import App
-from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds

@@ -11,12 +11,16 @@ import json
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InvalidRequestError
+from mcp_schema.telemetry import telemetry_for
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
     from mcp_schema.http.stream import Response
     from mcp_schema.telemetry import Telemetry
 
-__all__ = ["count_refusal"]
+__all__ = ["count_refusal", "endpoint_telemetry"]
 
 _MAX_READ = 4096  # a refusal's body is the package's own, and short
 
@@ -42,3 +46,13 @@ def _code(body: bytes) -> int:
         if isinstance(found, int) and not isinstance(found, bool):
             return found
     return code
+
+
+def endpoint_telemetry(
+    telemetry: Telemetry | bool | None, session_options: Mapping[str, Any] | None
+) -> Telemetry | None:
+    """An endpoint's telemetry: ``telemetry``, else what ``session_options``
+    named (as it was given before `Endpoint` took it), resolved (`telemetry_for`)."""
+    if telemetry is None and session_options:
+        telemetry = session_options.get("telemetry")
+    return telemetry_for(telemetry)

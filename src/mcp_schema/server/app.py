@@ -83,7 +83,6 @@ def build(
     drain_seconds: float | None = None,
     redis_connect_timeout: float | None = None,
     redis_command_timeout: float | None = None,
-    access_log: str | None = None,
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
@@ -101,7 +100,6 @@ def build(
         drain_seconds=drain_seconds,
         redis_connect_timeout=redis_connect_timeout,
         redis_command_timeout=redis_command_timeout,
-        access_log=access_log,
     )
     broker: Broker = InProcessBroker()
     sessions = None
@@ -137,22 +135,28 @@ def build(
         access=endpoint.pop("access", server.access),
         **endpoint,
     )
-    if made.telemetry is not None:  # the names recorded as they are (telemetry=, in endpoint)
-        made.telemetry.declare(tools=server.tools.tools, prompts=server.prompts)
-    if sessions is not None:  # Redis: its round trips counted (in-process ones are no trips)
-        broker.telemetry = made.telemetry
+    _observed(server, made, broker if sessions is not None else None)
     relay = Relay(listens, broker)
     server.tools.bind(
         broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed
     )
-    log = None if config.access_log is None else AccessLog(config.access_log)
-    app = App(made, relay=relay, access_log=log)
+    app = App(made, relay=relay, access_log=AccessLog.of(config.access_log))
     inner: App | ClusterApp = app
     if sessions is not None:
         from mcp_schema.http.forward import ClusterApp
 
         inner = ClusterApp(app)
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
+
+
+def _observed(server: Server, made: Endpoint, shared: Broker | None) -> None:
+    """The endpoint's telemetry told the names the server defines by now (they
+    are recorded as they are), and the shared broker's round trips counted
+    (the in-process broker makes none)."""
+    if made.telemetry is not None:
+        made.telemetry.declare(tools=server.tools.tools, prompts=server.prompts)
+    if shared is not None:
+        shared.telemetry = made.telemetry
 
 
 def _task_store(config: Config) -> TaskStore | None:
