@@ -26,7 +26,7 @@ def svg(spans: list[dict[str, object]]) -> str:
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{LEFT + WIDTH + 90}" '
         f'height="{height}" font-family="sans-serif" font-size="13">',
-        f'<rect width="100%" height="100%" fill="white"/>',
+        '<rect width="100%" height="100%" fill="white"/>',
         f'<text x="10" y="20" font-weight="bold">trace {escape(str(spans[0]["trace_id"]))}</text>',
     ]
     for row, span in enumerate(spans, 1):
@@ -34,7 +34,7 @@ def svg(spans: list[dict[str, object]]) -> str:
         left = LEFT + (int(str(span["start"])) - start) * scale
         length = max((int(str(span["end"])) - int(str(span["start"]))) * scale, 2)
         milliseconds = (int(str(span["end"])) - int(str(span["start"]))) / 1e6
-        label = f'{span["service"]} · {str(span["kind"]).lower()} · {span["name"]}'
+        label = f"{span['service']} · {str(span['kind']).lower()} · {span['name']}"
         color = COLORS.get(str(span["service"]), "#999")
         indent = 10 + 12 * (row - 1)
         out.append(f'<text x="{indent}" y="{y + 13}">{escape(label)}</text>')
