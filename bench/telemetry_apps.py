@@ -18,8 +18,7 @@ INFO = {"name": "bench-minimal", "version": "1"}
 
 
 def _app(telemetry: Any) -> App:
-    options = {} if telemetry is None else {"telemetry": telemetry}
-    return App(Endpoint(serve, info=INFO, capabilities={"tools": {}}, session_options=options))
+    return App(Endpoint(serve, info=INFO, capabilities={"tools": {}}, telemetry=telemetry))
 
 
 def _sdk() -> None:

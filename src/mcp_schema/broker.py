@@ -43,12 +43,18 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import TracebackType
+from typing import TYPE_CHECKING, TypeVar
 
 from mcp_schema.errors import InternalError
 
 # The one expiring table of this package: request_state's single-use store
 # and this module's key-value store share its bounds and purge.
 from mcp_schema.request_state import InMemorySingleUse, _Expiring
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
+
+_T = TypeVar("_T")
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE",
@@ -271,13 +277,29 @@ class Broker(abc.ABC):
         self.max_message = _check_limit(max_message, "max_message")
         self.max_value = _check_limit(max_value, "max_value")
         self.clock = clock
+        self.telemetry: Telemetry | None = None
+        """Where each round trip is counted (`Telemetry.count_broker`), or None."""
+
+    async def _round(self, operation: str, pending: Awaitable[_T]) -> _T:
+        """``pending``, one round trip, counted by ``operation`` and outcome."""
+        telemetry = self.telemetry
+        if telemetry is None or not telemetry.active:
+            return await pending
+        try:
+            result = await pending
+        except BrokerError:
+            telemetry.count_broker(operation, "error")
+            raise
+        telemetry.count_broker(operation, "ok")
+        return result
 
     async def publish(self, channel: str, data: bytes) -> bool:
         """Send ``data`` to every subscription to ``channel``, on every replica;
         whether one was listening (a channel named for one stream tells whether
         some replica still holds it)."""
         _check_name(channel, "channel")
-        return await self._publish(channel, _check_bytes(data, self.max_message, "message"))
+        data = _check_bytes(data, self.max_message, "message")
+        return await self._round("publish", self._publish(channel, data))
 
     def subscribe(self, *channels: str, max_queued: int = DEFAULT_MAX_QUEUED) -> Subscription:
         """A `Subscription` to ``channels`` (one or more), receiving from the
@@ -292,26 +314,29 @@ class Broker(abc.ABC):
 
     async def get(self, key: str) -> bytes | None:
         """The value stored under ``key``, or ``None`` (never stored, deleted or expired)."""
-        return await self._get(_check_name(key, "key"))
+        return await self._round("get", self._get(_check_name(key, "key")))
 
     async def put(self, key: str, value: bytes, ttl: float) -> None:
         """Store ``value`` under ``key`` for ``ttl`` seconds, replacing what was there."""
-        await self._put(*self._entry(key, value, ttl))
+        await self._round("put", self._put(*self._entry(key, value, ttl)))
 
     async def put_if_absent(self, key: str, value: bytes, ttl: float) -> bool:
         """Store ``value`` under ``key`` for ``ttl`` seconds unless a value is
         there; whether it was stored."""
-        return await self._put_if_absent(*self._entry(key, value, ttl))
+        return await self._round(
+            "put_if_absent", self._put_if_absent(*self._entry(key, value, ttl))
+        )
 
     async def compare_and_set(self, key: str, expected: bytes, value: bytes, ttl: float) -> bool:
         """Store ``value`` under ``key`` for ``ttl`` seconds if the value there
         is ``expected``; whether it was stored (never when nothing is there)."""
         _check_bytes(expected, self.max_value, "expected")
-        return await self._compare_and_set(expected, *self._entry(key, value, ttl))
+        entry = self._entry(key, value, ttl)
+        return await self._round("compare_and_set", self._compare_and_set(expected, *entry))
 
     async def delete(self, key: str) -> bool:
         """Remove ``key``; whether a value was there."""
-        return await self._delete(_check_name(key, "key"))
+        return await self._round("delete", self._delete(_check_name(key, "key")))
 
     async def claim(self, token_id: str, expires_at: float) -> bool:
         """`mcp_schema.request_state.SingleUse`: true the first time ``token_id``
@@ -323,7 +348,7 @@ class Broker(abc.ABC):
         ttl = expires_at - self.clock()
         if not ttl > 0:  # NaN too
             return False
-        return await self._claim(token_id, min(ttl, MAX_TTL))
+        return await self._round("claim", self._claim(token_id, min(ttl, MAX_TTL)))
 
     async def __aenter__(self) -> Broker:
         return self

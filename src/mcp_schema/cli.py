@@ -209,6 +209,17 @@ def _serve_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=8000, help="port to bind (default 8000)")
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--log-level", default="info", help="uvicorn's log level (default info)")
+    parser.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics, a listener of its own "
+        "(loopback when HOST is left out; the prometheus extra)",
+    )
+    parser.add_argument(
+        "--access-log",
+        metavar="FILE",
+        help="append one JSON line per request to FILE, created 0600 (MCP_ACCESS_LOG)",
+    )
 
 
 def _diff(old: str, new: str, as_json: bool, out: IO[str]) -> int:

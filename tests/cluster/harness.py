@@ -74,6 +74,7 @@ class Replica:
     process: subprocess.Popen[bytes]
     command: tuple[str, ...] = ()  # how it was started (to start it again)
     environment: tuple[tuple[str, str], ...] = ()
+    metrics: str | None = None  # host:port of its --metrics listener, when it has one
 
 
 @dataclass
@@ -127,11 +128,14 @@ def running(
     replicas: int = 3,
     redis_url: str | None = None,
     port: int | None = None,
+    metrics: bool = False,
     **env: str,
 ) -> Iterator[Cluster]:
     """The cluster, its files under ``work``, ``env`` added to each replica's
     environment (on ``redis_url``, else a redis-server of its own), nginx on
-    ``port`` (by default a free one); every process stopped after."""
+    ``port`` (by default a free one); every process stopped after.
+    ``metrics``: each replica is run by ``python -m mcp_schema serve
+    --metrics`` (`Replica.metrics`)."""
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     if not os.access(nginx, os.X_OK):
         pytest.fail("nginx is not installed (Debian: apt-get install nginx)")
@@ -141,14 +145,20 @@ def running(
         started = []
         for i in range(replicas):
             own = _free_port()
+            listener = f"127.0.0.1:{_free_port()}" if metrics else None
             command = [sys.executable, "-m", "uvicorn", "--app-dir", str(EXAMPLES)]
             command += ["http_server:app", "--host", "127.0.0.1", "--port", str(own)]
             command += ["--no-access-log", "--timeout-graceful-shutdown", "2"]
+            if listener is not None:
+                command = [sys.executable, "-m", "mcp_schema", "serve", "http_server:app"]
+                command += ["--app-dir", str(EXAMPLES), "--port", str(own)]
+                command += ["--log-level", "warning", "--metrics", listener]
             log = work / f"replica-{i}.log"
             environment = {"MCP_REDIS_URL": redis_url, "MCP_STATE_KEY": STATE_KEY, **env}
             process = _started(stack, command, own, f"replica {i}", log, **environment)
             kept = tuple(environment.items())
-            started.append(Replica(f"127.0.0.1:{own}", process, tuple(command), kept))
+            replica = Replica(f"127.0.0.1:{own}", process, tuple(command), kept, listener)
+            started.append(replica)
         port = port or _free_port()
         servers = "\n".join(f"        server {r.address};" for r in started)
         # Workers run as the master's user: as root, nginx would drop to nobody,

@@ -182,6 +182,7 @@ def test_a_run_reports_to_its_file_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert status == -signal.SIGTERM  # uvicorn's way: ended as by the signal
     [found] = [json.loads(line) for line in report.read_text().splitlines()]
     assert (found["code"], found["direction"]) == (-32020, "client->server")
+    assert report.stat().st_mode & 0o777 == 0o600  # excerpts of what peers sent: the owner's
 
 
 @pytest.mark.slow  # a gateway process and its stdio server: about 3 s

@@ -158,3 +158,33 @@ def test_declared_names_are_recorded_from_then_on(recorded: Recorded) -> None:
     telemetry.server_operation("tools/call", request_id=2, params={"name": "later"}).end()
     before, after = recorded.spans()
     assert (before.name, after.name) == ("tools/call _OTHER", "tools/call later")
+
+
+def test_broker_round_trips_are_counted_by_operation_and_outcome(recorded: Recorded) -> None:
+    import asyncio
+
+    from mcp_schema.broker import BrokerError, InProcessBroker
+
+    class Failing(InProcessBroker):
+        async def _get(self, key: str) -> bytes | None:
+            raise BrokerError("the broker is down")
+
+    async def trips() -> None:
+        broker = Failing()
+        broker.telemetry = recorded.telemetry
+        await broker.put("k", b"v", 10)
+        await broker.publish("c", b"m")
+        try:
+            await broker.get("k")
+        except BrokerError:
+            pass
+        else:
+            raise AssertionError("the failing get raised nothing")
+        await broker.aclose()
+
+    asyncio.run(trips())
+    counted = {
+        (p.attributes["mcp_schema.operation"], p.attributes["mcp_schema.outcome"]): p.value
+        for p in recorded.points("mcp_schema.broker.calls")
+    }
+    assert counted == {("put", "ok"): 1, ("publish", "ok"): 1, ("get", "error"): 1}

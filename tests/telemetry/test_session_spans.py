@@ -147,3 +147,24 @@ def test_without_an_sdk_the_globals_are_asked_at_most_once_a_second(
     clock[0] += recorder.RECHECK_SECONDS
     assert telemetry.active and telemetry.active  # found, and kept
     assert len(asked) == 2
+
+
+def test_a_refused_sealed_state_is_counted_by_its_reason(recorded: Recorded) -> None:
+    from mcp_schema.request_state import StateKeys, StateSealer
+
+    sealer = StateSealer(StateKeys("a key of thirty-two bytes or more, surely"))
+    session = ServerSession(
+        info=INFO, capabilities={"tools": {}}, request_state=sealer, telemetry=recorded.telemetry
+    )
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    }
+    params = {"name": "echo", "arguments": {}, "requestState": "forged!", "_meta": meta}
+    request = {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": params}
+    session.receive(json.dumps(request).encode())
+    reasons = {
+        p.attributes["mcp_schema.reason"]: p.value
+        for p in recorded.points("mcp_schema.state.refused")
+    }
+    assert reasons == {"not_sealed_here": 1}

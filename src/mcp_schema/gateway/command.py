@@ -1,5 +1,5 @@
 """The command line: ``python -m mcp_schema gateway --listen HOST:PORT
-[--enforce] [--bridge] [--report FILE] [--allowed-host NAME]...
+[--enforce] [--bridge] [--report FILE] [--metrics HOST:PORT] [--allowed-host NAME]...
 [--allowed-origin URL]... (--upstream URL [--upstream-host NAME] | -- CMD ARGS...)``
 (`add_arguments`, `main`).
 
@@ -41,7 +41,8 @@ thread of their own), to standard error or ``--report FILE``. SIGINT and
 SIGTERM stop it (uvicorn's graceful shutdown, at most
 `SHUTDOWN_SECONDS`): its reports are written, then it ends as by that
 signal, as uvicorn does. Its own failures are exit status 2 (one ``error:``
-line)."""
+line). ``--metrics HOST:PORT`` serves its metrics on a listener of its own
+(`mcp_schema.telemetry.prometheus`), each finding counted (`CountedReportLog`)."""
 
 from __future__ import annotations
 
@@ -119,7 +120,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--report",
         metavar="FILE",
-        help="append one JSON line per invalid message to FILE (default: standard error)",
+        help="append one JSON line per invalid message to FILE, created 0600 "
+        "(default: standard error)",
+    )
+    parser.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics, a listener of its own "
+        "(loopback when HOST is left out; the prometheus extra)",
     )
     parser.add_argument(
         "--tasks",
@@ -434,7 +442,8 @@ def _run(args: argparse.Namespace) -> int:
     report_fd = 2
     if args.report is not None:
         try:
-            report_fd = os.open(args.report, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            # 0600: a report holds excerpts of what peers sent
+            report_fd = os.open(args.report, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise GatewayError(
                 f"cannot write the report {quote(args.report)}: {exc.strerror or exc}"
@@ -443,7 +452,8 @@ def _run(args: argparse.Namespace) -> int:
         sock = bound_socket(host, port)
     except (OSError, OverflowError) as exc:
         raise GatewayError(f"cannot listen on {quote(args.listen)}: {exc}") from None
-    log = ReportLog()
+    metrics = _metrics(args.metrics) if args.metrics else None
+    log = _report_log()
     writer = _Writer(log, report_fd)
     writer.start()
     try:
@@ -492,4 +502,36 @@ def _run(args: argparse.Namespace) -> int:
     finally:
         sock.close()
         finish()
+        if metrics is not None:
+            metrics.close()
     return 2 if writer.failed else 0
+
+
+def _metrics(address: str) -> Any:
+    """The ``--metrics`` listener (`serve_metrics`): its meter provider the
+    global one, which the gateway's telemetry records to."""
+    try:
+        from mcp_schema.telemetry.prometheus import serve_metrics
+
+        listener = serve_metrics(address)
+    except ImportError as exc:
+        raise GatewayError(
+            f"--metrics needs the prometheus extra ({exc.name}): "
+            "pip install 'mcp-schema[prometheus]'"
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise GatewayError(f"--metrics {quote(address)}: {exc}") from None
+    _fd.say(f"gateway: metrics on http://{listener.host}:{listener.port}/metrics")
+    return listener
+
+
+def _report_log() -> ReportLog:
+    """The findings' log, counting each where telemetry is on (`CountedReportLog`)."""
+    from mcp_schema.telemetry import telemetry_for
+
+    telemetry = telemetry_for(None)
+    if telemetry is None:
+        return ReportLog()
+    from mcp_schema.telemetry.findings import CountedReportLog
+
+    return CountedReportLog(telemetry)

@@ -39,8 +39,10 @@ through the protocol (``session.ask``).
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from mcp_schema._args import check
+from mcp_schema.http.access_log import AccessLog
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     KEEPALIVE_SECONDS,
@@ -56,16 +58,26 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint import Endpoint
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.stream import Response, Stream
 from mcp_schema.http_headers import received_headers
 from mcp_schema.subscription_relay import Relay
+from mcp_schema.telemetry import telemetry_for
+from mcp_schema.telemetry.addresses import CLIENT, client_of
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["KEEPALIVE_SECONDS", "App", "Message", "Receive", "Scope", "Send"]
 
 
 class App:
     """The ASGI 3 application of ``endpoint``; ``body_seconds``: the time a
-    POST body has to arrive whole (408 after it; None: no bound)."""
+    POST body has to arrive whole (408 after it; None: no bound);
+    ``telemetry``: where its refusals are counted and whose spans name the
+    client's address (None, the default: the endpoint's; False: nowhere);
+    ``access_log``: where one line per request is written
+    (`mcp_schema.http.access_log`; None, the default: nowhere)."""
 
     def __init__(
         self,
@@ -74,6 +86,8 @@ class App:
         keepalive: float = KEEPALIVE_SECONDS,
         relay: Relay | None = None,
         body_seconds: float | None = BODY_SECONDS,
+        telemetry: Telemetry | bool | None = None,
+        access_log: AccessLog | None = None,
     ) -> None:
         if not isinstance(endpoint, Endpoint):
             raise TypeError(f"endpoint must be an Endpoint, not {type(endpoint).__name__}")
@@ -87,6 +101,9 @@ class App:
         self.keepalive = float(keepalive)
         self.body_seconds = body_seconds
         self.relay = relay
+        self.telemetry = endpoint.telemetry if telemetry is None else telemetry_for(telemetry)
+        check(access_log, AccessLog, "access_log", none=True)
+        self.access_log = access_log
         if relay is not None and endpoint.tasks is not None:
             relay.carry(endpoint.tasks)
 
@@ -95,11 +112,35 @@ class App:
             return await serve_lifespan(receive, send, self.start, self.stop)
         if scope["type"] != "http":
             return None  # a websocket is not an MCP transport: the server closes it
+        if self.access_log is not None:
+            return await self._logged(scope, receive, send, self.access_log)
+        return await self._http(scope, receive, send)
+
+    async def _logged(self, scope: Scope, receive: Receive, send: Send, log: AccessLog) -> None:
+        seen, status = log.begin(), None
+
+        async def sent(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self._http(scope, receive, sent)
+        finally:
+            log.write(scope["method"], seen, status)
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope["method"]
         # The headers read into one dict and the precheck made once, before the
         # body: the endpoint's own steps of `Endpoint.handle`.
         received = received_headers(scope["headers"])
         admitted = await self.endpoint.admit(method, scope["path"], received, scope)
+        telemetry = self.telemetry
+        if telemetry is not None and telemetry.active:
+            if isinstance(admitted, Response):
+                count_refusal(telemetry, admitted)
+            CLIENT.set(client_of(scope))  # this request's task's own context
         if isinstance(admitted, Response):
             return await send_response(send, admitted)
         return await self.serve(method, received, receive, send, admitted)
@@ -117,6 +158,7 @@ class App:
             if read is None:
                 return None  # the client left
             if isinstance(read, Response):
+                count_refusal(self.telemetry, read)
                 return await send_response(send, read)
             body = read
         return await self.answer(method, received, body, receive, send, caller)

@@ -39,7 +39,7 @@ import asyncio
 import functools
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import httpx
 from pydantic import BaseModel
@@ -58,6 +58,10 @@ from mcp_schema.session import (
     ProtocolError,
     ResponseReceived,
 )
+from mcp_schema.telemetry.addresses import server_of
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["ChallengedSource", "HttpClient", "InputHandler"]
 
@@ -99,6 +103,8 @@ class HttpClient:
     ``timeout``: seconds to connect, and between two chunks of a response
     (a listen stream waits as long as it stays open). ``http``: an
     ``httpx.AsyncClient`` of the caller's (kept open by `aclose`).
+    ``telemetry``: the session's (`mcp_schema.telemetry.telemetry_for`); its
+    client spans name ``url``'s host and port as ``server.address``.
     """
 
     def __init__(
@@ -117,12 +123,19 @@ class HttpClient:
         log_level: Any = None,
         http: httpx.AsyncClient | None = None,
         auth: CredentialSource | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__}")
         self.session = ClientSession(
-            info=info, capabilities=capabilities, versions=versions, log_level=log_level
+            info=info,
+            capabilities=capabilities,
+            versions=versions,
+            log_level=log_level,
+            telemetry=telemetry,
         )
+        if self.session._observed is not None:
+            self.session._observed.server = server_of(url)
         asking = [c for c in ASKED_CAPABILITY.values() if c in self.session.capabilities]
         if asking and on_input is None:
             raise ValueError(f"declaring {', '.join(sorted(set(asking)))} needs on_input")

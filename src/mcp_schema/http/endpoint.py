@@ -82,6 +82,7 @@ from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, WAITING, Answer
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint_args import check_bounds, gate_of
 from mcp_schema.http.gate import Gate
+from mcp_schema.http.observe import endpoint_telemetry
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.proxies import TrustedProxies
@@ -106,6 +107,7 @@ from mcp_schema.versions import HANDSHAKE_VERSIONS, STATELESS_VERSIONS, SUPPORTE
 
 if TYPE_CHECKING:
     from mcp_schema.auth.server import ResourceServer
+    from mcp_schema.telemetry import Telemetry
 
 _UNCHECKED = "Internal error: the token is checked by Endpoint.handle_async (or the ASGI app)"
 
@@ -185,6 +187,8 @@ class Endpoint(Posts, Admission):
       a missing scope is the 403 step-up challenge, a denial the item's
       unknown error. An async policy is awaited by `handle_async`; `handle`
       denies where it would wait.
+    * ``telemetry``: the sessions' (`mcp_schema.telemetry.telemetry_for`; or
+      ``session_options``'), where its own refusals count (`mcp_schema.http.observe`).
 
     `handle` serves an ``async def`` handler where an event loop runs (its
     answer then streams); where none runs it refuses the request -32603.
@@ -220,6 +224,7 @@ class Endpoint(Posts, Admission):
         auth: ResourceServer | None = None,
         trusted_proxies: Collection[str] | TrustedProxies = (),
         access: Gate | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not callable(handler) or not all(f is None or callable(f) for f in (principal, tools)):
             raise TypeError("handler must be callable, and principal and tools callable or None")
@@ -251,7 +256,7 @@ class Endpoint(Posts, Admission):
         """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
         self.allowed_origins = self.rules.allowed_origins
-        self.tasks = tasks
+        self.tasks, self.telemetry = tasks, endpoint_telemetry(telemetry, session_options)
         self.subscriptions = self._listens(subscriptions, capabilities, tasks)
         waiting = Share(WAITING, total=max_waiting, per_key=max_waiting_per_key)
         self._answers = Answers(
@@ -276,6 +281,7 @@ class Endpoint(Posts, Admission):
     ) -> dict[str, ServerSession]:
         """The sessions each era's requests are served by are built like these
         (`ServerSession._like`): their arguments are checked once, here."""
+        options["telemetry"] = self.telemetry or False  # resolved once, for every session
         ServerSession(versions=served, **options)
         return {
             era: ServerSession(versions=versions, **options)
@@ -349,12 +355,12 @@ class Endpoint(Posts, Admission):
         it prechecks before reading the body, and neither is done twice)."""
         if method != "POST":
             return self._other(method, received, caller)
-        opened = self._opened(received, body, caller)
+        opened = self._opened_noted(received, body, caller)
         if isinstance(opened, Response):
             return opened
         denied = self._admitted_now(opened)
-        if isinstance(denied, Response):
-            return denied  # the step-up challenge: the session never read it
+        if isinstance(denied, Response):  # the step-up challenge: the session never read it
+            return self._refused(denied, opened)
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange
@@ -417,12 +423,14 @@ class Endpoint(Posts, Admission):
         tasks = self.tasks
         if method != "POST" or (tasks is None and self.access is None):
             return self._prechecked(method, received, body, caller)
-        opened = self._opened(received, body, caller)
+        opened = self._opened_noted(received, body, caller)
         if isinstance(opened, Response):
             return opened
         denied = await self._admitted(opened)
-        if isinstance(denied, Response):
-            return denied  # the step-up challenge (or 404): the session never read it
+        if isinstance(
+            denied, Response
+        ):  # the step-up challenge (or 404): the session never read it
+            return self._refused(denied, opened)
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):
             return exchange

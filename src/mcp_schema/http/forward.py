@@ -48,6 +48,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+from typing import TYPE_CHECKING
 
 from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
@@ -71,12 +72,17 @@ from mcp_schema.http.caller import Caller
 from mcp_schema.http.caller_wire import UNFORWARDED, caller_wire
 from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.shares import Share
+from mcp_schema.telemetry import telemetry_for
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = [
     "ACK_SECONDS",
@@ -123,7 +129,8 @@ class ClusterApp(Holding):
     """The ASGI application of ``app``, whose endpoint keeps its sessions in
     a `BrokerSessions`: see the module. Its lifespan starts and stops the
     listening, the rewriting of records, and ``app``'s own (an ASGI server
-    runs it: uvicorn does by default)."""
+    runs it: uvicorn does by default). ``telemetry``: where the refusals
+    made here are counted (None, the default: ``app``'s; False: nowhere)."""
 
     def __init__(
         self,
@@ -133,6 +140,7 @@ class ClusterApp(Holding):
         idle: float | None = None,
         max_forwards: int = MAX_FORWARDS,
         max_forwards_per_key: int | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(app, App):
             raise TypeError(f"app must be an App, not {type(app).__name__}")
@@ -143,6 +151,7 @@ class ClusterApp(Holding):
         if max_forwards < 1:
             raise ValueError(f"max_forwards must be positive, not {max_forwards}")
         self.app = app
+        self.telemetry = app.telemetry if telemetry is None else telemetry_for(telemetry)
         self.sessions = sessions
         self.broker = sessions.broker
         self.timeout = positive_seconds(timeout, "timeout")
@@ -171,6 +180,7 @@ class ClusterApp(Holding):
                 scope["method"], scope["path"], received, scope
             )
             if isinstance(admitted, Response):
+                count_refusal(self.telemetry, admitted)
                 return await send_response(send, admitted)
             body = b""
             if scope["method"] == "POST":  # read first: a refusal names the request
@@ -185,7 +195,9 @@ class ClusterApp(Holding):
                 if holder is None:  # lost by a restart of Redis? its holder knows
                     holder = await self.sessions.ask(session_id)
             except BrokerError as exc:
-                return await send_response(send, refusal(503, exc, request_id_of(body)))
+                unavailable = refusal(503, exc, request_id_of(body))
+                count_refusal(self.telemetry, unavailable)
+                return await send_response(send, unavailable)
             if holder is not None and holder != self.sessions.replica:
                 return await self._forward(holder, session_id, scope, body, admitted, send, receive)
             receive = _replaying(body, receive)

@@ -23,11 +23,13 @@ from mcp_schema.errors import (
     clip,
     quote,
 )
+from mcp_schema.http.access_log import noted
 from mcp_schema.http.answers import Answers
 from mcp_schema.http.caller import ANONYMOUS, Caller
 from mcp_schema.http.era import era_of
 from mcp_schema.http.gate import ADMITTED, VERIFIED, Gate, Verdict
 from mcp_schema.http.listen import LISTEN, open_listen
+from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.precheck import JSON, SSE, answer_media
 from mcp_schema.http.resume import Replays
 from mcp_schema.http.routing import route
@@ -49,6 +51,7 @@ from mcp_schema.subscriptions import Subscriptions
 
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["Exchange", "Opened", "Posts", "brought_by", "request_id_of"]
 
@@ -113,8 +116,25 @@ class Posts:
     subscriptions: Subscriptions
     tools: Callable[[], Iterable[Any]] | None
     access: Gate | None
+    telemetry: Telemetry | None
     _answers: Answers
     _built: dict[str, ServerSession]
+
+    def _opened_noted(
+        self, headers: dict[str, str], body: bytes, caller: Caller
+    ) -> Response | Opened:
+        """`_opened`, its refusal counted, or what it opened noted for the access log."""
+        opened = self._opened(headers, body, caller)
+        if isinstance(opened, Response):
+            count_refusal(self.telemetry, opened)
+        else:
+            noted(opened.value, opened.live.id is None)
+        return opened
+
+    def _refused(self, refused: Response, opened: Opened) -> Response:
+        """``refused``, the answer to ``opened`` before its session read it, counted."""
+        count_refusal(self.telemetry, refused, opened.value)
+        return refused
 
     def _session(self, era: str, caller: Caller) -> ServerSession:
         """A new session of ``era``, bound to ``caller``'s principal: a

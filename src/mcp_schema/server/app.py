@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_schema import v2026_07_28 as mcp
 from mcp_schema.broker import Broker, InProcessBroker
 from mcp_schema.http import Endpoint, MemorySessions, SessionStore
+from mcp_schema.http.access_log import AccessLog
 from mcp_schema.http.adapter import Receive, Scope, Send, serve_lifespan
 from mcp_schema.http.asgi import App
 from mcp_schema.request_state import StateSealer
@@ -96,8 +97,9 @@ def build(
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
-    arguments, else from ``env`` (``os.environ``); ``endpoint``: more `Endpoint`
-    options (``max_body``, ``replay``, ``principal``, ``auth``: a `ResourceServer`)."""
+    arguments, else from ``env`` (``os.environ``); ``endpoint``: more
+    `Endpoint` options (``max_body``, ``replay``, ``principal``, ``auth``: a `ResourceServer`, ``telemetry``...:
+    the tools and prompts defined by now are declared to its `Telemetry`)."""
     config = Config.read(
         env,
         state_key=state_key,
@@ -147,11 +149,12 @@ def build(
         access=access,
         **endpoint,
     )
+    _observed(server, made, broker if sessions is not None else None)
     relay = Relay(listens, broker)
     server.tools.bind(
         broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed
     )
-    app = App(made, relay=relay)
+    app = App(made, relay=relay, access_log=AccessLog.of(config.access_log))
     inner: App | ClusterApp = app
     if config.redis_url:
         from mcp_schema.http.forward import ClusterApp
@@ -186,6 +189,16 @@ def _shared(config: Config) -> tuple[Broker, SessionStore]:
         command_timeout=config.redis_command_timeout,
     )
     return broker, BrokerSessions(broker, max_per_key=per_key, idle_seconds=idle)
+
+
+def _observed(server: Server, made: Endpoint, shared: Broker | None) -> None:
+    """The endpoint's telemetry told the names the server defines by now (they
+    are recorded as they are), and the shared broker's round trips counted
+    (the in-process broker makes none)."""
+    if made.telemetry is not None:
+        made.telemetry.declare(tools=server.tools.tools, prompts=server.prompts)
+    if shared is not None:
+        shared.telemetry = made.telemetry
 
 
 def _task_store(config: Config) -> TaskStore | None:

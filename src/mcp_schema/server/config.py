@@ -17,6 +17,7 @@ argument           environment                 unset
 ``auth_resource``  ``MCP_AUTH_RESOURCE``       its canonical URI, as tokens name it
 ``auth_scopes``    ``MCP_AUTH_SCOPES``         the scopes every request needs: none
 ``trusted_proxies`` ``MCP_TRUSTED_PROXIES``    none: the connection's address
+``access_log``     ``MCP_ACCESS_LOG``          no access log (`mcp_schema.http.access_log`)
 =================  ==========================  ======================================
 
 With ``MCP_AUTH_ISSUER`` (the authorization server's issuer URL) and
@@ -85,6 +86,7 @@ _ENV = {
     "redis_command_timeout": "MCP_REDIS_COMMAND_TIMEOUT",
     "shares": "MCP_SHARES",
     "idle_seconds": "MCP_SESSION_IDLE_SECONDS",
+    "access_log": "MCP_ACCESS_LOG",
 }
 
 # The redis extra's defaults, repeated: this module imports without it.
@@ -142,6 +144,8 @@ class Config:
     redis_command_timeout: float = _REDIS_COMMAND_TIMEOUT
     shares: Mapping[str, int] = dataclasses.field(default_factory=dict)
     idle_seconds: float = IDLE_SECONDS
+    access_log: str | None = None
+    """The file one JSON line per request is appended to (created 0600), or None."""
 
     @classmethod
     def read(cls, env: Mapping[str, str] | None = None, **given: Any) -> Config:
@@ -164,8 +168,9 @@ class Config:
                 "the tasks live in Redis when MCP_REDIS_URL is set (one store every replica "
                 "reads): unset MCP_TASKS_DB",
             )
-        if tasks_db and not Path(tasks_db).expanduser().resolve().parent.is_dir():
-            raise ConfigError("MCP_TASKS_DB", f"no directory for {tasks_db!r}: create it")
+        for name, path in (("MCP_TASKS_DB", tasks_db), ("MCP_ACCESS_LOG", setting("access_log"))):
+            if path and not Path(path).expanduser().resolve().parent.is_dir():
+                raise ConfigError(name, f"no directory for {path!r}: create it")
         return cls(
             keys=_keys(setting("state_key"), shared=bool(redis_url)),
             redis_url=redis_url,
@@ -193,6 +198,7 @@ class Config:
             idle_seconds=_seconds(
                 setting("idle_seconds"), "MCP_SESSION_IDLE_SECONDS", IDLE_SECONDS
             ),
+            access_log=str(setting("access_log")) if setting("access_log") else None,
         )
 
 

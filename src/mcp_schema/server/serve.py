@@ -12,6 +12,10 @@ one line (exit status 2). With ``--workers N`` (which needs
 own app from the same environment (uvicorn imports `worker_app` by name in
 each). uvicorn's graceful shutdown waits
 ``MCP_DRAIN_SECONDS`` for the requests in flight (`mcp_schema.server.app`).
+
+``--metrics HOST:PORT`` serves the metrics on a listener of its own
+(`mcp_schema.telemetry.prometheus`; one process: not with ``--workers``),
+``--access-log FILE`` sets ``MCP_ACCESS_LOG`` (every worker reads it).
 """
 
 from __future__ import annotations
@@ -71,12 +75,17 @@ def main(args: argparse.Namespace) -> int:
     try:
         if args.workers < 1 or not 0 <= args.port <= 65535:
             raise ServeError("--workers must be at least 1 and --port 0 to 65535")
+        if args.access_log:
+            os.environ["MCP_ACCESS_LOG"] = args.access_log
         config = Config.read()  # the settings checked before anything listens
+        if args.workers > 1 and args.metrics:
+            raise ServeError("--metrics is one process's listener: run one worker with it")
         if args.workers > 1 and config.redis_url is None:
             raise ServeError(
                 "--workers: worker processes share sessions, tasks and asks only through "
                 "Redis: set MCP_REDIS_URL (and MCP_STATE_KEY), or run one worker"
             )
+        metrics = _metrics(args.metrics) if args.metrics else None
         app = loaded(args.target, args.app_dir)
     except (ServeError, ConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -92,5 +101,27 @@ def main(args: argparse.Namespace) -> int:
         os.environ[TARGET], os.environ[TARGET + "_APP_DIR"] = args.target, args.app_dir
         uvicorn.run(f"{__name__}:worker_app", factory=True, workers=args.workers, **options)
     else:
-        uvicorn.run(app, **options)
+        try:
+            uvicorn.run(app, **options)
+        finally:
+            if metrics is not None:
+                metrics.close()
     return 0
+
+
+def _metrics(address: str) -> Any:
+    """The metrics listener (`serve_metrics`), started before the app is built
+    so that its meter provider is the global one the app records to."""
+    try:
+        from mcp_schema.telemetry.prometheus import serve_metrics
+
+        listener = serve_metrics(address)
+    except ImportError as exc:
+        raise ServeError(
+            f"--metrics needs the prometheus extra ({exc.name}): "
+            "pip install 'mcp-schema[prometheus]'"
+        ) from None
+    except (ValueError, OSError) as exc:
+        raise ServeError(f"--metrics {address}: {exc}") from None
+    print(f"serve: metrics on http://{listener.host}:{listener.port}/metrics", file=sys.stderr)
+    return listener

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from mcp_schema._codec.messages import ErrorResponse, ResultResponse
 from mcp_schema.errors import McpError
+from mcp_schema.telemetry.addresses import CLIENT
+from mcp_schema.telemetry.vocabulary import state_reason
 from mcp_schema.versions import STATELESS
 
 if TYPE_CHECKING:
@@ -31,17 +33,23 @@ class Observed:
     """The spans of one connection's requests: the peer's by id (at most the
     session's ``max_pending``), and this side's awaiting answers."""
 
-    __slots__ = ("_received", "_sent", "telemetry")
+    __slots__ = ("_received", "_sent", "server", "telemetry")
 
     def __init__(self, telemetry: Telemetry) -> None:
         self.telemetry = telemetry
+        self.server: tuple[str, int] | None = None
+        """The address this side's requests go to (``server.address``), where known."""
         self._received: dict[Any, Operation] = {}
         self._sent: dict[Any, Operation] = {}
 
-    def refused(self, code: int, method: object) -> None:
-        """The session refused what the peer sent."""
+    def refused(self, code: int, method: object, data: object = None) -> None:
+        """The session refused what the peer sent (``data``: the error's, where
+        a refused sealed request state says why)."""
         if self.telemetry.active:
             self.telemetry.count_refused(code, "received", method)
+            reason = state_reason(data) if data is not None else None
+            if reason is not None:
+                self.telemetry.count_sealed(reason)
 
     def began(self, route: Route, value: dict[str, Any], headers: dict[str, str] | None) -> None:
         """The peer's request ``value`` was read (``headers``: its HTTP request's)."""
@@ -57,6 +65,7 @@ class Observed:
             params=params if isinstance(params, dict) else None,
             headers=headers,
             transport="tcp" if headers is not None else "pipe",
+            client=CLIENT.get() if headers is not None else None,
         )
 
     def answered(self, rid: Any, error: McpError | None = None, tool_error: bool = False) -> None:
@@ -83,6 +92,7 @@ class Observed:
             version=version,
             era=_era(version),
             params=params,
+            server=self.server,
         )
         meta = params.get("_meta")
         params["_meta"] = meta = dict(meta) if isinstance(meta, dict) else {}

@@ -228,7 +228,7 @@ class Peer(Sending):
     def _refuse(self, err: McpError, events: list[Event], method: object = None) -> None:
         err.__traceback__ = err.__context__ = err.__cause__ = None
         if self._observed is not None:
-            self._observed.refused(err.code, method)
+            self._observed.refused(err.code, method, err.data)
         if err.answerable:
             rid = err.request_id
             self._put(Frame(encode(err.to_response()), None, rid, rid, None, err.code))

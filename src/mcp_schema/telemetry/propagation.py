@@ -43,11 +43,13 @@ def extract(meta: Mapping[str, Any] | None, headers: Mapping[str, str] | None = 
     """The parent context of a received message: its ``_meta``'s when that
     holds a valid ``traceparent``, else its HTTP request's headers', else the
     ambient one."""
-    from opentelemetry import propagate, trace
-
     for source in (meta, headers):
+        if not source or "traceparent" not in source:
+            continue  # the common case, checked before anything is imported or built
         carrier = carrier_of(source)
         if "traceparent" in carrier:
+            from opentelemetry import propagate, trace
+
             context = propagate.extract(carrier)
             if trace.get_current_span(context).get_span_context().is_valid:
                 return context

@@ -80,6 +80,7 @@ class Telemetry:
         "record_content",
         "refused",
         "resource_uris",
+        "sealed",
         "server_duration",
         "session_duration",
         "shares",
@@ -133,6 +134,10 @@ class Telemetry:
         self.bridged = meter.create_counter(
             "mcp_schema.bridge.messages",
             description="Messages a bridge carried or refused, by direction and outcome.",
+        )
+        self.sealed = meter.create_counter(
+            "mcp_schema.state.refused",
+            description="Sealed request states (requestState) refused, by reason.",
         )
         self.shares = meter.create_counter(
             "mcp_schema.shares", description="Share requests per table, granted or refused."
@@ -268,16 +273,23 @@ class Telemetry:
 
     # -- what no peer counts ---------------------------------------------------------------
 
-    def count_refused(self, code: int, direction: str, method: object = None) -> None:
-        """A message refused or reported (``direction``: ``received`` or ``sent``)."""
-        self.refused.add(
-            1,
-            {
-                "rpc.response.status_code": code_value(code),
-                "mcp_schema.direction": _word(direction),
-                "mcp.method.name": method_value(method),
-            },
-        )
+    def count_refused(
+        self, code: int, direction: str, method: object = None, *, status: int | None = None
+    ) -> None:
+        """A message refused or reported (``direction``: ``received`` or
+        ``sent``; ``status``: the HTTP status of a front door's refusal)."""
+        attributes: dict[str, str | int] = {
+            "rpc.response.status_code": code_value(code),
+            "mcp_schema.direction": _word(direction),
+            "mcp.method.name": method_value(method),
+        }
+        if status is not None and 400 <= status < 600:
+            attributes["http.response.status_code"] = status
+        self.refused.add(1, attributes)
+
+    def count_sealed(self, reason: str) -> None:
+        """A sealed request state refused (``reason``: a word of `state_reason`)."""
+        self.sealed.add(1, {"mcp_schema.reason": _word(reason)})
 
     def count_bridged(self, direction: str, outcome: str) -> None:
         """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""

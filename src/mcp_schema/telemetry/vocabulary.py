@@ -15,8 +15,17 @@ import functools
 from collections.abc import Collection
 
 from mcp_schema.registry import COMPILED
+from mcp_schema.request_state import STATE_PATH
 
-__all__ = ["MAX_VALUE", "OTHER", "code_value", "known_methods", "method_value", "named"]
+__all__ = [
+    "MAX_VALUE",
+    "OTHER",
+    "code_value",
+    "known_methods",
+    "method_value",
+    "named",
+    "state_reason",
+]
 
 OTHER = "_OTHER"
 """The semantic conventions' value for what is outside a closed set."""
@@ -60,3 +69,38 @@ def code_value(code: int) -> str:
     if code in _CODES or -32099 <= code <= -32000:
         return str(code)
     return OTHER
+
+
+# Why a sealed request state was refused (`mcp_schema.request_state`, and the
+# input rounds' `mcp_schema.session.state`), by the start of its reason: a
+# word each (the reasons hold no peer's text, but one holds a number).
+_STATE_REASONS = (
+    ("must be a string", "not_a_string"),
+    ("longer than", "too_long"),
+    ("not a request state this server sealed", "not_sealed_here"),
+    ("sealed with a key this server does not hold", "unknown_key"),
+    ("does not verify", "forged"),
+    ("expired", "expired"),
+    ("sealed for another method", "other_method"),
+    ("sealed for a call with other params", "other_params"),
+    ("sealed for another principal", "other_principal"),
+    ("already used", "replayed"),
+    ("not a request state of this server's input rounds", "not_a_round"),
+    ("too large to carry", "too_large"),
+)
+
+
+def state_reason(data: object) -> str | None:
+    """The word for a refused request state, from a refusal's ``data``
+    (`mcp_schema.errors.error_list`), or None when it refuses no state."""
+    errors = data.get("errors") if isinstance(data, dict) else None
+    first = errors[0] if isinstance(errors, list) and errors else None
+    if not isinstance(first, dict) or first.get("path") not in (
+        STATE_PATH,
+        "$.params.inputResponses",
+    ):
+        return None
+    reason = first.get("reason")
+    if not isinstance(reason, str):
+        return OTHER
+    return next((word for start, word in _STATE_REASONS if reason.startswith(start)), OTHER)

@@ -62,7 +62,7 @@ import asyncio
 import contextlib
 import sys
 from collections.abc import AsyncIterator, Awaitable, Collection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_schema._args import check
 
@@ -102,7 +102,11 @@ from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import Report, ReportLog
 from mcp_schema.request_state import StateSealer
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import STATELESS_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["GatewayApp"]
 
@@ -142,6 +146,9 @@ class GatewayApp:
       ``host:port``), instead of the client's.
     * ``body_seconds``: the time a POST body has to arrive, up to
       ``max_body`` bytes (408 after it; None: no bound).
+    * ``telemetry``: a server span for each request forwarded in monitor
+      mode and a client span for its call upstream, whose context replaces
+      the body's ``_meta.traceparent`` (`mcp_schema.telemetry.forwarded`).
     """
 
     def __init__(
@@ -162,6 +169,7 @@ class GatewayApp:
         credentials: CredentialSource | None = None,
         pass_authorization: bool = False,
         timeouts: Timeouts | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
@@ -183,6 +191,7 @@ class GatewayApp:
         self.credentials = Credentials(credentials, pass_authorization=pass_authorization)
         self._upward = Upward(upstream_host, self.credentials.dropped)
         self.timeouts = timeouts
+        self.telemetry = telemetry_for(telemetry)
         self._client = client
         self._own_client = client is None
         self.served = served
@@ -280,6 +289,14 @@ class GatewayApp:
             return await send_response(send, refusal(400, "Bad Request: a malformed query", None))
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
+        traced = None
+        if self.telemetry is not None and not more and method == "POST" and self.telemetry.active:
+            from mcp_schema.telemetry.forwarded import forward_traced
+
+            telemetry, known = self.telemetry, self._per_request
+            traced, content, upward, send = forward_traced(
+                telemetry, scope, received, body, known, self.upstream, upward, send
+            )
         forwarding = self._forward(exchange, method, target, upward, content, origin, send)
         if more:  # the body still comes: its reader sees the client leave
             return await forwarding
@@ -292,6 +309,8 @@ class GatewayApp:
             self._report(exchange.get().end(cut=True))  # the upstream request was cancelled
         finally:
             watch.stop()
+            if traced is not None:
+                traced.end()
         return None
 
     def _bridged(
