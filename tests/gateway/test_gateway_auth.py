@@ -19,8 +19,8 @@ import pytest
 
 from mcp_schema.auth import Introspector, JwtVerifier
 from mcp_schema.gateway.auth_options import add_auth_arguments, resource_server_of
-from mcp_schema.gateway.command import GatewayError, precheck_of
 from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.options import GatewayError, precheck_of
 from mcp_schema.http.precheck import Precheck
 from tests.auth.test_hostile_tokens import HOSTILE
 from tests.auth.tokens import ISSUER, RESOURCE, claims, resource_server, sign

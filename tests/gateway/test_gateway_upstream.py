@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 
 from mcp_schema.gateway.bridge.links import HttpBridge
-from mcp_schema.gateway.command import credentials_of, timeouts_of
 from mcp_schema.gateway.http_upstream import Credentials, upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
+from mcp_schema.gateway.options import credentials_of, timeouts_of
 from mcp_schema.gateway.probe import probe_upstream
 from mcp_schema.http.credentials import CredentialSource, StaticToken
 from mcp_schema.http.pool import Timeouts

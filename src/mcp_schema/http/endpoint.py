@@ -241,7 +241,7 @@ class Endpoint(Posts, Admission):
         """The versions served per request, oldest first."""
         self.handshake = tuple(v for v in HANDSHAKE_VERSIONS if v in served)
         """The versions served in sessions (``initialize``), oldest first."""
-        self.rules = Precheck(
+        self.rules = Precheck(  # every request is checked by it first (the ASGI app's too)
             path=path,
             allowed_hosts=allowed_hosts,
             allowed_origins=allowed_origins,
@@ -253,7 +253,6 @@ class Endpoint(Posts, Admission):
             principal=principal,
             trusted_proxies=trusted_proxies,
         )
-        """What every request is checked by before its body is read (the ASGI app's too)."""
         self.path, self.allowed_hosts = path, self.rules.allowed_hosts
         self.allowed_origins = self.rules.allowed_origins
         self.tasks, self.telemetry = tasks, endpoint_telemetry(telemetry, session_options)
@@ -427,9 +426,7 @@ class Endpoint(Posts, Admission):
         if isinstance(opened, Response):
             return opened
         denied = await self._admitted(opened)
-        if isinstance(
-            denied, Response
-        ):  # the step-up challenge (or 404): the session never read it
+        if isinstance(denied, Response):  # the step-up challenge, or 404: the session never read it
             return self._refused(denied, opened)
         exchange = self._exchange(*opened)
         if isinstance(exchange, Response):

@@ -97,9 +97,9 @@ def build(
     **endpoint: Any,
 ) -> ServerApp:
     """The replica's app (see the module): the settings of `Config` from the
-    arguments, else from ``env`` (``os.environ``); ``endpoint``: more
-    `Endpoint` options (``max_body``, ``replay``, ``principal``, ``auth``: a `ResourceServer`, ``telemetry``...:
-    the tools and prompts defined by now are declared to its `Telemetry`)."""
+    arguments, else from ``env`` (``os.environ``); ``endpoint``: more `Endpoint`
+    options (``max_body``, ``principal``, ``auth``: a `ResourceServer`, ``telemetry``:
+    told the tools and prompts defined by now...)."""
     config = Config.read(
         env,
         state_key=state_key,
@@ -118,19 +118,13 @@ def build(
         auth_scopes=auth_scopes,
         trusted_proxies=trusted_proxies,
     )
-    share = config.shares.get
-    broker, sessions = _shared(config)
+    share, (broker, sessions) = config.shares.get, _shared(config)
     auth, access = _authorization(server, config, endpoint)
-    tasks = TaskServer(
-        _task_store(config), lease_seconds=config.lease_seconds, max_live_per_key=share("tasks")
-    )
-    capabilities = server.capabilities
-    sent = supported_by(capabilities) | {TASKS}
-    listens = Refreshing(server.tools, supported=sent, max_listens_per_key=share("listens"))
+    tasks, listens = _tables(server, config)
     made = Endpoint(
         server.handler,
         info=server.info,
-        capabilities=capabilities,
+        capabilities=server.capabilities,
         instructions=server.instructions,
         versions=config.versions,
         handler_version=mcp.VERSION,
@@ -149,18 +143,32 @@ def build(
         access=access,
         **endpoint,
     )
-    _observed(server, made, broker if sessions is not None else None)
+    _observed(server, made, broker if config.redis_url else None)
     relay = Relay(listens, broker)
-    server.tools.bind(
-        broker, f"mcp-schema/server/{server.info['name']}/tools", relay.tools_list_changed
-    )
+    channel = f"mcp-schema/server/{server.info['name']}/tools"
+    server.tools.bind(broker, channel, relay.tools_list_changed)
     app = App(made, relay=relay, access_log=AccessLog.of(config.access_log))
-    inner: App | ClusterApp = app
-    if config.redis_url:
-        from mcp_schema.http.forward import ClusterApp
-
-        inner = ClusterApp(app, max_forwards_per_key=share("forwards"))
+    inner = _clustered(app, config)
     return ServerApp(server, inner, made, broker, config, drain_on_signal=drain_on_signal)
+
+
+def _clustered(app: App, config: Config) -> App | ClusterApp:
+    """``app`` as a replica of a cluster sharing Redis (any replica serves any
+    session), or as it is without Redis."""
+    if not config.redis_url:
+        return app
+    from mcp_schema.http.forward import ClusterApp
+
+    return ClusterApp(app, max_forwards_per_key=config.shares.get("forwards"))
+
+
+def _tables(server: Server, config: Config) -> tuple[TaskServer, Refreshing]:
+    """The tasks and the listens, each with its share per caller."""
+    share = config.shares.get
+    store = _task_store(config)
+    tasks = TaskServer(store, lease_seconds=config.lease_seconds, max_live_per_key=share("tasks"))
+    sent = supported_by(server.capabilities) | {TASKS}
+    return tasks, Refreshing(server.tools, supported=sent, max_listens_per_key=share("listens"))
 
 
 def _authorization(server: Server, config: Config, endpoint: dict[str, Any]) -> tuple[Any, Any]:

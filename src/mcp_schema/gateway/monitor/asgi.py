@@ -73,13 +73,12 @@ from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
 from mcp_schema.gateway.bridge.links import HttpBridge
 from mcp_schema.gateway.http_upstream import REFUSED, Credentials, upstream_client
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
+from mcp_schema.gateway.monitor.events import relay_events
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
-from mcp_schema.gateway.monitor.sse import EventSplitter
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
     Leaving,
-    Message,
     Receive,
     Scope,
     Send,
@@ -87,7 +86,6 @@ from mcp_schema.http.adapter import (
     send_body,
     send_response,
     serve_lifespan,
-    sse_event,
     start_message,
     too_large,
 )
@@ -376,7 +374,7 @@ class GatewayApp:
                 exchange = deferred.get()
                 exchange.head(status, _told(down))
                 start = start_message(status, answered(down, _LENGTH, origin))
-                await self._events(exchange, response, start, send)
+                await relay_events(self, exchange, response, start, send)
             else:
                 await self._whole(deferred, response, down, origin, send)
         except UpstreamError:
@@ -447,33 +445,6 @@ class GatewayApp:
         kept_headers.append((b"content-length", str(len(body)).encode()))
         await send(start_message(status, kept_headers))
         await send_body(send, body)
-
-    async def _events(
-        self, exchange: Exchange, response: StreamedResponse, start: Message, send: Send
-    ) -> None:
-        """An event stream: relayed as it comes (monitor) or event by event (enforce)."""
-        splitter = EventSplitter(self.validator.max_message)
-        await send(start)
-        while chunk := await response.receive():
-            self._traffic(len(chunk))
-            if not self.enforce:
-                await send_body(send, chunk, more=True)
-            for event in splitter.feed(chunk):
-                report = exchange.event(event)
-                if report is None:
-                    if self.enforce:
-                        await send_body(send, event.raw, more=True)
-                    continue
-                self._report([report])
-                if self.enforce:
-                    refused = bad_gateway(report, exchange.request_id).body
-                    return await send_body(send, sse_event(refused))
-        last_event = splitter.close()
-        if last_event is not None:
-            self._report(_found(exchange.event(last_event)))
-            if self.enforce and not last_event.overlong:
-                await send_body(send, last_event.raw, more=True)
-        await send_body(send, b"")
 
     async def _startup(self) -> None:
         if self.back is not None:  # probed now, unless the start-up probe initialized

@@ -1,0 +1,126 @@
+"""What the gateway's options are read into: the precheck of its door
+(``--allowed-host``, ``--allowed-origin``, the ``--auth-*`` options), the
+upstream's credentials and timeouts; each option that cannot work is a
+`GatewayError` naming it (`mcp_schema.gateway.command` runs them)."""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import sys
+from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
+
+from mcp_schema.errors import quote
+from mcp_schema.gateway.auth_options import resource_server_of, trusted_proxies_of
+
+if TYPE_CHECKING:
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.pool import Timeouts
+    from mcp_schema.http.precheck import Precheck
+
+__all__ = ["GatewayError", "credentials_of", "precheck_of", "seconds", "timeouts_of"]
+
+
+class GatewayError(Exception):
+    """The gateway could not start (exit status 2)."""
+
+
+def _host_name(value: str) -> str:
+    """An ``--allowed-host`` value as `Precheck` takes it (lower-case, IPv6 without brackets)."""
+    name = value.lower()
+    if name.startswith("[") and name.endswith("]"):
+        name = name[1:-1]
+    if ":" in name:  # an IPv6 address, or a port that does not belong here
+        try:
+            ipaddress.IPv6Address(name)
+        except ValueError:
+            name = ""
+    if not name or any(c in name for c in "/@ \t"):
+        raise GatewayError(f"--allowed-host takes a host name, without a port: not {quote(value)}")
+    return name
+
+
+def _origin(value: str) -> str:
+    """An ``--allowed-origin`` value as browsers send an ``Origin``: scheme, host, port."""
+    origin = value.rstrip("/")
+    try:
+        parts = urlsplit(origin)
+        parts.port  # noqa: B018 - a malformed port raises ValueError here
+    except ValueError:
+        parts = urlsplit("")
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path or parts.query:
+        raise GatewayError(
+            f"--allowed-origin takes an origin, as https://app.example: not {quote(value)}"
+        )
+    return origin
+
+
+def precheck_of(args: argparse.Namespace) -> Precheck | None:
+    """The gateway's precheck from ``--allowed-host``, ``--allowed-origin``,
+    the ``--auth-*`` options and ``--trusted-proxy``
+    (`mcp_schema.gateway.auth_options`; None: none given, the app's own default)."""
+    from mcp_schema.http.precheck import Precheck
+
+    try:
+        auth, proxies = resource_server_of(args), trusted_proxies_of(args)
+    except ValueError as exc:
+        raise GatewayError(str(exc)) from None
+    if args.allowed_host is None and not args.allowed_origin and auth is None and not proxies:
+        return None
+    hosts = None if args.allowed_host is None else [_host_name(h) for h in args.allowed_host]
+    # No body size of its own, as the apps' default: the validator's max_body rules.
+    try:
+        return Precheck(
+            allowed_hosts=hosts,
+            allowed_origins=[_origin(o) for o in args.allowed_origin],
+            max_body=sys.maxsize,
+            auth=auth,
+            trusted_proxies=proxies,
+        )
+    except ValueError as exc:  # a --trusted-proxy that is no address
+        raise GatewayError(str(exc)) from None
+
+
+def seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = 0.0
+    if not 0 < seconds < 86400:  # nan and inf fail too
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {quote(value)}")
+    return seconds
+
+
+def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
+    """What the upstream requests carry (``--upstream-token-env``,
+    ``--upstream-token-file``, ``--pass-authorization``: one at most)."""
+    from mcp_schema.gateway.http_upstream import Credentials
+    from mcp_schema.http.credentials import StaticToken
+
+    env, file, passed = args.upstream_token_env, args.upstream_token_file, args.pass_authorization
+    if sum((env is not None, file is not None, bool(passed))) > 1:
+        raise GatewayError(
+            "give one of --upstream-token-env, --upstream-token-file, --pass-authorization"
+        )
+    if child and (env is not None or file is not None or passed or args.upstream_read_timeout):
+        raise GatewayError("the upstream's credentials and timeout are for an --upstream URL")
+    try:
+        source = None
+        if env is not None:
+            source = StaticToken.from_env(env)
+        elif file is not None:
+            source = StaticToken.from_file(file)
+    except ValueError as exc:  # the message names the variable or file, never the token
+        raise GatewayError(str(exc)) from None
+    return Credentials(source, pass_authorization=passed)
+
+
+def timeouts_of(args: argparse.Namespace) -> Timeouts | None:
+    """The upstream's timeouts (``--upstream-read-timeout``; None: the gateway's default)."""
+    import dataclasses
+
+    from mcp_schema.gateway.http_upstream import UPSTREAM_TIMEOUTS
+
+    read = args.upstream_read_timeout
+    return None if read is None else dataclasses.replace(UPSTREAM_TIMEOUTS, read=read)
