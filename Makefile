@@ -54,7 +54,7 @@ typecheck: $(STAMP)
 	$(PY) -m pyright -p tests/typing
 
 test: lint typecheck check-regen  ## the CI gate
-	$(PY) -m pytest -n $(WORKERS) --dist loadfile
+	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 # pytest-xdist workers for the whole suite: one per core (a test module stays
 # on one worker, so a module's fixtures are built once).
@@ -68,7 +68,7 @@ test-fast: $(STAMP)  ## the inner loop: every test not marked slow, on every cor
 # Python SDK client (tests/cluster/; about a minute). Needs Debian's nginx and
 # redis-server (apt-get install nginx redis-server); not part of `make test`.
 test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, nginx
-	$(PY) -m pytest -m cluster tests/cluster
+	$(PY) -m pytest -m cluster --timeout=600 tests/cluster
 
 # The same cluster broken under steady load (both eras, listens, tasks): a
 # replica SIGKILLed, one SIGTERMed, Redis restarted (with and without its
@@ -76,7 +76,7 @@ test-cluster: $(STAMP)  ## any replica serves any session: 3 replicas, Redis, ng
 # against docs/guide/serving.md's targets (tests/cluster/test_chaos.py; about
 # 2 minutes). Needs nginx and redis-server, as test-cluster does.
 chaos: $(STAMP)  ## faults under load: failed requests, lost sessions and tasks, deaf listens
-	$(PY) -m pytest -m chaos -s tests/cluster/test_chaos.py
+	$(PY) -m pytest -m chaos --timeout=1200 -s tests/cluster/test_chaos.py
 
 # What is shipped, built and used as a user would (about 2 minutes, mostly the
 # site in Chromium): the wheel installed into a fresh venv, the docs site
@@ -84,7 +84,7 @@ chaos: $(STAMP)  ## faults under load: failed requests, lost sessions and tasks,
 # (apt-get install chromium; skipped, saying so, without one). `.ci/run` runs
 # it after the gate; not part of `make test`.
 test-dist: $(STAMP)  ## the wheel in a fresh venv, the docs site in Chromium
-	$(PY) -m pytest -m dist -n $(WORKERS) --dist loadfile tests/package tests/docs
+	$(PY) -m pytest -m dist --timeout=600 -n $(WORKERS) --dist loadfile tests/package tests/docs
 
 # The fast suite (the snippets of the README and docs included) on every other Python this
 # machine has, each in its own venv (.venv-3.10, ...) with the `test` group.
