@@ -24,6 +24,7 @@ from mcp_schema.gateway.bridge.stateless import (
     upstream_key,
 )
 from mcp_schema.request_state import StateKeys, StateSealer
+from mcp_schema.subscriptions import Subscriptions
 from mcp_schema.session import (
     InputReceived,
     InputRequested,
@@ -227,8 +228,9 @@ def test_log_messages_come_at_the_requests_own_level(bridge: HandshakeBridge) ->
 
 def test_a_list_change_upstream_reaches_the_listens_of_that_session() -> None:
     pair = Pair({})
-    listen = pair.upstream.subscriptions.open(5, {"toolsListChanged": True})
+    listen = Subscriptions().open(5, {"toolsListChanged": True})
     listen.take()  # the acknowledgement
+    pair.upstream.listens.add(listen)  # fed by this session (the driver adds it)
     pair.upstream.client.request("tools/call", {"name": "toggle", "arguments": {}})
     pair.pump()
     [frame] = listen.take()
@@ -236,6 +238,17 @@ def test_a_list_change_upstream_reaches_the_listens_of_that_session() -> None:
     assert note["method"] == "notifications/tools/list_changed"
     assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 5
     EXAMPLE["TOOLS"].remove(EXAMPLE["EXTRA"])  # the example's module state, as it was
+
+
+def test_a_task_status_or_an_update_naming_no_resource_from_the_server_is_dropped() -> None:
+    pair = Pair({})
+    listen = Subscriptions().open(5, {"toolsListChanged": True, "resourceSubscriptions": ["a"]})
+    listen.take()
+    pair.upstream.listens.add(listen)
+    for method in ("notifications/resources/updated", "notifications/tasks"):
+        note = json.dumps({"jsonrpc": "2.0", "method": method, "params": {}}).encode()
+        pair.upstream.receive(note)  # no ValueError: nothing a listen can carry
+    assert listen.take() == []
 
 
 def test_a_server_request_outside_a_call_that_may_ask_is_refused_with_32601() -> None:

@@ -291,18 +291,24 @@ class Precheck:
     def bounded(self, max_body: int) -> Precheck:
         """These rules with ``max_body`` as the body size (a door that must
         read a body whole, behind one that streams it on)."""
-        return Precheck(
-            path=self.path,
-            allowed_hosts=self.allowed_hosts,
-            allowed_origins=self.allowed_origins,
-            loopback_origins=self.loopback_origins,
-            cors=self.cors,
-            max_body=max_body,
-            sessions=self.sessions,
-            auth=self.auth,
-            principal=self.principal,
-            trusted_proxies=self.proxies,
-        )
+        return Precheck(**{**self.endpoint_options(), "max_body": max_body}, sessions=self.sessions)
+
+    def endpoint_options(self) -> dict[str, Any]:
+        """These rules as `mcp_schema.http.Endpoint`'s arguments (it rebuilds
+        them, ``sessions`` by the eras it serves): what a front door behind
+        this one's gives its endpoint, so that a request it lets through is
+        not refused there by other rules."""
+        return {
+            "path": self.path,
+            "allowed_hosts": self.allowed_hosts,
+            "allowed_origins": self.allowed_origins,
+            "loopback_origins": self.loopback_origins,
+            "cors": self.cors,
+            "max_body": self.max_body,
+            "auth": self.auth,
+            "principal": self.principal,
+            "trusted_proxies": self.proxies,
+        }
 
     def not_allowed(self, why: str) -> Response:
         """405, naming the methods served."""

@@ -199,15 +199,7 @@ class HandshakeFront:
             versions=HANDSHAKE_VERSIONS,
             handler_version=BRIDGED_VERSION,
             sessions=self.sessions,
-            path=rules.path,
-            allowed_hosts=rules.allowed_hosts,
-            allowed_origins=rules.allowed_origins,
-            auth=rules.auth,
-            principal=rules.principal,
-            trusted_proxies=rules.proxies,
-            loopback_origins=rules.loopback_origins,
-            cors=rules.cors,
-            max_body=rules.max_body,
+            **rules.endpoint_options(),
         )
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}

@@ -54,8 +54,8 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
 )
 from mcp_schema.http.binding import ClientBinding, Post
-from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import Line, OverlongLine
@@ -257,11 +257,10 @@ class HttpBridge(BridgeDriver):
             raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
         if body_seconds is not None and not body_seconds > 0:
             raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
-        super().__init__(Findings(reports), **options)
+        rules = Precheck(path=path, sessions=False) if precheck is None else precheck
+        super().__init__(Findings(reports), precheck=rules, body_seconds=body_seconds, **options)
         self.url, self.target = url, Target.of(url)
         self.credentials = credentials or Credentials()
-        self.precheck = Precheck(path=path, sessions=False) if precheck is None else precheck
-        self.body_seconds = body_seconds
         self.client = client or upstream_client()
         self._own_client = client is None
         if served is not None and served.version is not None:  # else `start` probes
@@ -293,22 +292,17 @@ class HttpBridge(BridgeDriver):
         admitted = await self.precheck.admit(method, scope["path"], received, scope)
         if isinstance(admitted, Response):
             return await send_response(send, admitted)
-        scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the driver's principal
         if method != "POST":  # a session's GET or DELETE: no session is served here
             return await send_response(send, self.precheck.not_allowed("POST alone is served"))
-        await self.post(scope, received, receive, send)
-
-    async def post(
-        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send
-    ) -> None:
-        """A POST the precheck let through (``received``: its headers by
-        lower-case name): its body read, then bridged."""
         body = await read_body(receive, self.precheck.max_body, self.body_seconds)
         if body is None:
             return  # the client left
         if isinstance(body, Response):  # too long, or too slow
             return await send_response(send, body)
-        await self.serve(scope, received, body, receive, send)
+        if self.app is None:  # not started (the lifespan's startup probes)
+            refused = InternalError("Service Unavailable: the bridge has not probed its server")
+            return await send_response(send, refusal(503, refused))
+        await self.serve(method, received, body, receive, send, admitted)
 
 
 # -- over stdio --------------------------------------------------------------------------
@@ -319,7 +313,7 @@ class StdioLink(Link):
 
     def __init__(self, upstream: Upstream, driver: StdioBridge) -> None:
         super().__init__(upstream, driver)
-        app = driver.app
+        app = driver.front
         self.child = Child(app.command, self._line, self.ended, max_line_bytes=app.max_line_bytes)
 
     @property
@@ -359,6 +353,7 @@ class StdioFront(Protocol):
     command: list[str]
     max_line_bytes: int
     findings: Findings
+    precheck: Precheck
 
 
 class StdioBridge(BridgeDriver):
@@ -367,8 +362,8 @@ class StdioBridge(BridgeDriver):
     arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
 
     def __init__(self, app: StdioFront, **options: Any) -> None:
-        super().__init__(app.findings, **options)
-        self.app = app
+        super().__init__(app.findings, precheck=app.precheck, **options)
+        self.front = app
 
     def new_link(self, upstream: Upstream) -> Link:
         return StdioLink(upstream, self)

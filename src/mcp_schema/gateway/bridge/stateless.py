@@ -19,8 +19,8 @@ carried across by `mcp_schema.projection`:
   (elicitation, sampling, roots) to the one call that may ask
   (`Upstream.asking`: calls that may ask run one at a time on a session,
   since the handshake era does not say which call a server's request
-  serves), list-changed and resource-updated notifications to its
-  `Subscriptions` (the listens of ``subscriptions/listen``).
+  serves), list-changed and resource-updated notifications to the listens
+  (``subscriptions/listen``) fed by it (`Upstream.listens`).
 * `Call`: one 2026-07-28 request carried upstream, and `carry`, which turns
   each upstream event into what the front session sends: progress, logs (at
   the request's own level), the final result projected to 2026-07-28, or,
@@ -62,7 +62,7 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.session.input import in_version
-from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
+from mcp_schema.subscriptions import NOTIFICATIONS, Listen, checked_change
 from mcp_schema.tables import definition
 from mcp_schema.versions import protocol
 
@@ -272,7 +272,8 @@ class Upstream:
     ) -> None:
         self.key, self.version = key, version
         self.client = ClientSession(info=info, capabilities=capabilities, versions=[version])
-        self.subscriptions = Subscriptions(supported=supported_by(server_capabilities))
+        self.listens: set[Listen] = set()
+        """The listens this session's notifications feed (each of its principal and capabilities)."""
         self.server_capabilities = dict(server_capabilities)
         self.calls: dict[int, Call] = {}
         self.asking: Call | None = None
@@ -329,7 +330,12 @@ class Upstream:
         if event.method in NOTIFICATIONS:  # a list changed, a resource updated
             params = to_wire(event.message).get("params") or {}
             uri = params.get("uri")
-            self.subscriptions.publish(event.method, uri if isinstance(uri, str) else None)
+            try:
+                change = checked_change(event.method, uri if isinstance(uri, str) else None)
+            except ValueError:  # a server's task status, or an update naming no resource
+                return None
+            for listen in [n for n in self.listens if n.filter.wants(change)]:
+                listen.publish(change)
             return None
         if event.method == _PROGRESS:
             token = (to_wire(event.message).get("params") or {}).get("progressToken")

@@ -335,10 +335,9 @@ class GatewayApp:
             return None
         if method == "POST" and (more or len(body) > self._bridged_max):
             return send_response(send, too_large(self._bridged_max))
-        if self.back is not None and stateless:
-            return self.back.serve(scope, received, body, receive, send)
-        assert self.front is not None
-        return self.front.serve(method, received, body, receive, send, scope[SCOPE_KEY])
+        bridge = self.back if self.back is not None and stateless else self.front
+        assert bridge is not None
+        return bridge.serve(method, received, body, receive, send, scope[SCOPE_KEY])
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace

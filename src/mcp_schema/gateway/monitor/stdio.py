@@ -230,12 +230,9 @@ class StdioGatewayApp:
         if isinstance(admitted, Response):
             return await send_response(send, admitted)
         scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the bridge's principal
-        origin = received.get("origin")
-        if self.precheck.cors and origin in self.precheck.allowed_origins:
-            assert origin is not None
-            send = _with_headers(send, cors_headers(origin))
         if method == "POST":
             return await self._post(scope, received, receive, send, admitted.key)
+        send = self._with_cors(received, send)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
         if link is None or link.principal != admitted.principal:  # another's: none of yours
@@ -257,6 +254,14 @@ class StdioGatewayApp:
             if link.stream is waiter:
                 link.stream = None
         return None
+
+    def _with_cors(self, received: dict[str, str], send: Send) -> Send:
+        """``send``, adding the CORS headers when the request's origin gets them."""
+        origin = received.get("origin")
+        if self.precheck.cors and origin in self.precheck.allowed_origins:
+            assert origin is not None
+            return _with_headers(send, cors_headers(origin))
+        return send
 
     async def _post(
         self,
@@ -283,7 +288,9 @@ class StdioGatewayApp:
         message = value if isinstance(value, dict) else None
         stateless = era_of({} if message is None else message, received).stateless
         if stateless and self.bridge is not None and self.bridge.core is not None:
-            return await self.bridge.serve(scope, received, body, receive, send)
+            # The bridge's endpoint adds the CORS headers itself, by the same rules.
+            return await self.bridge.serve("POST", received, body, receive, send, scope[SCOPE_KEY])
+        send = self._with_cors(received, send)
         exchange = self.validator.request("POST", received, body)
         self._reports(exchange.reports)
         principal = principal_in(scope)
