@@ -24,7 +24,6 @@ from mcp_schema.gateway.bridge.stateless import (
     upstream_key,
 )
 from mcp_schema.request_state import StateKeys, StateSealer
-from mcp_schema.subscriptions import Subscriptions
 from mcp_schema.session import (
     InputReceived,
     InputRequested,
@@ -32,6 +31,7 @@ from mcp_schema.session import (
     ResponseReceived,
     ServerSession,
 )
+from mcp_schema.subscriptions import Subscriptions
 
 EXAMPLE = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "server.py"))
 SERVER_CAPABILITIES = {

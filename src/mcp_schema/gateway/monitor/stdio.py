@@ -232,7 +232,7 @@ class StdioGatewayApp:
         scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the bridge's principal
         if method == "POST":
             return await self._post(scope, received, receive, send, admitted.key)
-        send = self._with_cors(received, send)
+        send = _with_cors(self.precheck, received, send)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
         if link is None or link.principal != admitted.principal:  # another's: none of yours
@@ -254,14 +254,6 @@ class StdioGatewayApp:
             if link.stream is waiter:
                 link.stream = None
         return None
-
-    def _with_cors(self, received: dict[str, str], send: Send) -> Send:
-        """``send``, adding the CORS headers when the request's origin gets them."""
-        origin = received.get("origin")
-        if self.precheck.cors and origin in self.precheck.allowed_origins:
-            assert origin is not None
-            return _with_headers(send, cors_headers(origin))
-        return send
 
     async def _post(
         self,
@@ -288,9 +280,9 @@ class StdioGatewayApp:
         message = value if isinstance(value, dict) else None
         stateless = era_of({} if message is None else message, received).stateless
         if stateless and self.bridge is not None and self.bridge.core is not None:
-            # The bridge's endpoint adds the CORS headers itself, by the same rules.
+            # (Its endpoint adds the CORS headers itself, by the same rules.)
             return await self.bridge.serve("POST", received, body, receive, send, scope[SCOPE_KEY])
-        send = self._with_cors(received, send)
+        send = _with_cors(self.precheck, received, send)
         exchange = self.validator.request("POST", received, body)
         self._reports(exchange.reports)
         principal = principal_in(scope)
@@ -489,10 +481,12 @@ class StdioGatewayApp:
             left.cancel()
 
 
-def _with_headers(send: Send, headers: list[tuple[str, str]]) -> Send:
-    """``send``, adding ``headers`` to the response's start (the CORS headers
-    of an allowed origin: every answer to it carries them)."""
-    encoded = _encoded_headers(headers)
+def _with_cors(rules: Precheck, received: dict[str, str], send: Send) -> Send:
+    """``send``, adding the CORS headers of the request's allowed origin (to every answer)."""
+    origin = received.get("origin")
+    if not rules.cors or origin not in rules.allowed_origins:
+        return send
+    encoded = _encoded_headers(cors_headers(origin))
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":
