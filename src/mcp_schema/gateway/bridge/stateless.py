@@ -286,9 +286,14 @@ class Upstream:
     def token(self) -> str:
         return f"gw-{next(self._tokens)}"
 
-    def start(self, call: Call, params: dict[str, Any]) -> None:
-        """Send ``call`` upstream with ``params`` (its own, projected)."""
-        call.upstream_id = self.client.request(call.request.method, params)
+    def start(self, call: Call, params: dict[str, Any], checked: McpModel | None = None) -> None:
+        """Send ``call`` upstream with ``params`` (its own, projected; ``checked``:
+        the model its projection validated, then sent without a second check)."""
+        method = call.request.method
+        if checked is None:
+            call.upstream_id = self.client.request(method, params)
+        else:
+            call.upstream_id = self.client._request_checked(method, params, checked)
         self.calls[call.upstream_id] = call
 
     def receive(self, frame: bytes) -> list[tuple[Call | None, Event]]:
@@ -385,6 +390,14 @@ class HandshakeBridge:
     def upstream_params(self, event: RequestReceived, token: str | None) -> dict[str, Any]:
         """``event``'s params as the upstream's version says them (its progress
         token, if any, replaced by ``token``); -32601 when it has no form there."""
+        return self.upstream_request(event, token)[0]
+
+    def upstream_request(
+        self, event: RequestReceived, token: str | None
+    ) -> tuple[dict[str, Any], McpModel]:
+        """`upstream_params`, and the request's model in the upstream's version,
+        which the projection validated (`Upstream.start` sends it unread: the
+        token the gateway puts in its ``_meta`` is a string, as every version's is)."""
         context = event.context
         facts = Session(
             client_capabilities=to_wire(context.client_capabilities),
@@ -407,4 +420,4 @@ class HandshakeBridge:
             params["_meta"] = meta
         else:
             params.pop("_meta", None)
-        return params
+        return params, projected

@@ -249,7 +249,7 @@ class BridgeDriver:
         assert core is not None
         child = await self._link(front.principal, started)
         call = Call(front, started, child.upstream.token())
-        params = core.upstream_params(started, call.token)
+        params, checked = core.upstream_request(started, call.token)
         if started.method in MAY_ASK:
             await child.lock.acquire()
             call.turn = True
@@ -258,7 +258,7 @@ class BridgeDriver:
                 raise InternalError("Bad gateway: the server process exited")
         self._log_level(child, started)
         try:
-            child.upstream.start(call, params)
+            child.upstream.start(call, params, checked)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
             raise InternalError(f"Service Unavailable: {exc!s:.300}") from None
