@@ -14,9 +14,10 @@ them (each a `mcp_schema.gateway.bridge.stateless_front.BridgeDriver`):
   serving the 2026-07-28 requests it is given (a POST each), each checked
   first by its `mcp_schema.http.precheck.Precheck` (the path, ``Host``,
   ``Origin``, the method and the media) and its body read within
-  ``body_seconds`` (408 after), before anything goes upstream; a gateway
-  in front of the server hands it those its server cannot serve, already
-  prechecked and read (`HttpBridge.serve`). A session the server forgets
+  ``body_seconds`` (408 after), before anything goes upstream (503 until
+  the probe told the bridge its server), then answered by the driver's
+  endpoint (`BridgeDriver.serve`); a gateway in front of the server hands
+  it those its server cannot serve, already prechecked and read. A session the server forgets
   (404 to its ``Mcp-Session-Id``) is over: its calls fail, and the next
   request of its principal and capabilities opens a new one. The server's
   messages come on each request's event stream (no GET stream is opened):
@@ -228,7 +229,7 @@ class HttpLink(Link):
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
-    ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
+    ``max_upstreams``, ``pending``, ``answer_seconds``). ``reports``: where
     findings go; ``client``: the `mcp_schema.http.pool.HttpClient` (one of
     its own by default, closed by `aclose`); ``credentials``: what its
     requests carry upstream (`mcp_schema.gateway.http_upstream.Credentials`). ``served``: what the gateway's start-up
@@ -359,7 +360,8 @@ class StdioFront(Protocol):
 class StdioBridge(BridgeDriver):
     """The bridge of ``app`` (the stdio front it serves behind, a `StdioFront`
     as `mcp_schema.gateway.monitor.stdio.StdioGatewayApp` is), with the driver's other
-    arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
+    arguments (``sealer``, ``max_upstreams``, ``pending``, ``answer_seconds``); its
+    endpoint keeps the front's rules (``app.precheck``)."""
 
     def __init__(self, app: StdioFront, **options: Any) -> None:
         super().__init__(app.findings, precheck=app.precheck, **options)

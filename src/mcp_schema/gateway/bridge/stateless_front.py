@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.bridge.stateless import (
+    FRONT_VERSION,
     MAY_ASK,
     Call,
     HandshakeBridge,
@@ -158,12 +159,11 @@ class BridgeDriver:
             sealer=self.sealer,
             pending=self.pending,
         )
-        front = core.front(None)  # what every client request is read by
-        endpoint = Endpoint(
+        endpoint = Endpoint(  # its sessions are those `HandshakeBridge.front` makes
             self._serve,
             info=core.info,
             capabilities=core.capabilities,
-            versions=front.versions,
+            versions=[FRONT_VERSION],
             request_state=self.sealer,
             subscriptions=_Listens(self._unlisten, supported_by(core.capabilities)),
             answer_seconds=self.answer_seconds,
