@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_schema.errors import InternalError, ParseError, clip
@@ -89,6 +90,9 @@ class Link:
         self.lock = asyncio.Lock()  # the calls that may ask, one at a time
         self.listens = 0
         self.subscribed: dict[str, int] = {}
+        self.owner: str | None = None
+        """The `Caller.key` of the client it was started for: whose share it counts in."""
+        self.used = monotonic()
 
     @property
     def idle(self) -> bool:

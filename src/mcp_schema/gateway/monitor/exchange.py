@@ -44,12 +44,11 @@ exchange.
 Which Correlator reads an exchange: a request whose
 ``MCP-Protocol-Version`` header names a stateless-era version is read by
 one of its own (it is self-contained); a handshake-era one by its session's
-(named by ``Mcp-Session-Id``, made at ``initialize`` and kept once the
-answer names the session, in `mcp_schema.gateway.monitor.followed.Followed`,
-``max_sessions_per_key`` per caller: an ``initialize`` past it is
-`Exchange.busy`, 429; forgotten after ``idle_seconds`` unused or a 2xx ``DELETE``), so the
-session's version is followed and the client's answer to a server's request
-(elicitation) is read against it. A GET stream is read by its session's.
+(named by ``Mcp-Session-Id``, made at ``initialize``, kept once the answer
+names it: `mcp_schema.gateway.monitor.followed.Followed`, a share per
+caller), so the session's version is followed and the client's answer to a
+server's request (elicitation) is read against it. A GET stream is read by
+its session's.
 
 Reports count the messages of each direction (``line``: the message's
 number in its direction, from 1) and carry at most
@@ -120,8 +119,8 @@ class ExchangeValidator:
         max_tool_bytes: int = MAX_TOOL_BYTES,
         served: Served | None = None,
     ) -> None:
-        sizes = (max_body, max_message, max_sessions, max_tool_bytes)
-        for name, size in zip(("max_body", "max_message", "max_sessions", "max_tool_bytes"), sizes):
+        sizes = {"max_body": max_body, "max_message": max_message, "max_sessions": max_sessions}
+        for name, size in {**sizes, "max_tool_bytes": max_tool_bytes}.items():
             check(size, int, name)
             if size < 1:
                 raise ValueError(f"{name} must be positive, not {size}")
@@ -129,7 +128,7 @@ class ExchangeValidator:
         self.upstream = Upstream(frozenset(extensions), max_tool_bytes)
         """What is known of the upstream (`mcp_schema.gateway.monitor.upstream.Upstream`)."""
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
-        self._sessions = Followed(max_sessions, per_key=max_sessions_per_key, idle_seconds=idle_seconds)
+        self._sessions = Followed(max_sessions, max_sessions_per_key, idle_seconds)
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
         if served is not None:
             self.learn(served)

@@ -67,9 +67,9 @@ class Followed:
     def __init__(
         self,
         max_sessions: int,
-        *,
         per_key: int | None = None,
         idle_seconds: float = IDLE_SECONDS,
+        *,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not isinstance(idle_seconds, (int, float)) or not 0 < idle_seconds < float("inf"):
