@@ -262,7 +262,7 @@ def test_the_bridges_upstream_sessions_are_a_share_per_caller() -> None:
         first.listens = 1  # in use (a listen): not idle, so not hers to give up
         # Other capabilities, another upstream session: past alice's share.
         status, head, answer = await served(alice, 2, {"elicitation": {}})
-        assert_refused(status, head, answer, 2, "upstreams")
+        assert_refused(status, head, answer, 2, "upstream sessions")
         assert len(driver.links) == 1 and driver.share.held(alice.key) == 1  # as it was
         status, _, answer = await served(bob, 3, {"elicitation": {}})
         assert status == 200 and driver.share.held(bob.key) == 1

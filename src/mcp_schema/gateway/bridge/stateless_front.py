@@ -126,7 +126,9 @@ class BridgeDriver(UpstreamTable):
         if not 0 < idle_seconds < float("inf"):
             raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
         self.share = Share(
-            "upstreams", total=max_upstreams, per_key=min(max_upstreams_per_key, max_upstreams)
+            "upstream sessions",
+            total=max_upstreams,
+            per_key=min(max_upstreams_per_key, max_upstreams),
         )
         self.idle_seconds = float(idle_seconds)
         self.findings = findings
