@@ -247,8 +247,8 @@ def listed(rid: int, capabilities: dict[str, Any]) -> tuple[dict[str, str], byte
 def test_the_bridges_upstream_sessions_are_a_share_per_caller() -> None:
     async def body() -> None:
         driver = Driver(Findings(None), max_upstreams=3, max_upstreams_per_key=1)
-        driver.adopt(Served((), True, {"tools": {}}, {"name": "up", "version": "1"}, False, None,
-                            "2025-06-18"))  # fmt: skip
+        info = {"name": "up", "version": "1"}
+        driver.adopt(Served((), True, {"tools": {}}, info, version="2025-06-18"))
         alice, bob = Caller("alice", "192.0.2.1"), Caller("bob", "192.0.2.2")
 
         async def served(caller: Caller, rid: int, capabilities: dict[str, Any]) -> Any:
@@ -259,6 +259,7 @@ def test_the_bridges_upstream_sessions_are_a_share_per_caller() -> None:
         status, _, answer = await served(alice, 1, {})
         assert status == 200 and answer["result"]["tools"] == []
         (first,) = [link for links in driver.links.values() for link in links]
+        assert isinstance(first, Looped)
         first.listens = 1  # in use (a listen): not idle, so not hers to give up
         # Other capabilities, another upstream session: past alice's share.
         status, head, answer = await served(alice, 2, {"elicitation": {}})

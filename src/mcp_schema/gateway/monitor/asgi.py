@@ -280,8 +280,8 @@ class GatewayApp:
         # Read before anything is forwarded: in enforce mode, and an initialize
         # (its session's place in the validator's table: `Exchange.busy`).
         if self.enforce or (not more and opens(method, received, body)):
-            read = exchange.get()
-            refused = read.refusal if self.enforce else read.busy
+            first = exchange.get()
+            refused = first.refusal if self.enforce else first.busy
             if refused is not None:
                 return await send_response(send, with_cors(refused, origin))
         query = scope.get("query_string", b"")
