@@ -13,6 +13,9 @@ import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from mcp_schema.gateway import ExchangeValidator
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
 from mcp_schema.gateway.bridge.links import Link
@@ -21,7 +24,7 @@ from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
-from mcp_schema.gateway.monitor.followed import Followed
+from mcp_schema.gateway.monitor.followed import Followed, Place
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.caller import SCOPE_KEY, Caller
 from mcp_schema.http.precheck import Precheck
@@ -182,6 +185,45 @@ def test_a_followed_session_unused_for_idle_seconds_gives_its_place_back() -> No
     now[0] = 61
     assert followed.get("s") is None and followed.share.held("alice") == 0
     assert followed.reserve("alice") is not None
+
+
+OPS = st.lists(
+    st.tuples(st.sampled_from(["reserve", "keep", "release", "forget"]), st.sampled_from("abc")),
+    max_size=40,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(OPS)
+def test_followed_sessions_never_pass_a_share_nor_lose_anothers(ops: list[tuple[str, str]]) -> None:
+    followed = Followed(4, 2, 60, clock=lambda: 0.0)
+    correlator = ExchangeValidator()._correlator()
+    places: dict[str, list[Place]] = {k: [] for k in "abc"}
+    kept: dict[str, str] = {}  # session id: its owner
+    for n, (op, key) in enumerate(ops):
+        before = dict(kept)
+        if op == "reserve":
+            room = followed.share.room(key)
+            place = followed.reserve(key)
+            assert (place is not None) == room  # refused only past the share or the table
+            if place is not None:
+                places[key].append(place)
+        elif op == "keep" and places[key]:
+            followed.keep(f"s{n}", correlator, places[key].pop())
+            kept[f"s{n}"] = key
+        elif op == "release" and places[key]:
+            places[key].pop().release()
+        elif op == "forget":
+            mine = [s for s, owner in kept.items() if owner == key]
+            if mine:
+                followed.forget(mine[0])
+                del kept[mine[0]]
+        if op != "forget":  # nothing but a forget (or idleness) ends a session
+            assert all(followed.get(s) is not None for s in before)
+        for k in "abc":
+            held = sum(owner == k for owner in kept.values()) + len(places[k])
+            assert followed.share.held(k) == held <= 2
+        assert len(followed) == len(kept) and len(followed.share) <= 4
 
 
 def test_the_gateway_refuses_an_initialize_past_the_share_before_forwarding_it() -> None:
