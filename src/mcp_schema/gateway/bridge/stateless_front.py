@@ -12,10 +12,12 @@ and answers what its session answers itself; the driver is its ``async``
 handler, carrying each call. Per call: an upstream session of its
 principal and capabilities, started and initialized when first needed; for
 a call that may ask, one whose turn is free (another is started when every
-one's is taken: at most ``max_upstreams`` sessions at once, the least
-recently used idle one ended first; past that the call waits its turn, and
--32603 when there is no session to wait for); the request projected to its
-version; the answer projected back. The endpoint answers in JSON when
+one's is taken: at most ``max_upstreams`` sessions at once,
+``max_upstreams_per_key`` per caller (`mcp_schema.shares`), its own least
+recently used idle one ended first, never another caller's; past that the
+call waits its turn on one of its sessions, and is refused, 429 with
+``Retry-After``, when it has none; a session idle for ``idle_seconds``
+ends); the request projected to its version; the answer projected back. The endpoint answers in JSON when
 nothing comes before the answer, else as an event stream carrying the call's
 progress and log messages first, and bounds the wait (``answer_seconds``).
 The client leaving before the answer cancels the handler's task, which
@@ -39,6 +41,7 @@ import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Collection
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
@@ -56,6 +59,7 @@ from mcp_schema.gateway.bridge.stateless import (
     sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.bridge.upstreams import UpstreamTable
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
 from mcp_schema.http.adapter import BODY_SECONDS, Message, Receive, Send
@@ -64,6 +68,7 @@ from mcp_schema.http.asgi import App
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint import Endpoint
 from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.sessions import IDLE_SECONDS
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
     Event,
@@ -73,15 +78,19 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
+from mcp_schema.shares import Share
 from mcp_schema.subscriptions import Listen, Subscriptions, supported_by
 
 if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
     from mcp_schema.gateway.bridge.links import Link
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "MAX_UPSTREAMS_PER_KEY", "BridgeDriver", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
+
+MAX_UPSTREAMS_PER_KEY = 4
+"""Of which one caller may hold, by default (a stdio one is a child process)."""
 
 
 class _Listens(Subscriptions):
@@ -97,7 +106,7 @@ class _Listens(Subscriptions):
         self._ended(listen)
 
 
-class BridgeDriver:
+class BridgeDriver(UpstreamTable):
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
     Reports go to ``findings``.
@@ -109,7 +118,9 @@ class BridgeDriver:
       default ``Precheck(sessions=False)``. A request's principal is its
       `Caller`'s: every client is one principal without ``auth`` or a hook,
       told apart by capabilities.
-    * ``max_upstreams``, ``pending``: the bounds; ``answer_seconds``: how
+    * ``max_upstreams``, ``max_upstreams_per_key``, ``idle_seconds``,
+      ``pending``: the bounds (the upstream sessions' share is counted by
+      the `Caller.key` of the front door's caller); ``answer_seconds``: how
       long a call's answer is awaited (the endpoint's bound);
       ``body_seconds``: the time a body has to arrive whole, where the
       driver reads it (`HttpBridge` on its own).
@@ -122,10 +133,20 @@ class BridgeDriver:
         sealer: StateSealer | None = None,
         precheck: Precheck | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
+        max_upstreams_per_key: int = MAX_UPSTREAMS_PER_KEY,
+        idle_seconds: float = IDLE_SECONDS,
         pending: PendingCalls | None = None,
         answer_seconds: float = CALL_SECONDS,
         body_seconds: float | None = BODY_SECONDS,
     ) -> None:
+        if not 0 < idle_seconds < float("inf"):
+            raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
+        self.share = Share(
+            "upstream sessions",
+            total=max_upstreams,
+            per_key=min(max_upstreams_per_key, max_upstreams),
+        )
+        self.idle_seconds = float(idle_seconds)
         self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.precheck = Precheck(sessions=False) if precheck is None else precheck
@@ -175,21 +196,11 @@ class BridgeDriver:
     async def aclose(self) -> None:
         if self.app is not None:
             await self.app.endpoint.aclose()  # every call's task, every listen
-        children = [link for links in self.links.values() for link in links]
-        self.links.clear()
-        await asyncio.gather(*(c.close() for c in children))
+        await super().aclose()
 
     def new_link(self, upstream: Upstream) -> Link:
         """The connection of a new upstream session (not started)."""
         raise NotImplementedError
-
-    def gone(self, child: Link) -> None:
-        """``child`` is over: forgotten (its key too, when it was the last)."""
-        links = self.links.get(child.upstream.key, [])
-        if child in links:
-            links.remove(child)
-        if not links:
-            self.links.pop(child.upstream.key, None)
 
     # -- one request -------------------------------------------------------------------------
 
@@ -210,6 +221,7 @@ class BridgeDriver:
         app = self.app
         assert app is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
+        await self._idle_ended()
         await app.answer(method, received, body, receive, self._reporting(send, body), caller)
 
     def _reporting(self, send: Send, body: bytes) -> Send:
@@ -247,7 +259,7 @@ class BridgeDriver:
     async def _call(self, front: ServerSession, started: RequestReceived) -> None:
         core = self.core
         assert core is not None
-        child = await self._link(front.principal, started)
+        child = await self._link(front.principal, started, _owner(started))
         call = Call(front, started, child.upstream.token())
         params, checked = core.upstream_request(started, call.token)
         if started.method in MAY_ASK:
@@ -256,7 +268,7 @@ class BridgeDriver:
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
                 raise InternalError("Bad gateway: the server process exited")
-        self._log_level(child, started)
+        child.upstream.set_level(started.context.log_level)
         try:
             child.upstream.start(call, params, checked)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
@@ -267,23 +279,13 @@ class BridgeDriver:
         child.flush()
         await self._drive(child, call)
 
-    def _log_level(self, child: Link, request: RequestReceived) -> None:
-        """The request's log level, if any, set on its upstream session (``logging/setLevel``)."""
-        level = request.context.log_level
-        upstream = child.upstream
-        if (
-            level is None
-            or level == upstream.log_level
-            or "logging" not in upstream.server_capabilities
-        ):
-            return
-        upstream.log_level = level
-        upstream.client.request("logging/setLevel", {"level": level})
-
-    async def _link(self, principal: str | None, request: RequestReceived) -> Link:
+    async def _link(
+        self, principal: str | None, request: RequestReceived, owner: str | None
+    ) -> Link:
         """The upstream session for ``request``: of its principal and capabilities;
         for a call that may ask, one whose turn is free (another session of
-        theirs is started when every one is taken, room permitting)."""
+        theirs is started when every one is taken, within ``owner``'s share:
+        `ShareExceededError` when there is none to wait for)."""
         core = self.core
         assert core is not None
         capabilities = projected_capabilities(request.context.client_capabilities, core.version)
@@ -294,30 +296,24 @@ class BridgeDriver:
         found = next((link for link in usable if not link.lock.locked()), None)
         if request.method not in MAY_ASK and usable:
             found = usable[0]
-        if found is None and not await self._room():
+        if found is None and not await self._room(owner):
             if not usable:
-                raise InternalError(
-                    "Service Unavailable: every upstream session is busy; try later"
-                )
+                if not links:
+                    self.links.pop(key, None)  # as it was
+                raise self.share.refused(owner)
             found = usable[0]  # no room for another: this call waits for that one's turn
         if found is None:
             upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
             found = self.new_link(upstream)
+            found.owner = owner
             self.links.setdefault(key, []).append(found)
-            await found.start()
+            try:
+                await found.start()
+            except BaseException:
+                self.gone(found)  # its place given back
+                raise
+        found.used = monotonic()
         return await self._initialized(found)
-
-    async def _room(self) -> bool:
-        """Whether one more upstream session may start (the least recently used
-        idle one is ended for it when there are ``max_upstreams``)."""
-        if sum(len(links) for links in self.links.values()) < self.max_upstreams:
-            return True
-        idle = next((link for links in self.links.values() for link in links if link.idle), None)
-        if idle is None:
-            return False
-        self.gone(idle)
-        await idle.close()
-        return True
 
     async def _initialized(self, child: Link) -> Link:
         """``child`` once its session is initialized (every request waits for it)."""
@@ -360,20 +356,6 @@ class BridgeDriver:
             ask(call, call.waiting.popleft())
             return
         await self._drive(child, call)
-
-    def _holder(self, call: Call | None) -> Link | None:
-        if call is None:
-            return None
-        return next(
-            (
-                c
-                for links in self.links.values()
-                for c in links
-                if call.upstream_id in c.queues
-                and c.upstream.calls.get(call.upstream_id or 0) is call
-            ),
-            None,
-        )
 
     def _cancel(self, child: Link, call: Call) -> None:
         if call.upstream_id is not None:
@@ -442,6 +424,8 @@ class BridgeDriver:
             if call.upstream_id in child.queues:  # not answered: cancelled upstream too
                 self._cancel(child, call)
             raise
+        finally:
+            child.used = monotonic()  # idle from the end of its last call
 
     # -- listens -------------------------------------------------------------------------
 
@@ -451,7 +435,7 @@ class BridgeDriver:
 
     async def _feed(self, request: RequestReceived, listen: Listen) -> None:
         try:
-            child = await self._link(listen.principal or None, request)
+            child = await self._link(listen.principal or None, request, _owner(request))
         except McpError as error:
             return listen.cancel(error.message)
         finally:
@@ -481,6 +465,7 @@ class BridgeDriver:
         child, uris = fed
         child.upstream.listens.discard(listen)
         child.listens -= 1
+        child.used = monotonic()
         for uri in uris:
             child.subscribed[uri] -= 1
             if not child.subscribed[uri]:
@@ -489,3 +474,9 @@ class BridgeDriver:
                     child.upstream.client.request("resources/unsubscribe", {"uri": uri})
         if child.alive:
             child.flush()
+
+
+def _owner(request: RequestReceived) -> str | None:
+    """The `Caller.key` of ``request``'s client (whose share its upstream counts in)."""
+    caller = request.context.caller
+    return None if caller is None else caller.key
