@@ -5,6 +5,7 @@ hostile input from and check it with: a 2026-07-28 ``tools/call`` with its
 
 from __future__ import annotations
 
+import copy
 import gc
 import json
 import time
@@ -17,12 +18,16 @@ META = {
 }
 
 
-def call(meta: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+def call(
+    meta: dict[str, Any] | None = None, *, rid: int | str = 1, **params: Any
+) -> dict[str, Any]:
+    """A ``tools/call`` of tool "t" (``params`` added to or over its own), with
+    a ``_meta`` of its own: the caller may change it."""
     return {
         "jsonrpc": "2.0",
-        "id": 1,
+        "id": rid,
         "method": "tools/call",
-        "params": {"_meta": META if meta is None else meta, "name": "t", **params},
+        "params": {"_meta": copy.deepcopy(META) if meta is None else meta, "name": "t", **params},
     }
 
 
