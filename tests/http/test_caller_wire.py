@@ -42,7 +42,7 @@ def verified(scopes: int = 2) -> Caller:
     return Caller(principal.name, "192.0.2.1", principal)
 
 
-@settings(max_examples=40)
+@settings(max_examples=25)
 @given(WIRES)
 def test_any_forwarded_caller_is_a_caller_or_none(wire: Any) -> None:
     found = caller_of(wire)
