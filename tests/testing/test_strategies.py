@@ -333,4 +333,4 @@ def test_importing_the_package_does_not_import_hypothesis() -> None:
         "import mcp_schema.v2025_11_25, mcp_schema.v2026_07_28, mcp_schema.v2026_07_28.tasks\n"
         "assert 'hypothesis' not in sys.modules, 'hypothesis imported'\n"
     )
-    subprocess.run([sys.executable, "-c", code], check=True)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
