@@ -53,11 +53,13 @@ def pytest_configure(config: pytest.Config) -> None:
         _STDERR.append(os.dup(2))  # the run's stderr (capturing is suspended here)
 
 
+@pytest.hookimpl(optionalhook=True)  # pytest-timeout's hooks
 def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
     if _STDERR:
         faulthandler.dump_traceback_later(max(settings.timeout - 1, 0.5), file=_STDERR[0])
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_timeout_cancel_timer(item: pytest.Item) -> None:
     if _STDERR:
         faulthandler.cancel_dump_traceback_later()
