@@ -73,6 +73,8 @@ def differing(before: bytes, after: bytes) -> int:
     return len(after) - prefix - suffix
 
 
+# 100 examples: drawing whole nested messages is what this test spends its
+# time on, and the scan's cases (escapes, spacing, nesting) come up well within them.
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_only_the_traceparents_bytes_change(data: st.DataObject) -> None:
