@@ -25,7 +25,8 @@ answers ``here`` and writes the record again). A chunk fits the broker's ``max_m
 
 Bounded time everywhere:
 
-* a holder that nobody hears on its channel is dead: its record is
+* a holder that nobody hears on its channel for `DEAF_SECONDS` is dead
+  (one whose subscription broke listens again sooner): its record is
   deleted and the request is answered here (404: no such session);
 * a holder that does not take the request (its ``ack``) within
   `ACK_SECONDS`: 503 naming the request (the broker lost it, or the holder
@@ -70,7 +71,7 @@ from mcp_schema.http.adapter import (
 from mcp_schema.http.asgi import App
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.caller_wire import UNFORWARDED, caller_wire
-from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
+from mcp_schema.http.forward_holder import DEAF_SECONDS, RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.observe import count_refusal
 from mcp_schema.http.post import request_id_of
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACK_SECONDS",
+    "DEAF_SECONDS",
     "FORWARD_TIMEOUT",
     "MAX_FORWARDS",
     "RESUBSCRIBE_MAX",
@@ -248,7 +250,7 @@ class ClusterApp(Holding):
             async with self.broker.subscribe(
                 reply(forward_id), max_queued=_REPLIES_QUEUED
             ) as replies:
-                if not await self._publish(inbox(holder), pack(opened)):
+                if not await self._heard(inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body, caller

@@ -23,13 +23,19 @@ from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.http_headers import received_headers
 from mcp_schema.shares import Share
 
-__all__ = ["RESUBSCRIBE_MAX", "WATCH_SECONDS", "Holding"]
+__all__ = ["DEAF_SECONDS", "RESUBSCRIBE_MAX", "WATCH_SECONDS", "Holding"]
 
 WATCH_SECONDS = 0.5
 """How often a replica checks that the broker still holds its marker."""
 
 RESUBSCRIBE_MAX = 0.4
 """Longest pause between two attempts to listen again after the broker failed."""
+
+DEAF_SECONDS = 1.0
+"""How long a holder that nobody hears on its channel has to listen again
+before it is taken for dead. Its subscription ends when the broker fails (a
+frozen Redis fails the PING check, a restarted one drops the connection), and
+it subscribes again within about `RESUBSCRIBE_MAX` of the broker answering."""
 
 _RESUBSCRIBE_MIN = 0.05
 _LOG = logging.getLogger("mcp_schema.http")
@@ -98,6 +104,22 @@ class Holding:
             return await asyncio.wait_for(self.broker.publish(channel, data), self.timeout)
         except asyncio.TimeoutError:
             raise BrokerError(f"the broker did not answer within {self.timeout:g} s") from None
+
+    async def _heard(self, channel: str, data: bytes) -> bool:
+        """Whether a replica heard ``data`` published on ``channel`` within
+        `DEAF_SECONDS`: published again while nobody hears it (nobody got it,
+        so nobody gets it twice), since a holder between two subscriptions
+        is deaf, not dead."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + DEAF_SECONDS
+        pause = _RESUBSCRIBE_MIN
+        while not await self._publish(channel, data):
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(pause, left))
+            pause = min(2 * pause, RESUBSCRIBE_MAX / 2)
+        return True
 
     async def _listen(self, ready: asyncio.Event) -> None:
         """Serve what other replicas forward here, and answer who holds a

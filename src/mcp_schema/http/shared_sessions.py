@@ -11,8 +11,9 @@ before the client can learn the session id (`flush`, awaited by
 records of its sessions every ``ttl / 3`` seconds (`refresh`), and deletes
 a record once its session is terminated. A replica that dies stops
 rewriting: its records expire ``ttl`` seconds later at most (and a replica
-that finds nobody listening on the holder's channel forgets the record at
-once). A request naming a session held elsewhere is forwarded to the holder
+that finds nobody listening on the holder's channel for
+`mcp_schema.http.forward.DEAF_SECONDS` forgets the record: a holder whose
+subscription broke listens again sooner). A request naming a session held elsewhere is forwarded to the holder
 by `mcp_schema.http.forward`.
 
 Redis restarted without persistence has lost every record. Each replica
