@@ -491,5 +491,5 @@ def _answer(frames: list[Frame], status: int | None = None) -> Response:
     the session said what it wrote (`Frame`), so nothing it wrote is read again."""
     (frame,) = frames
     if status is None:  # the session's own frame: its error, if any, is a member
-        status = code_status(frame.error)
+        status = code_status(frame.error, frame.unavailable)
     return Response(status, list(_JSON), frame.data)
