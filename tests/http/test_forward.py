@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from mcp_schema.broker import InProcessBroker
-from mcp_schema.http import Endpoint, forward_holder
+from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
 from mcp_schema.http.forward import ClusterApp
 from mcp_schema.http.shared_sessions import BrokerSessions
@@ -272,21 +272,15 @@ def test_a_cluster_app_starts_its_apps_relay() -> None:
     run(body)
 
 
-def test_a_holder_deaf_for_deaf_seconds_is_dead_and_its_record_forgotten(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(forward_holder, "DEAF_SECONDS", 0.3)  # the default 1 s: a slower test
-
+def test_a_dead_holder_is_found_at_once_and_its_record_forgotten() -> None:
     async def body() -> None:
         async with replicas(2) as (a, b):
             session_id = await opened(a)
             await a.stop()  # a replica that stopped listening: nobody hears its channel
             await a.sessions.broker.put("mcp-session:" + session_id, b"r0", 30)
             listing = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
-            began = asyncio.get_running_loop().time()
             status, _, answer = await post(b, listing, session_id).whole()
             assert (status, json.loads(answer)["id"]) == (404, 3)
-            assert 0.3 <= asyncio.get_running_loop().time() - began < 0.8  # not before
             assert await b.sessions.holder(session_id) is None
 
     run(body)

@@ -1,8 +1,8 @@
 """Tests for mcp_schema.http.forward and mcp_schema.http.shared_sessions when
 the broker fails or forgets: records lost by a restart of Redis are found by
 asking the holders, and written again (at once when a replica sees its
-marker gone); a holder between two subscriptions (Redis was frozen) is
-waited for (one that stays deaf is dead: tests.http.test_forward); an ``initialize`` whose
+marker gone); right after an outage of the broker, a holder that has not
+subscribed again yet is waited for and asked again; an ``initialize`` whose
 record cannot be written is refused 503 naming the request, its session
 dropped; a lookup the broker cannot answer is a 503 naming the request."""
 
@@ -44,21 +44,21 @@ class Forgetful(InProcessBroker):
 
 
 class Deafening(Forgetful):
-    """A `Forgetful` that can end the subscriptions to one channel and refuse
-    new ones (a replica whose subscriber connection failed the PING check of
-    a frozen Redis, and cannot subscribe again yet), while every other call
-    succeeds."""
+    """A `Forgetful` whose outage ends every subscription (each replica's
+    subscriber connection failed the PING check of a frozen Redis), then
+    refuses new ones to the channels in ``deaf`` (a replica that has not
+    subscribed again yet), while every other call succeeds."""
 
     def __init__(self) -> None:
         super().__init__()
         self.deaf: set[str] = set()
         self._entered: list[Subscription] = []
 
-    def deafen(self, channel: str) -> None:
-        self.deaf.add(channel)
+    def outage(self, *deaf: str) -> None:
+        self.deaf.update(deaf)
         for subscription in self._entered:
-            if channel in subscription.channels:
-                subscription.fail(BrokerError("Redis did not answer PING within 2 s"))
+            subscription.fail(BrokerError("Redis did not answer PING within 2 s"))
+        self._entered.clear()
 
     async def _attach(self, subscription: Subscription) -> None:
         if subscription.channels & self.deaf:
@@ -118,11 +118,25 @@ def test_a_holder_subscribing_again_keeps_its_sessions() -> None:
         broker = Deafening()
         async with cluster(broker) as (a, b):
             session_id = await opened(a)
-            broker.deafen(inbox("r0"))  # r0 lost its subscriber connection
-            asyncio.get_running_loop().call_later(0.2, broker.deaf.clear)  # Redis answers again
+            broker.outage(inbox("r0"))  # r0 subscribes again later than r1
+            asyncio.get_running_loop().call_later(0.2, broker.deaf.clear)
             status, _, answer = await post(b, LIST, session_id).whole()
             assert (status, json.loads(answer)["id"]) == (200, 5)
             assert await b.sessions.holder(session_id) == "r0"  # its record kept
+
+    run(body)
+
+
+def test_a_record_lost_while_its_holder_subscribes_again_is_found_by_asking_again() -> None:
+    async def body() -> None:
+        broker = Deafening()
+        async with cluster(broker) as (a, b):
+            session_id = await opened(a)
+            broker.forget_everything()  # Redis restarted without its data
+            broker.outage(inbox("r0"))
+            asyncio.get_running_loop().call_later(0.3, broker.deaf.clear)  # past ASK_SECONDS
+            status, _, answer = await post(b, LIST, session_id).whole()
+            assert (status, json.loads(answer)["id"]) == (200, 5)
 
     run(body)
 

@@ -25,9 +25,12 @@ answers ``here`` and writes the record again). A chunk fits the broker's ``max_m
 
 Bounded time everywhere:
 
-* a holder that nobody hears on its channel for `DEAF_SECONDS` is dead
-  (one whose subscription broke listens again sooner): its record is
-  deleted and the request is answered here (404: no such session);
+* a holder that nobody hears on its channel is dead: its record is deleted
+  and the request is answered here (404: no such session). But for
+  `DEAF_SECONDS` after an outage of the broker (this replica's subscription
+  broke, and so did the others'), the request is published again while
+  nobody hears it, and a replica that finds no record asks again, since a
+  holder that has not subscribed again yet is deaf, not dead;
 * a holder that does not take the request (its ``ack``) within
   `ACK_SECONDS`: 503 naming the request (the broker lost it, or the holder
   is stuck), and the holder is told to drop it;
@@ -165,6 +168,7 @@ class ClusterApp(Holding):
         self._ack = min(ACK_SECONDS, self.timeout)
         self._forwards = {}
         self._tasks = set()
+        self._settled_at = 0.0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -195,7 +199,7 @@ class ClusterApp(Holding):
             try:
                 holder = await self.sessions.holder(session_id)
                 if holder is None:  # lost by a restart of Redis? its holder knows
-                    holder = await self.sessions.ask(session_id)
+                    holder = await self.sessions.ask(session_id, self._patience())
             except BrokerError as exc:
                 unavailable = refusal(503, exc, request_id_of(body))
                 count_refusal(self.telemetry, unavailable)
