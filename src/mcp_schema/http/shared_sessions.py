@@ -13,8 +13,8 @@ a record once its session is terminated. A replica that dies stops
 rewriting: its records expire ``ttl`` seconds later at most (and a replica
 that finds nobody listening on the holder's channel forgets the record, but
 right after an outage of the broker, when the holder may not have subscribed
-again yet: `mcp_schema.http.forward.DEAF_SECONDS`). A request naming a session held elsewhere is forwarded to the holder
-by `mcp_schema.http.forward`.
+again yet: `mcp_schema.http.forward.DEAF_SECONDS`). A request naming a
+session held elsewhere is forwarded to the holder by `mcp_schema.http.forward`.
 
 Redis restarted without persistence has lost every record. Each replica
 also keeps a marker of its own in the store (``mcp-marker:{prefix}{replica}``),
@@ -235,23 +235,21 @@ class BrokerSessions:
         self._asking += 1
         try:
             async with self.broker.subscribe(reply(ask_id), max_queued=8) as answers:
-                while (left := until - loop.time()) > 0:
+                message = None
+                while message is None and (left := until - loop.time()) > 0:
                     heard = await self._bounded(self.broker.publish(EVERY, question))
                     if not heard and patience <= 0:
-                        return None  # no replica listens
+                        return None  # no replica listens (nor will: no outage)
                     try:
                         wait = min(ASK_SECONDS, left)
                         message = await asyncio.wait_for(answers.__anext__(), wait)
-                        break
                     except asyncio.TimeoutError:
-                        continue
+                        pass  # asked again while the patience lasts
                     except StopAsyncIteration:
                         return None
-                else:
-                    return None
         finally:
             self._asking -= 1
-        unpacked = unpack(message.data)
+        unpacked = None if message is None else unpack(message.data)
         holder = None if unpacked is None else unpacked[0].get("r")
         return holder if isinstance(holder, str) and 0 < len(holder) <= 64 else None
 
