@@ -18,7 +18,7 @@ from redis.asyncio.client import PubSub
 
 from mcp_schema import redis_calls
 from mcp_schema.broker import BrokerError
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import UnavailableError
 from mcp_schema.redis_broker import RedisBroker
 from mcp_schema.tasks.redis_store import RedisTaskStore
 
@@ -233,7 +233,7 @@ def test_the_task_store_is_bounded_on_a_frozen_redis() -> None:
             store = RedisTaskStore(url, connect_timeout=0.3, command_timeout=0.2)
             try:
                 began = time.monotonic()
-                with pytest.raises(InternalError, match="Redis"):
+                with pytest.raises(UnavailableError, match="Redis"):  # HTTP 503
                     await store.get("t", "p")
                 assert time.monotonic() - began < 0.6
             finally:
