@@ -189,27 +189,40 @@ class HttpFetcher(BoundedFetcher):
         max_redirects: int = MAX_REDIRECTS,
         guard: bool = False,
     ) -> None:
-        from mcp_schema.http.pool import HttpClient, Limits, Timeouts
+        from mcp_schema.http.pool import Limits, Timeouts
 
         super().__init__(
             timeout=timeout, max_bytes=max_bytes, max_redirects=max_redirects, guard=guard
         )
-        self._owned = http is None
-        if http is None:
-            times = Timeouts(connect=timeout, read=timeout, idle=4.0, pool=timeout)
-            http = HttpClient(timeouts=times, limits=Limits(max_connections=16))
-        self._http = http
+        self._given = http
+        self._times = Timeouts(connect=timeout, read=timeout, idle=4.0, pool=timeout)
+        self._limits = Limits(max_connections=16)
+        self._own: tuple[asyncio.AbstractEventLoop, HttpClient] | None = None
+
+    def _http(self) -> HttpClient:
+        """The caller's pool, else its own of the running loop (a gateway
+        probes its upstream in one loop and serves in another: a connection
+        belongs to the loop that opened it)."""
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        if self._own is None or self._own[0] is not loop:
+            from mcp_schema.http.pool import HttpClient
+
+            self._own = (loop, HttpClient(timeouts=self._times, limits=self._limits))
+        return self._own[1]
 
     async def aclose(self) -> None:
-        if self._owned:
-            await self._http.aclose()
+        if self._own is not None:
+            own, self._own = self._own[1], None
+            await own.aclose()
 
     async def exchange(self, request: Request, url: str) -> Response:
         from mcp_schema.http.h1 import ResponseTooLarge, UpstreamError
 
         headers, body = request.encoded()
         try:
-            answer = await self._http.request(
+            answer = await self._http().request(
                 request.method, url, list(headers.items()), body, max_body=self.max_bytes
             )
         except ResponseTooLarge:
