@@ -84,7 +84,7 @@ def gateway(upstream: str, flags: tuple[str, ...], log: Path) -> Iterator[str]:
             time.sleep(0.05)
         yield found["url"]
     finally:
-        _stopped(process)  # type: ignore[arg-type]
+        _stopped(process)
 
 
 async def called(url: str, mode: str) -> tuple[list[str], str]:

@@ -63,7 +63,7 @@ class AuthServer:
     refuse: bool = False
     delay: float = 0.0
     issued: list[str] = field(default_factory=list)
-    requests: list[tuple[dict[str, list[str]], str]] = field(default_factory=list)
+    requests: list[tuple[dict[str, list[str]], bytes]] = field(default_factory=list)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
