@@ -254,6 +254,16 @@ class Precheck:
         if auth is None:
             return self.caller_of(received, scope.get("client"))
         address = self.proxies.address(scope.get("client"), received)
+        # Its refusal names no request (id null), by design. The id is in the
+        # body alone (2026-07-28's headers name the method and the item, never
+        # the id), and the token is checked before anything is processed
+        # (basic/authorization: "before processing the request"), so the body
+        # of an unauthenticated client is never read: a read of up to
+        # max_body bytes for anyone, and the parse of it, to name an id no
+        # client needs (it acts on the status and WWW-Authenticate). JSON-RPC
+        # 2.0 answers null where the id could not be read, and the transport
+        # page lets an HTTP refusal carry "a JSON-RPC error response that has
+        # no id" (as for Origin, 403).
         verified = await auth.authenticate(received)
         if isinstance(verified, Response):
             self.with_cors(received, verified)  # in place

@@ -36,6 +36,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_schema.errors import InternalError, ParseError, clip
@@ -89,6 +90,9 @@ class Link:
         self.lock = asyncio.Lock()  # the calls that may ask, one at a time
         self.listens = 0
         self.subscribed: dict[str, int] = {}
+        self.owner: str | None = None
+        """The `Caller.key` of the client it was started for: whose share it counts in."""
+        self.used = monotonic()
 
     @property
     def idle(self) -> bool:
@@ -228,7 +232,8 @@ class HttpLink(Link):
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
-    ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
+    ``principal``, the bounds: ``max_upstreams``, ``max_upstreams_per_key``,
+    ``idle_seconds``, ``pending``). ``reports``: where
     findings go; ``client``: the `mcp_schema.http.pool.HttpClient` (one of
     its own by default, closed by `aclose`); ``credentials``: what its
     requests carry upstream (`mcp_schema.gateway.http_upstream.Credentials`). ``served``: what the gateway's start-up
@@ -364,7 +369,9 @@ class StdioFront(Protocol):
 class StdioBridge(BridgeDriver):
     """The bridge of ``app`` (the stdio front it serves behind, a `StdioFront`
     as `mcp_schema.gateway.monitor.stdio.StdioGatewayApp` is), with the driver's other
-    arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
+    arguments (``sealer``, ``principal``, the bounds: ``max_upstreams``,
+    ``max_upstreams_per_key`` (a child each, per caller), ``idle_seconds``,
+    ``pending``)."""
 
     def __init__(self, app: StdioFront, **options: Any) -> None:
         super().__init__(app.findings, **options)

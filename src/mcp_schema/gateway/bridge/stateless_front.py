@@ -8,8 +8,11 @@ Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
 upstream session of its principal and capabilities, started and initialized
 when first needed; for a call that may ask, one whose turn is free (another
 is started when every one's is taken: at most ``max_upstreams`` sessions at
-once, the least recently used idle one ended first; past that the call
-waits its turn, and 503 when there is no session to wait for); the
+once, ``max_upstreams_per_key`` per caller (`mcp_schema.shares`), its own
+least recently used idle one ended first, never another caller's; past
+that the call waits its turn on one of its sessions, and is refused, 429
+with ``Retry-After``, when it has none; a session idle for
+``idle_seconds`` ends); the
 request projected to its version; the answer projected back. The answer is
 JSON when nothing comes before it, else an event stream carrying the
 call's progress and log messages first. The client leaving before the
@@ -31,6 +34,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
@@ -47,6 +51,7 @@ from mcp_schema.gateway.bridge.stateless import (
     sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.bridge.upstreams import UpstreamTable
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
 from mcp_schema.http.adapter import (
@@ -59,8 +64,9 @@ from mcp_schema.http.adapter import (
     start_message,
     until_disconnect,
 )
-from mcp_schema.http.caller import principal_in
+from mcp_schema.http.caller import caller_in, principal_in
 from mcp_schema.http.rules import code_status, refusal, status_of
+from mcp_schema.http.sessions import IDLE_SECONDS
 from mcp_schema.http.stream import Response
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
@@ -72,22 +78,26 @@ from mcp_schema.session import (
     ServerSession,
     SessionError,
 )
+from mcp_schema.shares import Share, ShareExceededError
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
 
 if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
     from mcp_schema.gateway.bridge.links import Link
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "MAX_UPSTREAMS_PER_KEY", "BridgeDriver", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
+
+MAX_UPSTREAMS_PER_KEY = 4
+"""Of which one caller may hold, by default (a stdio one is a child process)."""
 
 _SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
 _JSON = [("content-type", "application/json")]
 
 
-class BridgeDriver:
+class BridgeDriver(UpstreamTable):
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
     Reports go to ``findings``.
@@ -97,7 +107,9 @@ class BridgeDriver:
       the principal of the `Caller` its front door admitted (`caller_in`: the
       token's, with ``auth``), else None: every client is then one principal,
       told apart by capabilities.
-    * ``max_upstreams``, ``pending``: the bounds.
+    * ``max_upstreams``, ``max_upstreams_per_key``, ``idle_seconds``,
+      ``pending``: the bounds (the upstream sessions' share is counted by
+      the `Caller.key` of the front door's caller).
     """
 
     def __init__(
@@ -107,8 +119,18 @@ class BridgeDriver:
         sealer: StateSealer | None = None,
         principal: Callable[[Scope], str | None] | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
+        max_upstreams_per_key: int = MAX_UPSTREAMS_PER_KEY,
+        idle_seconds: float = IDLE_SECONDS,
         pending: PendingCalls | None = None,
     ) -> None:
+        if not 0 < idle_seconds < float("inf"):
+            raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
+        self.share = Share(
+            "upstream sessions",
+            total=max_upstreams,
+            per_key=min(max_upstreams_per_key, max_upstreams),
+        )
+        self.idle_seconds = float(idle_seconds)
         self.findings = findings
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.principal = principal or principal_in
@@ -137,22 +159,9 @@ class BridgeDriver:
                 pending=self.pending,
             )
 
-    async def aclose(self) -> None:
-        children = [link for links in self.links.values() for link in links]
-        self.links.clear()
-        await asyncio.gather(*(c.close() for c in children))
-
     def new_link(self, upstream: Upstream) -> Link:
         """The connection of a new upstream session (not started)."""
         raise NotImplementedError
-
-    def gone(self, child: Link) -> None:
-        """``child`` is over: forgotten (its key too, when it was the last)."""
-        links = self.links.get(child.upstream.key, [])
-        if child in links:
-            links.remove(child)
-        if not links:
-            self.links.pop(child.upstream.key, None)
 
     # -- one request -------------------------------------------------------------------------
 
@@ -171,7 +180,10 @@ class BridgeDriver:
         core = self.core
         assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
+        await self._idle_ended()
         principal = self.principal(scope)
+        caller = caller_in(scope)
+        owner = None if caller is None else caller.key  # whose share its upstream counts in
         front = core.front(principal)
         started: RequestReceived | None = None
         resumed: InputReceived | None = None
@@ -192,9 +204,13 @@ class BridgeDriver:
             frames = front.frames_to_send()
             return await send_response(send, _answer(frames) if frames else Response(202))
         try:
-            child = await self._link(principal, started)
+            child = await self._link(principal, started, owner)
         except McpError as error:
             front.fail(started, error)
+            if isinstance(error, ShareExceededError):
+                answer = _answer(front.frames_to_send(), 429)
+                answer.headers.append(("retry-after", str(error.retry_after)))
+                return await send_response(send, answer)
             return await send_response(send, _answer(front.frames_to_send(), 503))
         if started.method == LISTEN:
             return await self._listen(child, started, principal, receive, send)
@@ -211,7 +227,7 @@ class BridgeDriver:
                 self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
                 return await send_response(send, _answer(front.frames_to_send(), 502))
-        self._log_level(child, started)
+        child.upstream.set_level(started.context.log_level)
         try:
             child.upstream.start(call, params)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
@@ -223,23 +239,13 @@ class BridgeDriver:
         child.flush()
         await self._drive(child, call, principal, receive, send)
 
-    def _log_level(self, child: Link, request: RequestReceived) -> None:
-        """The request's log level, if any, set on its upstream session (``logging/setLevel``)."""
-        level = request.context.log_level
-        upstream = child.upstream
-        if (
-            level is None
-            or level == upstream.log_level
-            or "logging" not in upstream.server_capabilities
-        ):
-            return
-        upstream.log_level = level
-        upstream.client.request("logging/setLevel", {"level": level})
-
-    async def _link(self, principal: str | None, request: RequestReceived) -> Link:
+    async def _link(
+        self, principal: str | None, request: RequestReceived, owner: str | None
+    ) -> Link:
         """The upstream session for ``request``: of its principal and capabilities;
         for a call that may ask, one whose turn is free (another session of
-        theirs is started when every one is taken, room permitting)."""
+        theirs is started when every one is taken, within ``owner``'s share:
+        `ShareExceededError` when there is none to wait for)."""
         core = self.core
         assert core is not None
         capabilities = projected_capabilities(request.context.client_capabilities, core.version)
@@ -250,30 +256,24 @@ class BridgeDriver:
         found = next((link for link in usable if not link.lock.locked()), None)
         if request.method not in MAY_ASK and usable:
             found = usable[0]
-        if found is None and not await self._room():
+        if found is None and not await self._room(owner):
             if not usable:
-                raise InternalError(
-                    "Service Unavailable: every upstream session is busy; try later"
-                )
+                if not links:
+                    self.links.pop(key, None)  # as it was
+                raise self.share.refused(owner)
             found = usable[0]  # no room for another: this call waits for that one's turn
         if found is None:
             upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
             found = self.new_link(upstream)
+            found.owner = owner
             self.links.setdefault(key, []).append(found)
-            await found.start()
+            try:
+                await found.start()
+            except BaseException:
+                self.gone(found)  # its place given back
+                raise
+        found.used = monotonic()
         return await self._initialized(found)
-
-    async def _room(self) -> bool:
-        """Whether one more upstream session may start (the least recently used
-        idle one is ended for it when there are ``max_upstreams``)."""
-        if sum(len(links) for links in self.links.values()) < self.max_upstreams:
-            return True
-        idle = next((link for links in self.links.values() for link in links if link.idle), None)
-        if idle is None:
-            return False
-        self.gone(idle)
-        await idle.close()
-        return True
 
     async def _initialized(self, child: Link) -> Link:
         """``child`` once its session is initialized (every request waits for it)."""
@@ -328,20 +328,6 @@ class BridgeDriver:
             ask(call, call.waiting.popleft())
             return await send_response(send, _answer(front.frames_to_send()))
         await self._drive(child, call, principal, receive, send)
-
-    def _holder(self, call: Call | None) -> Link | None:
-        if call is None:
-            return None
-        return next(
-            (
-                c
-                for links in self.links.values()
-                for c in links
-                if call.upstream_id in c.queues
-                and c.upstream.calls.get(call.upstream_id or 0) is call
-            ),
-            None,
-        )
 
     def _cancel(self, child: Link, call: Call) -> None:
         if call.upstream_id is not None:
@@ -433,6 +419,7 @@ class BridgeDriver:
                     return
         finally:
             left.cancel()
+            child.used = monotonic()  # idle from the end of its last call
 
     async def _listen(
         self,
@@ -477,6 +464,7 @@ class BridgeDriver:
         finally:
             left.cancel()
             child.listens -= 1
+            child.used = monotonic()
             for uri in uris:
                 child.subscribed[uri] -= 1
                 if not child.subscribed[uri]:

@@ -7,15 +7,15 @@ One stdio connection is one session, so:
 
 * a **handshake-era session** (``initialize``; the gateway mints its
   ``Mcp-Session-Id``) gets a child process of its own, ended at ``DELETE``,
-  or once it is unused (no request in flight, no GET stream) for
-  ``idle_seconds``. At most ``max_sessions`` at once, ``max_sessions_per_key``
-  per client (its `mcp_schema.http.caller.Caller.key`: `mcp_schema.shares`):
-  past either, ``initialize`` is refused, 429 with ``Retry-After``, and no
-  other client's child is ended to make room. Its lines pass
-  unchanged: the child's response to a POST's request is its answer (JSON
-  when it comes first, else an event stream carrying what came before it);
-  the child's other messages go to the session's GET stream when one is
-  open, else to the stream of its latest request in flight.
+  or once unused (no request in flight, no GET stream) for ``idle_seconds``.
+  At most ``max_sessions`` at once, ``max_sessions_per_key`` per client (its
+  `mcp_schema.http.caller.Caller.key`: `mcp_schema.shares`): past either,
+  ``initialize`` is refused, 429 with ``Retry-After``, and no other client's
+  child is ended to make room. Its lines pass unchanged: the child's
+  response to a POST's request is its answer (JSON when it comes first,
+  else an event stream carrying what came before it); its other messages
+  go to the session's GET stream when one is open, else to the stream of
+  its latest request in flight.
 * **2026-07-28 requests** (self-contained) share one child: each request's
   id (and progress token) is replaced by one of the gateway's before it is
   written, and put back in what answers it, so two clients both using id 1
@@ -259,12 +259,7 @@ class StdioGatewayApp:
         return None
 
     async def _post(
-        self,
-        scope: Scope,
-        received: dict[str, str],
-        receive: Receive,
-        send: Send,
-        key: str | None = None,
+        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send, key: str | None
     ) -> None:
         """A POST the precheck let through: its body read, then its message
         bridged (2026-07-28 to a handshake-era server) or forwarded."""
@@ -284,10 +279,13 @@ class StdioGatewayApp:
         stateless = era_of({} if message is None else message, received).stateless
         if stateless and self.bridge is not None and self.bridge.core is not None:
             return await self.bridge.serve(scope, received, body, receive, send)
-        exchange = self.validator.request("POST", received, body)
+        exchange = self.validator.request("POST", received, body, key=key)
         self._reports(exchange.reports)
-        principal = principal_in(scope)
-        return await self.forward(exchange, body, message, receive, send, stateless, key, principal)
+        try:
+            principal = principal_in(scope)
+            await self.forward(exchange, body, message, receive, send, stateless, key, principal)
+        finally:  # an initialize refused or failed here: its place in the validator's table
+            exchange.release()
 
     async def forward(
         self,
