@@ -127,8 +127,9 @@ class GatewayApp:
       default the app makes one of its own (`upstream_client`, with
       ``timeouts``), closed at the lifespan's shutdown.
     * ``credentials``: where the ``Authorization`` sent upstream comes from
-      (`mcp_schema.http.credentials.StaticToken`, say), for the forwarded
-      requests and both bridges; an upstream's 401 rejects it.
+      (`mcp_schema.http.credentials.StaticToken`, or the client credentials
+      grant of `mcp_schema.oauth.OAuth`), for the forwarded requests and
+      both bridges; an upstream's 401 renews it, the request sent once more.
     * ``pass_authorization``: forward the client's own ``Authorization``
       and ``Proxy-Authorization`` (never by default: a token is for the
       server that it was issued to, here the gateway).
