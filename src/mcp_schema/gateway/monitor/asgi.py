@@ -71,7 +71,7 @@ from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
 from mcp_schema.gateway.bridge.links import HttpBridge
-from mcp_schema.gateway.http_upstream import REFUSED, Credentials, upstream_client
+from mcp_schema.gateway.http_upstream import Credentials, opened, upstream_client
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
 from mcp_schema.gateway.monitor.events import relay_events
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
@@ -127,8 +127,9 @@ class GatewayApp:
       default the app makes one of its own (`upstream_client`, with
       ``timeouts``), closed at the lifespan's shutdown.
     * ``credentials``: where the ``Authorization`` sent upstream comes from
-      (`mcp_schema.http.credentials.StaticToken`, say), for the forwarded
-      requests and both bridges; an upstream's 401 rejects it.
+      (`mcp_schema.http.credentials.StaticToken`, or the client credentials
+      grant of `mcp_schema.oauth.OAuth`), for the forwarded requests and
+      both bridges; an upstream's 401 renews it, the request sent once more.
     * ``pass_authorization``: forward the client's own ``Authorization``
       and ``Proxy-Authorization`` (never by default: a token is for the
       server that it was issued to, here the gateway).
@@ -364,16 +365,11 @@ class GatewayApp:
         send: Send,
     ) -> None:
         try:
-            sent = await self.credentials.added(headers)
-            response = await self.client.open(method, target, headers, content)
+            response = await opened(self.client, self.credentials, method, target, headers, content)
         except UpstreamError as exc:
             return await self._failed(deferred, exc.message, exc.status, origin, send)
         try:
             down, status = response.headers, response.status
-            if status in REFUSED:  # about the gateway's credentials: never the client's to see
-                self.credentials.answered(status, sent)
-                said = f"it refused the gateway's credentials (HTTP {status})"
-                return await self._failed(deferred, said, 502, origin, send)
             media = next((v for k, v in down if k == b"content-type"), b"")
             if media.partition(b";")[0].strip().lower() == _SSE:
                 exchange = deferred.get()
