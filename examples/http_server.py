@@ -35,7 +35,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's from Python 3
 
 from mcp_schema.server import Context, Server, ToolError, ToolResult
 
-server = Server("example-http-server", version="1.0.0", logging=True)
+server = Server("example-http-server", version="1.0.0", logging=True, inline=True)
 
 
 class Text(TypedDict):
