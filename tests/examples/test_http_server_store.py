@@ -100,7 +100,9 @@ async def call(app: Any, value: dict[str, Any]) -> dict[str, Any]:
 async def lifespan(app: Any, inbox: asyncio.Queue[dict[str, Any]]) -> asyncio.Task[None]:
     """The app's lifespan, its startup done."""
     outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-    running = asyncio.ensure_future(app({"type": "lifespan"}, inbox.get, outbox.put))
+    running: asyncio.Task[None] = asyncio.ensure_future(
+        app({"type": "lifespan"}, inbox.get, outbox.put)
+    )
     await inbox.put({"type": "lifespan.startup"})
     started = await asyncio.wait_for(outbox.get(), 10)
     assert started["type"] == "lifespan.startup.complete"

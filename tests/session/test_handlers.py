@@ -37,7 +37,7 @@ def line(rid: int, method: str, **params: Any) -> bytes:
 def answer(session: ServerSession, event: RequestReceived | InputReceived) -> Any:
     if isinstance(event, InputReceived):
         return {"content": [{"type": "text", "text": "answered"}]}
-    name = getattr(event.message.params, "name", None)
+    name = getattr(getattr(event.message, "params", None), "name", None)
     if name == "fails":
         raise InvalidParamsError("no such thing", {"name": name})
     if name == "asks":
