@@ -57,10 +57,10 @@ def serve_stdio(
 ) -> None:
     """Serve ``session`` by ``handler`` over stdio (see the module) until
     ``lines`` (standard input's) end; ``out``: where frames go (standard output)."""
-    lines = sys.stdin.buffer if lines is None else lines
-    out = sys.stdout.buffer if out is None else out
-    for line in lines:
+    read: Iterable[bytes] = sys.stdin.buffer if lines is None else lines
+    written: IO[bytes] = sys.stdout.buffer if out is None else out
+    for line in read:
         for event in session.receive(line):
             handler(session, event)
-        out.writelines(frame + b"\n" for frame in session.data_to_send())
-        out.flush()
+        written.writelines(frame + b"\n" for frame in session.data_to_send())
+        written.flush()
