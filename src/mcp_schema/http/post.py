@@ -47,7 +47,7 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.shares import RETRY_AFTER, SHARE_EXCEEDED, ShareExceededError
-from mcp_schema.subscriptions import Subscriptions
+from mcp_schema.subscriptions import Listen, Subscriptions
 
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
@@ -119,6 +119,10 @@ class Posts:
     telemetry: Telemetry | None
     _answers: Answers
     _built: dict[str, ServerSession]
+    listened: Callable[[RequestReceived, Listen], None] | None = None
+    """Told of each listen opened (its request and `mcp_schema.subscriptions.Listen`):
+    what feeds a listen whose changes come from elsewhere (the era bridge's
+    upstream sessions, `mcp_schema.gateway.bridge.stateless_front`)."""
 
     def _opened_noted(
         self, headers: dict[str, str], body: bytes, caller: Caller
@@ -358,6 +362,8 @@ class Posts:
             return too_many(err, brought.id)
         except McpError as err:
             return refusal(status_of(err), err, brought.id)
+        if self.listened is not None:
+            self.listened(brought, listening.listen)
         return self._streamed(listening, live)
 
     def _done(self, exchange: Exchange) -> Response:

@@ -75,6 +75,7 @@ from mcp_schema.gateway.http_upstream import REFUSED, Credentials, upstream_clie
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
 from mcp_schema.gateway.monitor.events import relay_events
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.followed import opens
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
@@ -275,15 +276,19 @@ class GatewayApp:
                 return await bridged
         self._traffic(len(body))
         origin = self._cors_origin(received)
-        exchange = _Deferred(self, method, received, body)
-        if self.enforce:  # read before anything is forwarded
-            refused = exchange.get().refusal
+        exchange = _Deferred(self, method, received, body, admitted.key)
+        # Read before anything is forwarded: in enforce mode, and an initialize
+        # (its session's place in the validator's table: `Exchange.busy`).
+        if self.enforce or (not more and opens(method, received, body)):
+            first = exchange.get()
+            refused = first.refusal if self.enforce else first.busy
             if refused is not None:
                 return await send_response(send, with_cors(refused, origin))
         query = scope.get("query_string", b"")
         try:
             target = self._target.with_query(query) if query else self._target
         except ValueError:
+            exchange.release()
             return await send_response(send, refusal(400, "Bad Request: a malformed query", None))
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
@@ -307,6 +312,7 @@ class GatewayApp:
             self._report(exchange.get().end(cut=True))  # the upstream request was cancelled
         finally:
             watch.stop()
+            exchange.release()  # an initialize whose answer opened no session
             if traced is not None:
                 traced.end()
         return None
@@ -335,10 +341,9 @@ class GatewayApp:
             return None
         if method == "POST" and (more or len(body) > self._bridged_max):
             return send_response(send, too_large(self._bridged_max))
-        if self.back is not None and stateless:
-            return self.back.serve(scope, received, body, receive, send)
-        assert self.front is not None
-        return self.front.serve(method, received, body, receive, send, scope[SCOPE_KEY])
+        bridge = self.back if self.back is not None and stateless else self.front
+        assert bridge is not None
+        return bridge.serve(method, received, body, receive, send, scope[SCOPE_KEY])
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace
@@ -463,18 +468,26 @@ class _Deferred:
     before it is forwarded; in monitor mode once its answer came (and a JSON
     answer was sent on), so that reading it adds nothing to the wait."""
 
-    __slots__ = ("_app", "_body", "_exchange", "_method", "_received")
+    __slots__ = ("_app", "_body", "_exchange", "_key", "_method", "_received")
 
-    def __init__(self, app: GatewayApp, method: str, received: dict[str, str], body: bytes) -> None:
+    def __init__(
+        self, app: GatewayApp, method: str, received: dict[str, str], body: bytes, key: str
+    ) -> None:
         self._app, self._method, self._received, self._body = app, method, received, body
+        self._key = key  # the caller's: whose share an initialize counts in
         self._exchange: Exchange | None = None
 
     def get(self) -> Exchange:
         if self._exchange is None:
             # The headers as the precheck read them: the validator takes them as they are.
-            self._exchange = self._app.validator.request(self._method, self._received, self._body)
+            key, validator = self._key, self._app.validator
+            self._exchange = validator.request(self._method, self._received, self._body, key=key)
             self._app._report(self._exchange.reports)
         return self._exchange
+
+    def release(self) -> None:
+        if self._exchange is not None:
+            self._exchange.release()
 
 
 def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
