@@ -99,15 +99,19 @@ async def restarting(
         await writer.drain()
 
 
+def _confirm(writer: asyncio.StreamWriter, channels: list[bytes]) -> None:
+    """Confirms a SUBSCRIBE to each of ``channels``, as Redis does."""
+    for channel in channels:
+        writer.write(b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (len(channel), channel))
+
+
 async def deaf_after_subscribing(
     seen: FakeRedis, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     while (command := await _command(reader, writer)) is not None:
         seen.commands.append(command)
         if command[0].upper() == b"SUBSCRIBE":
-            for channel in command[1:]:
-                size = len(channel)
-                writer.write(b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (size, channel))
+            _confirm(writer, command[1:])
             await writer.drain()
 
 
@@ -118,9 +122,7 @@ async def healthy_subscriber(
     while (command := await _command(reader, writer)) is not None:
         seen.commands.append(command)
         if command[0].upper() == b"SUBSCRIBE":
-            for channel in command[1:]:
-                size = len(channel)
-                writer.write(b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (size, channel))
+            _confirm(writer, command[1:])
         elif command[0].upper() == b"PING":
             writer.write(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n")
         await writer.drain()
