@@ -133,7 +133,7 @@ class Telemetry:
         )
         self.bridged = meter.create_counter(
             "mcp_schema.bridge.messages",
-            description="Messages a bridge carried or refused, by direction and outcome.",
+            description="Messages an era bridge carried or refused, by direction, outcome and era.",
         )
         self.sealed = meter.create_counter(
             "mcp_schema.state.refused",
@@ -291,11 +291,27 @@ class Telemetry:
         """A sealed request state refused (``reason``: a word of `state_reason`)."""
         self.sealed.add(1, {"mcp_schema.reason": _word(reason)})
 
-    def count_bridged(self, direction: str, outcome: str) -> None:
-        """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""
-        self.bridged.add(
-            1, {"mcp_schema.direction": _word(direction), "mcp_schema.outcome": _word(outcome)}
-        )
+    def count_bridged(
+        self,
+        direction: str,
+        outcome: str,
+        era: str,
+        *,
+        code: int | None = None,
+        count: int = 1,
+    ) -> None:
+        """``count`` messages an era bridge whose clients are of ``era``
+        carried (``outcome`` ``carried``) or refused (``refused``, with the
+        JSON-RPC ``code``) toward ``direction`` (``received``: from the
+        client, ``sent``: toward it)."""
+        attributes = {
+            "mcp_schema.direction": _word(direction),
+            "mcp_schema.outcome": _word(outcome),
+            "mcp_schema.era": _word(era),
+        }
+        if code is not None:
+            attributes["rpc.response.status_code"] = code_value(code)
+        self.bridged.add(count, attributes)
 
     def count_share(self, table: str, granted: bool) -> None:
         """A share of ``table`` asked for."""

@@ -37,9 +37,10 @@ import logging
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_schema.errors import InternalError, clip
+from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.gateway.bridge.shared_listen import SharedListen
 from mcp_schema.gateway.http_upstream import Credentials, exchanged
@@ -53,7 +54,7 @@ from mcp_schema.http.h1 import Target, UpstreamError
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
-from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
+from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, StreamKey, stream_key
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import (
     CancelRequested,
@@ -64,7 +65,11 @@ from mcp_schema.session import (
     RequestReceived,
     ServerSession,
 )
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import HANDSHAKE_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["IDLE_SECONDS", "RELISTEN_SECONDS", "HandshakeFront", "handshake_capabilities"]
 
@@ -168,7 +173,8 @@ class HandshakeFront:
     gateway's); ``credentials``: what its requests carry (none by default).
     ``reports``: where refusals are reported. ``headers``: sent upstream
     with every request. ``precheck``: the rules every request is checked by
-    (by default ``Precheck(path=path)``)."""
+    (by default ``Precheck(path=path)``). ``telemetry``: its sessions' and
+    where what it carries and refuses is counted (`BridgeCounts`)."""
 
     def __init__(
         self,
@@ -183,6 +189,7 @@ class HandshakeFront:
         idle_seconds: float = IDLE_SECONDS,
         path: str = "/mcp",
         precheck: Precheck | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if BRIDGED_VERSION not in served.stateless:
             raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
@@ -191,6 +198,8 @@ class HandshakeFront:
         self.reports, self.headers = reports, dict(headers or {})
         self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
         rules = Precheck(path=path) if precheck is None else precheck
+        resolved = telemetry_for(telemetry)
+        self.counts = BridgeCounts(resolved, "handshake")
         self.endpoint = Endpoint(
             self._serve,
             info=served.server_info or {"name": "mcp-schema-gateway", "version": "1"},
@@ -208,6 +217,7 @@ class HandshakeFront:
             loopback_origins=rules.loopback_origins,
             cors=rules.cors,
             max_body=rules.max_body,
+            telemetry=resolved or False,
         )
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}
@@ -295,6 +305,7 @@ class HandshakeFront:
     # -- the upstream exchanges ----------------------------------------------------------
 
     def _send(self, bridged: _Bridged, posts: list[Post]) -> None:
+        self.counts.carried("received", len(posts))
         for post in posts:
             task = asyncio.ensure_future(self._exchange(bridged, post))
             if post.request_id is not None:
@@ -329,7 +340,7 @@ class HandshakeFront:
             for bridged in self._bridged.values():
                 server = bridged.live.server
                 server.notify(method)  # to no request: the GET stream
-                route(bridged.live, server.frames_to_send(), None)
+                self._route(bridged, None)
 
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
@@ -355,12 +366,19 @@ class HandshakeFront:
         context = None if request is None else stream_key(request.id)
         # The endpoint's own routing: a late answer and the server's asks go
         # to the request's stream exactly as a handler's would.
-        route(bridged.live, bridged.live.server.frames_to_send(), context)
+        self._route(bridged, context)
         self._send(bridged, posts)
         self._reported(bridged)
 
+    def _route(self, bridged: _Bridged, context: StreamKey | None) -> None:
+        """What the client's session has to send, to its streams, counted."""
+        frames = bridged.live.server.frames_to_send()
+        self.counts.carried("sent", len(frames))
+        route(bridged.live, frames, context)
+
     def _reported(self, bridged: _Bridged) -> None:
         found = bridged.calls.take_findings()
+        self.counts.reported(found)
         if self.reports is not None:
             for report in found:
                 self.reports.add(report)

@@ -38,7 +38,7 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_schema.errors import InternalError, ParseError, clip
+from mcp_schema.errors import InternalError, InvalidRequestError, ParseError, clip
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
@@ -116,6 +116,7 @@ class Link:
         for call, event in self.upstream.route(events):
             if isinstance(event, ProtocolError):
                 findings.refused("server", event.error, frame)
+                self.driver.counts.refused("sent", event.error.code)
             elif isinstance(event, Negotiated) and not self.ready.done():
                 self.ready.set_result(True)
             elif isinstance(event, ResponseReceived) and not self.ready.done():
@@ -129,6 +130,7 @@ class Link:
                     "may ask; refused",
                     frame,
                 )
+                self.driver.counts.refused("sent", InvalidRequestError.code)
                 self.answer(self.upstream.refuse(event))
         self.flush()
 

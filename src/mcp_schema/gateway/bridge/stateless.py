@@ -285,6 +285,13 @@ class Upstream:
     def token(self) -> str:
         return f"gw-{next(self._tokens)}"
 
+    def follow_level(self, level: str | None) -> None:
+        """A request's log level, if any, set on this session (``logging/setLevel``)."""
+        if level is None or level == self.log_level or "logging" not in self.server_capabilities:
+            return
+        self.log_level = level
+        self.client.request("logging/setLevel", {"level": level})
+
     def start(self, call: Call, params: dict[str, Any]) -> None:
         """Send ``call`` upstream with ``params`` (its own, projected)."""
         call.upstream_id = self.client.request(call.request.method, params)

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
+from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.stateless import (
     MAY_ASK,
     Call,
@@ -74,9 +75,11 @@ from mcp_schema.session import (
 )
 from mcp_schema.subscriptions import LISTEN
 from mcp_schema.tasks.notifications import open_listen
+from mcp_schema.telemetry import telemetry_for
 
 if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
     from mcp_schema.gateway.bridge.links import Link
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
 
@@ -98,6 +101,7 @@ class BridgeDriver:
       token's, with ``auth``), else None: every client is then one principal,
       told apart by capabilities.
     * ``max_upstreams``, ``pending``: the bounds.
+    * ``telemetry``: where what it carries and refuses is counted (`BridgeCounts`).
     """
 
     def __init__(
@@ -108,8 +112,10 @@ class BridgeDriver:
         principal: Callable[[Scope], str | None] | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
         pending: PendingCalls | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         self.findings = findings
+        self.counts = BridgeCounts(telemetry_for(telemetry), "stateless")
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.principal = principal or principal_in
         self.max_upstreams = max_upstreams
@@ -179,6 +185,7 @@ class BridgeDriver:
             if isinstance(event, ProtocolError):
                 error = event.error
                 self.findings.refused("client", error, body)
+                self.counts.refused("received", error.code)
                 if not event.answered:
                     return await send_response(send, refusal(status_of(error), error))
                 return await send_response(send, _answer(front.frames_to_send(), status_of(error)))
@@ -211,7 +218,7 @@ class BridgeDriver:
                 self._release(child, call)
                 front.fail(started, InternalError("Bad gateway: the server process exited"))
                 return await send_response(send, _answer(front.frames_to_send(), 502))
-        self._log_level(child, started)
+        child.upstream.follow_level(started.context.log_level)
         try:
             child.upstream.start(call, params)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
@@ -220,21 +227,9 @@ class BridgeDriver:
             return await send_response(send, _answer(front.frames_to_send(), 503))
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
+        self.counts.carried("received")
         child.flush()
         await self._drive(child, call, principal, receive, send)
-
-    def _log_level(self, child: Link, request: RequestReceived) -> None:
-        """The request's log level, if any, set on its upstream session (``logging/setLevel``)."""
-        level = request.context.log_level
-        upstream = child.upstream
-        if (
-            level is None
-            or level == upstream.log_level
-            or "logging" not in upstream.server_capabilities
-        ):
-            return
-        upstream.log_level = level
-        upstream.client.request("logging/setLevel", {"level": level})
 
     async def _link(self, principal: str | None, request: RequestReceived) -> Link:
         """The upstream session for ``request``: of its principal and capabilities;
@@ -321,6 +316,7 @@ class BridgeDriver:
                 InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
             )
             return await send_response(send, _answer(front.frames_to_send()))
+        self.counts.carried("received")
         child.flush()
         if call.waiting:  # the server asked more meanwhile
             if not self._wait(call, principal):
@@ -423,6 +419,7 @@ class BridgeDriver:
                     self._release(child, call)
                 if not frames and not done:
                     continue
+                self.counts.carried("sent", len(frames))
                 if not started and done and len(frames) == 1:
                     return await send_response(send, _answer(frames))
                 if not started:
@@ -453,6 +450,7 @@ class BridgeDriver:
             child.subscribed[uri] = child.subscribed.get(uri, 0) + 1
             if child.subscribed[uri] == 1:
                 child.upstream.client.request("resources/subscribe", {"uri": uri})
+        self.counts.carried("received")
         child.flush()
         child.listens += 1
         ready = asyncio.Event()
@@ -463,6 +461,7 @@ class BridgeDriver:
             while True:
                 written = listen.take()
                 if written:
+                    self.counts.carried("sent", len(written))
                     await send_body(send, sse_events(written), more=True)
                 if listen.done:
                     break

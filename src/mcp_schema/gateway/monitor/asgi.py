@@ -216,6 +216,7 @@ class GatewayApp:
                 # The gateway's rules, or a host or origin it admits would be
                 # refused there; a bridge reads a body whole: the validator's bound.
                 precheck=bridged,
+                telemetry=self.telemetry or False,
             )
             self._per_request = bridged_to.stateless
         if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
@@ -226,6 +227,7 @@ class GatewayApp:
                 precheck=bridged,
                 served=bridged_to,
                 credentials=self.credentials,
+                telemetry=self.telemetry or False,
             )
 
     @property
