@@ -279,9 +279,8 @@ class Endpoint(Posts, Admission):
         self, served: Collection[str], options: dict[str, Any]
     ) -> dict[str, ServerSession]:
         """The sessions each era's requests are served by are built like these
-        (`ServerSession._like`), checked once, here: the telemetry resolved once
-        is every session's, and every table's share counts to it."""
-        options["telemetry"] = self.telemetry or False
+        (`ServerSession._like`), checked once, here; the telemetry too, every table's."""
+        options["telemetry"] = self.telemetry or False  # resolved once, for every session
         observe_shares(self.telemetry, self._answers, self.subscriptions, self.tasks, self.sessions)
         ServerSession(versions=served, **options)
         return {
