@@ -54,15 +54,17 @@ from mcp_schema.http.h1 import Target, UpstreamError
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
-from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, StreamKey, stream_key
+from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import (
     CancelRequested,
     Event,
     InputReceived,
+    InputRequested,
     Negotiated,
     NotificationReceived,
     RequestReceived,
+    ResponseReceived,
     ServerSession,
 )
 from mcp_schema.telemetry import telemetry_for
@@ -80,6 +82,9 @@ RELISTEN_SECONDS = 1.0
 """How long the shared listen waits before it is opened again, once the upstream ended it."""
 
 _LOG = logging.getLogger("mcp_schema.gateway")
+
+_CARRIED = (ResponseReceived, InputRequested, NotificationReceived)
+"""What of an upstream answer goes on to the client (`BridgeCounts`)."""
 
 
 def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
@@ -340,7 +345,8 @@ class HandshakeFront:
             for bridged in self._bridged.values():
                 server = bridged.live.server
                 server.notify(method)  # to no request: the GET stream
-                self._route(bridged, None)
+                self.counts.carried("sent")
+                route(bridged.live, server.frames_to_send(), None)
 
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
         binding = bridged.calls.binding
@@ -366,15 +372,13 @@ class HandshakeFront:
         context = None if request is None else stream_key(request.id)
         # The endpoint's own routing: a late answer and the server's asks go
         # to the request's stream exactly as a handler's would.
-        self._route(bridged, context)
+        route(bridged.live, bridged.live.server.frames_to_send(), context)
         self._send(bridged, posts)
+        # What came for a client's call went to it, but what was refused
+        # (reported: one finding each); the answers to the bridge's own are not carried.
+        carried = 0 if request is None else sum(isinstance(e, _CARRIED) for e in events)
+        self.counts.carried("sent", max(0, carried - len(calls.findings)))
         self._reported(bridged)
-
-    def _route(self, bridged: _Bridged, context: StreamKey | None) -> None:
-        """What the client's session has to send, to its streams, counted."""
-        frames = bridged.live.server.frames_to_send()
-        self.counts.carried("sent", len(frames))
-        route(bridged.live, frames, context)
 
     def _reported(self, bridged: _Bridged) -> None:
         found = bridged.calls.take_findings()
