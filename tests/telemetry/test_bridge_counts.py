@@ -1,6 +1,7 @@
 """What the era bridges carry and refuse, counted
 (``mcp_schema.bridge.messages``), in both directions: by the side a message
-goes toward, the outcome and the era of the bridge's clients."""
+goes toward, the outcome and the era of the bridge's clients; and the tools
+the upstream listed named on the bridge's spans."""
 
 from __future__ import annotations
 
@@ -58,7 +59,7 @@ def counts(recorded: Recorded) -> dict[tuple[str, ...], int]:
 
 def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Recorded) -> None:
     with serving(upstream("2026-07-28")) as url:
-        app = GatewayApp(url, served=probed(url), telemetry=recorded.telemetry)
+        app = GatewayApp(url, served=probed(url), telemetry=recorded.fresh())
         assert app.front is not None
 
         async def run() -> None:
@@ -70,6 +71,10 @@ def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Record
                     call = hand.message("tools/call", {"name": "echo", "arguments": {"text": "hi"}})
                     answer = await http.post(GATEWAY, headers=hand.headers(), json=call)
                     assert '"hi"' in answer.text, answer.text
+                    again = hand.message(
+                        "tools/call", {"name": "echo", "arguments": {"text": "hi"}}
+                    )
+                    await http.post(GATEWAY, headers=hand.headers(), json=again)
                     # 2026-07-28 has no roots/list_changed from clients: refused, reported.
                     changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
                     await http.post(GATEWAY, headers=hand.headers(), json=changed)
@@ -79,16 +84,20 @@ def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Record
 
         asyncio.run(run())
     found = counts(recorded)
-    # Up: server/discover, the bridge's tools/list before the call, the call.
-    assert found[("received", "carried", "handshake")] >= 3, found
-    assert found[("sent", "carried", "handshake")] >= 1, found
+    # Up: server/discover, the bridge's tools/list before the first call, both calls.
+    assert found[("received", "carried", "handshake")] == 4, found
+    assert found[("sent", "carried", "handshake")] == 2, found
     assert found[("received", "refused", "handshake", "-32601")] == 1, found
     assert not any(key[2] != "handshake" for key in found), found
+    # The tools the upstream listed (to the bridge, after the first call's
+    # span began, before it went upstream) are named from then on.
+    calls = [s.name for s in recorded.spans() if s.name.startswith("tools/call")]
+    assert calls == ["tools/call _OTHER", "tools/call echo"], calls
 
 
 def test_the_stateless_bridge_counts_what_it_carries_and_refuses(recorded: Recorded) -> None:
     with serving(upstream("2025-06-18")) as url:
-        app = GatewayApp(url, served=probed(url), telemetry=recorded.telemetry)
+        app = GatewayApp(url, served=probed(url), telemetry=recorded.fresh())
         assert app.back is not None
         headers = {
             **HEADERS,
@@ -120,3 +129,5 @@ def test_the_stateless_bridge_counts_what_it_carries_and_refuses(recorded: Recor
     assert found[("sent", "carried", "stateless")] == 1, found
     refusals = {k: v for k, v in found.items() if k[:3] == ("received", "refused", "stateless")}
     assert sum(refusals.values()) == 1, found
+    # Nothing listed the tools here: the bridge's front span cannot name it.
+    assert "tools/call _OTHER" in [s.name for s in recorded.spans()]

@@ -9,8 +9,9 @@ global providers: a request then pays one check, not a span.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from mcp_schema.telemetry.operation import Operation
@@ -22,10 +23,14 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
     from opentelemetry.trace import TracerProvider
 
-__all__ = ["DURATION_BUCKETS", "RECHECK_SECONDS", "Telemetry"]
+__all__ = ["DURATION_BUCKETS", "MAX_LEARNED", "RECHECK_SECONDS", "Telemetry"]
 
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 """The conventions' bucket boundaries of the operation and session durations, in seconds."""
+
+MAX_LEARNED = 256
+"""Most tool and prompt names a `Telemetry` learns from what a peer lists
+(`Telemetry.learn`): the first ones kept, any later one recorded `OTHER`."""
 
 RECHECK_SECONDS = 1.0
 """How long an answer of `Telemetry.active` without an SDK is kept."""
@@ -69,6 +74,7 @@ class Telemetry:
 
     __slots__ = (
         "_explicit",
+        "_learned",
         "_meter_provider",
         "_quiet_until",
         "_tracer",
@@ -102,6 +108,7 @@ class Telemetry:
         from mcp_schema import __version__
 
         self._explicit = tracer_provider is not None or meter_provider is not None
+        self._learned = 0
         self._quiet_until = 0.0
         self._tracer_provider = tracer_provider or trace.get_tracer_provider()
         self._meter_provider = meter_provider or metrics.get_meter_provider()
@@ -151,6 +158,25 @@ class Telemetry:
         set only grows, by what servers declare, never by what peers send)."""
         self.tools = self.tools | frozenset(tools)
         self.prompts = self.prompts | frozenset(prompts)
+
+    def learn(self, *, tools: Iterable[object] = (), prompts: Iterable[object] = ()) -> None:
+        """Names a peer published (a gateway's upstream, in its ``tools/list``
+        and ``prompts/list`` results): recorded as they are from now on, as
+        declared ones are, but a peer names what it likes, so at most
+        `MAX_LEARNED` are ever learned (first come, first kept), each a
+        string of at most `MAX_VALUE` characters; any other is `OTHER`."""
+        self.tools = self._learn(tools, self.tools)
+        self.prompts = self._learn(prompts, self.prompts)
+
+    def _learn(self, names: Iterable[object], known: frozenset[str]) -> frozenset[str]:
+        room = MAX_LEARNED - self._learned
+        if room <= 0:
+            return known
+        read = itertools.islice(names, MAX_LEARNED)  # a list read only as far as it may teach
+        fit = (n for n in read if isinstance(n, str) and len(n) <= MAX_VALUE and n not in known)
+        new = list(dict.fromkeys(fit))[:room]
+        self._learned += len(new)
+        return known | frozenset(new) if new else known
 
     @property
     def active(self) -> bool:

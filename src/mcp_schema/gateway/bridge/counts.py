@@ -12,6 +12,11 @@ side whose message it refused. ``mcp_schema.era`` is the era of the
 bridge's clients: ``handshake`` for `HandshakeFront`, ``stateless`` for
 `BridgeDriver`. Only while telemetry is active; nothing here imports
 OpenTelemetry.
+
+The tool and prompt names the upstream lists (its ``tools/list`` and
+``prompts/list`` results, whoever asked) are learned too
+(`mcp_schema.telemetry.Telemetry.learn`): the bridge's spans name those
+tools, as the server's own spans name what it declares.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Literal
 
+from mcp_schema.session import ResponseReceived
 from mcp_schema.telemetry.findings import SIDES
 
 if TYPE_CHECKING:
@@ -49,6 +55,20 @@ class BridgeCounts:
         telemetry = self.telemetry
         if telemetry is not None and telemetry.active:
             telemetry.count_bridged(direction, "refused", self.era, code=code)
+
+    def listed(self, events: Iterable[object]) -> None:
+        """The names each ``tools/list`` or ``prompts/list`` answer among
+        ``events`` (the upstream's) lists, learned."""
+        telemetry = self.telemetry
+        if telemetry is None:
+            return
+        for event in events:
+            if not isinstance(event, ResponseReceived) or event.result is None:
+                continue
+            if event.method == "tools/list":
+                telemetry.learn(tools=(t.name for t in getattr(event.result, "tools", ())))
+            elif event.method == "prompts/list":
+                telemetry.learn(prompts=(p.name for p in getattr(event.result, "prompts", ())))
 
     def reported(self, reports: Iterable[Report]) -> None:
         """The refusals the bridge's sans-IO core reported (`mcp_schema.proxy.Report`)."""

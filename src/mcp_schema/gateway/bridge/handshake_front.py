@@ -367,6 +367,7 @@ class HandshakeFront:
         if not events or self._bridged.get(id(bridged.live.server)) is not bridged:
             return  # nothing, or the session is over
         calls = bridged.calls
+        self.counts.listed(events)
         request = calls.call_of(post)
         posts = calls.answer(post, events)
         context = None if request is None else stream_key(request.id)

@@ -40,7 +40,7 @@ import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel
 
@@ -65,6 +65,9 @@ from mcp_schema.session.input import in_version
 from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
 from mcp_schema.tables import definition
 from mcp_schema.versions import protocol
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = [
     "FRONT_VERSION",
@@ -349,8 +352,8 @@ class Upstream:
 class HandshakeBridge:
     """The bridge's state for one gateway (sans-IO): the front sessions' rules
     (``info`` and ``capabilities`` of the server, as its ``initialize`` said;
-    ``sealer`` for the ``requestState``), the upstream ``version``, and the
-    pending calls."""
+    ``sealer`` for the ``requestState``; ``telemetry``, their spans'), the
+    upstream ``version``, and the pending calls."""
 
     def __init__(
         self,
@@ -360,8 +363,10 @@ class HandshakeBridge:
         capabilities: Mapping[str, Any],
         sealer: StateSealer,
         pending: PendingCalls | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         self.version, self.info = version, dict(info)
+        self.telemetry = telemetry
         # What 2026-07-28 can say of the server's capabilities (``logging`` included:
         # deprecated there, still a member).
         compiled = protocol(FRONT_VERSION)
@@ -381,6 +386,7 @@ class HandshakeBridge:
             request_state=self.sealer,
             principal=principal,
             listens=False,
+            telemetry=self.telemetry,
         )
 
     def upstream_params(self, event: RequestReceived, token: str | None) -> dict[str, Any]:

@@ -141,6 +141,7 @@ class BridgeDriver:
                 capabilities=dict(found.capabilities),
                 sealer=self.sealer,
                 pending=self.pending,
+                telemetry=self.counts.telemetry or False,
             )
 
     async def aclose(self) -> None:
@@ -394,6 +395,7 @@ class BridgeDriver:
                     self._cancel(child, call)
                     return
                 event = got.result()
+                self.counts.listed([event])
                 if event is None:  # the child is gone
                     error = InternalError("Bad gateway: the server process exited before answering")
                     self.findings.found(error.message, b"", error.code)

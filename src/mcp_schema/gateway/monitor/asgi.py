@@ -190,6 +190,8 @@ class GatewayApp:
         self._upward = Upward(upstream_host, self.credentials.dropped)
         self.timeouts = timeouts
         self.telemetry = telemetry_for(telemetry)
+        if self.telemetry is not None:  # the tool names its spans may record: the upstream's
+            self.validator.upstream.listed = self._learned
         self._client = client
         self._own_client = client is None
         self.served = served
@@ -229,6 +231,13 @@ class GatewayApp:
                 credentials=self.credentials,
                 telemetry=self.telemetry or False,
             )
+
+    def _learned(self, method: str, names: list[object]) -> None:
+        assert self.telemetry is not None
+        if method == "tools/list":
+            self.telemetry.learn(tools=names)
+        else:
+            self.telemetry.learn(prompts=names)
 
     @property
     def client(self) -> HttpClient:
