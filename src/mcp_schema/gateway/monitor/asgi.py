@@ -188,12 +188,10 @@ class GatewayApp:
         self._target = Target.of(upstream)  # parsed once
         self.credentials = Credentials(credentials, pass_authorization=pass_authorization)
         self._upward = Upward(upstream_host, self.credentials.dropped)
-        self.timeouts = timeouts
-        self.telemetry = telemetry_for(telemetry)
+        self.timeouts, self.telemetry = timeouts, telemetry_for(telemetry)
         if self.telemetry is not None:  # the tool names its spans may record: the upstream's
             self.validator.upstream.listed = self._learned
-        self._client = client
-        self._own_client = client is None
+        self._client, self._own_client = client, client is None
         self.served = served
         if served is not None:  # what it serves and declares; the answers it forwards teach more
             self.validator.learn(served)
