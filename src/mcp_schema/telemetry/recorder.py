@@ -21,7 +21,7 @@ from mcp_schema.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
+    from opentelemetry.trace import Span, TracerProvider
 
 __all__ = ["DURATION_BUCKETS", "MAX_LEARNED", "RECHECK_SECONDS", "Telemetry"]
 
@@ -289,6 +289,27 @@ class Telemetry:
             attributes["server.address"], attributes["server.port"] = server
         span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
         return Operation(span, self.client_duration, attributes)
+
+    def task_work(self, created_by: Span, tool: object) -> Span:
+        """The span of a task's work (the Tasks extension), started: the
+        conventions' ``execute_tool {gen_ai.tool.name}`` (INTERNAL), a child
+        of the ``tools/call`` server span ``created_by`` that created the
+        task, and linked to it (the work outlives that span: a backend that
+        shows a long child apart, or another process resuming the trace,
+        still finds where it came from). Ended by the caller."""
+        from opentelemetry.trace import Link, SpanKind, set_span_in_context
+
+        recorded = named(tool, self.tools)
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": recorded,
+            "mcp.method.name": "tools/call",
+        }
+        link = Link(created_by.get_span_context(), {"mcp_schema.link": "created_by"})
+        parent = set_span_in_context(created_by)
+        return self._tracer.start_span(
+            f"execute_tool {recorded}", parent, SpanKind.INTERNAL, attributes, links=[link]
+        )
 
     def session_ended(self, seconds: float, version: str | None, transport: Transport) -> None:
         """A handshake-era session (or a stdio child) that lived ``seconds`` ended."""
