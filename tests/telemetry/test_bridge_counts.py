@@ -60,7 +60,8 @@ def counts(recorded: Recorded) -> dict[tuple[str, ...], int]:
 def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Recorded) -> None:
     with serving(upstream("2026-07-28")) as url:
         app = GatewayApp(url, served=probed(url), telemetry=recorded.fresh())
-        assert app.front is not None
+        front = app.front
+        assert front is not None
 
         async def run() -> None:
             transport = httpx.ASGITransport(app, client=("127.0.0.1", 5555))
@@ -79,7 +80,7 @@ def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Record
                     changed = {"jsonrpc": "2.0", "method": "notifications/roots/list_changed"}
                     await http.post(GATEWAY, headers=hand.headers(), json=changed)
             finally:
-                app.front.close()
+                front.close()
                 await app.aclose()
 
         asyncio.run(run())
