@@ -14,7 +14,9 @@ import time
 from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_schema.telemetry.operation import Operation
+from opentelemetry.trace import SpanKind
+
+from mcp_schema.telemetry.operation import METRIC_ATTRIBUTES, Operation
 from mcp_schema.telemetry.propagation import extract
 from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, code_value, method_value, named
 from mcp_schema.versions import SUPPORTED
@@ -77,6 +79,7 @@ class Telemetry:
         "_learned",
         "_meter_provider",
         "_quiet_until",
+        "_shapes",
         "_tracer",
         "_tracer_provider",
         "bridged",
@@ -109,6 +112,7 @@ class Telemetry:
 
         self._explicit = tracer_provider is not None or meter_provider is not None
         self._learned = 0
+        self._shapes: dict[tuple[str | None, ...], _Shape] = {}
         self._quiet_until = 0.0
         self._tracer_provider = tracer_provider or trace.get_tracer_provider()
         self._meter_provider = meter_provider or metrics.get_meter_provider()
@@ -207,34 +211,32 @@ class Telemetry:
         era: str | None,
         params: Mapping[str, Any] | None,
         transport: Transport,
-    ) -> tuple[dict[str, Any], str]:
-        """The span's attributes, and its name (``{method} {target}``)."""
+    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """The span's attributes, its name (``{method} {target}``) and the
+        duration's attributes (shared: never to be changed)."""
         recorded = method_value(method)
-        attributes: dict[str, Any] = {"mcp.method.name": recorded, "network.transport": transport}
-        if transport != "pipe":
-            attributes["network.protocol.name"] = "http"
+        target = None
+        if recorded == "tools/call" or recorded in _PROMPT_METHODS:
+            given = None if params is None else params.get("name")
+            target = named(given, self.tools if recorded == "tools/call" else self.prompts)
+        key = (recorded, _version(version), None if era is None else _word(era), transport, target)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = _shape(*key)
+            if len(self._shapes) > _MAX_SHAPES:  # a closed set; bounded all the same
+                self._shapes.clear()
+        name, base, metric = shape
+        attributes = dict(base)
         if request_id is not None:
             attributes["jsonrpc.request.id"] = str(request_id)[:MAX_VALUE]
-        if (recorded_version := _version(version)) is not None:
-            attributes["mcp.protocol.version"] = recorded_version
-        if era is not None:
-            attributes["mcp_schema.era"] = _word(era)
-        name = recorded
-        target = None if params is None else params.get("name")
         if recorded == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            attributes["gen_ai.tool.name"] = name_ = named(target, self.tools)
-            name = f"{recorded} {name_}"
             if self.record_content and params is not None and "arguments" in params:
                 attributes["gen_ai.tool.call.arguments"] = _json(params["arguments"])
-        elif recorded in _PROMPT_METHODS:
-            attributes["gen_ai.prompt.name"] = name_ = named(target, self.prompts)
-            name = f"{recorded} {name_}"
         elif recorded in _RESOURCE_METHODS and self.resource_uris and params is not None:
             uri = params.get("uri")
             if isinstance(uri, str):
                 attributes["mcp.resource.uri"] = uri[:2048]
-        return attributes, name
+        return attributes, name, metric
 
     def server_operation(
         self,
@@ -256,9 +258,9 @@ class Telemetry:
         ``session``: the handshake-era session id, recorded as it is only
         when the session is bound to an authenticated principal
         (``session_bound``), else hashed: a raw id is a capability."""
-        from opentelemetry.trace import SpanKind
-
-        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        attributes, name, metric = self._attributes(
+            method, request_id, version, era, params, transport
+        )
         if client is not None:
             attributes["client.address"], attributes["client.port"] = client
         if session is not None:
@@ -266,7 +268,7 @@ class Telemetry:
         meta = None if params is None else params.get("_meta")
         parent = extract(meta if isinstance(meta, Mapping) else None, headers)
         span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes)
-        return Operation(span, self.server_duration, attributes)
+        return Operation(span, self.server_duration, metric)
 
     def client_operation(
         self,
@@ -282,13 +284,14 @@ class Telemetry:
     ) -> Operation:
         """A client span for a message sent (the caller injects its context
         into the message, `mcp_schema.telemetry.propagation.inject`)."""
-        from opentelemetry.trace import SpanKind
-
-        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        attributes, name, metric = self._attributes(
+            method, request_id, version, era, params, transport
+        )
         if server is not None:
             attributes["server.address"], attributes["server.port"] = server
+            metric = {**metric, "server.address": server[0], "server.port": server[1]}
         span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
-        return Operation(span, self.client_duration, attributes)
+        return Operation(span, self.client_duration, metric)
 
     def task_work(self, created_by: Span, tool: object) -> Span:
         """The span of a task's work (the Tasks extension), started: the
@@ -297,7 +300,7 @@ class Telemetry:
         task, and linked to it (the work outlives that span: a backend that
         shows a long child apart, or another process resuming the trace,
         still finds where it came from). Ended by the caller."""
-        from opentelemetry.trace import Link, SpanKind, set_span_in_context
+        from opentelemetry.trace import Link, set_span_in_context
 
         recorded = named(tool, self.tools)
         attributes = {
@@ -375,6 +378,38 @@ class Telemetry:
         self.broker.add(
             1, {"mcp_schema.operation": _word(operation), "mcp_schema.outcome": _word(outcome)}
         )
+
+
+_Shape = tuple[str, dict[str, Any], dict[str, Any]]
+"""A span's name, its first attributes and its duration's (`_shape`)."""
+
+_MAX_SHAPES = 1024
+"""Shapes a `Telemetry` keeps (each of closed-set facts: bounded all the same)."""
+
+
+def _shape(
+    method: str, version: str | None, era: str | None, transport: str, target: str | None
+) -> _Shape:
+    """What every operation of these recorded facts shares: made once, so a
+    request pays a copy of a dict, not the building of it and of its
+    duration's (`METRIC_ATTRIBUTES`) again."""
+    attributes: dict[str, Any] = {"mcp.method.name": method, "network.transport": transport}
+    if transport != "pipe":
+        attributes["network.protocol.name"] = "http"
+    if version is not None:
+        attributes["mcp.protocol.version"] = version
+    if era is not None:
+        attributes["mcp_schema.era"] = era
+    name = method
+    if method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        attributes["gen_ai.tool.name"] = target
+        name = f"{method} {target}"
+    elif target is not None:
+        attributes["gen_ai.prompt.name"] = target
+        name = f"{method} {target}"
+    metric = {k: v for k, v in attributes.items() if k in METRIC_ATTRIBUTES}
+    return name, attributes, metric
 
 
 def _sdk_behind_globals() -> bool:
