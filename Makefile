@@ -43,17 +43,37 @@ lint: $(STAMP)
 # Then what users write: the Python snippets of the README and the docs
 # pages (tests/snippets.py) and examples/, under mypy
 # --strict with and without the pydantic plugin, and under pyright strict.
+# The checkers are single-threaded, so they run as three lanes, two at a time
+# (one per core): pyright; mypy with the plugin (the package, then the
+# snippets on its cache); mypy without it (a cache of its own, so that
+# neither run throws away the other's). The gate runs lint and check-regen
+# beside them.
 typecheck: $(STAMP)
-	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests docs
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(TYPECHECKS)
+
+TYPECHECKS := typecheck-pyright typecheck-mypy typecheck-mypy-bare
+.PHONY: $(TYPECHECKS) snippets pyright-view
+
+snippets: $(STAMP)
+	rm -rf build/snippets && $(PY) -m tests.snippets build/snippets
+
+pyright-view:
 	rm -rf build/pyright && mkdir -p build/pyright/mcp_schema
 	cp -rs $(CURDIR)/src/mcp_schema/. $(CURDIR)/generated/mcp_schema/. build/pyright/mcp_schema/
+
+typecheck-pyright: $(STAMP) pyright-view snippets
 	$(PY) -m pyright
-	rm -rf build/snippets && $(PY) -m tests.snippets build/snippets
-	$(PY) -m mypy build/snippets examples
-	$(PY) -m mypy --config-file tests/typing/mypy-no-plugin.ini build/snippets examples
 	$(PY) -m pyright -p tests/typing
 
-test: lint typecheck check-regen  ## the CI gate
+typecheck-mypy: $(STAMP) snippets
+	$(PY) -m mypy src/mcp_schema generated/mcp_schema codegen tests docs
+	$(PY) -m mypy build/snippets examples
+
+typecheck-mypy-bare: $(STAMP) snippets
+	$(PY) -m mypy --config-file tests/typing/mypy-no-plugin.ini build/snippets examples
+
+test: $(STAMP)  ## the CI gate
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(TYPECHECKS) lint check-regen
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 # pytest-xdist workers for the whole suite: one per core (a test module stays

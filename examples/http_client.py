@@ -36,7 +36,7 @@ from mcp_schema.codec import to_wire
 from mcp_schema.errors import McpError
 from mcp_schema.http.binding import Mode
 from mcp_schema.http.client import HttpClient
-from mcp_schema.oauth import ClientInfo, FollowRedirect, HttpxFetcher, OAuth
+from mcp_schema.oauth import ClientInfo, FollowRedirect, HttpFetcher, OAuth
 from mcp_schema.session import InputRequested
 from mcp_schema.versions import STATELESS_VERSIONS
 
@@ -105,7 +105,7 @@ async def said(what: str, answering: Awaitable[McpModel]) -> dict[str, Any]:
     return result
 
 
-def authorization(url: str, context: dict[str, Any], scenario: str, fetcher: HttpxFetcher) -> OAuth:
+def authorization(url: str, context: dict[str, Any], scenario: str, fetcher: HttpFetcher) -> OAuth:
     """The OAuth client of the server at ``url``, with what the suite gave."""
     client = None
     if "client_id" in context:
@@ -130,7 +130,7 @@ def authorization(url: str, context: dict[str, Any], scenario: str, fetcher: Htt
 
 
 async def run(url: str, context: dict[str, Any], version: str | None, scenario: str) -> None:
-    fetcher = HttpxFetcher(timeout=FETCH_SECONDS)
+    fetcher = HttpFetcher(timeout=FETCH_SECONDS)
     try:
         await exercise(url, version, authorization(url, context, scenario, fetcher), context)
     finally:

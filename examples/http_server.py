@@ -13,7 +13,9 @@ prompt. ``toggle`` adds the tool ``extra``, or removes it, on every replica
 (a compare-and-set in the broker's store, then ``tools/list_changed`` through
 the relay to every listen); ``long_count`` is a task where the client
 declared the Tasks extension (its progress in the status message, one
-question on the way), else answered at once.
+question on the way), else answered at once. Its sync functions never block,
+so they are declared ``inline``: each runs in the event loop and its call is
+answered at once, with no worker thread (``docs/guide/remote-server.md``).
 
 Configured from the environment (``docs/guide/remote-server.md``):
 ``MCP_REDIS_URL`` makes it one replica of many (sessions, tasks and the tool
@@ -35,7 +37,7 @@ from typing_extensions import TypedDict  # pydantic reads typing's from Python 3
 
 from mcp_schema.server import Context, Server, ToolError, ToolResult
 
-server = Server("example-http-server", version="1.0.0", logging=True)
+server = Server("example-http-server", version="1.0.0", logging=True, inline=True)
 
 
 class Text(TypedDict):

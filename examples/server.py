@@ -16,12 +16,12 @@ handshake-era client is sent ``notifications/tools/list_changed``.
 serves; unset, every version the package knows."""
 
 import os
-import sys
 from typing import Any
 
 from mcp_schema import v2026_07_28 as mcp
-from mcp_schema.errors import InvalidParamsError, McpError
-from mcp_schema.session import Event, InputReceived, RequestReceived, ServerSession
+from mcp_schema.errors import InvalidParamsError
+from mcp_schema.session import InputReceived, RequestReceived, ServerSession
+from mcp_schema.session.handlers import answered_by, serve_stdio
 
 TEXT = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
 NUMBERS = {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}}
@@ -59,11 +59,9 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
             session.progress(event, step, total=3)  # sent only if the call asked for progress
         session.log("info", "counted to 3", request=event)  # only if the client asked for logs
         return text("1 2 3")
-    if name == "toggle":  # the tool list changes: the listens that asked to know hear of it
+    if name == "toggle":  # the tool list changes: the client hears of it, as its era has it
         TOOLS.remove(EXTRA) if EXTRA in TOOLS else TOOLS.append(EXTRA)
-        session.subscriptions.tools_list_changed()
-        if session.version != mcp.VERSION:  # the handshake era has no listens: it is told
-            session.notify("notifications/tools/list_changed")
+        session.changed("notifications/tools/list_changed")  # listens, or the notification
         return text("extra added" if EXTRA in TOOLS else "extra removed")
     if name == "extra" and EXTRA in TOOLS:
         return text("extra is here")
@@ -74,7 +72,9 @@ def call_tool(session: ServerSession, event: RequestReceived, call: mcp.CallTool
     return session.ask(event, {"word": ASKS[name]})  # None: the answer comes as InputReceived
 
 
-def answer(session: ServerSession, event: RequestReceived) -> Any:
+def answer(session: ServerSession, event: RequestReceived | InputReceived) -> Any:
+    if isinstance(event, InputReceived):  # the client's answer to what a tool asked
+        return said(event)
     request = event.message
     if isinstance(request, mcp.CallToolRequest):
         return call_tool(session, event, request)
@@ -99,29 +99,13 @@ def said(event: InputReceived) -> dict[str, Any]:
     return text(f"you said {word}" if word else "nothing was said")
 
 
-def serve(session: ServerSession, event: Event) -> None:
-    if isinstance(event, InputReceived):
-        session.respond(event.request, said(event))
-    elif isinstance(event, RequestReceived):
-        try:
-            if (result := answer(session, event)) is not None:  # None: the client is asked first
-                session.respond(event, result)
-        except McpError as err:
-            session.fail(event, err)
+serve = answered_by(answer)  # a result, or the McpError raised; None: the client is asked first
 
 
-def main() -> None:
+if __name__ == "__main__":  # one session on stdio: a line in, its events served, the answers out
     capabilities = {"tools": {"listChanged": True}, "resources": {}, "prompts": {}, "logging": {}}
     info = {"name": "example-server", "version": "1.0.0"}
     session = ServerSession(
         info=info, capabilities=capabilities, handler_version=mcp.VERSION, versions=VERSIONS
     )
-    for line in sys.stdin.buffer:
-        for event in session.receive(line):
-            serve(session, event)
-        sys.stdout.buffer.writelines(frame + b"\n" for frame in session.data_to_send())
-        sys.stdout.buffer.flush()
-
-
-if __name__ == "__main__":
-    main()
+    serve_stdio(session, serve)

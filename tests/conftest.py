@@ -18,6 +18,10 @@ ratios in one run."""
 
 from __future__ import annotations
 
+import faulthandler
+import os
+from typing import Any
+
 import pytest
 from hypothesis import HealthCheck, settings
 
@@ -34,3 +38,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if len(kept) < len(items):
         config.hook.pytest_deselected(items=[i for i in items if i not in kept])
         items[:] = kept
+
+
+# pytest-xdist points a worker's stdout at /dev/null, and that is where
+# pytest-timeout's thread method writes the stacks of a hung test before it
+# ends the worker: a hang in `make test` would fail without saying where. So
+# a worker also has faulthandler write every thread's stack to the stderr it
+# shares with the run, a second before pytest-timeout ends it.
+_STDERR: list[int] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if hasattr(config, "workerinput"):
+        _STDERR.append(os.dup(2))  # the run's stderr (capturing is suspended here)
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-timeout's hooks
+def pytest_timeout_set_timer(item: pytest.Item, settings: Any) -> None:
+    if _STDERR:
+        faulthandler.dump_traceback_later(max(settings.timeout - 1, 0.5), file=_STDERR[0])
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_timeout_cancel_timer(item: pytest.Item) -> None:
+    if _STDERR:
+        faulthandler.cancel_dump_traceback_later()

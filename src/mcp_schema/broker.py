@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import InternalError, UnavailableError
 
 # The one expiring table of this package: request_state's single-use store
 # and this module's key-value store share its bounds and purge.
@@ -87,8 +87,10 @@ DEFAULT_MAX_QUEUED = 256
 """Messages a subscription holds for its reader before it overflows."""
 
 
-class BrokerError(InternalError):
-    """-32603: the broker could not do what was asked (unreachable, full, closed)."""
+class BrokerError(UnavailableError):
+    """-32603: the broker could not do what was asked (unreachable, full,
+    closed): an `UnavailableError`, so a handler's call that fails with it
+    is answered 503 over HTTP."""
 
 
 class SubscriptionOverflow(BrokerError):

@@ -37,6 +37,7 @@ __all__ = [
     "MissingRequiredClientCapabilityError",
     "ParseError",
     "URLElicitationRequiredError",
+    "UnavailableError",
     "UnsupportedProtocolVersionError",
     "clip",
     "error_list",
@@ -205,6 +206,14 @@ class InternalError(McpError):
 
     code = -32603
     default_message = "Internal error"
+
+
+class UnavailableError(InternalError):
+    """-32603: a shared piece the server needs (its broker, its task store)
+    failed or did not answer in time, so the request was not served and may
+    be sent again later. Over HTTP it is answered 503, in either era
+    (`mcp_schema.http.rules.code_status`); on the wire it is an internal
+    error, whose ``from_error_object`` is an `InternalError`."""
 
 
 class HeaderMismatchError(McpError):

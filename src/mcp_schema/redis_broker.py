@@ -254,7 +254,11 @@ class RedisBroker(Broker):
         loop = asyncio.get_running_loop()
         step = self._ping_interval / 2
         heard, pinged = loop.time(), math.inf
-        while True:
+        # Not `while True`: `aclose` cancels the reader, and before Python
+        # 3.12 `asyncio.wait_for` drops a cancel that comes in the loop turn
+        # its inner read ends in (it returns the read's result instead), so
+        # the reader also stops on its own once the broker is closed.
+        while not self._closed:
             read = pubsub.get_message(timeout=step)
             message = await asyncio.wait_for(read, step + self.timeouts.bound)
             now = loop.time()
@@ -300,11 +304,17 @@ class RedisBroker(Broker):
         if self._closed:
             return
         self._closed = True
-        reader, pubsub = self._reader, self._pubsub
+        pubsub = self._pubsub
         self._broken(BrokerError("the broker is closed"))
-        if reader is not None:
-            reader.cancel()
-        await asyncio.gather(*self._readers, return_exceptions=True)
+        # The readers are cancelled, and cancelled again until they end: a
+        # cancel can be dropped (see _receive), and a closed broker's reader
+        # ends by itself within a read and a PING.
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._ping_interval + self.timeouts.bound
+        while self._readers and loop.time() < deadline:
+            for task in self._readers:
+                task.cancel()
+            await asyncio.wait(set(self._readers), timeout=self._ping_interval / 2)
         if pubsub is not None:
             await _close(pubsub)
         if self._close_client:

@@ -33,6 +33,7 @@ from mcp_schema.versions import TASKS_EXTENSION
 HEARD_WITHIN = 2.0  # seconds a listen on B has to hear a change made on A
 TASK_STUCK = 20.0  # seconds after which a task not ended is stuck (it takes 3)
 SESSIONS = 6  # handshake-era sessions kept open
+_MESSAGE = 100  # characters of an error's message kept, to say what failed
 ACCEPT = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
 INIT = {
     "jsonrpc": "2.0",
@@ -64,6 +65,7 @@ class Outcome:
     ok: bool
     why: str = ""  # "503", "502", "rpc -32603", "no answer", "lost session", ...
     answered: bool = True  # an HTTP answer (a JSON-RPC error naming the request, for ours)
+    message: str = ""  # the JSON-RPC error's message, cut: what failed
 
     @property
     def seconds(self) -> float:
@@ -127,11 +129,12 @@ class Load:
         if response.status_code == 200 and isinstance(answer, dict) and "result" in answer:
             return Outcome(kind, began, ended, True), answer["result"], response.headers
         named = isinstance(answer, dict) and answer.get("id") == message.get("id")
-        why = str(response.status_code)
-        if isinstance(answer, dict) and "error" in answer:
+        why, message = str(response.status_code), ""
+        if isinstance(answer, dict) and isinstance(answer.get("error"), dict):
             why += f" rpc {answer['error'].get('code')}"
+            message = str(answer["error"].get("message"))[:_MESSAGE]
         return (
-            Outcome(kind, began, ended, False, why, named or response.status_code == 502),
+            Outcome(kind, began, ended, False, why, named or response.status_code == 502, message),
             answer,
             None,
         )

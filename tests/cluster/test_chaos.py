@@ -4,7 +4,8 @@ on one Redis (append-only file, fsync every second), under the steady load of
 fault after another: a replica SIGKILLed, a replica SIGTERMed, Redis
 SIGKILLed and started again, Redis frozen (SIGSTOP) for 5 s, Redis started
 again without its data. Then ``gateway -- CMD`` (``examples/server.py``)
-with several 2026-07-28 clients on its shared child, the child SIGKILLed. Each fault's figures (failed requests by kind,
+with several 2026-07-28 clients on its shared child, the child SIGKILLed.
+Each fault's figures (failed requests by kind, and what their errors said,
 latencies, lost sessions, lost or stuck tasks, deaf listens, recovery) are
 printed and written to ``chaos.json`` in the work directory, and checked
 against the targets of docs/guide/serving.md ("Faults")."""
@@ -98,6 +99,7 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
     window = [o for o in load.outcomes if began <= o.began <= until]
     failed = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok)
     late = Counter(f"{o.kind}: {o.why}" for o in window if not o.ok and o.began >= ended + SETTLE)
+    said = Counter(f"{o.kind}: {o.message}" for o in window if not o.ok and o.message)
     now = time.monotonic()
     waiting = [now - at for _, at in load.in_flight.values() if at <= until]
     worst: dict[str, float] = {}
@@ -117,6 +119,7 @@ def figures(load: Load, began: float, ended: float, until: float) -> dict[str, A
         "requests": len(window),
         "failed": dict(failed),
         "failed after settling": dict(late),
+        "failed, as the errors say": dict(said),
         "unanswered": sum(1 for o in window if not o.answered),
         "still waiting": len(waiting),
         "longest wait": round(max(waiting, default=0.0), 3),

@@ -22,6 +22,7 @@ def test_a_first_build_from_many_threads_runs_once() -> None:
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        thread.join(10)
+        assert not thread.is_alive()
     assert calls == [7]
     assert len(results) == 8 and all(r is results[0] for r in results)

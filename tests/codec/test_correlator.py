@@ -132,7 +132,8 @@ def test_eight_threads_share_one_correlator() -> None:
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
+            thread.join(30)
+            assert not thread.is_alive()
     finally:
         sys.setswitchinterval(interval)
     assert failures == [] and session.pending == 0

@@ -171,13 +171,17 @@ def test_delete_forgets_the_session() -> None:
     assert validator.sessions == 0
 
 
-def test_sessions_are_bounded_the_least_recent_forgotten() -> None:
+def test_sessions_are_bounded_and_none_is_forgotten_to_make_room() -> None:
     validator = ExchangeValidator(max_sessions=1)
     handshake(validator)
     init = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": INIT}
     exchange = validator.request("POST", {"content-type": "application/json"}, raw(init))
+    assert exchange.busy is not None and exchange.busy.status == 429
     exchange.head(200, [*JSON, ("mcp-session-id", "s2")])
     assert validator.sessions == 1
+    kept = {"content-type": "application/json", "mcp-session-id": "s1"}
+    ping = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    assert validator.request("POST", kept, raw(ping)).correlator.version == "2025-11-25"
 
 
 def listen(uris: list[str]) -> Exchange:

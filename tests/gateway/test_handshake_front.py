@@ -118,6 +118,10 @@ def test_the_capabilities_declared_to_handshake_clients() -> None:
     assert handshake_capabilities(offered) == {"tools": {}, "resources": {"listChanged": True}}
 
 
+def first_init() -> dict[str, Any]:
+    return {"protocolVersion": "2025-11-25", "clientInfo": {"name": "hand", "version": "1"}}
+
+
 class Hand:
     """A hand-made handshake-era client of the gateway at ``url``."""
 
@@ -203,7 +207,7 @@ def test_a_closed_stream_ends_its_call_and_delete_ends_the_session() -> None:
 
 
 @pytest.mark.parametrize("bound", ["idle", "count"])
-def test_sessions_end_when_idle_or_beyond_the_bound(
+def test_sessions_end_when_idle_and_none_is_ended_to_make_room(
     bound: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     now = [1000.0]  # the sessions' clock, moved by hand
@@ -229,11 +233,15 @@ def test_sessions_end_when_idle_or_beyond_the_bound(
                     assert len(front._bridged) == 1
                     if idle:
                         now[0] += 61
-                    else:
-                        await Hand(client, gateway).initialize({})  # the first one goes
+                    else:  # the table is full: the newcomer is refused, the first stays
+                        second = Hand(client, gateway)
+                        init = second.message("initialize", {**first_init(), "capabilities": {}})
+                        refused = await client.post(gateway, headers=second.headers(), json=init)
+                        assert refused.status_code == 429, refused.text
+                        assert refused.json()["id"] == init["id"]
                     listed = first.message("tools/list", {})
                     answer = await client.post(gateway, headers=first.headers(), json=listed)
-                    assert answer.status_code == 404
+                    assert answer.status_code == (404 if idle else 200)
                     assert len(front._bridged) == (0 if idle else 1)
 
             asyncio.run(run())

@@ -205,3 +205,11 @@ def test_a_slow_body_is_408_before_anything_goes_upstream() -> None:
     headers = {b"content-type": b"application/json"}
     assert status_answered(bridge, "POST", headers, chunks(b"{", hang=True)) == 408
     assert requests == []
+
+
+def test_before_its_probe_the_bridge_answers_503_and_asks_nothing_upstream() -> None:
+    client, requests = asked_upstream()
+    bridge = HttpBridge("http://upstream.example/mcp", client=client)
+    headers = {b"content-type": b"application/json"}
+    body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
+    assert status_answered(bridge, "POST", headers, chunks(body)) == 503 and requests == []

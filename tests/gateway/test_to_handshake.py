@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from mcp_schema import projection
 from mcp_schema.gateway.bridge.stateless import (
     Call,
     HandshakeBridge,
@@ -31,6 +32,9 @@ from mcp_schema.session import (
     ResponseReceived,
     ServerSession,
 )
+from mcp_schema.session.peer import Peer
+from mcp_schema.session.sending import Sending
+from mcp_schema.subscriptions import Subscriptions
 
 EXAMPLE = runpy.run_path(str(Path(__file__).resolve().parents[2] / "examples" / "server.py"))
 SERVER_CAPABILITIES = {
@@ -96,7 +100,7 @@ def started(bridge: HandshakeBridge, pair: Pair, body: bytes, principal: str | N
     (request,) = [e for e in front.receive(body) if isinstance(e, RequestReceived)]
     call = Call(front, request, pair.upstream.token())
     pair.upstream.asking = call
-    pair.upstream.start(call, bridge.upstream_params(request, call.token))
+    pair.upstream.start(call, *bridge.upstream_request(request, call.token))  # as the driver
     return call
 
 
@@ -225,10 +229,51 @@ def test_log_messages_come_at_the_requests_own_level(bridge: HandshakeBridge) ->
     assert frames[0]["params"]["data"] == "counted to 3"
 
 
+def test_a_carried_call_is_validated_once_each_way(
+    bridge: HandshakeBridge, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every check the bridge's own sessions make of what they send, and every
+    # projection: the request is read by its front session, projected (its
+    # validation in the upstream's version) and sent unread; the answer is
+    # read by the upstream session and projected back, not checked again.
+    pair = Pair({})
+    checked: list[tuple[object, str]] = []
+    projected: list[str] = []
+    sent_check, answer_check, project = Sending._checked, Peer._checked_answer, projection._project
+
+    def sending(self: Sending, value: Any, version: str) -> Any:
+        checked.append((self, "request"))
+        return sent_check(self, value, version)
+
+    def answering(self: Peer, value: Any, method: str, version: str, **more: Any) -> Any:
+        checked.append((self, "answer"))
+        return answer_check(self, value, method, version, **more)
+
+    def projecting(message: Any, version: str, *more: Any) -> Any:
+        projected.append(version)
+        return project(message, version, *more)
+
+    monkeypatch.setattr(Sending, "_checked", sending)
+    monkeypatch.setattr(Peer, "_checked_answer", answering)
+    with monkeypatch.context() as bridging:  # the bridge's steps (the server projects its own)
+        bridging.setattr(projection, "_project", projecting)
+        call = started(bridge, pair, call_body(1, "divide", {}, arguments={"a": 6, "b": 3}))
+    [(routed, response)] = pair.pump()
+    with monkeypatch.context() as bridging:
+        bridging.setattr(projection, "_project", projecting)
+        assert routed is call and carry(call, response) == "answered"
+    [frame] = call.front.data_to_send()
+    assert json.loads(frame)["result"]["content"][0]["text"] == "2.0"
+    bridges = (pair.upstream.client, call.front)
+    assert [what for who, what in checked if who in bridges] == []  # nothing read twice
+    assert projected == ["2025-06-18", "2026-07-28"]  # once each way
+
+
 def test_a_list_change_upstream_reaches_the_listens_of_that_session() -> None:
     pair = Pair({})
-    listen = pair.upstream.subscriptions.open(5, {"toolsListChanged": True})
+    listen = Subscriptions().open(5, {"toolsListChanged": True})
     listen.take()  # the acknowledgement
+    pair.upstream.listens.add(listen)  # fed by this session (the driver adds it)
     pair.upstream.client.request("tools/call", {"name": "toggle", "arguments": {}})
     pair.pump()
     [frame] = listen.take()
@@ -236,6 +281,17 @@ def test_a_list_change_upstream_reaches_the_listens_of_that_session() -> None:
     assert note["method"] == "notifications/tools/list_changed"
     assert note["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == 5
     EXAMPLE["TOOLS"].remove(EXAMPLE["EXTRA"])  # the example's module state, as it was
+
+
+def test_a_task_status_or_an_update_naming_no_resource_from_the_server_is_dropped() -> None:
+    pair = Pair({})
+    listen = Subscriptions().open(5, {"toolsListChanged": True, "resourceSubscriptions": ["a"]})
+    listen.take()
+    pair.upstream.listens.add(listen)
+    for method in ("notifications/resources/updated", "notifications/tasks"):
+        note = json.dumps({"jsonrpc": "2.0", "method": method, "params": {}}).encode()
+        pair.upstream.receive(note)  # no ValueError: nothing a listen can carry
+    assert listen.take() == []
 
 
 def test_a_server_request_outside_a_call_that_may_ask_is_refused_with_32601() -> None:

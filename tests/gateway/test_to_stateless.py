@@ -34,6 +34,8 @@ from mcp_schema.session import (
     ResponseReceived,
     ServerSession,
 )
+from mcp_schema.session.peer import Peer
+from mcp_schema.session.sending import Sending
 from mcp_schema.versions import HANDSHAKE_VERSIONS
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -183,6 +185,32 @@ def test_calls_are_carried_in_every_handshake_version(version: str) -> None:
     assert headers["mcp-protocol-version"] == BRIDGED_VERSION
     assert headers["mcp-method"] == "tools/list"
     assert b'"io.modelcontextprotocol/protocolVersion":"2026-07-28"' in sent.body
+
+
+def test_a_carried_call_is_read_once_each_way(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The bridge's two sessions (the client's side, the upstream's): neither
+    # reads again what it sends (the request its server session projected to
+    # 2026-07-28, the result projected back): each was validated as it was built.
+    bridged = Bridged({})
+    checked: list[tuple[object, str]] = []
+    sent_check, answer_check = Sending._checked, Peer._checked_answer
+
+    def sending(self: Sending, value: Any, version: str) -> Any:
+        checked.append((self, "request"))
+        return sent_check(self, value, version)
+
+    def answering(self: Peer, value: Any, method: str, version: str, **more: Any) -> Any:
+        checked.append((self, "answer"))
+        return answer_check(self, value, method, version, **more)
+
+    monkeypatch.setattr(Sending, "_checked", sending)
+    monkeypatch.setattr(Peer, "_checked_answer", answering)
+    assert bridged.request("tools/list").error is None  # carried too (else the bridge asks it)
+    assert texts(bridged.call("echo", text="hi")) == "hi"
+    assert bridged.calls is not None
+    sides = (bridged.server, bridged.calls.client)
+    assert [what for who, what in checked if who in sides] == []
+    assert any(who is bridged.client for who, _ in checked)  # the spy sees the others' checks
 
 
 def test_an_elicitation_and_a_sampling_round_reach_the_client() -> None:

@@ -1,8 +1,9 @@
 """Answers that come after the handler returns (`mcp_schema.http.answers`),
 through `mcp_schema.http.asgi.App` driven with ASGI messages in one event
 loop: ``async def`` handlers in both eras, a sync handler answering from a
-callback, the bound on the wait, a lost stream cancelling the handler's task,
-the bound on requests waiting, and shutdown."""
+callback, the bound on the wait, a handler whose broker call fails (503), a
+lost stream cancelling the handler's task, the bound on requests waiting, and
+shutdown."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from mcp_schema.broker import BrokerError, InProcessBroker
 from mcp_schema.http import AsyncHandler, Endpoint, Handler
 from mcp_schema.http.asgi import App, Message
 from mcp_schema.session import CancelRequested, Event, RequestReceived, ServerSession
@@ -216,14 +218,55 @@ def test_an_async_handler_that_raises_answers_32603_with_the_id_and_a_log_line(
                 raise RuntimeError("a bug")
 
         app = App(endpoint(serve))
-        _, _, body = await Exchange(app, call("boom", 7), {}).whole()
+        status, _, body = await Exchange(app, call("boom", 7), {}).whole()
         answer = json.loads(body)
-        assert (answer["id"], answer["error"]["code"]) == (7, -32603)
+        assert (status, answer["id"], answer["error"]["code"]) == (200, 7, -32603)
 
     with caplog.at_level(logging.ERROR, "mcp_schema.http"):
         run(test)
     (record,) = [r for r in caplog.records if r.exc_info]
     assert 'tools/call of tool "boom" (request id 7)' in record.getMessage()
+
+
+class Unreachable(InProcessBroker):
+    """A broker whose store Redis cannot serve: every write fails, its outcome unknown."""
+
+    async def _put(self, key: str, value: bytes, ttl: float) -> None:
+        raise BrokerError("Redis did not set within 2 s (its outcome is unknown)")
+
+
+def test_a_handler_whose_broker_call_fails_answers_503_naming_the_request() -> None:
+    async def test() -> None:
+        broker = Unreachable()
+
+        async def serve(session: ServerSession, event: Event) -> None:
+            if isinstance(event, RequestReceived):
+                await broker.put("toggled", b"1", 30)  # raises: the session answers the error
+                session.respond(event, TEXT)
+
+        app = App(endpoint(serve))
+        status, _, body = await Exchange(app, call("toggle", 7), {}).whole()
+        answer = json.loads(body)
+        assert (status, answer["id"], answer["error"]["code"]) == (503, 7, -32603)
+
+    run(test)
+
+
+def test_in_a_session_a_broker_failure_known_before_the_answer_starts_is_503() -> None:
+    async def test() -> None:
+        def serve(session: ServerSession, event: Event) -> None:
+            if isinstance(event, RequestReceived):
+                raise BrokerError("Redis did not set within 2 s (its outcome is unknown)")
+
+        app = App(endpoint(serve))
+        session_id = await opened(app)
+        asked = Exchange(app, handshake_call("toggle", 8), {"mcp-session-id": session_id})
+        status, headers, body = await asked.whole()
+        (answer,) = messages(headers, body)
+        assert (status, answer["id"], answer["error"]["code"]) == (503, 8, -32603)
+        assert headers["mcp-session-id"] == session_id  # the session lives on
+
+    run(test)
 
 
 def test_a_request_never_answered_gets_32603_after_the_bound(

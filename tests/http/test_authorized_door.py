@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from mcp_schema.auth import Access
 from mcp_schema.broker import InProcessBroker
 from mcp_schema.http import Endpoint
 from mcp_schema.http.asgi import App
@@ -327,9 +328,13 @@ class Recording(InProcessBroker):
 
 
 @asynccontextmanager
-async def replicas(broker: InProcessBroker, served: Served) -> AsyncIterator[list[ClusterApp]]:
+async def replicas(
+    broker: InProcessBroker, served: Served, **options: Any
+) -> AsyncIterator[list[ClusterApp]]:
     apps = [
-        ClusterApp(App(endpoint(served, sessions=BrokerSessions(broker, replica=f"r{i}"))))
+        ClusterApp(
+            App(endpoint(served, sessions=BrokerSessions(broker, replica=f"r{i}"), **options))
+        )
         for i in range(2)
     ]
     for app in apps:
@@ -364,6 +369,35 @@ def test_a_forwarded_request_carries_the_caller_and_never_the_token() -> None:
             bad = sign(claims(sub="alice"), key=OTHER_RSA_KEY)
             assert (await call(b, *posted(CALL, bad, mcp_session_id=session_id)))[0] == 401
             assert len(served.requests) == count
+
+    run(body)
+
+
+def test_a_scoped_tool_is_gated_by_the_scopes_the_forward_carries() -> None:
+    """The holder's gate decides a forwarded call by the token the other
+    replica verified: its scopes travel with the caller, the token does not."""
+    access = Access(
+        scopes=lambda kind, name: {"files:write"} if name == "who" else (),
+        resource_metadata=METADATA_URL,
+    )
+
+    async def body() -> None:
+        broker, served = Recording(), Served()
+        async with replicas(broker, served, access=access) as (a, b):
+            writer = token("alice", scope="tools:read files:write")
+            session_id = await opened(a, writer)
+            status, _, answer = await call(b, *posted(CALL, writer, mcp_session_id=session_id))
+            assert status == 200, answer
+            assert text_of(answer)["scopes"] == ["files:write", "tools:read"]
+            assert all(writer.encode() not in m for m in broker.published)
+            count = len(served.requests)
+            reader = token("alice", scope="tools:read")  # hers too, without the tool's scope
+            status, head, answer = await call(b, *posted(CALL, reader, mcp_session_id=session_id))
+            assert status == 403 and json.loads(answer)["id"] == 1, answer
+            found = challenge_params(head["www-authenticate"])
+            assert found["error"] == "insufficient_scope" and "files:write" in found["scope"]
+            assert found["resource_metadata"] == METADATA_URL
+            assert len(served.requests) == count  # the handler never saw it
 
     run(body)
 

@@ -564,7 +564,8 @@ def test_entering_waits_until_redis_confirms(
                 async with b.subscribe("c") as sub:
                     assert await a.publish("c", b"right after")
                     assert (await receive(sub)).data == b"right after"
-                await asyncio.gather(*late)  # the UNSUBSCRIBE too, before the broker closes
+                # The UNSUBSCRIBE too, before the broker closes.
+                await asyncio.wait_for(asyncio.gather(*late), WAIT)
 
     asyncio.run(body())
 

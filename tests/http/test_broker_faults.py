@@ -11,12 +11,14 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
+from redis.asyncio.client import PubSub
 
 from mcp_schema import redis_calls
 from mcp_schema.broker import BrokerError
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import UnavailableError
 from mcp_schema.redis_broker import RedisBroker
 from mcp_schema.tasks.redis_store import RedisTaskStore
 
@@ -109,6 +111,21 @@ async def deaf_after_subscribing(
             await writer.drain()
 
 
+async def healthy_subscriber(
+    seen: FakeRedis, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    """Confirms every SUBSCRIBE and answers every PING, as a subscribed Redis does."""
+    while (command := await _command(reader, writer)) is not None:
+        seen.commands.append(command)
+        if command[0].upper() == b"SUBSCRIBE":
+            for channel in command[1:]:
+                size = len(channel)
+                writer.write(b"*3\r\n$9\r\nsubscribe\r\n$%d\r\n%s\r\n:1\r\n" % (size, channel))
+        elif command[0].upper() == b"PING":
+            writer.write(b"*2\r\n$4\r\npong\r\n$0\r\n\r\n")
+        await writer.drain()
+
+
 def run(body: Callable[[], Awaitable[None]]) -> None:
     asyncio.run(asyncio.wait_for(body(), 30))
 
@@ -179,13 +196,44 @@ def test_a_subscriber_connection_that_stops_answering_ping_is_lost() -> None:
     run(body)
 
 
+def test_closing_ends_the_reader_when_its_read_ends_as_it_is_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Before Python 3.12, asyncio.wait_for drops a cancel that arrives in the
+    # loop turn its inner read ends in: the reader would go on reading (and
+    # Redis on answering its PINGs), and aclose would wait for it forever.
+    real = PubSub.get_message
+    armed, reading, gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def held_once(self: PubSub, **options: Any) -> Any:
+        if armed.is_set() and not gate.is_set():
+            reading.set()
+            await gate.wait()
+            return None  # the read ends in the turn aclose cancels the reader
+        return await real(self, **options)
+
+    monkeypatch.setattr(PubSub, "get_message", held_once)
+
+    async def body() -> None:
+        async with fake(healthy_subscriber) as (url, _):
+            broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
+            async with broker.subscribe("c"):  # confirmed: the next read is held
+                armed.set()
+                await asyncio.wait_for(reading.wait(), 5)
+                gate.set()
+                closing = asyncio.ensure_future(broker.aclose())
+                await asyncio.wait_for(closing, 2)  # within a read and a PING (0.1 + 0.7 s)
+
+    run(body)
+
+
 def test_the_task_store_is_bounded_on_a_frozen_redis() -> None:
     async def body() -> None:
         async with fake(frozen) as (url, seen):
             store = RedisTaskStore(url, connect_timeout=0.3, command_timeout=0.2)
             try:
                 began = time.monotonic()
-                with pytest.raises(InternalError, match="Redis"):
+                with pytest.raises(UnavailableError, match="Redis"):  # HTTP 503
                     await store.get("t", "p")
                 assert time.monotonic() - began < 0.6
             finally:

@@ -1,12 +1,14 @@
 """`mcp_schema.http.pool.HttpClient` against a hostile upstream on loopback:
 endless headers, a huge body, a slowloris answer, a garbage status line, a
-truncated chunked body, a connection closed mid-answer, bytes on an idle
-connection. Each ends in a typed `UpstreamError` within its bound, and the
-connection it broke is never reused: the next request opens a new one."""
+truncated chunked body, a connection closed mid-answer, bytes past an
+answer's end or on an idle connection. Each ends in a typed `UpstreamError`
+within its bound, and the connection it broke is never reused: the next
+request opens a new one."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable, Callable
 
@@ -107,11 +109,6 @@ async def silent_after_head(writer: Writer) -> None:
     await asyncio.sleep(5)
 
 
-async def two_answers(writer: Writer) -> None:
-    writer.write(OK + OK)  # one more than asked: the connection cannot be trusted after it
-    await writer.drain()
-
-
 CASES = [
     (endless_headers, ResponseTooLarge),
     (endless_header_value, ResponseTooLarge),
@@ -151,16 +148,43 @@ def test_a_hostile_answer_is_a_typed_error_in_bound_and_its_connection_is_not_re
     assert left == 0
 
 
-def test_two_answers_to_one_request_spoil_the_connection() -> None:
+def accepted(script: Script, exchange: Callable[[HttpClient, str], Awaitable[None]]) -> int:
+    """The connections ``script`` accepted while ``exchange(client, url)`` ran."""
+
     async def run() -> int:
-        async with upstream(first_then_ok(two_answers)) as served:
+        async with upstream(script) as served:
             client = HttpClient(timeouts=BOUND)
-            assert (await client.request("POST", served.url, [], b"{}")).status == 200
-            assert (await client.request("POST", served.url, [], b"{}")).status == 200
+            await exchange(client, served.url)
             await client.aclose()
             return served.accepted
 
-    assert asyncio.run(run()) == 2
+    return asyncio.run(run())
+
+
+async def two_posts(client: HttpClient, url: str) -> None:
+    for _ in range(2):
+        assert (await client.request("POST", url, [], b"{}")).status == 200
+
+
+@pytest.mark.parametrize(
+    "past_the_end",
+    [
+        OK,  # one more answer than asked
+        b"{}{}",  # a body longer than it declared
+        b"HTTP/1.1 101 Switching Protocols\r\nupgrade: h2c\r\nconnection: upgrade\r\n\r\n",
+    ],
+    ids=["two-answers", "longer-body", "switch"],
+)
+def test_bytes_past_an_answers_end_spoil_the_connection(
+    past_the_end: bytes, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def hostile(writer: Writer) -> None:
+        writer.write(OK + past_the_end)  # the connection cannot be trusted after it
+        await writer.drain()
+
+    assert accepted(first_then_ok(hostile), two_posts) == 2
+    # Read as bytes past the end, not failed in data_received (which asyncio logs).
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == []
 
 
 def test_bytes_on_an_idle_connection_keep_it_from_being_reused() -> None:
@@ -172,16 +196,12 @@ def test_bytes_on_an_idle_connection_keep_it_from_being_reused() -> None:
             writer.write(b"HTTP/1.1 408 Request Timeout\r\n\r\n")  # unasked
             await writer.drain()
 
-    async def run() -> int:
-        async with upstream(script) as served:
-            client = HttpClient(timeouts=BOUND)
-            await client.request("POST", served.url, [], b"{}")
-            await asyncio.sleep(0.2)
-            await client.request("POST", served.url, [], b"{}")
-            await client.aclose()
-            return served.accepted
+    async def posts_apart(client: HttpClient, url: str) -> None:
+        await client.request("POST", url, [], b"{}")
+        await asyncio.sleep(0.2)
+        await client.request("POST", url, [], b"{}")
 
-    assert asyncio.run(run()) == 2
+    assert accepted(script, posts_apart) == 2
 
 
 def test_a_stream_left_before_its_end_closes_its_connection() -> None:
@@ -192,15 +212,11 @@ def test_a_stream_left_before_its_end_closes_its_connection() -> None:
             writer.write(b"a\r\ndata: {}\n\n\r\n")
             await writer.drain()
 
-    async def run() -> tuple[int, int]:
-        async with upstream(script) as served:
-            client = HttpClient(timeouts=BOUND)
-            async with client.stream("POST", served.url, [], b"{}") as response:
-                assert await response.receive() == b"data: {}\n\n"
-            left = client.open_connections
-            async with client.stream("POST", served.url, [], b"{}") as response:
-                await response.receive()
-            await client.aclose()
-            return left, served.accepted
+    async def streams_left(client: HttpClient, url: str) -> None:
+        async with client.stream("POST", url, [], b"{}") as response:
+            assert await response.receive() == b"data: {}\n\n"
+        assert client.open_connections == 0
+        async with client.stream("POST", url, [], b"{}") as response:
+            await response.receive()
 
-    assert asyncio.run(run()) == (0, 2)
+    assert accepted(script, streams_left) == 2

@@ -265,7 +265,7 @@ async def asgi_initialize(app: App, client: tuple[str, int] | None) -> int:
     async def send(message: Message) -> None:
         sent.append(message)
 
-    await app(scope, receive, send)
+    await asyncio.wait_for(app(scope, receive, send), 10)
     status: int = sent[0]["status"]
     return status
 

@@ -179,4 +179,4 @@ def test_importing_the_tables_imports_no_model() -> None:
         "entry.result\n"
         "assert COMPILED[0].package + '.models' in sys.modules\n"
     )
-    subprocess.run([sys.executable, "-c", script], check=True)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

@@ -66,7 +66,7 @@ def test_import_mcp_schema_loads_no_pydantic() -> None:
         "from mcp_schema import project, ProjectionError\n"
         "assert project.__module__ == 'mcp_schema.projection'\n"
     )
-    subprocess.run([sys.executable, "-c", script], check=True)
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
 
 
 def test_to_the_same_version_is_the_identity() -> None:

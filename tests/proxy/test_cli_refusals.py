@@ -127,5 +127,5 @@ def test_cli_on_dev_zero_stays_small() -> None:
             process.wait(timeout=3)
     finally:
         process.kill()
-        _, stderr = process.communicate()
+        _, stderr = process.communicate(timeout=30)
     assert b"MemoryError" not in stderr and b"Traceback" not in stderr

@@ -720,7 +720,9 @@ def test_output_held_open_by_what_the_child_left_behind_ends_the_drain(tmp_path:
     took = time.monotonic() - start
     os.kill(int(run.stderr), signal.SIGKILL)
     assert run.returncode == 0 and run.stdout.startswith(b'{"jsonrpc"')
-    assert took < 5  # DRAIN_SECONDS after the child exited, not 30
+    # DRAIN_SECONDS after the child exited, not the 30 s of the process left behind
+    # (two interpreters start first: on a loaded machine that alone took 6 s).
+    assert took < 20
 
 
 def test_a_report_that_cannot_be_written_is_status_2_and_the_session_goes_on() -> None:

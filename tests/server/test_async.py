@@ -1,6 +1,6 @@
 """`mcp_schema.server.dispatch` on an event loop: async functions await it
 and sync ones run in a worker thread, so one slow call never stalls another
-on the app; a call past the bound is cancelled, answered -32603 and logged;
+on the app (but those declared ``inline``, run in the loop and answered at once); a call past the bound is cancelled, answered -32603 and logged;
 where no loop runs, an async function that waits on one is told it cannot."""
 
 from __future__ import annotations
@@ -77,6 +77,55 @@ def test_a_sync_tool_runs_in_a_worker_thread() -> None:
 
     assert asyncio.run(test()) == ["fast done", "blocking done"]
     assert seen["ran_in"] is not threading.main_thread()
+
+
+def test_an_inline_sync_function_runs_in_the_loop_and_is_answered_at_once() -> None:
+    server = Server("inline-test", inline=True)
+    ran: dict[str, threading.Thread] = {}
+
+    @server.tool()
+    def here() -> str:
+        ran["here"] = threading.current_thread()
+        return "here"
+
+    @server.tool(inline=False)  # the item's own choice over the server's
+    def threaded() -> str:
+        ran["threaded"] = threading.current_thread()
+        return "threaded"
+
+    @server.resource("config://here")
+    def config() -> str:
+        ran["config"] = threading.current_thread()
+        return "{}"
+
+    @server.prompt()
+    def greet() -> str:
+        ran["greet"] = threading.current_thread()
+        return "Hi"
+
+    session = ServerSession(
+        info=server.info, capabilities=server.capabilities, handler_version="2026-07-28"
+    )
+
+    async def test() -> list[bool]:
+        answered = []
+        reads = [
+            call("here", 1),
+            call("threaded", 2),
+            message("resources/read", {"uri": "config://here"}, id=3),
+            message("prompts/get", {"name": "greet"}, id=4),
+        ]
+        for request in reads:
+            *_, event = session.receive(encode(request))
+            rest = server.handler(session, event)
+            answered.append(rest is None)  # None: answered now, nothing left to await
+            if rest is not None:
+                await rest
+        return answered
+
+    assert asyncio.run(test()) == [True, False, True, True]
+    assert ran["threaded"] is not threading.main_thread()
+    assert all(ran[n] is threading.main_thread() for n in ("here", "config", "greet"))
 
 
 def test_a_call_past_the_bound_is_cancelled_answered_with_its_id_and_logged(

@@ -15,6 +15,7 @@ from mcp_schema.http.asgi import App
 from mcp_schema.http.client import HttpClient
 from mcp_schema.http_headers import request_headers
 from mcp_schema.server import Server
+from tests import hostile
 from tests.telemetry.conftest import Recorded
 
 VERSION = "2026-07-28"
@@ -33,12 +34,7 @@ def server() -> Server:
 
 
 def call(name: str) -> dict[str, Any]:
-    meta = {
-        "io.modelcontextprotocol/protocolVersion": VERSION,
-        "io.modelcontextprotocol/clientCapabilities": {},
-    }
-    params = {"name": name, "arguments": {"text": "hi"}, "_meta": meta}
-    return {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": params}
+    return hostile.call(rid=7, name=name, arguments={"text": "hi"})
 
 
 def headers(value: dict[str, Any], **more: str) -> dict[str, str]:

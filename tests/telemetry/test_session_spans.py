@@ -4,7 +4,6 @@ answer, in both eras, with the outcome the answer carries."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 from opentelemetry.trace import SpanKind
@@ -12,6 +11,8 @@ from opentelemetry.trace import SpanKind
 from mcp_schema.errors import InvalidParamsError
 from mcp_schema.session import RequestReceived, ServerSession
 from mcp_schema.telemetry import telemetry_for
+from tests import hostile
+from tests.hostile import raw
 from tests.telemetry.conftest import Recorded
 
 INFO = {"name": "s", "version": "1"}
@@ -28,10 +29,7 @@ def server(recorded: Recorded) -> ServerSession:
 
 
 def call(rid: int, name: str = "echo") -> bytes:
-    params: dict[str, Any] = {"name": name, "arguments": {}, "_meta": META}
-    return json.dumps(
-        {"jsonrpc": "2.0", "id": rid, "method": "tools/call", "params": params}
-    ).encode()
+    return raw(hostile.call(META, rid=rid, name=name, arguments={}))
 
 
 def request_of(session: ServerSession, frame: bytes) -> RequestReceived:

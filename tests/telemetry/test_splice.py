@@ -1,6 +1,7 @@
 """`splice`: the gateway's rewrite of a forwarded request's
 ``params._meta.traceparent``, its bytes found by a scan; every other byte
-as the client sent it, whatever the spacing, escapes and nesting."""
+as the client sent it, whatever the spacing, escapes and nesting; pieces of
+JSON in any order pass or change in one string, in time linear in the body."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mcp_schema.telemetry.splice import splice
+from tests.hostile import costs_linearly
 
 OURS = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
 
@@ -71,7 +73,9 @@ def differing(before: bytes, after: bytes) -> int:
     return len(after) - prefix - suffix
 
 
-@settings(max_examples=300, deadline=None)
+# 100 examples: drawing whole nested messages is what this test spends its
+# time on, and the scan's cases (escapes, spacing, nesting) come up well within them.
+@settings(max_examples=100, deadline=None)
 @given(data=st.data())
 def test_only_the_traceparents_bytes_change(data: st.DataObject) -> None:
     message = data.draw(messages())
@@ -104,3 +108,29 @@ def test_tracestate_is_rewritten_beside_it_and_a_repeated_key_stops_it() -> None
     assert splice(b'{"params":{"_meta":{"traceparent":5}}}', {"traceparent": OURS}).endswith(
         b"5}}}"
     )
+
+
+PIECES = st.sampled_from(
+    [b"{", b"}", b"[", b"]", b'"', b"\\", b":", b",", b" ", b"1", b'"x"', b'\\"', b"\xff"]
+) | st.sampled_from([b'"params"', b'"_meta"', b'"traceparent"', b'"trace\\u0070arent"'])
+
+
+@settings(max_examples=60)
+@given(st.lists(PIECES, max_size=40).map(b"".join))
+def test_pieces_of_json_in_any_order_pass_or_change_only_in_a_string(body: bytes) -> None:
+    spliced = splice(body, {"traceparent": OURS})
+    assert isinstance(spliced, bytes)
+    if spliced is not body:  # one string replaced: the rest as it was
+        assert differing(body, spliced) <= len(OURS) + 2
+
+
+def test_the_scan_costs_time_linear_in_the_body() -> None:
+    def traced(size: int) -> bytes:
+        members = ", ".join(f'"k{i}": ["\\"", {{"a": [[1]]}}]' for i in range(size // 24))
+        return f'{{"params": {{"_meta": {{{members}, "traceparent": "x"}}}}, "id": 1}}'.encode()
+
+    def rewritten(body: bytes) -> None:
+        meta = json.loads(splice(body, {"traceparent": OURS}))["params"]["_meta"]
+        assert meta["traceparent"] == OURS
+
+    costs_linearly(rewritten, traced(4096), traced(32768))

@@ -270,6 +270,8 @@ class Access:
         if target is None:
             return None
         method, kind, name, arguments = target
+        if self.policy is None:  # nothing to ask: no attempt built (the per-request path)
+            return self._verdict(principal, kind, name, True, message)
         allowed = self.allows(Attempt(principal, method, kind, name, arguments))
         if not isinstance(allowed, bool):
             allowed = await allowed

@@ -29,7 +29,8 @@ application a user runs, and the pieces both share:
   under uvicorn.
 
 Every name of both roots is importable from here too; the applications
-are loaded when first named (`GatewayApp`, `HandshakeFront` and
+are loaded when first named, each by its room (the room's own table of
+lazy names is the one this root reads; `GatewayApp`, `HandshakeFront` and
 `HttpBridge` need the ``http`` extra).
 """
 
@@ -37,6 +38,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mcp_schema.gateway import bridge, monitor
 from mcp_schema.gateway.bridge import (
     BRIDGED_VERSION,
     Call,
@@ -89,19 +91,18 @@ __all__ = [
     "upstream_key",
 ]
 
-_LAZY = {
-    "GatewayApp": "mcp_schema.gateway.monitor.asgi",
-    "StdioGatewayApp": "mcp_schema.gateway.monitor.stdio",
-    "HandshakeFront": "mcp_schema.gateway.bridge.handshake_front",
-    "HttpBridge": "mcp_schema.gateway.bridge.links",
-    "StdioBridge": "mcp_schema.gateway.bridge.links",
-    "BridgeDriver": "mcp_schema.gateway.bridge.stateless_front",
+_ROOMS = {
+    name: room
+    for room in (bridge, monitor)
+    for name in room._LAZY  # each room's own table: its names, loaded by the room
 }
 
 
 def __getattr__(name: str) -> object:
     # As the rooms' roots: the applications load the HTTP runtime (and httptools)
-    # when first named. (Not in __all__: a star import would load them.)
-    if name in _LAZY:
-        return getattr(__import__(_LAZY[name], fromlist=[name]), name)
+    # when first named, each by the room that holds it. (Not in __all__: a star
+    # import would load them.)
+    room = _ROOMS.get(name)
+    if room is not None:
+        return getattr(room, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

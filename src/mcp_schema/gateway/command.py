@@ -68,6 +68,7 @@ from mcp_schema.gateway.options import (
     timeouts_of,
 )
 from mcp_schema.gateway.probe import ProbeError, Served
+from mcp_schema.gateway.upstream_oauth import add_upstream_oauth_arguments
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -97,7 +98,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "[--allowed-host NAME]... [--allowed-origin URL]... "
         "[--auth-issuer URL --auth-resource URI [--auth-*]...] [--trusted-proxy ADDR]... "
         "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
-        "--upstream-token-file PATH | --pass-authorization] [--upstream-read-timeout SECONDS] "
+        "--upstream-token-file PATH | --upstream-client-id ID [--upstream-client-*]... | "
+        "--pass-authorization] [--upstream-read-timeout SECONDS] "
         "| -- CMD ...)"
     )
     parser.description = (
@@ -175,6 +177,7 @@ def _upstream_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="send the upstream the bearer token in the file PATH (read again after a 401)",
     )
+    add_upstream_oauth_arguments(parser)
     parser.add_argument(
         "--upstream-read-timeout",
         type=seconds,

@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from mcp_schema.errors import quote
+from mcp_schema.errors import McpError, quote
 from mcp_schema.gateway.auth_options import resource_server_of, trusted_proxies_of
 
 if TYPE_CHECKING:
@@ -94,25 +94,31 @@ def seconds(value: str) -> float:
 
 def credentials_of(args: argparse.Namespace, child: list[str]) -> Credentials:
     """What the upstream requests carry (``--upstream-token-env``,
-    ``--upstream-token-file``, ``--pass-authorization``: one at most)."""
+    ``--upstream-token-file``, ``--upstream-client-id`` with its options,
+    ``--pass-authorization``: one at most)."""
     from mcp_schema.gateway.http_upstream import Credentials
-    from mcp_schema.http.credentials import StaticToken
+    from mcp_schema.gateway.upstream_oauth import upstream_oauth_of
+    from mcp_schema.http.credentials import CredentialSource, StaticToken
 
     env, file, passed = args.upstream_token_env, args.upstream_token_file, args.pass_authorization
-    if sum((env is not None, file is not None, bool(passed))) > 1:
+    client_id = getattr(args, "upstream_client_id", None)
+    if sum((env is not None, file is not None, bool(passed), client_id is not None)) > 1:
         raise GatewayError(
-            "give one of --upstream-token-env, --upstream-token-file, --pass-authorization"
+            "give one of --upstream-token-env, --upstream-token-file, --upstream-client-id, "
+            "--pass-authorization"
         )
     if child and (env is not None or file is not None or passed or args.upstream_read_timeout):
         raise GatewayError("the upstream's credentials and timeout are for an --upstream URL")
     try:
-        source = None
+        source: CredentialSource | None = None
         if env is not None:
             source = StaticToken.from_env(env)
         elif file is not None:
             source = StaticToken.from_file(file)
-    except ValueError as exc:  # the message names the variable or file, never the token
-        raise GatewayError(str(exc)) from None
+        elif hasattr(args, "upstream_client_id"):
+            source = upstream_oauth_of(args, None if child else args.upstream)
+    except (ValueError, McpError) as exc:  # the message names the variable or file, never a secret
+        raise GatewayError(str(exc) if isinstance(exc, ValueError) else exc.message) from None
     return Credentials(source, pass_authorization=passed)
 
 

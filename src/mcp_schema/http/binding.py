@@ -67,6 +67,7 @@ from pydantic import BaseModel
 from mcp_schema._args import check
 from mcp_schema._codec.parse import parse
 from mcp_schema._codec.route import request_id
+from mcp_schema.base import McpModel
 from mcp_schema.codec import to_wire
 from mcp_schema.errors import (
     HeaderMismatchError,
@@ -152,16 +153,26 @@ class ClientBinding:
         self._probes = 1
         return self._probe
 
-    def request(self, method: str, params: BaseModel | Mapping[str, Any] | None = None) -> int:
+    def request(
+        self,
+        method: str,
+        params: BaseModel | Mapping[str, Any] | None = None,
+        checked: McpModel | None = None,
+    ) -> int:
         """Send a request (`ClientSession.request`); its id. In the stateless
         era its headers are checked first: an argument a tool mirrors into a
-        header that cannot be one is `InvalidOutgoingError`, nothing sent."""
+        header that cannot be one is `InvalidOutgoingError`, nothing sent.
+        ``checked``: the request's model in the session's version, validated
+        by whoever built it (the era bridge's projection), with ``params``
+        its wire params: the session does not read it again."""
         if self.session.version in STATELESS_VERSIONS:
             try:
                 wire = to_wire(params) if isinstance(params, BaseModel) else params
                 request_headers({"method": method, "params": wire or {}}, self._tool(wire))
             except ValueError as exc:
                 raise InvalidOutgoingError(str(exc)) from None
+        if checked is not None and isinstance(params, dict):
+            return self.session._request_checked(method, params, checked)
         return self.session.request(method, params)
 
     def _tool(self, params: object) -> ToolHeaders | None:

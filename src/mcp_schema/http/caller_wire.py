@@ -7,7 +7,10 @@ forwarding header of its own.
 On the wire a caller is a JSON object: ``principal``, ``address`` and, when
 a token was verified, ``verified`` (its principal's issuer, subject,
 client_id, scopes, expiry and claims: what a handler's per-tool checks
-read, never the token).
+read, never the token), so the holder's gate (`mcp_schema.auth.Access`)
+decides a scoped tool by the scopes the token granted. The holder believes
+what its broker brings, as it believes the session records and tasks kept
+there: the broker is the replicas' alone.
 """
 
 from __future__ import annotations

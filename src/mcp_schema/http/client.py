@@ -38,8 +38,8 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from collections.abc import AsyncGenerator, Awaitable, Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any
 
 import httpx
 from pydantic import BaseModel
@@ -48,7 +48,7 @@ from mcp_schema.base import McpModel
 from mcp_schema.capabilities import ASKED_CAPABILITY
 from mcp_schema.errors import InvalidRequestError, McpError, clip
 from mcp_schema.http.binding import MAX_EVENT, ClientBinding, Mode, Post, Resume, TransportError
-from mcp_schema.http.credentials import CredentialSource
+from mcp_schema.http.credentials import ChallengedSource, CredentialSource
 from mcp_schema.session import (
     ClientSession,
     Event,
@@ -68,22 +68,6 @@ __all__ = ["ChallengedSource", "HttpClient", "InputHandler"]
 InputHandler = Callable[[InputRequested], Awaitable[Mapping[str, Any]]]
 """What answers the server's asks: ``await on_input(event)`` returns the
 answers keyed as ``event.requests`` (result models or wire mappings)."""
-
-
-@runtime_checkable
-class ChallengedSource(CredentialSource, Protocol):
-    """A `CredentialSource` that answers the server's challenges itself
-    (`mcp_schema.oauth.OAuth` is one)."""
-
-    async def challenged(
-        self, status: int, www_authenticate: Sequence[str], authorization: str | None
-    ) -> bool:
-        """Whether to send the request again after this 401 or 403."""
-        ...
-
-    def settled(self) -> None:
-        """A request carrying a credential was answered."""
-        ...
 
 
 _LOG = logging.getLogger("mcp_schema.http")

@@ -4,8 +4,10 @@ upstream links and bridges, `mcp_schema.http.client`), gets the
 client presented: the specification forbids token passthrough
 (https://modelcontextprotocol.io/specification/2026-07-28/basic/security_best_practices).
 
-It lives outside `mcp_schema.auth` so that it needs no extra; the sources that reach an authorization server
-(client credentials) live beside the OAuth client. `StaticToken` is the
+It lives outside `mcp_schema.auth` so that it needs no extra; the sources
+that reach an authorization server (`mcp_schema.oauth.OAuth`, client
+credentials among its grants: ``gateway --upstream-client-id``) live beside
+the OAuth client, and answer the server's challenges (`ChallengedSource`). `StaticToken` is the
 operator's own bearer token, from the environment or a file (``gateway
 --upstream-token-env NAME``, ``--upstream-token-file PATH``).
 """
@@ -15,11 +17,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-__all__ = ["MAX_TOKEN", "CredentialSource", "StaticToken"]
+__all__ = ["MAX_TOKEN", "ChallengedSource", "CredentialSource", "StaticToken"]
 
 
 @runtime_checkable
@@ -34,6 +36,22 @@ class CredentialSource(Protocol):
     def rejected(self, authorization: str) -> None:
         """The upstream refused ``authorization`` (401): forget it, so the
         next `authorization` gets a fresh one where the source can."""
+        ...
+
+
+@runtime_checkable
+class ChallengedSource(CredentialSource, Protocol):
+    """A `CredentialSource` that answers the server's challenges itself
+    (`mcp_schema.oauth.OAuth` is one)."""
+
+    async def challenged(
+        self, status: int, www_authenticate: Sequence[str], authorization: str | None
+    ) -> bool:
+        """Whether to send the request again after this 401 or 403."""
+        ...
+
+    def settled(self) -> None:
+        """A request carrying a credential was answered."""
         ...
 
 

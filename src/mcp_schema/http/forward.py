@@ -25,8 +25,12 @@ answers ``here`` and writes the record again). A chunk fits the broker's ``max_m
 
 Bounded time everywhere:
 
-* a holder that nobody hears on its channel is dead: its record is
-  deleted and the request is answered here (404: no such session);
+* a holder that nobody hears on its channel is dead: its record is deleted
+  and the request is answered here (404: no such session). But for
+  `DEAF_SECONDS` after an outage of the broker (this replica's subscription
+  broke, and so did the others'), the request is published again while
+  nobody hears it, and a replica that finds no record asks again, since a
+  holder that has not subscribed again yet is deaf, not dead;
 * a holder that does not take the request (its ``ack``) within
   `ACK_SECONDS`: 503 naming the request (the broker lost it, or the holder
   is stuck), and the holder is told to drop it;
@@ -70,7 +74,7 @@ from mcp_schema.http.adapter import (
 from mcp_schema.http.asgi import App
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.caller_wire import UNFORWARDED, caller_wire
-from mcp_schema.http.forward_holder import RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
+from mcp_schema.http.forward_holder import DEAF_SECONDS, RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.observe import count_refusal, observe_shares
 from mcp_schema.http.post import request_id_of
@@ -86,6 +90,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ACK_SECONDS",
+    "DEAF_SECONDS",
     "FORWARD_TIMEOUT",
     "MAX_FORWARDS",
     "RESUBSCRIBE_MAX",
@@ -164,6 +169,7 @@ class ClusterApp(Holding):
         self._ack = min(ACK_SECONDS, self.timeout)
         self._forwards = {}
         self._tasks = set()
+        self._settled_at = 0.0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -194,7 +200,7 @@ class ClusterApp(Holding):
             try:
                 holder = await self.sessions.holder(session_id)
                 if holder is None:  # lost by a restart of Redis? its holder knows
-                    holder = await self.sessions.ask(session_id)
+                    holder = await self.sessions.ask(session_id, self._patience())
             except BrokerError as exc:
                 unavailable = refusal(503, exc, request_id_of(body))
                 count_refusal(self.telemetry, unavailable)
@@ -249,7 +255,7 @@ class ClusterApp(Holding):
             async with self.broker.subscribe(
                 reply(forward_id), max_queued=_REPLIES_QUEUED
             ) as replies:
-                if not await self._publish(inbox(holder), pack(opened)):
+                if not await self._heard(inbox(holder), pack(opened)):
                     await self.sessions.forget(session_id)  # nobody holds it any more
                     answer = self.app.endpoint.handle(
                         scope["method"], scope["path"], scope["headers"], body, caller

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 from collections.abc import Awaitable
 from typing import Any
 
@@ -23,13 +24,20 @@ from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.http_headers import received_headers
 from mcp_schema.shares import Share
 
-__all__ = ["RESUBSCRIBE_MAX", "WATCH_SECONDS", "Holding"]
+__all__ = ["DEAF_SECONDS", "RESUBSCRIBE_MAX", "WATCH_SECONDS", "Holding"]
 
 WATCH_SECONDS = 0.5
 """How often a replica checks that the broker still holds its marker."""
 
 RESUBSCRIBE_MAX = 0.4
 """Longest pause between two attempts to listen again after the broker failed."""
+
+DEAF_SECONDS = 1.0
+"""How long after this replica listens again, once the broker failed, the
+others are given to do the same. A holder's subscription ends when the
+broker fails (a frozen Redis fails the PING check, a restarted one drops the
+connection), and it subscribes again within about `RESUBSCRIBE_MAX` of the
+broker answering: until then nobody hears its channel, yet it is not dead."""
 
 _RESUBSCRIBE_MIN = 0.05
 _LOG = logging.getLogger("mcp_schema.http")
@@ -64,6 +72,7 @@ class Holding:
     _room: int
     _forwards: dict[str, _Forwarded]
     _tasks: set[asyncio.Task[None]]
+    _settled_at: float  # when the others listen again after an outage (`DEAF_SECONDS`)
 
     def _flushing(self, send: Send, body: list[bytes] | None = None) -> Send:
         """``send``, writing the session records first when a response starts:
@@ -99,11 +108,36 @@ class Holding:
         except asyncio.TimeoutError:
             raise BrokerError(f"the broker did not answer within {self.timeout:g} s") from None
 
+    def _patience(self) -> float:
+        """Seconds left of the time the other replicas are given to listen
+        again after an outage of the broker (none once it is over: at most
+        `DEAF_SECONDS`)."""
+        left = self._settled_at - asyncio.get_running_loop().time()
+        return max(0.0, min(DEAF_SECONDS, left))
+
+    async def _heard(self, channel: str, data: bytes) -> bool:
+        """Whether a replica heard ``data`` published on ``channel``. Right
+        after an outage of the broker it is published again while nobody
+        hears it (nobody got it, so nobody gets it twice), for `_patience`:
+        a holder between two subscriptions is deaf, not dead."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._patience()
+        pause = _RESUBSCRIBE_MIN
+        while not await self._publish(channel, data):
+            left = deadline - loop.time()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(pause, left))
+            pause = min(2 * pause, RESUBSCRIBE_MAX / 2)
+        return True
+
     async def _listen(self, ready: asyncio.Event) -> None:
         """Serve what other replicas forward here, and answer who holds a
         session, until cancelled; a broken subscription is opened anew, after
-        a pause that grows from 0.05 s to `RESUBSCRIBE_MAX` while it fails."""
+        a pause that grows from 0.05 s to `RESUBSCRIBE_MAX` while it fails
+        (the others' broke too: they are given `DEAF_SECONDS` more)."""
         pause = _RESUBSCRIBE_MIN
+        loop = asyncio.get_running_loop()
         while True:
             try:
                 channels = self.broker.subscribe(
@@ -111,14 +145,16 @@ class Holding:
                 )
                 async with channels:
                     ready.set()
-                    if pause > _RESUBSCRIBE_MIN:
+                    if self._settled_at == math.inf:
                         _LOG.info("forwarded requests: listening again")
+                        self._settled_at = loop.time() + DEAF_SECONDS
                     pause = _RESUBSCRIBE_MIN
                     async for message in channels:
                         self._received(message.data)
             except BrokerError as exc:
-                if pause == _RESUBSCRIBE_MIN:  # once an outage, not at every attempt
+                if self._settled_at != math.inf:  # once an outage, not at every attempt
                     _LOG.warning("forwarded requests: %s; listening again", exc.message)
+                self._settled_at = math.inf
             await asyncio.sleep(pause)
             pause = min(2 * pause, RESUBSCRIBE_MAX)
 

@@ -183,6 +183,7 @@ class ResponseParser:
         "_keep_alive",
         "_length_given",
         "_parser",
+        "_pending",
         "_start",
         "_until_close",
         "body",
@@ -209,6 +210,7 @@ class ResponseParser:
         self._start = 0
         self._keep_alive = self._length_given = self._until_close = False
         self._failed: UpstreamError | None = None
+        self._pending = bytearray()
         self._parser = httptools.HttpResponseParser(self)
 
     @property
@@ -237,19 +239,12 @@ class ResponseParser:
         if self.complete:  # bytes past the answer's end: the connection is spoiled
             self._keep_alive = False
             return
-        self._start = self._fed
         self._fed += len(data)
-        try:
-            self._parser.feed_data(data)
-        except httptools.HttpParserCallbackError:
-            raise self._failed or UpstreamProtocolError("the answer could not be read") from None
-        except httptools.HttpParserError as exc:
-            if self.complete:  # e.g. bytes after a "Connection: close" answer
-                self._keep_alive = False
-                return
-            raise UpstreamProtocolError(
-                f"the upstream's answer is no HTTP/1.1: {str(exc)[:120]}"
-            ) from None
+        if self.head_done or (not self._pending and b"\r\n\r\n" in data):
+            self._start = self._fed - len(data)  # the common case: the whole head at once
+            self._parse(data)
+        else:
+            self._head(data)
         if not self.head_done:
             if self._fed > self.max_head:
                 raise ResponseTooLarge(f"the answer's head is over {self.max_head} bytes")
@@ -257,6 +252,42 @@ class ResponseParser:
             self._chunks + 1
         ):
             raise ResponseTooLarge("the answer's framing (chunks, trailers) is too long")
+
+    def _head(self, data: bytes) -> None:
+        """Bytes of the head, parsed up to their last whole line: httptools
+        joins a field it is given in pieces piece by piece, which is quadratic
+        in the field's length when a peer sends it a byte at a time."""
+        pending = self._pending
+        self._start = self._fed - len(data) - len(pending)
+        end = data.rfind(b"\n") + 1
+        if not end:
+            pending += data
+            return
+        if pending:
+            lines = bytes(pending) + data[:end]
+            pending.clear()
+        else:
+            lines = data[:end]
+        pending += data[end:]
+        self._parse(lines)
+        if self.head_done and pending:  # the head ended: what follows it is the body's
+            rest = bytes(pending)
+            pending.clear()
+            self._parse(rest)
+
+    def _parse(self, data: bytes) -> None:
+        try:
+            self._parser.feed_data(data)
+        except httptools.HttpParserCallbackError:
+            raise self._failed or UpstreamProtocolError("the answer could not be read") from None
+        except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
+            # HttpParserUpgrade is no HttpParserError: a 101 after a whole answer raises it.
+            if self.complete:  # e.g. bytes after a "Connection: close" answer
+                self._keep_alive = False
+                return
+            raise UpstreamProtocolError(
+                f"the upstream's answer is no HTTP/1.1: {str(exc)[:120]}"
+            ) from None
 
     def eof(self) -> None:
         """The connection closed: the end of an answer read until then, or

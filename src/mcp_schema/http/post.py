@@ -47,7 +47,7 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.shares import RETRY_AFTER, SHARE_EXCEEDED, ShareExceededError
-from mcp_schema.subscriptions import Subscriptions
+from mcp_schema.subscriptions import Listen, Subscriptions
 
 if TYPE_CHECKING:
     from mcp_schema.auth.principal import Principal
@@ -119,6 +119,10 @@ class Posts:
     telemetry: Telemetry | None
     _answers: Answers
     _built: dict[str, ServerSession]
+    listened: Callable[[RequestReceived, Listen], None] | None = None
+    """Told of each listen opened (its request and `mcp_schema.subscriptions.Listen`):
+    what feeds a listen whose changes come from elsewhere (the era bridge's
+    upstream sessions, `mcp_schema.gateway.bridge.stateless_front`)."""
 
     def _opened_noted(
         self, headers: dict[str, str], body: bytes, caller: Caller
@@ -362,6 +366,8 @@ class Posts:
             return self._counted(too_many(err, brought.id), {"method": brought.method})
         except McpError as err:
             return refusal(status_of(err), err, brought.id)
+        if self.listened is not None:
+            self.listened(brought, listening.listen)
         return self._streamed(listening, live)
 
     def _done(self, exchange: Exchange) -> Response:
@@ -392,7 +398,7 @@ class Posts:
         if stream.error == SHARE_EXCEEDED:  # past a share (`mcp_schema.shares`), in either era
             retry = [("retry-after", str(RETRY_AFTER))]
             return Response(429, [("content-type", JSON), *session, *retry], answer)
-        status = 200 if session else code_status(stream.error)
+        status = code_status(stream.error, stream.unavailable, session=bool(session))
         return Response(status, [("content-type", JSON), *session], answer)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:

@@ -254,6 +254,16 @@ class Precheck:
         if auth is None:
             return self.caller_of(received, scope.get("client"))
         address = self.proxies.address(scope.get("client"), received)
+        # Its refusal names no request (id null), by design. The id is in the
+        # body alone (2026-07-28's headers name the method and the item, never
+        # the id), and the token is checked before anything is processed
+        # (basic/authorization: "before processing the request"), so the body
+        # of an unauthenticated client is never read: a read of up to
+        # max_body bytes for anyone, and the parse of it, to name an id no
+        # client needs (it acts on the status and WWW-Authenticate). JSON-RPC
+        # 2.0 answers null where the id could not be read, and the transport
+        # page lets an HTTP refusal carry "a JSON-RPC error response that has
+        # no id" (as for Origin, 403).
         verified = await auth.authenticate(received)
         if isinstance(verified, Response):
             self.with_cors(received, verified)  # in place
@@ -291,18 +301,24 @@ class Precheck:
     def bounded(self, max_body: int) -> Precheck:
         """These rules with ``max_body`` as the body size (a door that must
         read a body whole, behind one that streams it on)."""
-        return Precheck(
-            path=self.path,
-            allowed_hosts=self.allowed_hosts,
-            allowed_origins=self.allowed_origins,
-            loopback_origins=self.loopback_origins,
-            cors=self.cors,
-            max_body=max_body,
-            sessions=self.sessions,
-            auth=self.auth,
-            principal=self.principal,
-            trusted_proxies=self.proxies,
-        )
+        return Precheck(**{**self.endpoint_options(), "max_body": max_body}, sessions=self.sessions)
+
+    def endpoint_options(self) -> dict[str, Any]:
+        """These rules as `mcp_schema.http.Endpoint`'s arguments (it rebuilds
+        them, ``sessions`` by the eras it serves): what a front door behind
+        this one's gives its endpoint, so that a request it lets through is
+        not refused there by other rules."""
+        return {
+            "path": self.path,
+            "allowed_hosts": self.allowed_hosts,
+            "allowed_origins": self.allowed_origins,
+            "loopback_origins": self.loopback_origins,
+            "cors": self.cors,
+            "max_body": self.max_body,
+            "auth": self.auth,
+            "principal": self.principal,
+            "trusted_proxies": self.proxies,
+        }
 
     def not_allowed(self, why: str) -> Response:
         """405, naming the methods served."""

@@ -186,9 +186,18 @@ def answer_status(error: object) -> int:
     return code_status(code) if isinstance(code, int) else 200
 
 
-def code_status(code: int | None) -> int:
-    """`answer_status` of an error by its code (None: a result)."""
-    return 200 if code is None else _ANSWER_STATUS.get(code, 200)
+def code_status(code: int | None, unavailable: bool = False, *, session: bool = False) -> int:
+    """The HTTP status of a request answered alone, in one JSON body, by its
+    error's ``code`` (None: a result). 503 when a shared piece the server
+    needs failed (``unavailable``: an `mcp_schema.errors.UnavailableError`,
+    a broker or a task store that failed or did not answer in time), in
+    either era: the request was not served and may be sent again, as for a
+    refusal of `mcp_schema.http.forward`. Else 200 in a handshake-era
+    ``session``, whose errors are members of the body, and `answer_status`
+    outside one."""
+    if unavailable:
+        return 503
+    return 200 if code is None or session else _ANSWER_STATUS.get(code, 200)
 
 
 def refusal(

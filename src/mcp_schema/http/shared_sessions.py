@@ -11,9 +11,10 @@ before the client can learn the session id (`flush`, awaited by
 records of its sessions every ``ttl / 3`` seconds (`refresh`), and deletes
 a record once its session is terminated. A replica that dies stops
 rewriting: its records expire ``ttl`` seconds later at most (and a replica
-that finds nobody listening on the holder's channel forgets the record at
-once). A request naming a session held elsewhere is forwarded to the holder
-by `mcp_schema.http.forward`.
+that finds nobody listening on the holder's channel forgets the record, but
+right after an outage of the broker, when the holder may not have subscribed
+again yet: `mcp_schema.http.forward.DEAF_SECONDS`). A request naming a
+session held elsewhere is forwarded to the holder by `mcp_schema.http.forward`.
 
 Redis restarted without persistence has lost every record. Each replica
 also keeps a marker of its own in the store (``mcp-marker:{prefix}{replica}``),
@@ -218,26 +219,37 @@ class BrokerSessions:
         except UnicodeDecodeError:
             return None  # not a record of ours
 
-    async def ask(self, session_id: str) -> str | None:
+    async def ask(self, session_id: str, patience: float = 0.0) -> str | None:
         """The replica that says it holds ``session_id``, asked on every
         replica's channel when no record names one; None when none answers
-        within `ASK_SECONDS` (or too many asks wait already)."""
+        within `ASK_SECONDS` (or too many asks wait already). With
+        ``patience``, the seconds in which a holder may subscribe again
+        after an outage, the question is asked again every `ASK_SECONDS`
+        until they pass."""
         if not _plausible(session_id) or self._asking >= _MAX_ASKING:
             return None
         ask_id = secrets.token_urlsafe(16)
         question = pack({"t": "who", "f": ask_id, "s": session_id})
+        loop = asyncio.get_running_loop()
+        until = loop.time() + max(ASK_SECONDS, patience)
         self._asking += 1
         try:
             async with self.broker.subscribe(reply(ask_id), max_queued=8) as answers:
-                if not await self._bounded(self.broker.publish(EVERY, question)):
-                    return None  # no replica listens
-                try:
-                    message = await asyncio.wait_for(answers.__anext__(), ASK_SECONDS)
-                except (asyncio.TimeoutError, StopAsyncIteration):
-                    return None
+                message = None
+                while message is None and (left := until - loop.time()) > 0:
+                    heard = await self._bounded(self.broker.publish(EVERY, question))
+                    if not heard and patience <= 0:
+                        return None  # no replica listens (nor will: no outage)
+                    try:
+                        wait = min(ASK_SECONDS, left)
+                        message = await asyncio.wait_for(answers.__anext__(), wait)
+                    except asyncio.TimeoutError:
+                        pass  # asked again while the patience lasts
+                    except StopAsyncIteration:
+                        return None
         finally:
             self._asking -= 1
-        unpacked = unpack(message.data)
+        unpacked = None if message is None else unpack(message.data)
         holder = None if unpacked is None else unpacked[0].get("r")
         return holder if isinstance(holder, str) and 0 < len(holder) <= 64 else None
 

@@ -76,7 +76,9 @@ class Stream:
         alone may yet be written as a JSON body (`Endpoint.settled`)."""
         self.error: int | None = None
         """The code of its final frame, when that is an error response (set by
-        the endpoint, which gives a stateless-era JSON answer its status by it)."""
+        the endpoint, which gives a JSON answer its status by it: `code_status`)."""
+        self.unavailable = False
+        """Its final frame's error says a shared piece failed (`Frame.unavailable`)."""
 
     def put(self, frame: bytes, *, final: bool = False) -> bool:
         """Add ``frame`` (``final``: the last one, which finishes the stream);

@@ -36,12 +36,13 @@ from mcp_schema._args import check
 from mcp_schema.errors import quote
 from mcp_schema.oauth.challenge import Challenge, read_challenge
 from mcp_schema.oauth.errors import (
+    AuthorizationError,
     DiscoveryError,
     RegistrationError,
     RetryLimitError,
     TokenError,
 )
-from mcp_schema.oauth.fetch import Fetcher, HttpxFetcher, Request, Response
+from mcp_schema.oauth.fetch import BoundedFetcher, Fetcher, HttpFetcher, Request, Response
 from mcp_schema.oauth.grants import (
     ClientInfo,
     Signer,
@@ -88,9 +89,10 @@ class OAuth:
     members of a dynamic registration (``client_name``...).
     ``private_key``: a PEM key for ``private_key_jwt`` (needs the ``auth``
     extra), signed with ``signing_algorithm``. ``scopes``: asked for where
-    neither challenge nor metadata name any. ``guard``: the server-side
+    neither challenge nor metadata name any (client credentials: where the
+    challenge names none, before the metadata's). ``guard``: the server-side
     request forgery guard of `mcp_schema.oauth.fetch` (a client inside a
-    server); ``fetcher``: how to reach the servers (`HttpxFetcher` by
+    server); ``fetcher``: how to reach the servers (`HttpFetcher` by
     default).
     """
 
@@ -136,9 +138,9 @@ class OAuth:
         self.scopes = tuple(scopes) if scopes else None
         self.offline_access, self.max_attempts = offline_access, max_attempts
         self.store: TokenStore = store if store is not None else MemoryTokenStore()
-        self._own_fetcher: HttpxFetcher | None = None
+        self._own_fetcher: BoundedFetcher | None = None
         if fetcher is None:
-            fetcher = self._own_fetcher = HttpxFetcher(guard=guard)
+            fetcher = self._own_fetcher = HttpFetcher(guard=guard)
         self.fetcher: Fetcher = fetcher
         self._sign: Signer | None = None
         if private_key is not None:
@@ -158,6 +160,8 @@ class OAuth:
         self._requested: tuple[str, ...] | None = None
         self._rejected: str | None = None
         self._attempts = 0
+        self._renewals = 0
+        self._failure: AuthorizationError | None = None
 
     def __repr__(self) -> str:
         return f"OAuth({self.server_url!r}, grant={self.grant!r})"
@@ -181,9 +185,20 @@ class OAuth:
             self._tokens is None or self._tokens.refresh_token is None
         ):
             return None if current == self._rejected else current
+        renewals = self._renewals
         async with self._lock:
-            if self._header() == current:
-                await self._renew()
+            if self._renewals == renewals and self._header() == current:
+                self._renewals += 1
+                self._failure = None
+                try:
+                    await self._renew()
+                except AuthorizationError as exc:
+                    self._failure = exc
+                    raise
+            elif self._failure is not None and self._header() == current:
+                # The renewal these requests waited for failed: they share its
+                # failure rather than each asking the authorization server again.
+                raise type(self._failure)(self._failure.message, status=self._failure.status)
         return self._header()
 
     def rejected(self, authorization: str) -> None:
@@ -235,7 +250,13 @@ class OAuth:
                 return
         if self.grant == "client_credentials":
             if self._server is None:
-                await self._discover(Challenge())
+                try:
+                    await self._discover(Challenge())
+                except DiscoveryError as exc:
+                    # No metadata at the well-known paths: the request goes without
+                    # a token, and the server's 401 names its metadata (`challenged`).
+                    _LOG.info("no metadata before the first request: %s", exc.message)
+                    return
             await self._grant(self._scopes(Challenge()))
 
     # -- discovery -----------------------------------------------------------------------
@@ -279,7 +300,10 @@ class OAuth:
 
     def _scopes(self, challenge: Challenge) -> tuple[str, ...] | None:
         assert self._metadata is not None and self._server is not None
-        asked = challenge.scopes or self._metadata.scopes_supported or self.scopes
+        if self.grant == "client_credentials":  # the operator's scopes over all those listed
+            asked = challenge.scopes or self.scopes or self._metadata.scopes_supported
+        else:
+            asked = challenge.scopes or self._metadata.scopes_supported or self.scopes
         if self._requested:
             asked = tuple(dict.fromkeys((*self._requested, *(asked or ()))))
         if not asked:

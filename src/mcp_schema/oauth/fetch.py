@@ -1,6 +1,9 @@
 """How the OAuth client reaches metadata, registration and token endpoints:
-the `Fetcher` protocol (one bounded HTTP exchange) and `HttpxFetcher`, the
-one on httpx (the ``http`` extra).
+the `Fetcher` protocol (one bounded HTTP exchange), `BoundedFetcher`, the
+bounds every fetcher here keeps, and `HttpFetcher`, the default, on the
+package's own pooled client (`mcp_schema.http.pool.HttpClient`: the
+``http`` extra's httptools, no httpx). `mcp_schema.oauth.fetch_httpx`
+holds one on a caller's ``httpx.AsyncClient``.
 
 Every fetch is bounded in time (`FETCH_SECONDS`, redirects included), in
 size (`MAX_FETCHED` bytes of body) and in redirects (`MAX_REDIRECTS`,
@@ -9,7 +12,7 @@ followed for a GET only, and only within the origin it went to). With
 server-side request forgery guard), every URL must be https and every
 address its host resolves to a global one: no loopback, private, link-local
 or reserved address is ever contacted. A name is resolved before the
-exchange and again by httpx when it connects; a resolver that answers
+exchange and again when the connection opens; a resolver that answers
 differently the second time (DNS rebinding) is out of its reach, so a
 guarded deployment also resolves through a resolver it trusts.
 """
@@ -18,26 +21,30 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import json as jsonlib
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
-from urllib.parse import urljoin, urlsplit
-
-import httpx
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlencode, urljoin, urlsplit
 
 from mcp_schema.errors import clip, quote
 from mcp_schema.oauth.errors import FetchError
 from mcp_schema.oauth.urls import endpoint, origin
 
+if TYPE_CHECKING:
+    from mcp_schema.http.pool import HttpClient
+
 __all__ = [
     "FETCH_SECONDS",
     "MAX_FETCHED",
     "MAX_REDIRECTS",
+    "BoundedFetcher",
     "Fetcher",
-    "HttpxFetcher",
+    "HttpFetcher",
     "Request",
     "Response",
+    "shown",
 ]
 
 MAX_FETCHED = 256 * 1024
@@ -62,6 +69,17 @@ class Request:
     follow: bool = True
     """Follow redirects (a GET, within its origin); False: a 3xx is the answer."""
 
+    def encoded(self) -> tuple[dict[str, str], bytes]:
+        """Its header fields (lower-case names) and body, as sent."""
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        if self.form is not None:
+            headers["content-type"] = "application/x-www-form-urlencoded"
+            return headers, urlencode(dict(self.form)).encode("ascii")
+        if self.json is not None:
+            headers["content-type"] = "application/json"
+            return headers, jsonlib.dumps(self.json, separators=(",", ":")).encode()
+        return headers, b""
+
 
 @dataclass(frozen=True)
 class Response:
@@ -81,9 +99,10 @@ class Fetcher(Protocol):
     async def fetch(self, request: Request) -> Response: ...
 
 
-def _shown(url: str) -> str:
+def shown(url: str) -> str:
+    """``url`` for a message: never its query (a code, a state)."""
     parts = urlsplit(url)
-    return quote(f"{parts.scheme}://{parts.netloc}{parts.path}")  # never the query
+    return quote(f"{parts.scheme}://{parts.netloc}{parts.path}")
 
 
 async def _check_address(url: str) -> None:
@@ -96,48 +115,51 @@ async def _check_address(url: str) -> None:
                 host, None, type=socket.SOCK_STREAM
             )
         except OSError:
-            raise FetchError(f"{_shown(url)}: its host does not resolve") from None
+            raise FetchError(f"{shown(url)}: its host does not resolve") from None
         addresses = [ipaddress.ip_address(info[4][0]) for info in found]
     for address in addresses:
         if not address.is_global or address.is_multicast:
-            raise FetchError(f"{_shown(url)}: its host is a non-global address, refused")
+            raise FetchError(f"{shown(url)}: its host is a non-global address, refused")
 
 
-class HttpxFetcher:
-    """The `Fetcher` on httpx (see the module). ``http``: an
-    ``httpx.AsyncClient`` of the caller's (its own redirect following is
-    not used)."""
+class BoundedFetcher:
+    """The bounds of the module around one exchange (`exchange`, a
+    subclass's): the whole fetch within ``timeout``, redirects followed
+    within the origin, each URL checked (and, with ``guard``, its
+    addresses) before it is contacted."""
 
     def __init__(
         self,
-        http: httpx.AsyncClient | None = None,
         *,
         timeout: float = FETCH_SECONDS,
         max_bytes: int = MAX_FETCHED,
         max_redirects: int = MAX_REDIRECTS,
         guard: bool = False,
     ) -> None:
-        self._http = httpx.AsyncClient() if http is None else http
-        self._owned = http is None
         self.timeout, self.max_bytes, self.max_redirects = timeout, max_bytes, max_redirects
         self.guard = guard
 
     async def aclose(self) -> None:
-        if self._owned:
-            await self._http.aclose()
+        """Close what the fetcher opened itself."""
+
+    async def exchange(self, request: Request, url: str) -> Response:
+        """One exchange of ``request`` with ``url``, no redirect followed,
+        at most ``max_bytes`` of body (`FetchError` else)."""
+        raise NotImplementedError
 
     async def fetch(self, request: Request) -> Response:
         try:
             return await asyncio.wait_for(self._fetch(request), self.timeout)
         except asyncio.TimeoutError:
-            raise FetchError(
-                f"{_shown(request.url)}: no answer within {self.timeout:g} s"
-            ) from None
+            raise FetchError(f"{shown(request.url)}: no answer within {self.timeout:g} s") from None
 
     async def _fetch(self, request: Request) -> Response:
         url, hops = request.url, 0
         while True:
-            answer = await self._once(request, url)
+            endpoint(url, "a fetched URL", loopback_http=not self.guard)
+            if self.guard:
+                await _check_address(url)
+            answer = await self.exchange(request, url)
             location = answer.header("location")
             redirected = 300 <= answer.status < 400 and location is not None
             if not redirected or not request.follow or request.method != "GET":
@@ -145,36 +167,69 @@ class HttpxFetcher:
             assert location is not None
             target = urljoin(url, location)
             if origin(target) != origin(request.url):
-                raise FetchError(f"{_shown(request.url)} redirects to another origin, refused")
+                raise FetchError(f"{shown(request.url)} redirects to another origin, refused")
             hops += 1
             if hops > self.max_redirects:
-                raise FetchError(f"{_shown(request.url)}: more than {self.max_redirects} redirects")
+                raise FetchError(f"{shown(request.url)}: more than {self.max_redirects} redirects")
             url = target
 
-    async def _once(self, request: Request, url: str) -> Response:
-        endpoint(url, "a fetched URL", loopback_http=not self.guard)
-        if self.guard:
-            await _check_address(url)
+
+class HttpFetcher(BoundedFetcher):
+    """The `Fetcher` on `mcp_schema.http.pool.HttpClient` (see the module).
+    ``http``: a pool of the caller's (kept open by `aclose`); by default
+    one of its own, verifying certificates, with the fetch's timeout on
+    connecting and on each read."""
+
+    def __init__(
+        self,
+        http: HttpClient | None = None,
+        *,
+        timeout: float = FETCH_SECONDS,
+        max_bytes: int = MAX_FETCHED,
+        max_redirects: int = MAX_REDIRECTS,
+        guard: bool = False,
+    ) -> None:
+        from mcp_schema.http.pool import Limits, Timeouts
+
+        super().__init__(
+            timeout=timeout, max_bytes=max_bytes, max_redirects=max_redirects, guard=guard
+        )
+        self._given = http
+        self._times = Timeouts(connect=timeout, read=timeout, idle=4.0, pool=timeout)
+        self._limits = Limits(max_connections=16)
+        self._own: tuple[asyncio.AbstractEventLoop, HttpClient] | None = None
+
+    def _http(self) -> HttpClient:
+        """The caller's pool, else its own of the running loop (a gateway
+        probes its upstream in one loop and serves in another: a connection
+        belongs to the loop that opened it)."""
+        if self._given is not None:
+            return self._given
+        loop = asyncio.get_running_loop()
+        if self._own is None or self._own[0] is not loop:
+            from mcp_schema.http.pool import HttpClient
+
+            self._own = (loop, HttpClient(timeouts=self._times, limits=self._limits))
+        return self._own[1]
+
+    async def aclose(self) -> None:
+        if self._own is not None:
+            own, self._own = self._own[1], None
+            await own.aclose()
+
+    async def exchange(self, request: Request, url: str) -> Response:
+        from mcp_schema.http.h1 import ResponseTooLarge, UpstreamError
+
+        headers, body = request.encoded()
         try:
-            async with self._http.stream(
-                request.method,
-                url,
-                headers=dict(request.headers),
-                data=dict(request.form) if request.form is not None else None,
-                json=request.json,
-                follow_redirects=False,
-                timeout=self.timeout,
-            ) as answer:
-                declared = answer.headers.get("content-length", "")
-                if declared.isdigit() and int(declared) > self.max_bytes:
-                    raise FetchError(f"{_shown(url)}: an answer over {self.max_bytes:,} bytes")
-                body = bytearray()
-                async for chunk in answer.aiter_bytes():
-                    body += chunk
-                    if len(body) > self.max_bytes:
-                        raise FetchError(f"{_shown(url)}: an answer over {self.max_bytes:,} bytes")
-                headers = tuple((k.lower(), v) for k, v in answer.headers.multi_items())
-                return Response(answer.status_code, headers, bytes(body))
-        except httpx.HTTPError as exc:
-            reason = clip(str(exc)) or type(exc).__name__
-            raise FetchError(f"{_shown(url)}: {reason}") from None
+            answer = await self._http().request(
+                request.method, url, list(headers.items()), body, max_body=self.max_bytes
+            )
+        except ResponseTooLarge:
+            raise FetchError(f"{shown(url)}: an answer over {self.max_bytes:,} bytes") from None
+        except UpstreamError as exc:
+            raise FetchError(f"{shown(url)}: {clip(exc.message)}") from None
+        except ValueError:  # a URL or header field the wire cannot carry
+            raise FetchError(f"{shown(url)}: not a request this client sends") from None
+        fields = tuple((k.decode("latin-1"), v.decode("latin-1")) for k, v in answer.headers)
+        return Response(answer.status, fields, answer.body)

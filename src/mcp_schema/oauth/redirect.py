@@ -19,7 +19,7 @@ from typing import Protocol
 from urllib.parse import urljoin, urlsplit
 
 from mcp_schema.oauth.errors import AuthorizationResponseError
-from mcp_schema.oauth.fetch import Fetcher, HttpxFetcher, Request
+from mcp_schema.oauth.fetch import Fetcher, HttpFetcher, Request
 
 __all__ = ["FollowRedirect", "LoopbackRedirect", "Redirect"]
 
@@ -51,7 +51,7 @@ class FollowRedirect:
         self, redirect_uri: str = "http://127.0.0.1/callback", fetcher: Fetcher | None = None
     ) -> None:
         self._redirect_uri = redirect_uri
-        self._fetcher = fetcher if fetcher is not None else HttpxFetcher()
+        self._fetcher = fetcher if fetcher is not None else HttpFetcher()
 
     @property
     def redirect_uri(self) -> str:

@@ -35,7 +35,10 @@ class Server:
     logs); ``mask_errors``: a tool's unexpected exception is told to the
     client as a failure alone, not its type and message (it is logged either
     way); ``timeout``: the seconds a call may run in the replica's app
-    before it is cancelled and answered -32603 (the endpoint's ``answer_seconds``).
+    before it is cancelled and answered -32603 (the endpoint's ``answer_seconds``);
+    ``inline``: the sync functions run in the event loop, not each call in a
+    worker thread (each item's ``inline=`` decides for it): for functions
+    that never block, the call answered at once, with no thread hop.
 
     Authorization per tool, resource and prompt (`access`, an
     `mcp_schema.auth.Access` the replica's endpoint consults): each item's
@@ -58,7 +61,9 @@ class Server:
         policy: Policy | None = None,
         policy_seconds: float = POLICY_SECONDS,
         list_missing: bool = True,
+        inline: bool = False,
     ) -> None:
+        self.inline = inline
         self.info: dict[str, Any] = {"name": name, "version": version}
         if title is not None:
             self.info["title"] = title
@@ -134,6 +139,7 @@ class Server:
         task: TaskMode = False,
         enabled: bool = True,
         scopes: Collection[str] = (),
+        inline: bool | None = None,
     ) -> Callable[[F], F]: ...
 
     def tool(
@@ -147,6 +153,7 @@ class Server:
         task: TaskMode = False,
         enabled: bool = True,
         scopes: Collection[str] = (),
+        inline: bool | None = None,
     ) -> Any:
         """``@server.tool()``: the function is a tool (`mcp_schema.server.tools`):
         ``name`` (default the function's), ``title``, ``description`` (default
@@ -154,7 +161,9 @@ class Server:
         (False: no ``outputSchema``), ``task`` (True: run as a task of the
         Tasks extension when the client takes one; ``"required"``: only
         then), ``enabled`` (False: listed only once enabled, `ToolSet.enable`),
-        ``scopes`` (what a call needs: `access`)."""
+        ``scopes`` (what a call needs: `access`), ``inline`` (True: a sync
+        function runs in the event loop, for one that never blocks; False: in
+        a worker thread; None, the default: as the server's ``inline`` says)."""
 
         def add(function: F) -> F:
             self.tools.add(
@@ -169,6 +178,7 @@ class Server:
                     task=task,
                     enabled=enabled,
                     scopes=scopes,
+                    inline=self.inline if inline is None else inline,
                 )
             )
             return function
@@ -184,10 +194,12 @@ class Server:
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Collection[str] = (),
+        inline: bool | None = None,
     ) -> Callable[[F], F]:
         """``@server.resource("config://app")`` or a template
         (``"users://{user_id}"``, its variables the function's parameters):
-        see `mcp_schema.server.resources`; ``scopes``: what a read needs."""
+        see `mcp_schema.server.resources`; ``scopes``: what a read needs;
+        ``inline``: as `tool`'s."""
 
         def add(function: F) -> F:
             if uri in self.resources:
@@ -201,6 +213,7 @@ class Server:
                 description=description,
                 mime_type=mime_type,
                 scopes=scopes,
+                inline=self.inline if inline is None else inline,
             )
             return function
 
@@ -217,6 +230,7 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         scopes: Collection[str] = (),
+        inline: bool | None = None,
     ) -> Callable[[F], F]: ...
 
     def prompt(
@@ -226,9 +240,10 @@ class Server:
         title: str | None = None,
         description: str | None = None,
         scopes: Collection[str] = (),
+        inline: bool | None = None,
     ) -> Any:
         """``@server.prompt()``: the function is a prompt (`mcp_schema.server.prompts`);
-        ``scopes``: what a ``prompts/get`` needs."""
+        ``scopes``: what a ``prompts/get`` needs; ``inline``: as `tool`'s."""
 
         def add(function: F) -> F:
             made = Prompt(
@@ -238,6 +253,7 @@ class Server:
                 title=title,
                 description=description,
                 scopes=scopes,
+                inline=self.inline if inline is None else inline,
             )
             if made.name in self.prompts:
                 raise ValueError(f"a prompt named {made.name!r} is defined already")

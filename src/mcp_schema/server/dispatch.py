@@ -10,7 +10,9 @@ which the `mcp_schema.http.Endpoint` runs as a task of the loop
 (`mcp_schema.http.answers`: answered when done, within the endpoint's
 ``answer_seconds``, cancelled when its stream is lost): async functions
 await anything, sync ones run in a worker thread, so one slow call never
-stalls the others. Where none runs (a stdio loop, `Endpoint.handle` called
+stalls the others, unless declared ``inline`` (a function that never
+blocks: it runs in the loop, and its call is answered at once, with no
+thread hop and no task). Where none runs (a stdio loop, `Endpoint.handle` called
 from plain code) a sync function is called in the caller's thread, and a
 call that waits on anything (``asyncio.sleep``) is answered -32603 saying so.
 
@@ -84,6 +86,7 @@ class _Target(Protocol):
 
     function: Callable[..., Any]
     is_async: bool
+    inline: bool
     signature: Signature
 
 
@@ -240,8 +243,8 @@ class Dispatch:
     ) -> tuple[bool, Any]:
         """Call ``target``'s function (its `Context` built when it takes one):
         (True, its value), or (False, None) when it asked a question, which
-        then answers the call. ``inline``: a sync function runs here, not in
-        a thread of its own."""
+        then answers the call. ``inline`` (or the target's own): a sync
+        function runs here, not in a thread of its own."""
         context = None
         if target.signature.context is not None:
             context = self.context(session, request, answers, task, self.tracked)
@@ -251,7 +254,7 @@ class Dispatch:
         try:
             if target.is_async:
                 return True, await function(**kwargs)
-            if inline:
+            if inline or target.inline:
                 return True, function(**kwargs)
             return True, await asyncio.to_thread(functools.partial(function, **kwargs))
         except Pending as pending:

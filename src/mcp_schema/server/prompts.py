@@ -27,7 +27,8 @@ __all__ = ["Prompt"]
 
 
 class Prompt:
-    """The prompt of ``function`` (see the module)."""
+    """The prompt of ``function`` (see the module); ``inline``: a sync function
+    runs in the event loop, not in a worker thread."""
 
     def __init__(
         self,
@@ -38,8 +39,10 @@ class Prompt:
         title: str | None = None,
         description: str | None = None,
         scopes: Collection[str] = (),
+        inline: bool = False,
     ) -> None:
         self.function = function
+        self.inline = inline
         self.scopes = needed(scopes)
         self.name = name or function.__name__
         self.is_async = inspect.iscoroutinefunction(function)

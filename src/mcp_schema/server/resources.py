@@ -41,7 +41,8 @@ def not_found(uri: str) -> InvalidParamsError:
 
 class Resource:
     """The resource of ``function`` at ``uri`` (see the module); ``ValueError``
-    for a template whose variables are not the function's parameters."""
+    for a template whose variables are not the function's parameters;
+    ``inline``: a sync function runs in the event loop, not in a worker thread."""
 
     def __init__(
         self,
@@ -54,10 +55,12 @@ class Resource:
         description: str | None = None,
         mime_type: str | None = None,
         scopes: Collection[str] = (),
+        inline: bool = False,
     ) -> None:
         self.function, self.uri, self.mime_type = function, uri, mime_type
         self.scopes = needed(scopes)
         self.is_async = inspect.iscoroutinefunction(function)
+        self.inline = inline
         self.signature = Signature(function, context, f"{function.__name__}Resource")
         variables = _VARIABLE.findall(uri)
         self.template = bool(variables)

@@ -91,7 +91,8 @@ class Tool:
     """The tool of ``function`` (see the module). ``task``: run as a task of
     the Tasks extension when the client takes one (``"required"``: only
     then; -32021 otherwise); ``structured``: False for no ``outputSchema``;
-    ``scopes``: what a call needs (`mcp_schema.auth.Access`)."""
+    ``scopes``: what a call needs (`mcp_schema.auth.Access`); ``inline``: a
+    sync function runs in the event loop, not in a worker thread."""
 
     def __init__(
         self,
@@ -106,6 +107,7 @@ class Tool:
         task: TaskMode = False,
         enabled: bool = True,
         scopes: Collection[str] = (),
+        inline: bool = False,
     ) -> None:
         if not callable(function):
             raise TypeError(f"a tool is a function, not {type(function).__name__}")
@@ -113,6 +115,7 @@ class Tool:
         self.scopes = needed(scopes)
         self.name = name or function.__name__
         self.is_async = inspect.iscoroutinefunction(function)
+        self.inline = inline
         self.task: TaskMode = task
         self.enabled = enabled
         self.signature = Signature(function, context, f"{self.name}Arguments")

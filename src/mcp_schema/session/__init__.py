@@ -16,6 +16,9 @@ One session object per connection: `ServerSession` or `ClientSession`.
   A transport that routes frames takes them with their envelope instead
   (``session.frames_to_send()``: each a `Frame`, with its id, method, the
   request it belongs to...), and never reads them again.
+* A server written by hand answers requests with a function
+  (`answered_by`: its result, or the `McpError` it raises) and serves
+  stdio with `serve_stdio`.
 * The author's mistakes (answering twice, a result its method refuses, asking a
   client for what it did not declare) raise a `SessionError` at once.
 
@@ -46,6 +49,7 @@ from mcp_schema.session.events import (
     UnknownRequestError,
 )
 from mcp_schema.session.frames import Frame
+from mcp_schema.session.handlers import Answer, answered_by, serve_stdio
 from mcp_schema.session.server import ServerSession
 from mcp_schema.session.state import MAX_CANCELLED, MAX_OPEN_ROUNDS, MAX_PENDING
 
@@ -54,6 +58,7 @@ __all__ = [
     "MAX_CANCELLED",
     "MAX_OPEN_ROUNDS",
     "MAX_PENDING",
+    "Answer",
     "CancelRequested",
     "CapabilityError",
     "ClientSession",
@@ -75,4 +80,6 @@ __all__ = [
     "SessionStateError",
     "TaskChanged",
     "UnknownRequestError",
+    "answered_by",
+    "serve_stdio",
 ]

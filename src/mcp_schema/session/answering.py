@@ -79,8 +79,10 @@ class ServerAnswers(Peer):
         """
         if not self._state.answerable(request):
             return
-        wire = self._result_wire(request, result)
-        value = self._result_value(request, wire, request.version)
+        wire, projected = self._result_wire(request, result)
+        # A result the session projected is valid by its projection (the model
+        # of the version answered, built by its validation): not checked twice.
+        value = self._result_value(request, wire, request.version, check=not projected)
         self._answer(request, encoded_answer(value), tool=wire.get("isError") is True)
         if request.method == "tools/list":
             listed = wire.get("tools")
@@ -107,11 +109,13 @@ class ServerAnswers(Peer):
 
     def _result_wire(
         self, request: RequestReceived, result: BaseModel | Mapping[str, Any]
-    ) -> dict[str, Any]:
+    ) -> tuple[dict[str, Any], bool]:
+        """``result``'s wire form in the version answered, and whether the
+        session projected it there (then its projection validated it)."""
         target = request.version
         handler = self.handler_version
         if type(result) is dict and (handler is None or handler == target):
-            return dict(result)  # a wire mapping of the version answered: to_wire's copy
+            return dict(result), False  # a wire mapping of the version answered: to_wire's copy
         response = None
         if isinstance(result, Mapping) and handler is not None and handler != target:
             response = self._read_result(request, dict(result), handler)
@@ -125,8 +129,8 @@ class ServerAnswers(Peer):
                     moved = project(response, target)
                 except (ProjectionError, TypeError) as exc:
                     raise InvalidOutgoingError(f"{request.method} result: {exc}") from None
-                return to_wire(moved.message)["result"]  # type: ignore[no-any-return]
-        return wire_or_type_error(result, "result")
+                return to_wire(moved.message)["result"], True
+        return wire_or_type_error(result, "result"), False
 
     def _read_result(
         self, request: RequestReceived, wire: dict[str, Any], version: str

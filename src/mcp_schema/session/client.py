@@ -246,6 +246,12 @@ class ClientSession(Peer):
         sent = self._send(method, params, _answering(self, None))
         return sent.id
 
+    def _request_checked(self, method: str, params: dict[str, Any], checked: McpModel) -> int:
+        """`request`, whose model of the negotiated version the caller built by
+        its own validation (``checked``: the era bridge's projection, ``params``
+        its wire form): not validated a second time."""
+        return self._send(method, params, _answering(self, None), checked=checked).id
+
     def provide_input(
         self, event: InputRequested, responses: Mapping[str, BaseModel | Mapping[str, Any]]
     ) -> None:

@@ -39,6 +39,9 @@ class Frame(NamedTuple):
     params: Mapping[str, Any] | None = None
     """A request's or notification's ``params`` as sent (wire JSON, to read
     only: what a transport mirrors into header fields); None for a response."""
+    unavailable: bool = False
+    """An error response's error is an `mcp_schema.errors.UnavailableError`:
+    a shared piece failed, and the request may be sent again later (HTTP 503)."""
 
     @property
     def is_response(self) -> bool:

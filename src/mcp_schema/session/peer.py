@@ -35,6 +35,7 @@ from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
+    UnavailableError,
     quote,
 )
 from mcp_schema.http_headers import Headers, received_headers
@@ -314,7 +315,7 @@ class Peer(Sending):
             events.append(CancelRequested(request, reason))
         if frame is not None:
             assert answer is not None
-            self._put(Frame(frame, None, request.id, request.id, None, answer.code))
+            self._put(_answer_frame(frame, request.id, answer))
         if self._observed is not None:
             self._observed.answered(request.id, answer)
         return events
@@ -434,9 +435,17 @@ class Peer(Sending):
         nothing before this may leave the session changed."""
         self._state.release(request)
         self._on_answered(request)
-        self._put(Frame(frame, None, request.id, request.id, None, (error and error.code) or None))
+        self._put(_answer_frame(frame, request.id, error))
         if self._observed is not None:
             self._observed.answered(request.id, error, tool)
 
     def _on_answered(self, request: RequestReceived) -> None:
         """``request`` was answered (or will never be)."""
+
+
+def _answer_frame(frame: bytes, rid: str | int, error: McpError | None) -> Frame:
+    """The frame answering the peer's request ``rid``: ``frame``, carrying ``error``."""
+    if error is None:
+        return Frame(frame, None, rid, rid)
+    unavailable = isinstance(error, UnavailableError)
+    return Frame(frame, None, rid, rid, None, error.code, None, unavailable)

@@ -92,6 +92,7 @@ class Sending:
         on_answer: Answered,
         version: str | None = None,
         related: str | int | None = None,
+        checked: McpModel | None = None,
     ) -> Outgoing:
         version = version or self._state.negotiated()
         self._sendable(method, version, "request")
@@ -102,7 +103,9 @@ class Sending:
         value = self._stamped(value, version)
         if self._observed is not None:
             self._observed.sending(value, version)
-        message = self._checked(value, version)
+        # ``checked``: the caller built the request's model of ``version`` by its
+        # own validation (a projection); read again, it would be validated twice.
+        message = self._checked(value, version) if checked is None else checked
         frame = encoded(value)
         outgoing = Outgoing(rid, method, version, message, on_answer)
         self._state.send(outgoing)

@@ -204,6 +204,18 @@ class ServerSession(ServerAnswers, TaskCalls):
             self._subscriptions = Subscriptions(supported=supported_by(self.capabilities))
         return self._subscriptions
 
+    def changed(self, method: str, uri: str | None = None) -> int:
+        """Tell the client of a change as its version has it told: ``method``
+        (``notifications/tools/list_changed``..., or
+        ``notifications/resources/updated`` of ``uri``) in a version served
+        per request to the listens that asked for it (`subscriptions`: how
+        many did), in a handshake-era session as the notification itself (1).
+        Then send what `data_to_send` returns."""
+        if self.version is None or self.version in STATELESS:
+            return self.subscriptions.publish(method, uri)
+        self.notify(method, None if uri is None else {"uri": uri})
+        return 1
+
     @property
     def log_level(self) -> LoggingLevel | None:
         """The level the client set with ``logging/setLevel`` (handshake era)."""

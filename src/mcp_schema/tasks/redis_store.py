@@ -21,7 +21,7 @@ transition and writes; a renewal, an update and a read that finds a passed
 lease first store the task `failed`, so every replica sees it at its next
 read and exactly one of them writes it (any other read is one ``HGETALL``). The keys of one store are on one server
 (standalone Redis, not a cluster: a script touches keys it cannot declare).
-A failure of Redis is an `mcp_schema.errors.InternalError`. Every call is
+A failure of Redis is an `mcp_schema.errors.UnavailableError` (HTTP 503). Every call is
 bounded (`mcp_schema.redis_calls`: ``connect_timeout`` and
 ``command_timeout``, 1 s and 0.5 s by default); only the plain read
 (``HGETALL``) is tried again after a broken connection, and a write that
@@ -44,7 +44,7 @@ from typing import Any, cast
 from redis.asyncio import Redis
 
 from mcp_schema import redis_calls
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import UnavailableError
 from mcp_schema.tasks.record import (
     ALLOWED,
     DEFAULT_MAX_LIVE_PER_PRINCIPAL,
@@ -349,8 +349,8 @@ class RedisTaskStore(TaskStore):
         self, what: str, call: Callable[[], Awaitable[Any]], *, read: bool = False
     ) -> Any:
         if self._closed:
-            raise InternalError("the task store is closed")
-        return await redis_calls.call(call, self.timeouts, what, InternalError, read=read)
+            raise UnavailableError("the task store is closed")
+        return await redis_calls.call(call, self.timeouts, what, UnavailableError, read=read)
 
     async def _hgetall(self, key: str) -> dict[bytes, bytes]:
         # redis-py types a command for its sync and async clients at once.

@@ -5,11 +5,15 @@ The conventions carry the W3C keys unprefixed in a message's ``_meta``
 context found there as the server span's parent, over the HTTP request's own
 ``traceparent`` (one HTTP request may carry several MCP messages, and one
 message may be retried over several HTTP requests). Values come from a peer:
-only strings of bounded length are handed to the propagators.
+only strings of bounded length and of the characters the W3C formats are
+written in (printable ASCII, and tabs) are handed to the propagators, which
+log a value they cannot read as it is: a line break in it would forge a log
+line.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, MutableMapping
 from typing import TYPE_CHECKING, Any
 
@@ -25,16 +29,19 @@ MAX_CARRIED = 512
 """Longest value taken from a peer, in characters (W3C allows tracestate
 512 characters; a longer value is not read at all)."""
 
+_W3C_TEXT = re.compile(r"[\t -~]*")
+
 
 def carrier_of(source: Mapping[str, Any] | None) -> dict[str, str]:
     """The context keys of ``source`` (a ``_meta`` object, or headers by
-    lower-case name) that are strings short enough to read."""
+    lower-case name) that are strings short enough to read, of printable
+    ASCII (and tabs)."""
     if not source:
         return {}
     carrier: dict[str, str] = {}
     for key in KEYS:
         value = source.get(key)
-        if isinstance(value, str) and len(value) <= MAX_CARRIED:
+        if isinstance(value, str) and len(value) <= MAX_CARRIED and _W3C_TEXT.fullmatch(value):
             carrier[key] = value
     return carrier
 

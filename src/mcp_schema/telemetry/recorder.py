@@ -172,6 +172,13 @@ class Telemetry:
         self.tools = self._learn(tools, self.tools)
         self.prompts = self._learn(prompts, self.prompts)
 
+    def listed(self, method: str, names: Iterable[object]) -> None:
+        """`learn` the names a ``tools/list`` or ``prompts/list`` (``method``) result lists."""
+        if method == "tools/list":
+            self.learn(tools=names)
+        elif method == "prompts/list":
+            self.learn(prompts=names)
+
     def _learn(self, names: Iterable[object], known: frozenset[str]) -> frozenset[str]:
         room = MAX_LEARNED - self._learned
         if room <= 0:

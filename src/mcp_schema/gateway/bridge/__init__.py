@@ -11,7 +11,8 @@ the era that faces the client; the upstream links are one module.
 * 2026-07-28 clients in front of a server of the handshake era alone:
   `HandshakeBridge` and its parts (``stateless``, sans-IO: the front
   sessions, the upstream sessions, the calls, the pending rounds) and
-  `BridgeDriver` (``stateless_front``: their asyncio driver).
+  `BridgeDriver` (``stateless_front``: their asyncio driver, the async
+  handler of an `Endpoint` serving 2026-07-28, answered by `App.answer`).
 * ``links``: the upstream sessions those drive (`Link`), over HTTP
   (`HttpBridge`) or a child process each (`StdioBridge`).
 

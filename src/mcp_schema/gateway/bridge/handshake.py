@@ -165,7 +165,8 @@ class StatelessCalls:
             self._listing = self.binding.request("tools/list", {})
             return [p for p in self.binding.posts() if p.request_id is not None]
         try:
-            first = self.binding.request(request.method, params)
+            # The session's projection to this version validated it: sent unread.
+            first = self.binding.request(request.method, params, request.message)
         except SessionError as exc:  # an argument its tool mirrors cannot be a header
             self._refuse(request, InvalidParamsError(clip(str(exc))))
             return []

@@ -19,9 +19,12 @@ streams, as the endpoint routes what a handler sends.
   `RELISTEN_SECONDS`, when the upstream ends it), hears the list changes the
   server offers for every session: each goes to every session's GET stream
   (dropped while none is open, as the endpoint drops any).
-* A session ends at DELETE, when it has been idle for ``idle_seconds``, or
-  when ``max_sessions`` are open and a new one comes (the least recently
-  used ends): its upstream exchanges are cancelled.
+* A session ends at DELETE, or when it has been idle for ``idle_seconds``
+  (no request, no open stream): its upstream exchanges are cancelled. At
+  most ``max_sessions`` are open, ``max_sessions_per_key`` per caller
+  (`mcp_schema.shares`, as `mcp_schema.http.MemorySessions` keeps them):
+  an ``initialize`` past either is refused, 429 with ``Retry-After``, and
+  no other client's session is ended to make room.
 * What is refused to a client because it cannot be carried is reported, one
   line each (`mcp_schema.proxy.ReportLog`).
 * Every request is prechecked by the endpoint's rules, which are the
@@ -34,7 +37,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from time import monotonic
 from typing import TYPE_CHECKING, Any
@@ -54,7 +56,7 @@ from mcp_schema.http.h1 import Target, UpstreamError
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.routing import route
-from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, stream_key
+from mcp_schema.http.sessions import MAX_SESSIONS, LiveSession, MemorySessions, stream_key
 from mcp_schema.proxy.reports import ReportLog
 from mcp_schema.session import (
     CancelRequested,
@@ -108,67 +110,41 @@ class _Bridged:
         self.exchanges: dict[int, asyncio.Task[None]] = {}
 
 
-class _Sessions:
-    """The front's `mcp_schema.http.sessions.SessionStore`: at most
-    ``max_sessions``, each ending after ``idle_seconds`` unused, and the
-    front told of every end (its upstream exchanges are cancelled)."""
+class _Sessions(MemorySessions):
+    """The front's sessions: `mcp_schema.http.MemorySessions` (the shares,
+    the idle expiry), the front told of every session added and ended (its
+    upstream exchanges are cancelled)."""
 
     def __init__(
         self,
         added: Callable[[LiveSession], None],
         ended: Callable[[LiveSession], None],
         max_sessions: int,
+        per_key: int | None,
         idle: float,
     ) -> None:
+        super().__init__(max_sessions, max_per_key=per_key, idle_seconds=idle, clock=_now)
         self._added, self._ended = added, ended
-        self.max_sessions, self.idle = max_sessions, idle
-        self._sessions: OrderedDict[str, tuple[LiveSession, float]] = OrderedDict()
-
-    def __len__(self) -> int:
-        return len(self._sessions)
-
-    def get(self, session_id: str) -> LiveSession | None:
-        self._expire()
-        found = self._sessions.pop(session_id, None)
-        if found is None:
-            return None
-        self._sessions[session_id] = (found[0], monotonic())
-        return found[0]
 
     def add(self, session: LiveSession) -> None:
-        assert session.id is not None
-        self._expire()
-        self._sessions[session.id] = (session, monotonic())
+        super().add(session)  # a ShareExceededError: nothing kept, nothing told
         self._added(session)
-        while len(self._sessions) > self.max_sessions:
-            self._end(self._sessions.popitem(last=False)[1][0])
 
     def remove(self, session_id: str) -> LiveSession | None:
-        found = self._sessions.pop(session_id, None)
-        if found is None:
-            return None
-        self._ended(found[0])
-        return found[0]
+        found = super().remove(session_id)
+        if found is not None:
+            self._ended(found)
+        return found
 
     def close(self) -> None:
-        sessions = [s for s, _ in self._sessions.values()]
-        self._sessions.clear()
+        sessions = [live for live, _ in self._sessions.values()]
+        super().close()
         for session in sessions:
-            self._end(session)
+            self._ended(session)
 
-    def _expire(self) -> None:
-        """End the sessions unused for ``idle`` seconds (the oldest come first)."""
-        horizon = monotonic() - self.idle
-        while self._sessions:
-            session, used = next(iter(self._sessions.values()))
-            if used > horizon:
-                return
-            self._sessions.popitem(last=False)
-            self._end(session)
 
-    def _end(self, session: LiveSession) -> None:
-        session.close()
-        self._ended(session)
+def _now() -> float:
+    return monotonic()  # looked up at each call: what tests move by hand
 
 
 class HandshakeFront:
@@ -176,6 +152,8 @@ class HandshakeFront:
     ``upstream`` whose probe found ``served`` (see the module). ``http``:
     what gives the `mcp_schema.http.pool.HttpClient` to send with (the
     gateway's); ``credentials``: what its requests carry (none by default).
+    ``max_sessions``, ``max_sessions_per_key``, ``idle_seconds``: the
+    sessions' bounds (see the module; per caller, a tenth by default).
     ``reports``: where refusals are reported. ``headers``: sent upstream
     with every request. ``precheck``: the rules every request is checked by
     (by default ``Precheck(path=path)``). ``telemetry``: its sessions' and
@@ -191,6 +169,7 @@ class HandshakeFront:
         reports: ReportLog | None = None,
         headers: Mapping[str, str] | None = None,
         max_sessions: int = MAX_SESSIONS,
+        max_sessions_per_key: int | None = None,
         idle_seconds: float = IDLE_SECONDS,
         path: str = "/mcp",
         precheck: Precheck | None = None,
@@ -201,7 +180,9 @@ class HandshakeFront:
         self.upstream, self.served, self._http = upstream, served, http
         self._target, self._credentials = Target.of(upstream), credentials or Credentials()
         self.reports, self.headers = reports, dict(headers or {})
-        self.sessions = _Sessions(self._opened, self._ended, max_sessions, idle_seconds)
+        self.sessions = _Sessions(
+            self._opened, self._ended, max_sessions, max_sessions_per_key, idle_seconds
+        )
         rules = Precheck(path=path) if precheck is None else precheck
         resolved = telemetry_for(telemetry)
         self.counts = BridgeCounts(resolved, "handshake")
@@ -213,15 +194,7 @@ class HandshakeFront:
             versions=HANDSHAKE_VERSIONS,
             handler_version=BRIDGED_VERSION,
             sessions=self.sessions,
-            path=rules.path,
-            allowed_hosts=rules.allowed_hosts,
-            allowed_origins=rules.allowed_origins,
-            auth=rules.auth,
-            principal=rules.principal,
-            trusted_proxies=rules.proxies,
-            loopback_origins=rules.loopback_origins,
-            cors=rules.cors,
-            max_body=rules.max_body,
+            **rules.endpoint_options(),
             telemetry=resolved or False,
         )
         self.app = App(self.endpoint)

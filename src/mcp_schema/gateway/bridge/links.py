@@ -14,9 +14,10 @@ them (each a `mcp_schema.gateway.bridge.stateless_front.BridgeDriver`):
   serving the 2026-07-28 requests it is given (a POST each), each checked
   first by its `mcp_schema.http.precheck.Precheck` (the path, ``Host``,
   ``Origin``, the method and the media) and its body read within
-  ``body_seconds`` (408 after), before anything goes upstream; a gateway
-  in front of the server hands it those its server cannot serve, already
-  prechecked and read (`HttpBridge.serve`). A session the server forgets
+  ``body_seconds`` (408 after), before anything goes upstream (503 until
+  the probe told the bridge its server), then answered by the driver's
+  endpoint (`BridgeDriver.serve`); a gateway in front of the server hands
+  it those its server cannot serve, already prechecked and read. A session the server forgets
   (404 to its ``Mcp-Session-Id``) is over: its calls fail, and the next
   request of its principal and capabilities opens a new one. The server's
   messages come on each request's event stream (no GET stream is opened):
@@ -36,6 +37,7 @@ import asyncio
 import contextlib
 import functools
 from collections.abc import Callable
+from time import monotonic
 from typing import TYPE_CHECKING, Any, Protocol
 
 from mcp_schema.errors import InternalError, InvalidRequestError, ParseError, clip
@@ -54,8 +56,8 @@ from mcp_schema.http.adapter import (
     serve_lifespan,
 )
 from mcp_schema.http.binding import ClientBinding, Post
-from mcp_schema.http.caller import SCOPE_KEY
 from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import Line, OverlongLine
@@ -89,6 +91,9 @@ class Link:
         self.lock = asyncio.Lock()  # the calls that may ask, one at a time
         self.listens = 0
         self.subscribed: dict[str, int] = {}
+        self.owner: str | None = None
+        """The `Caller.key` of the client it was started for: whose share it counts in."""
+        self.used = monotonic()
 
     @property
     def idle(self) -> bool:
@@ -230,7 +235,8 @@ class HttpLink(Link):
 class HttpBridge(BridgeDriver):
     """The bridge in front of the handshake-era server at ``url`` (an ASGI
     application), with the driver's other arguments (``sealer``,
-    ``principal``, ``max_upstreams``, ``pending``). ``reports``: where
+    the bounds: ``max_upstreams``, ``max_upstreams_per_key``, ``idle_seconds``,
+    ``pending``, ``answer_seconds``). ``reports``: where
     findings go; ``client``: the `mcp_schema.http.pool.HttpClient` (one of
     its own by default, closed by `aclose`); ``credentials``: what its
     requests carry upstream (`mcp_schema.gateway.http_upstream.Credentials`). ``served``: what the gateway's start-up
@@ -259,11 +265,10 @@ class HttpBridge(BridgeDriver):
             raise TypeError(f"precheck must be a Precheck, not {type(precheck).__name__}")
         if body_seconds is not None and not body_seconds > 0:
             raise ValueError(f"body_seconds must be positive, not {body_seconds!r}")
-        super().__init__(Findings(reports), **options)
+        rules = Precheck(path=path, sessions=False) if precheck is None else precheck
+        super().__init__(Findings(reports), precheck=rules, body_seconds=body_seconds, **options)
         self.url, self.target = url, Target.of(url)
         self.credentials = credentials or Credentials()
-        self.precheck = Precheck(path=path, sessions=False) if precheck is None else precheck
-        self.body_seconds = body_seconds
         self.client = client or upstream_client()
         self._own_client = client is None
         if served is not None and served.version is not None:  # else `start` probes
@@ -295,22 +300,17 @@ class HttpBridge(BridgeDriver):
         admitted = await self.precheck.admit(method, scope["path"], received, scope)
         if isinstance(admitted, Response):
             return await send_response(send, admitted)
-        scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the driver's principal
         if method != "POST":  # a session's GET or DELETE: no session is served here
             return await send_response(send, self.precheck.not_allowed("POST alone is served"))
-        await self.post(scope, received, receive, send)
-
-    async def post(
-        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send
-    ) -> None:
-        """A POST the precheck let through (``received``: its headers by
-        lower-case name): its body read, then bridged."""
         body = await read_body(receive, self.precheck.max_body, self.body_seconds)
         if body is None:
             return  # the client left
         if isinstance(body, Response):  # too long, or too slow
             return await send_response(send, body)
-        await self.serve(scope, received, body, receive, send)
+        if self.app is None:  # not started (the lifespan's startup probes)
+            refused = InternalError("Service Unavailable: the bridge has not probed its server")
+            return await send_response(send, refusal(503, refused))
+        await self.serve(method, received, body, receive, send, admitted)
 
 
 # -- over stdio --------------------------------------------------------------------------
@@ -321,7 +321,7 @@ class StdioLink(Link):
 
     def __init__(self, upstream: Upstream, driver: StdioBridge) -> None:
         super().__init__(upstream, driver)
-        app = driver.app
+        app = driver.front
         self.child = Child(app.command, self._line, self.ended, max_line_bytes=app.max_line_bytes)
 
     @property
@@ -361,16 +361,19 @@ class StdioFront(Protocol):
     command: list[str]
     max_line_bytes: int
     findings: Findings
+    precheck: Precheck
 
 
 class StdioBridge(BridgeDriver):
     """The bridge of ``app`` (the stdio front it serves behind, a `StdioFront`
     as `mcp_schema.gateway.monitor.stdio.StdioGatewayApp` is), with the driver's other
-    arguments (``sealer``, ``principal``, ``max_upstreams``, ``pending``)."""
+    arguments (``sealer``, the bounds: ``max_upstreams``, ``max_upstreams_per_key``
+    (a child each, per caller), ``idle_seconds``, ``pending``, ``answer_seconds``);
+    its endpoint keeps the front's rules (``app.precheck``)."""
 
     def __init__(self, app: StdioFront, **options: Any) -> None:
-        super().__init__(app.findings, **options)
-        self.app = app
+        super().__init__(app.findings, precheck=app.precheck, **options)
+        self.front = app
 
     def new_link(self, upstream: Upstream) -> Link:
         return StdioLink(upstream, self)

@@ -19,8 +19,8 @@ carried across by `mcp_schema.projection`:
   (elicitation, sampling, roots) to the one call that may ask
   (`Upstream.asking`: calls that may ask run one at a time on a session,
   since the handshake era does not say which call a server's request
-  serves), list-changed and resource-updated notifications to its
-  `Subscriptions` (the listens of ``subscriptions/listen``).
+  serves), list-changed and resource-updated notifications to the listens
+  (``subscriptions/listen``) fed by it (`Upstream.listens`).
 * `Call`: one 2026-07-28 request carried upstream, and `carry`, which turns
   each upstream event into what the front session sends: progress, logs (at
   the request's own level), the final result projected to 2026-07-28, or,
@@ -40,7 +40,7 @@ import secrets
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
@@ -62,12 +62,9 @@ from mcp_schema.session import (
     SessionError,
 )
 from mcp_schema.session.input import in_version
-from mcp_schema.subscriptions import NOTIFICATIONS, Subscriptions, supported_by
+from mcp_schema.subscriptions import NOTIFICATIONS, Listen, checked_change
 from mcp_schema.tables import definition
 from mcp_schema.versions import protocol
-
-if TYPE_CHECKING:
-    from mcp_schema.telemetry import Telemetry
 
 __all__ = [
     "FRONT_VERSION",
@@ -275,7 +272,8 @@ class Upstream:
     ) -> None:
         self.key, self.version = key, version
         self.client = ClientSession(info=info, capabilities=capabilities, versions=[version])
-        self.subscriptions = Subscriptions(supported=supported_by(server_capabilities))
+        self.listens: set[Listen] = set()
+        """The listens this session's notifications feed (each of its principal and capabilities)."""
         self.server_capabilities = dict(server_capabilities)
         self.calls: dict[int, Call] = {}
         self.asking: Call | None = None
@@ -288,16 +286,22 @@ class Upstream:
     def token(self) -> str:
         return f"gw-{next(self._tokens)}"
 
-    def follow_level(self, level: str | None) -> None:
-        """A request's log level, if any, set on this session (``logging/setLevel``)."""
+    def set_level(self, level: str | None) -> None:
+        """A request's log level (None: it names none), set on this session
+        (``logging/setLevel``) when it differs and the server logs."""
         if level is None or level == self.log_level or "logging" not in self.server_capabilities:
             return
         self.log_level = level
         self.client.request("logging/setLevel", {"level": level})
 
-    def start(self, call: Call, params: dict[str, Any]) -> None:
-        """Send ``call`` upstream with ``params`` (its own, projected)."""
-        call.upstream_id = self.client.request(call.request.method, params)
+    def start(self, call: Call, params: dict[str, Any], checked: McpModel | None = None) -> None:
+        """Send ``call`` upstream with ``params`` (its own, projected; ``checked``:
+        the model its projection validated, then sent without a second check)."""
+        method = call.request.method
+        if checked is None:
+            call.upstream_id = self.client.request(method, params)
+        else:
+            call.upstream_id = self.client._request_checked(method, params, checked)
         self.calls[call.upstream_id] = call
 
     def receive(self, frame: bytes) -> list[tuple[Call | None, Event]]:
@@ -339,7 +343,12 @@ class Upstream:
         if event.method in NOTIFICATIONS:  # a list changed, a resource updated
             params = to_wire(event.message).get("params") or {}
             uri = params.get("uri")
-            self.subscriptions.publish(event.method, uri if isinstance(uri, str) else None)
+            try:
+                change = checked_change(event.method, uri if isinstance(uri, str) else None)
+            except ValueError:  # a server's task status, or an update naming no resource
+                return None
+            for listen in [n for n in self.listens if n.filter.wants(change)]:
+                listen.publish(change)
             return None
         if event.method == _PROGRESS:
             token = (to_wire(event.message).get("params") or {}).get("progressToken")
@@ -352,8 +361,8 @@ class Upstream:
 class HandshakeBridge:
     """The bridge's state for one gateway (sans-IO): the front sessions' rules
     (``info`` and ``capabilities`` of the server, as its ``initialize`` said;
-    ``sealer`` for the ``requestState``; ``telemetry``, their spans'), the
-    upstream ``version``, and the pending calls."""
+    ``sealer`` for the ``requestState``), the upstream ``version``, and the
+    pending calls."""
 
     def __init__(
         self,
@@ -363,10 +372,8 @@ class HandshakeBridge:
         capabilities: Mapping[str, Any],
         sealer: StateSealer,
         pending: PendingCalls | None = None,
-        telemetry: Telemetry | bool | None = None,
     ) -> None:
         self.version, self.info = version, dict(info)
-        self.telemetry = telemetry
         # What 2026-07-28 can say of the server's capabilities (``logging`` included:
         # deprecated there, still a member).
         compiled = protocol(FRONT_VERSION)
@@ -386,12 +393,19 @@ class HandshakeBridge:
             request_state=self.sealer,
             principal=principal,
             listens=False,
-            telemetry=self.telemetry,
         )
 
     def upstream_params(self, event: RequestReceived, token: str | None) -> dict[str, Any]:
         """``event``'s params as the upstream's version says them (its progress
         token, if any, replaced by ``token``); -32601 when it has no form there."""
+        return self.upstream_request(event, token)[0]
+
+    def upstream_request(
+        self, event: RequestReceived, token: str | None
+    ) -> tuple[dict[str, Any], McpModel]:
+        """`upstream_params`, and the request's model in the upstream's version,
+        which the projection validated (`Upstream.start` sends it unread: the
+        token the gateway puts in its ``_meta`` is a string, as every version's is)."""
         context = event.context
         facts = Session(
             client_capabilities=to_wire(context.client_capabilities),
@@ -414,4 +428,4 @@ class HandshakeBridge:
             params["_meta"] = meta
         else:
             params.pop("_meta", None)
-        return params
+        return params, projected

@@ -1,41 +1,53 @@
-"""`BridgeDriver`: the asyncio driver of the era bridge for 2026-07-28 clients
+"""`BridgeDriver`: the asyncio side of the era bridge for 2026-07-28 clients
 in front of a server that speaks only the handshake era, over any transport
 upstream (`mcp_schema.gateway.bridge.links.StdioBridge`: a child process per
 upstream session; `mcp_schema.gateway.bridge.links.HttpBridge`: an HTTP session
 each), driving the sans-IO parts of `mcp_schema.gateway.bridge.stateless`.
 
-Per 2026-07-28 request (its ``_meta`` read by a front `ServerSession`): an
-upstream session of its principal and capabilities, started and initialized
-when first needed; for a call that may ask, one whose turn is free (another
-is started when every one's is taken: at most ``max_upstreams`` sessions at
-once, the least recently used idle one ended first; past that the call
-waits its turn, and 503 when there is no session to wait for); the
-request projected to its version; the answer projected back. The answer is
-JSON when nothing comes before it, else an event stream carrying the
-call's progress and log messages first. The client leaving before the
-answer cancels the upstream call (``notifications/cancelled``).
+The clients' side is the package's own `mcp_schema.http.Endpoint`, serving
+2026-07-28 alone through `mcp_schema.http.asgi.App`'s kit (`BridgeDriver.serve`:
+a request the front door in front admitted and read): the endpoint reads
+each request (its ``_meta``, its headers, a retry's sealed ``requestState``)
+and answers what its session answers itself; the driver is its ``async``
+handler, carrying each call. Per call: an upstream session of its
+principal and capabilities, started and initialized when first needed; for
+a call that may ask, one whose turn is free (another is started when every
+one's is taken: at most ``max_upstreams`` sessions at once,
+``max_upstreams_per_key`` per caller (`mcp_schema.shares`), its own least
+recently used idle one ended first, never another caller's; past that the
+call waits its turn on one of its sessions, and is refused, 429 with
+``Retry-After``, when it has none; a session idle for ``idle_seconds``
+ends); the request projected to its version; the answer projected back. The endpoint answers in JSON when
+nothing comes before the answer, else as an event stream carrying the call's
+progress and log messages first, and bounds the wait (``answer_seconds``).
+The client leaving before the answer cancels the handler's task, which
+cancels the upstream call (``notifications/cancelled``).
 
-``subscriptions/listen`` becomes the upstream's ``resources/subscribe`` for
-each URI its filter names (when the server declares ``resources.subscribe``)
-and its list-changed notifications; a listen hears what its own upstream
-session hears, the acknowledgement and each notification tagged with the
-listen's id, only what its filter asks for (`mcp_schema.subscriptions`).
+``subscriptions/listen`` is the endpoint's own stream (`mcp_schema.http.listen`);
+the driver is told of each (`Endpoint.listened`) and feeds it from the
+upstream session of its principal and capabilities: that session's
+list-changed notifications, and its ``resources/subscribe`` for each URI
+the filter names (when the server declares ``resources.subscribe``).
 
 A pending call (waiting for the client's input) is held by this process:
 several replicas need affinity for the retry (the ``requestState`` is
-sealed, and refused by a replica without the call, -32602).
+sealed, and refused by a replica without the call, -32602). What the
+endpoint refuses of a client's request is reported (`Findings.refused`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Collection
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
 from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.stateless import (
+    FRONT_VERSION,
     MAY_ASK,
     Call,
     HandshakeBridge,
@@ -48,60 +60,73 @@ from mcp_schema.gateway.bridge.stateless import (
     sealer_from_env,
     upstream_key,
 )
+from mcp_schema.gateway.bridge.upstreams import UpstreamTable
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.probe import ANSWER_SECONDS, GATEWAY_INFO, Served
-from mcp_schema.http.adapter import (
-    Receive,
-    Scope,
-    Send,
-    send_body,
-    send_response,
-    sse_events,
-    start_message,
-    until_disconnect,
-)
-from mcp_schema.http.caller import principal_in
-from mcp_schema.http.rules import code_status, refusal, status_of
-from mcp_schema.http.stream import Response
+from mcp_schema.http.adapter import BODY_SECONDS, Message, Receive, Send
+from mcp_schema.http.answers import ANSWER_SECONDS as CALL_SECONDS
+from mcp_schema.http.asgi import App
+from mcp_schema.http.caller import Caller
+from mcp_schema.http.endpoint import Endpoint
+from mcp_schema.http.precheck import Precheck
+from mcp_schema.http.sessions import IDLE_SECONDS
 from mcp_schema.request_state import StateSealer
 from mcp_schema.session import (
-    Frame,
+    Event,
     InputReceived,
     InputRequested,
-    ProtocolError,
     RequestReceived,
     ServerSession,
     SessionError,
 )
-from mcp_schema.subscriptions import LISTEN
-from mcp_schema.tasks.notifications import open_listen
+from mcp_schema.shares import Share
+from mcp_schema.subscriptions import Listen, Subscriptions, supported_by
 from mcp_schema.telemetry import telemetry_for
 
 if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
     from mcp_schema.gateway.bridge.links import Link
     from mcp_schema.telemetry import Telemetry
 
-__all__ = ["MAX_UPSTREAMS", "BridgeDriver", "sealer_from_env"]
+__all__ = ["MAX_UPSTREAMS", "MAX_UPSTREAMS_PER_KEY", "BridgeDriver", "sealer_from_env"]
 
 MAX_UPSTREAMS = 32
 """Upstream sessions of the bridge at once, by default."""
 
-_SSE = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
-_JSON = [("content-type", "application/json")]
+MAX_UPSTREAMS_PER_KEY = 4
+"""Of which one caller may hold, by default (a stdio one is a child process)."""
 
 
-class BridgeDriver:
+class _Listens(Subscriptions):
+    """The endpoint's listens, each one's end told to the driver (``ended``:
+    its upstream session stops feeding it)."""
+
+    def __init__(self, ended: Callable[[Listen], None], supported: Collection[str]) -> None:
+        super().__init__(supported=supported)
+        self._ended = ended
+
+    def _forget(self, listen: Listen) -> None:
+        super()._forget(listen)
+        self._ended(listen)
+
+
+class BridgeDriver(UpstreamTable):
     """The bridge's asyncio driver, whatever the transport upstream (see the
     module): `new_link` makes the connection of one upstream session.
     Reports go to ``findings``.
 
     * ``sealer``: seals the ``requestState`` (`sealer_from_env` by default).
-    * ``principal``: who a request comes from, given its ASGI scope; by default
-      the principal of the `Caller` its front door admitted (`caller_in`: the
-      token's, with ``auth``), else None: every client is then one principal,
+    * ``precheck``: the front door's rules, which the endpoint is given (its
+      path, hosts, origins, ``max_body``, ``auth``, ``principal``), so that a
+      request the door lets through is not refused there by other rules; by
+      default ``Precheck(sessions=False)``. A request's principal is its
+      `Caller`'s: every client is one principal without ``auth`` or a hook,
       told apart by capabilities.
-    * ``max_upstreams``, ``pending``: the bounds.
-    * ``telemetry``: where what it carries and refuses is counted (`BridgeCounts`).
+    * ``max_upstreams``, ``max_upstreams_per_key``, ``idle_seconds``,
+      ``pending``: the bounds (the upstream sessions' share is counted by
+      the `Caller.key` of the front door's caller); ``answer_seconds``: how
+      long a call's answer is awaited (the endpoint's bound);
+      ``body_seconds``: the time a body has to arrive whole, where the
+      driver reads it (`HttpBridge` on its own).
     """
 
     def __init__(
@@ -109,133 +134,168 @@ class BridgeDriver:
         findings: Findings,
         *,
         sealer: StateSealer | None = None,
-        principal: Callable[[Scope], str | None] | None = None,
+        precheck: Precheck | None = None,
         max_upstreams: int = MAX_UPSTREAMS,
+        max_upstreams_per_key: int = MAX_UPSTREAMS_PER_KEY,
+        idle_seconds: float = IDLE_SECONDS,
         pending: PendingCalls | None = None,
+        answer_seconds: float = CALL_SECONDS,
+        body_seconds: float | None = BODY_SECONDS,
         telemetry: Telemetry | bool | None = None,
     ) -> None:
+        if not 0 < idle_seconds < float("inf"):
+            raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
+        self.share = Share(
+            "upstream sessions",
+            total=max_upstreams,
+            per_key=min(max_upstreams_per_key, max_upstreams),
+        )
+        self.idle_seconds = float(idle_seconds)
         self.findings = findings
         self.counts = BridgeCounts(telemetry_for(telemetry), "stateless")
+        self.share.observe(self.counts.telemetry)
         self.sealer = sealer_from_env() if sealer is None else sealer
-        self.principal = principal or principal_in
+        self.precheck = Precheck(sessions=False) if precheck is None else precheck
         self.max_upstreams = max_upstreams
         self.pending = PendingCalls() if pending is None else pending
+        self.answer_seconds, self.body_seconds = answer_seconds, body_seconds
         self.core: HandshakeBridge | None = None
+        self.app: App | None = None
+        """The clients' side (the endpoint, in `App`'s kit), once `adopt` built it."""
         self.served: Served | None = None
         """What the probe found, once `adopt` was told."""
         self.links: OrderedDict[str, list[Link]] = OrderedDict()
         """The upstream sessions of each principal and capability set (`upstream_key`)."""
+        self._fed: dict[Listen, tuple[Link, list[str]]] = {}
+        """The listens an upstream session feeds, each with the URIs it subscribed."""
+        self._feeding: dict[Listen, asyncio.Task[None]] = {}
 
     def adopt(self, found: Served) -> None:
         """What the probe found of the server (`mcp_schema.gateway.probe`): the
-        bridge's upstream version, or none needed (it serves 2026-07-28 itself)."""
+        bridge's upstream version and the endpoint serving its clients, or
+        none needed (it serves 2026-07-28 itself)."""
         self.served = found
-        if not found.stateless:
-            if found.version is None:
-                raise InternalError(
-                    "the server's initialize answer was not read: nothing to bridge"
-                )
-            self.core = HandshakeBridge(
-                version=found.version,
-                info=dict(found.server_info or {}),
-                capabilities=dict(found.capabilities),
-                sealer=self.sealer,
-                pending=self.pending,
-                telemetry=self.counts.telemetry or False,
-            )
+        if found.stateless:
+            return
+        if found.version is None:
+            raise InternalError("the server's initialize answer was not read: nothing to bridge")
+        core = self.core = HandshakeBridge(
+            version=found.version,
+            info=dict(found.server_info or {}),
+            capabilities=dict(found.capabilities),
+            sealer=self.sealer,
+            pending=self.pending,
+        )
+        endpoint = Endpoint(  # its sessions are those `HandshakeBridge.front` makes
+            self._serve,
+            info=core.info,
+            capabilities=core.capabilities,
+            versions=[FRONT_VERSION],
+            request_state=self.sealer,
+            subscriptions=_Listens(self._unlisten, supported_by(core.capabilities)),
+            answer_seconds=self.answer_seconds,
+            telemetry=self.counts.telemetry or False,
+            **self.precheck.endpoint_options(),
+        )
+        endpoint.listened = self._listened
+        self.app = App(endpoint, body_seconds=self.body_seconds)
 
     async def aclose(self) -> None:
-        children = [link for links in self.links.values() for link in links]
-        self.links.clear()
-        await asyncio.gather(*(c.close() for c in children))
+        if self.app is not None:
+            await self.app.endpoint.aclose()  # every call's task, every listen
+        await super().aclose()
 
     def new_link(self, upstream: Upstream) -> Link:
         """The connection of a new upstream session (not started)."""
         raise NotImplementedError
 
-    def gone(self, child: Link) -> None:
-        """``child`` is over: forgotten (its key too, when it was the last)."""
-        links = self.links.get(child.upstream.key, [])
-        if child in links:
-            links.remove(child)
-        if not links:
-            self.links.pop(child.upstream.key, None)
-
     # -- one request -------------------------------------------------------------------------
 
     async def serve(
         self,
-        scope: Scope,
+        method: str,
         received: dict[str, str],
         body: bytes,
         receive: Receive,
         send: Send,
+        caller: Caller,
     ) -> None:
-        """One 2026-07-28 request (``received``: its headers by lower-case
-        name; ``body``: read whole) that the front door in front prechecked
-        (`mcp_schema.http.precheck.Precheck`): no request reaches an upstream
-        session without it."""
-        core = self.core
-        assert core is not None, "a server that speaks 2026-07-28 needs no bridge"
+        """One 2026-07-28 request a front door in front admitted by this
+        bridge's rules (sent by ``caller``) and read (``received``: its
+        headers by lower-case name; ``body``: whole, at most the precheck's
+        ``max_body``), answered by the endpoint (`App.answer`): no request
+        reaches an upstream session without it."""
+        app = self.app
+        assert app is not None, "a server that speaks 2026-07-28 needs no bridge"
         self._expire()
-        principal = self.principal(scope)
-        front = core.front(principal)
-        started: RequestReceived | None = None
-        resumed: InputReceived | None = None
-        for event in front.receive(body, headers=received):
-            if isinstance(event, ProtocolError):
-                error = event.error
-                self.findings.refused("client", error, body)
-                self.counts.refused("received", error.code)
-                if not event.answered:
-                    return await send_response(send, refusal(status_of(error), error))
-                return await send_response(send, _answer(front.frames_to_send(), status_of(error)))
-            if isinstance(event, RequestReceived):
-                started = event
-            elif isinstance(event, InputReceived):
-                resumed = event
-        if resumed is not None:
-            return await self._resume(front, resumed, principal, receive, send)
-        if started is None:  # a notification, or what the session answered itself
-            frames = front.frames_to_send()
-            return await send_response(send, _answer(frames) if frames else Response(202))
+        await self._idle_ended()
+        await app.answer(method, received, body, receive, self._reporting(send, body), caller)
+
+    def _reporting(self, send: Send, body: bytes) -> Send:
+        """``send``, reporting the client's request ``body`` when the endpoint
+        refuses it (a status of 400 or more: the error it answered)."""
+        status = 0
+
+        async def sent(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            elif status >= 400:
+                status = 0  # its first chunk holds the error: a refusal is one body
+                self._refused(message.get("body", b""), body)
+            await send(message)
+
+        return sent
+
+    def _refused(self, answer: bytes, body: bytes) -> None:
         try:
-            child = await self._link(principal, started)
-        except McpError as error:
-            front.fail(started, error)
-            return await send_response(send, _answer(front.frames_to_send(), 503))
-        if started.method == LISTEN:
-            return await self._listen(child, started, principal, receive, send)
+            error = json.loads(answer).get("error")
+        except (ValueError, AttributeError):
+            return
+        if isinstance(error, dict):
+            refused = McpError.from_error_object(error)
+            self.findings.refused("client", refused, body)
+            self.counts.refused("received", refused.code)
+
+    def _serve(self, front: ServerSession, event: Event) -> Awaitable[None] | None:
+        """The endpoint's handler: a call carried, or a retry going on."""
+        if isinstance(event, RequestReceived):
+            return self._call(front, event)
+        if isinstance(event, InputReceived):
+            return self._resume(front, event)
+        return None  # a cancellation cancels the call's task (the endpoint does)
+
+    async def _call(self, front: ServerSession, started: RequestReceived) -> None:
+        core = self.core
+        assert core is not None
+        child = await self._link(front.principal, started, _owner(started))
         call = Call(front, started, child.upstream.token())
-        try:
-            params = core.upstream_params(started, call.token)
-        except McpError as error:
-            front.fail(started, error)
-            return await send_response(send, _answer(front.frames_to_send()))
+        params, checked = core.upstream_request(started, call.token)
         if started.method in MAY_ASK:
             await child.lock.acquire()
             call.turn = True
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
-                front.fail(started, InternalError("Bad gateway: the server process exited"))
-                return await send_response(send, _answer(front.frames_to_send(), 502))
-        child.upstream.follow_level(started.context.log_level)
+                raise InternalError("Bad gateway: the server process exited")
+        child.upstream.set_level(started.context.log_level)
         try:
-            child.upstream.start(call, params)
+            child.upstream.start(call, params, checked)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
-            front.fail(started, InternalError(f"Service Unavailable: {exc!s:.300}"))
-            return await send_response(send, _answer(front.frames_to_send(), 503))
+            raise InternalError(f"Service Unavailable: {exc!s:.300}") from None
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         self.counts.carried("received")
         child.flush()
-        await self._drive(child, call, principal, receive, send)
+        await self._drive(child, call)
 
-    async def _link(self, principal: str | None, request: RequestReceived) -> Link:
+    async def _link(
+        self, principal: str | None, request: RequestReceived, owner: str | None
+    ) -> Link:
         """The upstream session for ``request``: of its principal and capabilities;
         for a call that may ask, one whose turn is free (another session of
-        theirs is started when every one is taken, room permitting)."""
+        theirs is started when every one is taken, within ``owner``'s share:
+        `ShareExceededError` when there is none to wait for)."""
         core = self.core
         assert core is not None
         capabilities = projected_capabilities(request.context.client_capabilities, core.version)
@@ -246,30 +306,24 @@ class BridgeDriver:
         found = next((link for link in usable if not link.lock.locked()), None)
         if request.method not in MAY_ASK and usable:
             found = usable[0]
-        if found is None and not await self._room():
+        if found is None and not await self._room(owner):
             if not usable:
-                raise InternalError(
-                    "Service Unavailable: every upstream session is busy; try later"
-                )
+                if not links:
+                    self.links.pop(key, None)  # as it was
+                raise self.share.refused(owner)
             found = usable[0]  # no room for another: this call waits for that one's turn
         if found is None:
             upstream = Upstream(key, core.version, capabilities, core.capabilities, GATEWAY_INFO)
             found = self.new_link(upstream)
+            found.owner = owner
             self.links.setdefault(key, []).append(found)
-            await found.start()
+            try:
+                await found.start()
+            except BaseException:
+                self.gone(found)  # its place given back
+                raise
+        found.used = monotonic()
         return await self._initialized(found)
-
-    async def _room(self) -> bool:
-        """Whether one more upstream session may start (the least recently used
-        idle one is ended for it when there are ``max_upstreams``)."""
-        if sum(len(links) for links in self.links.values()) < self.max_upstreams:
-            return True
-        idle = next((link for links in self.links.values() for link in links if link.idle), None)
-        if idle is None:
-            return False
-        self.gone(idle)
-        await idle.close()
-        return True
 
     async def _initialized(self, child: Link) -> Link:
         """``child`` once its session is initialized (every request waits for it)."""
@@ -283,62 +337,36 @@ class BridgeDriver:
             raise InternalError("Bad gateway: the server did not initialize a session")
         return child
 
-    async def _resume(
-        self,
-        front: ServerSession,
-        event: InputReceived,
-        principal: str | None,
-        receive: Receive,
-        send: Send,
-    ) -> None:
+    async def _resume(self, front: ServerSession, event: InputReceived) -> None:
         state = event.state if isinstance(event.state, dict) else {}
+        principal = front.principal
         call = self.pending.take(state.get("call"), principal)
         child = self._holder(call)
         if call is None or child is None or call.asked is None:
-            error = InvalidParamsError(
+            raise InvalidParamsError(
                 "Invalid params: $.params.requestState: the call it names is no longer pending "
                 "(expired, answered, or held by another gateway replica)"
             )
-            front.fail(event.request, error)
-            return await send_response(send, _answer(front.frames_to_send()))
         call.front, call.request = front, event.request
         answer = answer_of(call, event.responses, child.upstream.version)
         asked, call.asked = call.asked, None
         if isinstance(answer, McpError):  # the client's error cannot be said as an input upstream
             self._cancel(child, call)
-            front.fail(event.request, answer)
-            return await send_response(send, _answer(front.frames_to_send()))
+            raise answer
         try:
             child.upstream.client.provide_input(asked, {next(iter(asked.requests)): answer})
         except SessionError as exc:  # what the client answered is no answer in its version
             self._cancel(child, call)
-            front.fail(
-                event.request,
-                InvalidParamsError(f"Invalid params: $.params.inputResponses: {exc!s:.300}"),
-            )
-            return await send_response(send, _answer(front.frames_to_send()))
+            raise InvalidParamsError(
+                f"Invalid params: $.params.inputResponses: {exc!s:.300}"
+            ) from None
         self.counts.carried("received")
         child.flush()
         if call.waiting:  # the server asked more meanwhile
-            if not self._wait(call, principal):
-                return await self._overloaded(child, call, send)
+            self._waits(child, call, principal)
             ask(call, call.waiting.popleft())
-            return await send_response(send, _answer(front.frames_to_send()))
-        await self._drive(child, call, principal, receive, send)
-
-    def _holder(self, call: Call | None) -> Link | None:
-        if call is None:
-            return None
-        return next(
-            (
-                c
-                for links in self.links.values()
-                for c in links
-                if call.upstream_id in c.queues
-                and c.upstream.calls.get(call.upstream_id or 0) is call
-            ),
-            None,
-        )
+            return
+        await self._drive(child, call)
 
     def _cancel(self, child: Link, call: Call) -> None:
         if call.upstream_id is not None:
@@ -369,82 +397,64 @@ class BridgeDriver:
             if child is not None:
                 self._cancel(child, call)
 
-    async def _overloaded(self, child: Link, call: Call, send: Send) -> None:
-        self._cancel(child, call)
-        call.front.fail(
-            call.request, InternalError("Service Unavailable: too many calls wait for input")
-        )
-        return await send_response(send, _answer(call.front.frames_to_send(), 503))
+    def _waits(self, child: Link, call: Call, principal: str | None) -> None:
+        """``call`` held for its client's retry, or -32603 when too many wait."""
+        if not self._wait(call, principal):
+            self._cancel(child, call)
+            raise InternalError("Service Unavailable: too many calls wait for input")
 
-    async def _drive(
-        self, child: Link, call: Call, principal: str | None, receive: Receive, send: Send
-    ) -> None:
-        """Carry ``call``'s upstream events to its client until it is answered or asks."""
+    async def _drive(self, child: Link, call: Call) -> None:
+        """Carry ``call``'s upstream events to its front session until it is
+        answered or asks (the endpoint routes what the session writes); a
+        cancellation (the client left, the bound passed) cancels it upstream."""
         assert call.upstream_id is not None
         if call.request.method in MAY_ASK:
             child.upstream.asking = call
         queue = child.queues[call.upstream_id]
-        left = asyncio.ensure_future(until_disconnect(receive))
-        started = False
         try:
             while True:
-                got = asyncio.ensure_future(queue.get())
-                await asyncio.wait({got, left}, return_when=asyncio.FIRST_COMPLETED)
-                if not got.done():
-                    got.cancel()
-                    self._cancel(child, call)
-                    return
-                event = got.result()
+                event = await queue.get()
                 self.counts.listed([event])
                 if event is None:  # the child is gone
                     error = InternalError("Bad gateway: the server process exited before answering")
                     self.findings.found(error.message, b"", error.code)
                     self._release(child, call)
-                    call.front.fail(call.request, error)
-                    frames = call.front.frames_to_send()
-                    if not started:
-                        return await send_response(send, _answer(frames, 502))
-                    return await send_body(send, sse_events([f.data for f in frames]))
+                    raise error
                 if isinstance(event, InputRequested) and call.asked is None:
-                    if not self._wait(call, principal):
-                        return await self._overloaded(child, call, send)
+                    self._waits(child, call, call.front.principal)
                 try:
                     outcome = carry(call, event)
                 except SessionError as exc:  # an ask the client's 2026-07-28 request cannot carry
                     self._cancel(child, call)
-                    call.front.fail(call.request, InternalError(f"Bad gateway: {exc!s:.300}"))
-                    outcome = "answered"
-                frames = call.front.frames_to_send()
-                done = outcome != "sent"
+                    raise InternalError(f"Bad gateway: {exc!s:.300}") from None
+                self.counts.carried("sent")
                 if outcome == "answered":
                     child.queues.pop(call.upstream_id, None)
                     self._release(child, call)
-                if not frames and not done:
-                    continue
-                self.counts.carried("sent", len(frames))
-                if not started and done and len(frames) == 1:
-                    return await send_response(send, _answer(frames))
-                if not started:
-                    await send(start_message(200, _SSE))
-                    started = True
-                await send_body(send, sse_events([f.data for f in frames]), more=not done)
-                if done:
+                if outcome != "sent":
                     return
+        except asyncio.CancelledError:
+            if call.upstream_id in child.queues:  # not answered: cancelled upstream too
+                self._cancel(child, call)
+            raise
         finally:
-            left.cancel()
+            child.used = monotonic()  # idle from the end of its last call
 
-    async def _listen(
-        self,
-        child: Link,
-        request: RequestReceived,
-        principal: str | None,
-        receive: Receive,
-        send: Send,
-    ) -> None:
+    # -- listens -------------------------------------------------------------------------
+
+    def _listened(self, request: RequestReceived, listen: Listen) -> None:
+        """A listen the endpoint opened: fed once its upstream session is ready."""
+        self._feeding[listen] = asyncio.ensure_future(self._feed(request, listen))
+
+    async def _feed(self, request: RequestReceived, listen: Listen) -> None:
         try:
-            listen = open_listen(child.upstream.subscriptions, request, principal)
+            child = await self._link(listen.principal or None, request, _owner(request))
         except McpError as error:
-            return await send_response(send, refusal(status_of(error), error, request.id))
+            return listen.cancel(error.message)
+        finally:
+            self._feeding.pop(listen, None)
+        if listen.done:
+            return  # the client left meanwhile
         resources = child.upstream.server_capabilities.get("resources")
         subscribes = isinstance(resources, dict) and bool(resources.get("subscribe"))
         uris = list(listen.filter.resource_subscriptions) if subscribes else []
@@ -455,42 +465,32 @@ class BridgeDriver:
         self.counts.carried("received")
         child.flush()
         child.listens += 1
-        ready = asyncio.Event()
-        listen.on_ready = ready.set
-        left = asyncio.ensure_future(until_disconnect(receive))
-        await send(start_message(200, _SSE))
-        try:
-            while True:
-                written = listen.take()
-                if written:
-                    self.counts.carried("sent", len(written))
-                    await send_body(send, sse_events(written), more=True)
-                if listen.done:
-                    break
-                ready.clear()
-                waiting = asyncio.ensure_future(ready.wait())
-                await asyncio.wait({waiting, left}, return_when=asyncio.FIRST_COMPLETED)
-                waiting.cancel()
-                if left.done():
-                    listen.abandon()
-                    return
-            await send_body(send, b"")
-        finally:
-            left.cancel()
-            child.listens -= 1
-            for uri in uris:
-                child.subscribed[uri] -= 1
-                if not child.subscribed[uri]:
-                    del child.subscribed[uri]
-                    if child.alive:
-                        child.upstream.client.request("resources/unsubscribe", {"uri": uri})
+        child.upstream.listens.add(listen)
+        self._fed[listen] = (child, uris)
+
+    def _unlisten(self, listen: Listen) -> None:
+        """``listen`` is over: its upstream session no longer feeds it."""
+        feeding = self._feeding.pop(listen, None)
+        if feeding is not None:
+            feeding.cancel()
+        fed = self._fed.pop(listen, None)
+        if fed is None:
+            return
+        child, uris = fed
+        child.upstream.listens.discard(listen)
+        child.listens -= 1
+        child.used = monotonic()
+        for uri in uris:
+            child.subscribed[uri] -= 1
+            if not child.subscribed[uri]:
+                del child.subscribed[uri]
+                if child.alive:
+                    child.upstream.client.request("resources/unsubscribe", {"uri": uri})
+        if child.alive:
             child.flush()
 
 
-def _answer(frames: list[Frame], status: int | None = None) -> Response:
-    """One frame as a JSON answer (in the status its error, if any, is given):
-    the session said what it wrote (`Frame`), so nothing it wrote is read again."""
-    (frame,) = frames
-    if status is None:  # the session's own frame: its error, if any, is a member
-        status = code_status(frame.error)
-    return Response(status, list(_JSON), frame.data)
+def _owner(request: RequestReceived) -> str | None:
+    """The `Caller.key` of ``request``'s client (whose share its upstream counts in)."""
+    caller = request.context.caller
+    return None if caller is None else caller.key

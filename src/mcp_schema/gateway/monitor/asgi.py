@@ -71,10 +71,11 @@ from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
 from mcp_schema.gateway.bridge.links import HttpBridge
-from mcp_schema.gateway.http_upstream import REFUSED, Credentials, upstream_client
+from mcp_schema.gateway.http_upstream import Credentials, opened, upstream_client
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
 from mcp_schema.gateway.monitor.events import relay_events
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
+from mcp_schema.gateway.monitor.followed import opens
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
@@ -126,8 +127,9 @@ class GatewayApp:
       default the app makes one of its own (`upstream_client`, with
       ``timeouts``), closed at the lifespan's shutdown.
     * ``credentials``: where the ``Authorization`` sent upstream comes from
-      (`mcp_schema.http.credentials.StaticToken`, say), for the forwarded
-      requests and both bridges; an upstream's 401 rejects it.
+      (`mcp_schema.http.credentials.StaticToken`, or the client credentials
+      grant of `mcp_schema.oauth.OAuth`), for the forwarded requests and
+      both bridges; an upstream's 401 renews it, the request sent once more.
     * ``pass_authorization``: forward the client's own ``Authorization``
       and ``Proxy-Authorization`` (never by default: a token is for the
       server that it was issued to, here the gateway).
@@ -190,7 +192,7 @@ class GatewayApp:
         self._upward = Upward(upstream_host, self.credentials.dropped)
         self.timeouts, self.telemetry = timeouts, telemetry_for(telemetry)
         if self.telemetry is not None:  # the tool names its spans may record: the upstream's
-            self.validator.upstream.listed = self._learned
+            self.validator.upstream.listed = self.telemetry.listed
         self._client, self._own_client = client, client is None
         self.served = served
         if served is not None:  # what it serves and declares; the answers it forwards teach more
@@ -229,13 +231,6 @@ class GatewayApp:
                 credentials=self.credentials,
                 telemetry=self.telemetry or False,
             )
-
-    def _learned(self, method: str, names: list[object]) -> None:
-        assert self.telemetry is not None
-        if method == "tools/list":
-            self.telemetry.learn(tools=names)
-        else:
-            self.telemetry.learn(prompts=names)
 
     @property
     def client(self) -> HttpClient:
@@ -284,15 +279,19 @@ class GatewayApp:
                 return await bridged
         self._traffic(len(body))
         origin = self._cors_origin(received)
-        exchange = _Deferred(self, method, received, body)
-        if self.enforce:  # read before anything is forwarded
-            refused = exchange.get().refusal
+        exchange = _Deferred(self, method, received, body, admitted.key)
+        # Read before anything is forwarded: in enforce mode, and an initialize
+        # (its session's place in the validator's table: `Exchange.busy`).
+        if self.enforce or (not more and opens(method, received, body)):
+            first = exchange.get()
+            refused = first.refusal if self.enforce else first.busy
             if refused is not None:
                 return await send_response(send, with_cors(refused, origin))
         query = scope.get("query_string", b"")
         try:
             target = self._target.with_query(query) if query else self._target
         except ValueError:
+            exchange.release()
             return await send_response(send, refusal(400, "Bad Request: a malformed query", None))
         content: bytes | AsyncIterator[bytes] = rest(body, receive) if more else body
         upward = self._upward.fields(headers)
@@ -316,6 +315,7 @@ class GatewayApp:
             self._report(exchange.get().end(cut=True))  # the upstream request was cancelled
         finally:
             watch.stop()
+            exchange.release()  # an initialize whose answer opened no session
             if traced is not None:
                 traced.end()
         return None
@@ -344,10 +344,9 @@ class GatewayApp:
             return None
         if method == "POST" and (more or len(body) > self._bridged_max):
             return send_response(send, too_large(self._bridged_max))
-        if self.back is not None and stateless:
-            return self.back.serve(scope, received, body, receive, send)
-        assert self.front is not None
-        return self.front.serve(method, received, body, receive, send, scope[SCOPE_KEY])
+        bridge = self.back if self.back is not None and stateless else self.front
+        assert bridge is not None
+        return bridge.serve(method, received, body, receive, send, scope[SCOPE_KEY])
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace
@@ -368,16 +367,11 @@ class GatewayApp:
         send: Send,
     ) -> None:
         try:
-            sent = await self.credentials.added(headers)
-            response = await self.client.open(method, target, headers, content)
+            response = await opened(self.client, self.credentials, method, target, headers, content)
         except UpstreamError as exc:
             return await self._failed(deferred, exc.message, exc.status, origin, send)
         try:
             down, status = response.headers, response.status
-            if status in REFUSED:  # about the gateway's credentials: never the client's to see
-                self.credentials.answered(status, sent)
-                said = f"it refused the gateway's credentials (HTTP {status})"
-                return await self._failed(deferred, said, 502, origin, send)
             media = next((v for k, v in down if k == b"content-type"), b"")
             if media.partition(b";")[0].strip().lower() == _SSE:
                 exchange = deferred.get()
@@ -472,18 +466,26 @@ class _Deferred:
     before it is forwarded; in monitor mode once its answer came (and a JSON
     answer was sent on), so that reading it adds nothing to the wait."""
 
-    __slots__ = ("_app", "_body", "_exchange", "_method", "_received")
+    __slots__ = ("_app", "_body", "_exchange", "_key", "_method", "_received")
 
-    def __init__(self, app: GatewayApp, method: str, received: dict[str, str], body: bytes) -> None:
+    def __init__(
+        self, app: GatewayApp, method: str, received: dict[str, str], body: bytes, key: str
+    ) -> None:
         self._app, self._method, self._received, self._body = app, method, received, body
+        self._key = key  # the caller's: whose share an initialize counts in
         self._exchange: Exchange | None = None
 
     def get(self) -> Exchange:
         if self._exchange is None:
             # The headers as the precheck read them: the validator takes them as they are.
-            self._exchange = self._app.validator.request(self._method, self._received, self._body)
+            key, validator = self._key, self._app.validator
+            self._exchange = validator.request(self._method, self._received, self._body, key=key)
             self._app._report(self._exchange.reports)
         return self._exchange
+
+    def release(self) -> None:
+        if self._exchange is not None:
+            self._exchange.release()
 
 
 def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:

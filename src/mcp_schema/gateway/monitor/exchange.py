@@ -44,11 +44,11 @@ exchange.
 Which Correlator reads an exchange: a request whose
 ``MCP-Protocol-Version`` header names a stateless-era version is read by
 one of its own (it is self-contained); a handshake-era one by its session's
-(named by ``Mcp-Session-Id``, made at ``initialize`` and kept once the
-answer names the session; at most ``max_sessions``, the least recently
-used forgotten first; a ``DELETE`` answered 2xx forgets it), so the
-session's version is followed and the client's answer to a server's request
-(elicitation) is read against it. A GET stream is read by its session's.
+(named by ``Mcp-Session-Id``, made at ``initialize``, kept once the answer
+names it: `mcp_schema.gateway.monitor.followed.Followed`, a share per
+caller), so the session's version is followed and the client's answer to a
+server's request (elicitation) is read against it. A GET stream is read by
+its session's.
 
 Reports count the messages of each direction (``line``: the message's
 number in its direction, from 1) and carry at most
@@ -58,7 +58,6 @@ number in its direction, from 1) and carry at most
 from __future__ import annotations
 
 import sys
-from collections import OrderedDict
 from collections.abc import Collection, Mapping
 from types import MappingProxyType
 from typing import Any
@@ -80,13 +79,14 @@ from mcp_schema.errors import (
     quote,
 )
 from mcp_schema.gateway.findings import bad_gateway
+from mcp_schema.gateway.monitor.followed import Followed, Place
 from mcp_schema.gateway.monitor.sse import SseEvent
 from mcp_schema.gateway.monitor.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.era import era_of
-from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of
-from mcp_schema.http.sessions import MAX_SESSIONS
+from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of, too_many
+from mcp_schema.http.sessions import IDLE_SECONDS, MAX_SESSIONS
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
@@ -114,15 +114,13 @@ class ExchangeValidator:
         max_body: int = MAX_BODY,
         max_message: int = MAX_MESSAGE,
         max_sessions: int = MAX_SESSIONS,
+        max_sessions_per_key: int | None = None,
+        idle_seconds: float = IDLE_SECONDS,
         max_tool_bytes: int = MAX_TOOL_BYTES,
         served: Served | None = None,
     ) -> None:
-        for name, size in (
-            ("max_body", max_body),
-            ("max_message", max_message),
-            ("max_sessions", max_sessions),
-            ("max_tool_bytes", max_tool_bytes),
-        ):
+        sizes = {"max_body": max_body, "max_message": max_message, "max_sessions": max_sessions}
+        for name, size in {**sizes, "max_tool_bytes": max_tool_bytes}.items():
             check(size, int, name)
             if size < 1:
                 raise ValueError(f"{name} must be positive, not {size}")
@@ -130,7 +128,7 @@ class ExchangeValidator:
         self.upstream = Upstream(frozenset(extensions), max_tool_bytes)
         """What is known of the upstream (`mcp_schema.gateway.monitor.upstream.Upstream`)."""
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
-        self._sessions: OrderedDict[str, Correlator] = OrderedDict()
+        self._sessions = Followed(max_sessions, max_sessions_per_key, idle_seconds)
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
         if served is not None:
             self.learn(served)
@@ -173,10 +171,13 @@ class ExchangeValidator:
         self._numbers[sender] += 1
         return self._numbers[sender]
 
-    def request(self, method: str, headers: Headers, body: bytes = b"") -> Exchange:
+    def request(
+        self, method: str, headers: Headers, body: bytes = b"", *, key: str | None = None
+    ) -> Exchange:
         """The exchange of one HTTP request (``method``: POST, GET, DELETE...;
         ``body``: a POST's, at most ``max_body`` bytes: a longer one is
-        `Exchange.too_long` unread)."""
+        `Exchange.too_long` unread), sent by the caller of ``key`` (its `Caller.key`,
+        whose share an ``initialize`` counts in; None: the total only)."""
         check(method, str, "method")
         check(body, bytes, "body")
         received = received_headers(headers)
@@ -185,24 +186,15 @@ class ExchangeValidator:
         correlator = None
         if session is not None and version not in STATELESS_VERSIONS:
             correlator = self._sessions.get(session)
-            if correlator is not None:
-                self._sessions.move_to_end(session)
         fresh = correlator is None
         if correlator is None:
             correlator = self._correlator(self.upstream.extensions_for(body) if body else None)
         exchange = Exchange(self, method, session, correlator, fresh=fresh)
         if method == "POST":
             exchange._read(received, body)
+            if exchange._opening:
+                exchange._reserve(key)
         return exchange
-
-    def _keep(self, session: str, correlator: Correlator) -> None:
-        self._sessions[session] = correlator
-        self._sessions.move_to_end(session)
-        while len(self._sessions) > self.max_sessions:
-            self._sessions.popitem(last=False)
-
-    def _forget(self, session: str) -> None:
-        self._sessions.pop(session, None)
 
 
 class Exchange:
@@ -243,6 +235,10 @@ class Exchange:
         self._unread = False  # the body was not read (too long, or not JSON): its id is unknown
         self.json = False
         """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
+        self.busy: Response | None = None
+        """The 429 both modes answer instead of forwarding an ``initialize``: its
+        caller's share of the sessions followed, or the table, is full."""
+        self._place: Place | None = None  # reserved by an initialize
 
     # -- the client's request -------------------------------------------------------------
 
@@ -339,6 +335,20 @@ class Exchange:
         self.refusal = refusal(status_of(err), err, self.request_id)
         return None
 
+    def _reserve(self, key: str | None) -> None:
+        """Take the place of the session this ``initialize`` may open, or be `busy`."""
+        followed = self._owner._sessions
+        self._place = followed.reserve(key)
+        if self._place is None:
+            self._opening = False
+            self.busy = self.refusal = too_many(followed.share.refused(key), self.request_id)
+
+    def release(self) -> None:
+        """Give back the place an ``initialize`` took when its answer opened no
+        session (`head` and `end` do it; again: nothing)."""
+        if self._place is not None:
+            self._place.release()
+
     # -- the upstream's answer ------------------------------------------------------------
 
     def head(self, status: int, headers: Headers) -> None:
@@ -347,11 +357,12 @@ class Exchange:
         self.json = is_json(received.get("content-type"))
         given = received.get("mcp-session-id")
         if 200 <= status < 300:
-            if self._opening and given is not None:
+            if self._opening and given is not None and self._place is not None:
                 self.session = given
-                self._owner._keep(given, self.correlator)
+                self._owner._sessions.keep(given, self.correlator, self._place)
             elif self.method == "DELETE" and self.session is not None:
-                self._owner._forget(self.session)
+                self._owner._sessions.forget(self.session)
+        self.release()
 
     def answer(self, data: bytes, size: int | None = None) -> Report | None:
         """The report of one message of the answer (``data``: the JSON body, or
@@ -467,30 +478,18 @@ class Exchange:
         """The answer is over: a missing response reported where one must have
         come (a JSON answer, a stateless-era request's stream), unless a
         message of it was reported already; ``cut``: the gateway stopped it
-        (the client left), nothing is reported. A
-        request left unanswered is forgotten by its session."""
-        reports: list[Report] = []
-        if self.request_id is not None and not self.answered:
-            self.correlator.forget(self.request_id, sender="client")
-            if (
-                not (cut or self._failed)
-                and (self.json or self.stateless)
-                and self.method == "POST"
-            ):
-                message = f"Invalid Request: the answer ended without the response to request {quote(self.request_id)}"
-                number = self._owner._numbers["server"]
-                reports.append(
-                    make_report(
-                        "server",
-                        number,
-                        InvalidRequestError.code,
-                        message,
-                        None,
-                        self.request_id,
-                        b"",
-                    )
-                )
-        return reports
+        (the client left), nothing is reported. A request left unanswered is
+        forgotten by its session."""
+        self.release()
+        rid = self.request_id
+        if rid is None or self.answered:
+            return []
+        self.correlator.forget(rid, sender="client")
+        if cut or self._failed or not (self.json or self.stateless) or self.method != "POST":
+            return []
+        message = f"Invalid Request: the answer ended without the response to request {quote(rid)}"
+        number, code = self._owner._numbers["server"], InvalidRequestError.code
+        return [make_report("server", number, code, message, None, rid, b"")]
 
 
 def _same_id(found: object, expected: object) -> bool:

@@ -7,15 +7,15 @@ One stdio connection is one session, so:
 
 * a **handshake-era session** (``initialize``; the gateway mints its
   ``Mcp-Session-Id``) gets a child process of its own, ended at ``DELETE``,
-  or once it is unused (no request in flight, no GET stream) for
-  ``idle_seconds``. At most ``max_sessions`` at once, ``max_sessions_per_key``
-  per client (its `mcp_schema.http.caller.Caller.key`: `mcp_schema.shares`):
-  past either, ``initialize`` is refused, 429 with ``Retry-After``, and no
-  other client's child is ended to make room. Its lines pass
-  unchanged: the child's response to a POST's request is its answer (JSON
-  when it comes first, else an event stream carrying what came before it);
-  the child's other messages go to the session's GET stream when one is
-  open, else to the stream of its latest request in flight.
+  or once unused (no request in flight, no GET stream) for ``idle_seconds``.
+  At most ``max_sessions`` at once, ``max_sessions_per_key`` per client (its
+  `mcp_schema.http.caller.Caller.key`: `mcp_schema.shares`): past either,
+  ``initialize`` is refused, 429 with ``Retry-After``, and no other client's
+  child is ended to make room. Its lines pass unchanged: the child's
+  response to a POST's request is its answer (JSON when it comes first,
+  else an event stream carrying what came before it); its other messages
+  go to the session's GET stream when one is open, else to the stream of
+  its latest request in flight.
 * **2026-07-28 requests** (self-contained) share one child: each request's
   id (and progress token) is replaced by one of the gateway's before it is
   written, and put back in what answers it, so two clients both using id 1
@@ -230,12 +230,9 @@ class StdioGatewayApp:
         if isinstance(admitted, Response):
             return await send_response(send, admitted)
         scope = {**scope, SCOPE_KEY: admitted}  # who it is, for the bridge's principal
-        origin = received.get("origin")
-        if self.precheck.cors and origin in self.precheck.allowed_origins:
-            assert origin is not None
-            send = _with_headers(send, cors_headers(origin))
         if method == "POST":
             return await self._post(scope, received, receive, send, admitted.key)
+        send = _with_cors(self.precheck, received, send)
         session = received["mcp-session-id"]  # GET or DELETE: the precheck found it named
         link = self.sessions.get(session)
         if link is None or link.principal != admitted.principal:  # another's: none of yours
@@ -259,12 +256,7 @@ class StdioGatewayApp:
         return None
 
     async def _post(
-        self,
-        scope: Scope,
-        received: dict[str, str],
-        receive: Receive,
-        send: Send,
-        key: str | None = None,
+        self, scope: Scope, received: dict[str, str], receive: Receive, send: Send, key: str | None
     ) -> None:
         """A POST the precheck let through: its body read, then its message
         bridged (2026-07-28 to a handshake-era server) or forwarded."""
@@ -283,11 +275,16 @@ class StdioGatewayApp:
         message = value if isinstance(value, dict) else None
         stateless = era_of({} if message is None else message, received).stateless
         if stateless and self.bridge is not None and self.bridge.core is not None:
-            return await self.bridge.serve(scope, received, body, receive, send)
-        exchange = self.validator.request("POST", received, body)
+            # (Its endpoint adds the CORS headers itself, by the same rules.)
+            return await self.bridge.serve("POST", received, body, receive, send, scope[SCOPE_KEY])
+        send = _with_cors(self.precheck, received, send)
+        exchange = self.validator.request("POST", received, body, key=key)
         self._reports(exchange.reports)
-        principal = principal_in(scope)
-        return await self.forward(exchange, body, message, receive, send, stateless, key, principal)
+        try:
+            principal = principal_in(scope)
+            await self.forward(exchange, body, message, receive, send, stateless, key, principal)
+        finally:  # an initialize refused or failed here: its place in the validator's table
+            exchange.release()
 
     async def forward(
         self,
@@ -482,10 +479,12 @@ class StdioGatewayApp:
             left.cancel()
 
 
-def _with_headers(send: Send, headers: list[tuple[str, str]]) -> Send:
-    """``send``, adding ``headers`` to the response's start (the CORS headers
-    of an allowed origin: every answer to it carries them)."""
-    encoded = _encoded_headers(headers)
+def _with_cors(rules: Precheck, received: dict[str, str], send: Send) -> Send:
+    """``send``, adding the CORS headers of the request's allowed origin (to every answer)."""
+    origin = received.get("origin")
+    if not rules.cors or origin not in rules.allowed_origins:
+        return send
+    encoded = _encoded_headers(cors_headers(origin))
 
     async def sending(message: Message) -> None:
         if message["type"] == "http.response.start":

@@ -1,0 +1,261 @@
+"""The server's own cost per request, without a network or an HTTP parser:
+``python -m bench.inprocess [APP ...] [--requests N] [--rounds R]``.
+
+Each app of ``APPS`` gets the stateless 2026-07-28 ``tools/call echo`` of
+``bench.http`` (its ``_meta`` and ``Mcp-*`` headers, answered in JSON) as
+one ASGI request after another, in this process, after its lifespan's
+startup, the way uvicorn hands them over (``http.disconnect`` once the
+answer is sent). Reported: the CPU time per request (the median of
+``--rounds`` rounds, the apps alternating), and each app's ratio to the
+minimal app. On a machine shared with other work CPU time still moves;
+instruction counts do not: ``--callgrind`` runs each app under valgrind's
+callgrind, counting the instructions of the request loop alone (``--requests``
+over ten; the start-up, imports and warm-up not counted).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import functools
+import importlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from bench.http import stateless_call
+
+ROOT = Path(__file__).resolve().parent.parent
+APPS = {
+    "bare": "bench.front_apps:bare",
+    "minimal": "bench.front_apps:minimal",
+    "example": "http_server:app",
+    "official": "bench.http_reference:app",
+}
+REQUESTS = 2000
+ROUNDS = 5
+App = Callable[..., Awaitable[None]]
+
+
+def load(name: str) -> App:
+    """The ASGI app ``name`` of `APPS` (the example without Redis)."""
+    os.environ.pop("MCP_REDIS_URL", None)
+    sys.path.insert(0, str(ROOT / "examples"))
+    module, _, attribute = APPS[name].partition(":")
+    app: App = getattr(importlib.import_module(module), attribute)
+    return app
+
+
+def scope_and_body() -> tuple[dict[str, Any], bytes]:
+    body, mcp_headers = stateless_call()
+    data = json.dumps(body, separators=(",", ":")).encode()
+    headers = {
+        "host": "127.0.0.1:8000",
+        "content-type": "application/json",
+        "accept": "application/json, text/event-stream",
+        "content-length": str(len(data)),
+        **{k.lower(): v for k, v in mcp_headers.items()},
+    }
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/mcp",
+        "raw_path": b"/mcp",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [(k.encode(), v.encode()) for k, v in headers.items()],
+        "client": ("127.0.0.1", 50000),
+        "server": ("127.0.0.1", 8000),
+        "state": {},
+    }
+    return scope, data
+
+
+async def one(app: App, scope: dict[str, Any], data: bytes) -> bytes:
+    """One request through ``app``: its answer's body (checked to be a JSON result)."""
+    answered = asyncio.Event()
+    sent: list[bytes] = []
+    status: list[int] = []
+    first = True
+
+    async def receive() -> dict[str, Any]:
+        nonlocal first
+        if first:
+            first = False
+            return {"type": "http.request", "body": data, "more_body": False}
+        await answered.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            status.append(message["status"])
+        elif message["type"] == "http.response.body":
+            sent.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                answered.set()
+
+    await app(scope, receive, send)
+    body = b"".join(sent)
+    if status != [200] or b'"result"' not in body or b'"isError":true' in body:
+        raise RuntimeError(f"not a JSON result: {status} {body[:200]!r}")
+    return body
+
+
+class Lifespan:
+    """The app's lifespan, started and (on exit) stopped, as an ASGI server runs it."""
+
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.outbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+
+    async def __aenter__(self) -> Lifespan:
+        async def send(message: dict[str, Any]) -> None:
+            await self.outbox.put(message)
+
+        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": {}}
+        self.task = asyncio.ensure_future(self.app(scope, self.inbox.get, send))
+        await self.inbox.put({"type": "lifespan.startup"})
+        said = await asyncio.wait_for(self._said(), 30)
+        if said is not None and said["type"] != "lifespan.startup.complete":
+            raise RuntimeError(f"the lifespan's startup failed: {said}")
+        return self
+
+    async def _said(self) -> dict[str, Any] | None:
+        getting = asyncio.ensure_future(self.outbox.get())
+        done, _ = await asyncio.wait({getting, self.task}, return_when=asyncio.FIRST_COMPLETED)
+        if getting in done:
+            return getting.result()
+        getting.cancel()
+        return None  # the app takes no lifespan
+
+    async def __aexit__(self, *exc: object) -> None:
+        if not self.task.done():
+            await self.inbox.put({"type": "lifespan.shutdown"})
+            await asyncio.wait_for(self.task, 30)
+
+
+async def rounds(names: list[str], requests: int, count: int) -> dict[str, list[float]]:
+    """CPU seconds per request of each app in each of ``count`` rounds of ``requests``
+    requests, the apps alternating; each app started once (some start only once a process)."""
+    scope, data = scope_and_body()
+    apps = {name: load(name) for name in names}
+    runs: dict[str, list[float]] = {name: [] for name in names}
+    async with contextlib.AsyncExitStack() as stack:
+        for app in apps.values():
+            await stack.enter_async_context(Lifespan(app))
+            for _ in range(50):  # warm-up: lazy builds, caches
+                await one(app, scope, data)
+        for _ in range(count):
+            for name, app in apps.items():
+                started = time.process_time()
+                for _ in range(requests):
+                    await one(app, scope, data)
+                runs[name].append((time.process_time() - started) / requests)
+    return runs
+
+
+def cpu(names: list[str], requests: int, count: int) -> dict[str, float]:
+    """Median CPU microseconds per request of each app (see `rounds`)."""
+    runs = asyncio.run(rounds(names, requests, count))
+    return {name: round(statistics.median(r) * 1e6, 1) for name, r in runs.items()}
+
+
+def counted(name: str, requests: int) -> None:
+    """``requests`` requests through the app ``name``, started and warmed up first:
+    the loop alone runs inside ``functools.reduce``, the C function whose
+    instructions callgrind is told to count (`instructions`)."""
+    scope, data = scope_and_body()
+    app = load(name)
+    loop = asyncio.new_event_loop()
+    stack = contextlib.AsyncExitStack()
+
+    async def start() -> None:
+        await stack.enter_async_context(Lifespan(app))
+        for _ in range(50):
+            await one(app, scope, data)
+
+    async def measured() -> None:
+        for _ in range(requests):
+            await one(app, scope, data)
+
+    loop.run_until_complete(start())
+    functools.reduce(lambda _, __: loop.run_until_complete(measured()), [0], None)
+    loop.run_until_complete(stack.aclose())
+    loop.close()
+
+
+def _instructions(name: str, requests: int, work: Path) -> int:
+    out = work / f"{name}.out"
+    command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
+    command += ["--collect-atstart=no", "--toggle-collect=functools_reduce"]
+    command += [sys.executable, "-m", "bench.inprocess", name, "--requests", str(requests)]
+    subprocess.run([*command, "--counted"], cwd=ROOT, check=True, capture_output=True)
+    summary = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.M)
+    if summary is None:
+        raise RuntimeError(f"no totals in {out}")
+    return int(summary.group(1))
+
+
+def instructions(names: list[str], requests: int) -> dict[str, float]:
+    """Instructions per request of each app, by callgrind (see the module)."""
+    with tempfile.TemporaryDirectory(prefix="bench-inprocess-") as work:
+        return {name: _instructions(name, requests, Path(work)) / requests for name in names}
+
+
+# What each app's cost says of issue 31's req/s targets: (whose req/s over whose, bound).
+COMPARED = {
+    "bare": ("minimal / bare", 0.50),
+    "official": ("minimal / official", 3.5),
+    "example": ("example / minimal", 0.85),
+}
+
+
+def _ratios(figures: dict[str, float], unit: str) -> None:
+    """Each app's cost, and the req/s ratio it would give with the core to itself
+    (the HTTP server's own cost left out: in-process, the bare app costs almost nothing)."""
+    base = figures.get("minimal")
+    for name, value in figures.items():
+        shown = f"  {name:<10} {value:>14,.1f} {unit}"
+        if base and name in COMPARED:
+            what, bound = COMPARED[name]
+            side = value / base if name != "example" else base / value
+            shown += f"   {what}: {side:.2f} (req/s target {bound})"
+        print(shown)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.inprocess", description=__doc__)
+    parser.add_argument("apps", nargs="*", help=f"of {', '.join(APPS)} (default: all)")
+    parser.add_argument("--requests", type=int, default=REQUESTS, help="per round")
+    parser.add_argument("--rounds", type=int, default=ROUNDS)
+    parser.add_argument("--callgrind", action="store_true", help="instructions per request")
+    parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if unknown := [name for name in args.apps if name not in APPS]:
+        parser.error(f"no app named {', '.join(unknown)}")
+    args.apps = args.apps or list(APPS)
+    if args.counted:  # one loop, nothing printed: what --callgrind counts
+        counted(args.apps[0], args.requests)
+        return 0
+    if args.callgrind:
+        _ratios(instructions(args.apps, args.requests // 10 or 1), "instructions/request")
+    else:
+        _ratios(cpu(args.apps, args.requests, args.rounds), "CPU us/request")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
