@@ -19,13 +19,21 @@ is status 429 with ``Retry-After`` (`mcp_schema.http.rules.too_many`),
 answering the request's id.
 
 O(1) per acquire and release; not thread-safe (one event loop), per
-process: every replica keeps its own shares.
+process: every replica keeps its own shares. A share its owner gave a
+telemetry (`Share.observe`) counts each entry granted and each refusal, by
+table name only (`mcp_schema.telemetry.Telemetry.count_share`): the key is
+never recorded.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mcp_schema._args import check
 from mcp_schema.errors import McpError
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["RETRY_AFTER", "SHARE_EXCEEDED", "Share", "ShareExceededError"]
 
@@ -64,7 +72,7 @@ class Share:
     served at once). A key of None is counted in the total only (a caller the
     transport cannot tell apart from the others: stdio's one client)."""
 
-    __slots__ = ("_held", "_size", "_unkeyed", "name", "per_key", "total")
+    __slots__ = ("_held", "_size", "_unkeyed", "name", "per_key", "telemetry", "total")
 
     retry_after = RETRY_AFTER
     """Seconds a refused caller is told to wait: entries end as their
@@ -84,6 +92,14 @@ class Share:
         self._held: dict[str, int] = {}
         self._size = 0
         self._unkeyed = 0  # the entries of key None
+        self.telemetry: Telemetry | None = None
+        """Where grants and refusals are counted (`observe`), or None."""
+
+    def observe(self, telemetry: Telemetry | None) -> None:
+        """Count grants and refusals to ``telemetry`` (its owner's), unless
+        one was given before (a share several owners hold is counted once)."""
+        if self.telemetry is None:
+            self.telemetry = telemetry
 
     def __len__(self) -> int:
         return self._size
@@ -110,6 +126,9 @@ class Share:
         else:
             self._held[key] = self._held.get(key, 0) + 1
         self._size += 1
+        telemetry = self.telemetry
+        if telemetry is not None and telemetry.active:
+            telemetry.count_share(self.name, True)
         return True
 
     def take(self, key: str | None) -> None:
@@ -135,7 +154,12 @@ class Share:
 
     def refused(self, key: str | None) -> ShareExceededError:
         """The refusal of one more entry for ``key`` (which bound it met; the
-        key itself is never named: it may be a principal or an address)."""
+        key itself is never named: it may be a principal or an address).
+        Counted as a refusal: each caller of this method refuses the entry
+        (an `acquire` that fails is not one, when room is made and it is tried again)."""
+        telemetry = self.telemetry
+        if telemetry is not None and telemetry.active:
+            telemetry.count_share(self.name, False)
         if self.held(key) >= self.per_key:
             why = f"this client holds {self.per_key:,} {self.name}, the most one may"
         else:

@@ -21,6 +21,12 @@ class Recorded:
     telemetry: Telemetry
     exporter: InMemorySpanExporter
     reader: InMemoryMetricReader
+    tracer_provider: TracerProvider
+    meter_provider: MeterProvider
+
+    def fresh(self) -> Telemetry:
+        """Another `Telemetry` recording here, declaring no name."""
+        return Telemetry(tracer_provider=self.tracer_provider, meter_provider=self.meter_provider)
 
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
@@ -50,6 +56,6 @@ def recorded() -> Iterator[Recorded]:
         tools=["echo"],
         prompts=["greet"],
     )
-    yield Recorded(telemetry, exporter, reader)
+    yield Recorded(telemetry, exporter, reader, tracer_provider, meter_provider)
     meter_provider.shutdown()
     tracer_provider.shutdown()

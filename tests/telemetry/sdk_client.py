@@ -1,5 +1,5 @@
 """``python -m tests.telemetry.sdk_client URL MODE``: the official Python SDK
-client (``mcp``) calls ``echo`` at URL (``auto``: 2026-07-28, ``legacy``:
+client (``mcp``) lists the tools, then calls ``echo`` at URL (``auto``: 2026-07-28, ``legacy``:
 the handshake era) with an OpenTelemetry SDK tracer recording in memory,
 and prints its spans as one JSON list (`tests.telemetry.exported.as_json`)."""
 
@@ -22,6 +22,7 @@ async def call(url: str, mode: str) -> None:
 
     with anyio.fail_after(30):
         async with Client(url, mode=mode, read_timeout_seconds=10, cache=None) as client:
+            await client.list_tools()  # what the gateway learns the tool's name from
             await client.call_tool("echo", {"text": "traced"})
 
 

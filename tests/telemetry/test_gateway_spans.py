@@ -5,6 +5,7 @@ of the body as the client sent it), in both eras."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -188,3 +189,45 @@ def test_the_forwarded_body_changes_only_in_its_traceparent(recorded: Recorded) 
     ours += f"-{context.trace_flags:02x}"
     sent = json.loads(body)["params"]["_meta"]["traceparent"]
     assert traced == body.replace(sent.encode(), ours.encode())
+
+
+def test_the_gateway_names_the_tools_its_upstream_listed(recorded: Recorded) -> None:
+    plain = Server("upstream")
+
+    @plain.tool()
+    def echo(text: str) -> str:
+        """``text`` back."""
+        return text
+
+    telemetry = recorded.fresh()  # declares nothing: a gateway knows no tool of its own
+    headers = {**HEADERS, "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call"}
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}, "_meta": STATELESS},
+    }
+    listing = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": STATELESS}}
+
+    async def run(url: str) -> None:
+        app = GatewayApp(url, telemetry=telemetry)
+        transport = httpx.ASGITransport(app, client=("127.0.0.1", 5555))
+        try:
+            async with httpx.AsyncClient(transport=transport, timeout=10) as http:
+                named = {**headers, "mcp-name": "echo"}
+                for body, sent in (
+                    (call, named),
+                    (listing, {**headers, "mcp-method": "tools/list"}),
+                ):
+                    answer = await http.post("http://127.0.0.1/mcp", json=body, headers=sent)
+                    assert answer.status_code == 200, answer.text
+                answer = await http.post("http://127.0.0.1/mcp", json=call, headers=named)
+                assert answer.status_code == 200, answer.text
+        finally:
+            await app.aclose()
+
+    with serving(plain.asgi(env={}, telemetry=False)) as url:
+        asyncio.run(run(url))
+    gateway_server = [s.name for s in recorded.spans() if s.kind is SpanKind.SERVER]
+    assert gateway_server == ["tools/call _OTHER", "tools/list", "tools/call echo"]
+    assert telemetry.tools == {"echo"}

@@ -3,14 +3,15 @@ from closed sets whatever a peer sends."""
 
 from __future__ import annotations
 
+import itertools
 import string
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcp_schema.telemetry.recorder import DURATION_BUCKETS
-from mcp_schema.telemetry.vocabulary import OTHER, known_methods
+from mcp_schema.telemetry.recorder import DURATION_BUCKETS, MAX_LEARNED
+from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, known_methods
 from tests.telemetry.conftest import Recorded
 
 TRACEPARENT = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -188,3 +189,19 @@ def test_broker_round_trips_are_counted_by_operation_and_outcome(recorded: Recor
         for p in recorded.points("mcp_schema.broker.calls")
     }
     assert counted == {("put", "ok"): 1, ("publish", "ok"): 1, ("get", "error"): 1}
+
+
+def test_names_learned_from_a_peer_are_bounded_in_count_and_length(recorded: Recorded) -> None:
+    telemetry = recorded.fresh()
+    telemetry.learn(tools=["echo", 7, "x" * (MAX_VALUE + 1), "echo"], prompts=["greet"])
+    assert telemetry.tools == {"echo"} and telemetry.prompts == {"greet"}
+    telemetry.learn(tools=(f"tool-{n}" for n in itertools.count()))  # a list without end
+    assert len(telemetry.tools) + len(telemetry.prompts) == MAX_LEARNED
+    assert "tool-0" in telemetry.tools and f"tool-{MAX_LEARNED}" not in telemetry.tools
+    telemetry.learn(tools=["late"])  # no room is ever made again
+    assert "late" not in telemetry.tools
+    telemetry.declare(tools=["own"])  # what the server itself declares is not bounded
+    assert "own" in telemetry.tools
+    telemetry.server_operation("tools/call", request_id=1, params={"name": "late"}).end()
+    telemetry.server_operation("tools/call", request_id=2, params={"name": "tool-3"}).end()
+    assert [s.name for s in recorded.spans()] == [f"tools/call {OTHER}", "tools/call tool-3"]

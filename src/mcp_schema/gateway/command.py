@@ -295,7 +295,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             bridge = None
             if args.bridge:  # the state key is read now: a bad one stops the gateway at once
                 bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
-            return StdioGatewayApp(
+            app = StdioGatewayApp(
                 child,
                 enforce=args.enforce,
                 reports=log,
@@ -303,6 +303,10 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
                 bridge=bridge,
                 precheck=precheck,
             )
+            from mcp_schema.telemetry import telemetry_for
+
+            app.share.observe(telemetry_for(None))  # its children's share, as the findings count
+            return app
         upstream = str(args.upstream)
         Upward(args.upstream_host)  # a bad one stops the gateway before the probe
         served = _probed(upstream, args.bridge, credentials, args.upstream_host)

@@ -82,7 +82,7 @@ from mcp_schema.http.answers import ANSWER_SECONDS, MAX_WAITING, WAITING, Answer
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.endpoint_args import check_bounds, gate_of
 from mcp_schema.http.gate import Gate
-from mcp_schema.http.observe import endpoint_telemetry
+from mcp_schema.http.observe import endpoint_telemetry, observe_shares
 from mcp_schema.http.post import Posts, brought_by
 from mcp_schema.http.precheck import MAX_BODY, SSE, Precheck
 from mcp_schema.http.proxies import TrustedProxies
@@ -279,8 +279,9 @@ class Endpoint(Posts, Admission):
         self, served: Collection[str], options: dict[str, Any]
     ) -> dict[str, ServerSession]:
         """The sessions each era's requests are served by are built like these
-        (`ServerSession._like`): their arguments are checked once, here."""
+        (`ServerSession._like`), checked once, here; the telemetry too, every table's."""
         options["telemetry"] = self.telemetry or False  # resolved once, for every session
+        observe_shares(self.telemetry, self._answers, self.subscriptions, self.tasks, self.sessions)
         ServerSession(versions=served, **options)
         return {
             era: ServerSession(versions=versions, **options)

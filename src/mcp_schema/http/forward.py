@@ -76,7 +76,7 @@ from mcp_schema.http.caller import Caller
 from mcp_schema.http.caller_wire import UNFORWARDED, caller_wire
 from mcp_schema.http.forward_holder import DEAF_SECONDS, RESUBSCRIBE_MAX, WATCH_SECONDS, Holding
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
-from mcp_schema.http.observe import count_refusal
+from mcp_schema.http.observe import count_refusal, observe_shares
 from mcp_schema.http.post import request_id_of
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
@@ -164,6 +164,7 @@ class ClusterApp(Holding):
         self.max_forwards = max_forwards
         self.share = Share("forwarded requests", total=max_forwards, per_key=max_forwards_per_key)
         """The bound on the requests other replicas forward here, per caller and in all."""
+        observe_shares(self.telemetry, self)
         self._room = max(1, self.broker.max_message - _HEADER_ROOM)
         self._ack = min(ACK_SECONDS, self.timeout)
         self._forwards = {}

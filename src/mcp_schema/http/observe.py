@@ -11,6 +11,7 @@ import json
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InvalidRequestError
+from mcp_schema.shares import Share
 from mcp_schema.telemetry import telemetry_for
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from mcp_schema.http.stream import Response
     from mcp_schema.telemetry import Telemetry
 
-__all__ = ["count_refusal", "endpoint_telemetry"]
+__all__ = ["count_refusal", "endpoint_telemetry", "observe_shares"]
 
 _MAX_READ = 4096  # a refusal's body is the package's own, and short
 
@@ -56,3 +57,15 @@ def endpoint_telemetry(
     if telemetry is None and session_options:
         telemetry = session_options.get("telemetry")
     return telemetry_for(telemetry)
+
+
+def observe_shares(telemetry: Telemetry | None, *owners: object) -> None:
+    """The `Share` each of ``owners`` keeps as its ``share`` (one that keeps
+    none, a store of another kind, or None: nothing) counts its grants and
+    refusals to ``telemetry`` (`mcp_schema.shares.Share.observe`)."""
+    if telemetry is None:
+        return
+    for owner in owners:
+        share = getattr(owner, "share", None)
+        if isinstance(share, Share):
+            share.observe(telemetry)

@@ -137,7 +137,11 @@ class Posts:
 
     def _refused(self, refused: Response, opened: Opened) -> Response:
         """``refused``, the answer to ``opened`` before its session read it, counted."""
-        count_refusal(self.telemetry, refused, opened.value)
+        return self._counted(refused, opened.value)
+
+    def _counted(self, refused: Response, message: object) -> Response:
+        """``refused``, the answer to ``message`` (the parsed request), counted."""
+        count_refusal(self.telemetry, refused, message)
         return refused
 
     def _session(self, era: str, caller: Caller) -> ServerSession:
@@ -325,8 +329,8 @@ class Posts:
         if opening:
             try:  # initialize answered: the session lives from now on, within its share
                 self.sessions.add(live)
-            except ShareExceededError as err:
-                return too_many(err, _id_of(value))
+            except ShareExceededError as err:  # counted as the front door's refusals are
+                return self._counted(too_many(err, _id_of(value)), value)
             self._answers.watch(live)
         route(live, own)
         return Exchange(live, events, brought, stream)
@@ -359,7 +363,7 @@ class Posts:
                 key=live.owner,
             )
         except ShareExceededError as err:
-            return too_many(err, brought.id)
+            return self._counted(too_many(err, brought.id), {"method": brought.method})
         except McpError as err:
             return refusal(status_of(err), err, brought.id)
         if self.listened is not None:

@@ -68,6 +68,11 @@ class Observed:
             client=CLIENT.get() if headers is not None else None,
         )
 
+    def span_of(self, rid: Any) -> Any:
+        """The span of the peer's request ``rid`` in flight, or None."""
+        operation = self._received.get(rid) if self._received else None
+        return None if operation is None else operation.span
+
     def answered(self, rid: Any, error: McpError | None = None, tool_error: bool = False) -> None:
         """The answer to the peer's request ``rid`` is queued."""
         operation = self._received.pop(rid, None) if self._received else None

@@ -149,6 +149,12 @@ class Peer(Sending):
         """Whether the peer cancelled ``request`` (its answer will be dropped)."""
         return self._state.cancelled(request)
 
+    def request_span(self, request: RequestReceived) -> Any:
+        """The server span of ``request`` while it is not answered yet (an
+        OpenTelemetry ``Span``: what a task's work links to), else None
+        (answered, or nothing is recorded)."""
+        return None if self._observed is None else self._observed.span_of(request.id)
+
     def _known(self, version: str, method: str | None = None) -> Known:
         """What the pipeline is told about a message in ``version``: a request
         or notification, or (``method``) an answer to a request of ``method``,

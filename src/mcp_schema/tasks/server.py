@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -51,7 +51,7 @@ from mcp_schema.tasks.protocol import (
     TaskProtocol,
 )
 from mcp_schema.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, TransitionRefused
-from mcp_schema.tasks.worker import TaskContext, lease_owner, run
+from mcp_schema.tasks.worker import TaskContext, Work, lease_owner, run
 from mcp_schema.versions import TASKS_EXTENSION, protocol
 
 if TYPE_CHECKING:  # the session takes a TaskServer: at run time it is only called
@@ -209,6 +209,7 @@ class TaskServer(TaskProtocol):
             except BaseException:
                 self.share.release(key)
                 raise
+            created_by = session.request_span(pending.request)  # before the answer ends it
             session.respond(pending.request, self.created(created))
             self._changed(created)
             context = TaskContext(
@@ -219,7 +220,7 @@ class TaskServer(TaskProtocol):
                 pending.request.version,
                 published=self._changed,
             )
-            task = asyncio.ensure_future(run(context, pending.work))
+            task = asyncio.ensure_future(_traced(session, created_by, context, pending.work))
             self._running.add(task)
             task.add_done_callback(functools.partial(self._ended, key))
             started.append(task)
@@ -241,3 +242,17 @@ class TaskServer(TaskProtocol):
         """`stop`, then close the store."""
         await self.stop()
         await self.store.aclose()
+
+
+def _traced(
+    session: ServerSession, created_by: Any, context: TaskContext, work: Work
+) -> Awaitable[None]:
+    """`run`, under a span of its own linked to ``created_by`` (the span of
+    the call that created the task; None: nothing is recorded, nothing paid)."""
+    running = run(context, work)
+    if created_by is None or session.telemetry is None:
+        return running
+    from mcp_schema.telemetry.work import traced
+
+    tool = getattr(getattr(context.request, "params", None), "name", None)
+    return traced(session.telemetry, created_by, tool, running, lambda: context.record.status)

@@ -52,12 +52,14 @@ TOOL_ERROR = "tool_error"
 
 
 class Operation:
-    """A started span and its clock; `end` it once."""
+    """A started span and its clock; `end` it once. ``metric``: the
+    duration's attributes (`METRIC_ATTRIBUTES` of the span's), shared by the
+    operations of one shape: never changed here."""
 
-    __slots__ = ("_attributes", "_histogram", "_span", "_started")
+    __slots__ = ("_histogram", "_metric", "_span", "_started")
 
-    def __init__(self, span: Span, histogram: Histogram, attributes: dict[str, Any]) -> None:
-        self._span, self._histogram, self._attributes = span, histogram, attributes
+    def __init__(self, span: Span, histogram: Histogram, metric: dict[str, Any]) -> None:
+        self._span, self._histogram, self._metric = span, histogram, metric
         self._started = time.perf_counter()
 
     @property
@@ -76,23 +78,23 @@ class Operation:
         """End the operation: answered with JSON-RPC error ``code`` (its
         ``message`` becomes the span status), a tool result with ``isError``
         (``tool_error``), given up by this side (``cancelled``), or a success."""
-        attributes = self._attributes
+        elapsed = time.perf_counter() - self._started
+        error = None
         if code is not None:
-            attributes["error.type"] = attributes["rpc.response.status_code"] = code_value(code)
+            error = code_value(code)
         elif tool_error:
-            attributes["error.type"] = TOOL_ERROR
+            error = TOOL_ERROR
         elif cancelled:
-            attributes["error.type"] = CANCELLED
-        span = self._span
-        if "error.type" in attributes:
-            span.set_attribute("error.type", attributes["error.type"])
+            error = CANCELLED
+        span, metric = self._span, self._metric
+        if error is not None:
+            failed = {"error.type": error}
             if code is not None:
-                span.set_attribute("rpc.response.status_code", attributes["error.type"])
+                failed["rpc.response.status_code"] = error
+            span.set_attributes(failed)
             # The conventions ask for the JSON-RPC message as the status; it
             # is the package's own text or a peer's, so it is clipped.
             span.set_status(Status(StatusCode.ERROR, message[:256] or None))
-        self._histogram.record(
-            time.perf_counter() - self._started,
-            {k: v for k, v in attributes.items() if k in METRIC_ATTRIBUTES},
-        )
+            metric = {**metric, **failed}
+        self._histogram.record(elapsed, metric)
         span.end()

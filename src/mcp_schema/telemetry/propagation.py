@@ -46,10 +46,12 @@ def carrier_of(source: Mapping[str, Any] | None) -> dict[str, str]:
     return carrier
 
 
-def extract(meta: Mapping[str, Any] | None, headers: Mapping[str, str] | None = None) -> Context:
+def extract(
+    meta: Mapping[str, Any] | None, headers: Mapping[str, str] | None = None
+) -> Context | None:
     """The parent context of a received message: its ``_meta``'s when that
-    holds a valid ``traceparent``, else its HTTP request's headers', else the
-    ambient one."""
+    holds a valid ``traceparent``, else its HTTP request's headers', else
+    None: the ambient one (what a tracer starts a span in when given none)."""
     for source in (meta, headers):
         if not source or "traceparent" not in source:
             continue  # the common case, checked before anything is imported or built
@@ -60,9 +62,7 @@ def extract(meta: Mapping[str, Any] | None, headers: Mapping[str, str] | None = 
             context = propagate.extract(carrier)
             if trace.get_current_span(context).get_span_context().is_valid:
                 return context
-    from opentelemetry.context import get_current
-
-    return get_current()
+    return None
 
 
 def inject(meta: MutableMapping[str, Any], context: Context) -> None:

@@ -9,23 +9,30 @@ global providers: a request then pays one check, not a span.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import time
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcp_schema.telemetry.operation import Operation
+from opentelemetry.trace import SpanKind
+
+from mcp_schema.telemetry.operation import METRIC_ATTRIBUTES, Operation
 from mcp_schema.telemetry.propagation import extract
 from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, code_value, method_value, named
 from mcp_schema.versions import SUPPORTED
 
 if TYPE_CHECKING:
     from opentelemetry.metrics import MeterProvider
-    from opentelemetry.trace import TracerProvider
+    from opentelemetry.trace import Span, TracerProvider
 
-__all__ = ["DURATION_BUCKETS", "RECHECK_SECONDS", "Telemetry"]
+__all__ = ["DURATION_BUCKETS", "MAX_LEARNED", "RECHECK_SECONDS", "Telemetry"]
 
 DURATION_BUCKETS = (0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300)
 """The conventions' bucket boundaries of the operation and session durations, in seconds."""
+
+MAX_LEARNED = 256
+"""Most tool and prompt names a `Telemetry` learns from what a peer lists
+(`Telemetry.learn`): the first ones kept, any later one recorded `OTHER`."""
 
 RECHECK_SECONDS = 1.0
 """How long an answer of `Telemetry.active` without an SDK is kept."""
@@ -69,8 +76,10 @@ class Telemetry:
 
     __slots__ = (
         "_explicit",
+        "_learned",
         "_meter_provider",
         "_quiet_until",
+        "_shapes",
         "_tracer",
         "_tracer_provider",
         "bridged",
@@ -102,6 +111,8 @@ class Telemetry:
         from mcp_schema import __version__
 
         self._explicit = tracer_provider is not None or meter_provider is not None
+        self._learned = 0
+        self._shapes: dict[tuple[str | None, ...], _Shape] = {}
         self._quiet_until = 0.0
         self._tracer_provider = tracer_provider or trace.get_tracer_provider()
         self._meter_provider = meter_provider or metrics.get_meter_provider()
@@ -133,7 +144,7 @@ class Telemetry:
         )
         self.bridged = meter.create_counter(
             "mcp_schema.bridge.messages",
-            description="Messages a bridge carried or refused, by direction and outcome.",
+            description="Messages an era bridge carried or refused, by direction, outcome and era.",
         )
         self.sealed = meter.create_counter(
             "mcp_schema.state.refused",
@@ -151,6 +162,32 @@ class Telemetry:
         set only grows, by what servers declare, never by what peers send)."""
         self.tools = self.tools | frozenset(tools)
         self.prompts = self.prompts | frozenset(prompts)
+
+    def learn(self, *, tools: Iterable[object] = (), prompts: Iterable[object] = ()) -> None:
+        """Names a peer published (a gateway's upstream, in its ``tools/list``
+        and ``prompts/list`` results): recorded as they are from now on, as
+        declared ones are, but a peer names what it likes, so at most
+        `MAX_LEARNED` are ever learned (first come, first kept), each a
+        string of at most `MAX_VALUE` characters; any other is `OTHER`."""
+        self.tools = self._learn(tools, self.tools)
+        self.prompts = self._learn(prompts, self.prompts)
+
+    def listed(self, method: str, names: Iterable[object]) -> None:
+        """`learn` the names a ``tools/list`` or ``prompts/list`` (``method``) result lists."""
+        if method == "tools/list":
+            self.learn(tools=names)
+        elif method == "prompts/list":
+            self.learn(prompts=names)
+
+    def _learn(self, names: Iterable[object], known: frozenset[str]) -> frozenset[str]:
+        room = MAX_LEARNED - self._learned
+        if room <= 0:
+            return known
+        read = itertools.islice(names, MAX_LEARNED)  # a list read only as far as it may teach
+        fit = (n for n in read if isinstance(n, str) and len(n) <= MAX_VALUE and n not in known)
+        new = list(dict.fromkeys(fit))[:room]
+        self._learned += len(new)
+        return known | frozenset(new) if new else known
 
     @property
     def active(self) -> bool:
@@ -181,34 +218,32 @@ class Telemetry:
         era: str | None,
         params: Mapping[str, Any] | None,
         transport: Transport,
-    ) -> tuple[dict[str, Any], str]:
-        """The span's attributes, and its name (``{method} {target}``)."""
+    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
+        """The span's attributes, its name (``{method} {target}``) and the
+        duration's attributes (shared: never to be changed)."""
         recorded = method_value(method)
-        attributes: dict[str, Any] = {"mcp.method.name": recorded, "network.transport": transport}
-        if transport != "pipe":
-            attributes["network.protocol.name"] = "http"
+        target = None
+        if recorded == "tools/call" or recorded in _PROMPT_METHODS:
+            given = None if params is None else params.get("name")
+            target = named(given, self.tools if recorded == "tools/call" else self.prompts)
+        key = (recorded, _version(version), None if era is None else _word(era), transport, target)
+        shape = self._shapes.get(key)
+        if shape is None:
+            shape = self._shapes[key] = _shape(*key)
+            if len(self._shapes) > _MAX_SHAPES:  # a closed set; bounded all the same
+                self._shapes.clear()
+        name, base, metric = shape
+        attributes = dict(base)
         if request_id is not None:
             attributes["jsonrpc.request.id"] = str(request_id)[:MAX_VALUE]
-        if (recorded_version := _version(version)) is not None:
-            attributes["mcp.protocol.version"] = recorded_version
-        if era is not None:
-            attributes["mcp_schema.era"] = _word(era)
-        name = recorded
-        target = None if params is None else params.get("name")
         if recorded == "tools/call":
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            attributes["gen_ai.tool.name"] = name_ = named(target, self.tools)
-            name = f"{recorded} {name_}"
             if self.record_content and params is not None and "arguments" in params:
                 attributes["gen_ai.tool.call.arguments"] = _json(params["arguments"])
-        elif recorded in _PROMPT_METHODS:
-            attributes["gen_ai.prompt.name"] = name_ = named(target, self.prompts)
-            name = f"{recorded} {name_}"
         elif recorded in _RESOURCE_METHODS and self.resource_uris and params is not None:
             uri = params.get("uri")
             if isinstance(uri, str):
                 attributes["mcp.resource.uri"] = uri[:2048]
-        return attributes, name
+        return attributes, name, metric
 
     def server_operation(
         self,
@@ -230,9 +265,9 @@ class Telemetry:
         ``session``: the handshake-era session id, recorded as it is only
         when the session is bound to an authenticated principal
         (``session_bound``), else hashed: a raw id is a capability."""
-        from opentelemetry.trace import SpanKind
-
-        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        attributes, name, metric = self._attributes(
+            method, request_id, version, era, params, transport
+        )
         if client is not None:
             attributes["client.address"], attributes["client.port"] = client
         if session is not None:
@@ -240,7 +275,7 @@ class Telemetry:
         meta = None if params is None else params.get("_meta")
         parent = extract(meta if isinstance(meta, Mapping) else None, headers)
         span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes)
-        return Operation(span, self.server_duration, attributes)
+        return Operation(span, self.server_duration, metric)
 
     def client_operation(
         self,
@@ -256,13 +291,35 @@ class Telemetry:
     ) -> Operation:
         """A client span for a message sent (the caller injects its context
         into the message, `mcp_schema.telemetry.propagation.inject`)."""
-        from opentelemetry.trace import SpanKind
-
-        attributes, name = self._attributes(method, request_id, version, era, params, transport)
+        attributes, name, metric = self._attributes(
+            method, request_id, version, era, params, transport
+        )
         if server is not None:
             attributes["server.address"], attributes["server.port"] = server
+            metric = {**metric, "server.address": server[0], "server.port": server[1]}
         span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
-        return Operation(span, self.client_duration, attributes)
+        return Operation(span, self.client_duration, metric)
+
+    def task_work(self, created_by: Span, tool: object) -> Span:
+        """The span of a task's work (the Tasks extension), started: the
+        conventions' ``execute_tool {gen_ai.tool.name}`` (INTERNAL), a child
+        of the ``tools/call`` server span ``created_by`` that created the
+        task, and linked to it (the work outlives that span: a backend that
+        shows a long child apart, or another process resuming the trace,
+        still finds where it came from). Ended by the caller."""
+        from opentelemetry.trace import Link, set_span_in_context
+
+        recorded = named(tool, self.tools)
+        attributes = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": recorded,
+            "mcp.method.name": "tools/call",
+        }
+        link = Link(created_by.get_span_context(), {"mcp_schema.link": "created_by"})
+        parent = set_span_in_context(created_by)
+        return self._tracer.start_span(
+            f"execute_tool {recorded}", parent, SpanKind.INTERNAL, attributes, links=[link]
+        )
 
     def session_ended(self, seconds: float, version: str | None, transport: Transport) -> None:
         """A handshake-era session (or a stdio child) that lived ``seconds`` ended."""
@@ -291,11 +348,27 @@ class Telemetry:
         """A sealed request state refused (``reason``: a word of `state_reason`)."""
         self.sealed.add(1, {"mcp_schema.reason": _word(reason)})
 
-    def count_bridged(self, direction: str, outcome: str) -> None:
-        """A message a bridge carried (``outcome`` ``carried``) or refused (the reason)."""
-        self.bridged.add(
-            1, {"mcp_schema.direction": _word(direction), "mcp_schema.outcome": _word(outcome)}
-        )
+    def count_bridged(
+        self,
+        direction: str,
+        outcome: str,
+        era: str,
+        *,
+        code: int | None = None,
+        count: int = 1,
+    ) -> None:
+        """``count`` messages an era bridge whose clients are of ``era``
+        carried (``outcome`` ``carried``) or refused (``refused``, with the
+        JSON-RPC ``code``) toward ``direction`` (``received``: from the
+        client, ``sent``: toward it)."""
+        attributes = {
+            "mcp_schema.direction": _word(direction),
+            "mcp_schema.outcome": _word(outcome),
+            "mcp_schema.era": _word(era),
+        }
+        if code is not None:
+            attributes["rpc.response.status_code"] = code_value(code)
+        self.bridged.add(count, attributes)
 
     def count_share(self, table: str, granted: bool) -> None:
         """A share of ``table`` asked for."""
@@ -312,6 +385,38 @@ class Telemetry:
         self.broker.add(
             1, {"mcp_schema.operation": _word(operation), "mcp_schema.outcome": _word(outcome)}
         )
+
+
+_Shape = tuple[str, dict[str, Any], dict[str, Any]]
+"""A span's name, its first attributes and its duration's (`_shape`)."""
+
+_MAX_SHAPES = 1024
+"""Shapes a `Telemetry` keeps (each of closed-set facts: bounded all the same)."""
+
+
+def _shape(
+    method: str, version: str | None, era: str | None, transport: str, target: str | None
+) -> _Shape:
+    """What every operation of these recorded facts shares: made once, so a
+    request pays a copy of a dict, not the building of it and of its
+    duration's (`METRIC_ATTRIBUTES`) again."""
+    attributes: dict[str, Any] = {"mcp.method.name": method, "network.transport": transport}
+    if transport != "pipe":
+        attributes["network.protocol.name"] = "http"
+    if version is not None:
+        attributes["mcp.protocol.version"] = version
+    if era is not None:
+        attributes["mcp_schema.era"] = era
+    name = method
+    if method == "tools/call":
+        attributes["gen_ai.operation.name"] = "execute_tool"
+        attributes["gen_ai.tool.name"] = target
+        name = f"{method} {target}"
+    elif target is not None:
+        attributes["gen_ai.prompt.name"] = target
+        name = f"{method} {target}"
+    metric = {k: v for k, v in attributes.items() if k in METRIC_ATTRIBUTES}
+    return name, attributes, metric
 
 
 def _sdk_behind_globals() -> bool:

@@ -33,9 +33,12 @@ OTHER = "_OTHER"
 MAX_VALUE = 128
 """Longest recorded value, in characters (longer names are `OTHER`)."""
 
-# JSON-RPC's own codes, and the MCP codes this package sends (errors.py):
-# a code outside them is a peer's own and is recorded as OTHER.
-_CODES = frozenset({-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022, -32042})
+# JSON-RPC's own codes, the MCP codes this package sends (errors.py) and a
+# full share's (shares.py, a 429): a code outside them is a peer's own and
+# is recorded as OTHER.
+_CODES = frozenset(
+    {-32700, -32600, -32601, -32602, -32603, -32002, -32020, -32021, -32022, -32042, -31429}
+)
 
 
 @functools.cache

@@ -39,9 +39,10 @@ import functools
 import logging
 from collections.abc import Callable, Mapping
 from time import monotonic
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp_schema.errors import InternalError, clip
+from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.handshake import BRIDGED_VERSION, StatelessCalls
 from mcp_schema.gateway.bridge.shared_listen import SharedListen
 from mcp_schema.gateway.http_upstream import Credentials, exchanged
@@ -61,12 +62,18 @@ from mcp_schema.session import (
     CancelRequested,
     Event,
     InputReceived,
+    InputRequested,
     Negotiated,
     NotificationReceived,
     RequestReceived,
+    ResponseReceived,
     ServerSession,
 )
+from mcp_schema.telemetry import telemetry_for
 from mcp_schema.versions import HANDSHAKE_VERSIONS
+
+if TYPE_CHECKING:
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["IDLE_SECONDS", "RELISTEN_SECONDS", "HandshakeFront", "handshake_capabilities"]
 
@@ -77,6 +84,9 @@ RELISTEN_SECONDS = 1.0
 """How long the shared listen waits before it is opened again, once the upstream ended it."""
 
 _LOG = logging.getLogger("mcp_schema.gateway")
+
+_CARRIED = (ResponseReceived, InputRequested, NotificationReceived)
+"""What of an upstream answer goes on to the client (`BridgeCounts`)."""
 
 
 def handshake_capabilities(capabilities: Mapping[str, Any]) -> dict[str, Any]:
@@ -146,7 +156,8 @@ class HandshakeFront:
     sessions' bounds (see the module; per caller, a tenth by default).
     ``reports``: where refusals are reported. ``headers``: sent upstream
     with every request. ``precheck``: the rules every request is checked by
-    (by default ``Precheck(path=path)``)."""
+    (by default ``Precheck(path=path)``). ``telemetry``: its sessions' and
+    where what it carries and refuses is counted (`BridgeCounts`)."""
 
     def __init__(
         self,
@@ -162,6 +173,7 @@ class HandshakeFront:
         idle_seconds: float = IDLE_SECONDS,
         path: str = "/mcp",
         precheck: Precheck | None = None,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if BRIDGED_VERSION not in served.stateless:
             raise ValueError(f"the upstream does not serve {BRIDGED_VERSION}")
@@ -172,6 +184,8 @@ class HandshakeFront:
             self._opened, self._ended, max_sessions, max_sessions_per_key, idle_seconds
         )
         rules = Precheck(path=path) if precheck is None else precheck
+        resolved = telemetry_for(telemetry)
+        self.counts = BridgeCounts(resolved, "handshake")
         self.endpoint = Endpoint(
             self._serve,
             info=served.server_info or {"name": "mcp-schema-gateway", "version": "1"},
@@ -181,6 +195,7 @@ class HandshakeFront:
             handler_version=BRIDGED_VERSION,
             sessions=self.sessions,
             **rules.endpoint_options(),
+            telemetry=resolved or False,
         )
         self.app = App(self.endpoint)
         self._bridged: dict[int, _Bridged] = {}
@@ -268,6 +283,7 @@ class HandshakeFront:
     # -- the upstream exchanges ----------------------------------------------------------
 
     def _send(self, bridged: _Bridged, posts: list[Post]) -> None:
+        self.counts.carried("received", len(posts))
         for post in posts:
             task = asyncio.ensure_future(self._exchange(bridged, post))
             if post.request_id is not None:
@@ -302,6 +318,7 @@ class HandshakeFront:
             for bridged in self._bridged.values():
                 server = bridged.live.server
                 server.notify(method)  # to no request: the GET stream
+                self.counts.carried("sent")
                 route(bridged.live, server.frames_to_send(), None)
 
     async def _exchange(self, bridged: _Bridged, post: Post) -> None:
@@ -323,6 +340,7 @@ class HandshakeFront:
         if not events or self._bridged.get(id(bridged.live.server)) is not bridged:
             return  # nothing, or the session is over
         calls = bridged.calls
+        self.counts.listed(events)
         request = calls.call_of(post)
         posts = calls.answer(post, events)
         context = None if request is None else stream_key(request.id)
@@ -330,10 +348,15 @@ class HandshakeFront:
         # to the request's stream exactly as a handler's would.
         route(bridged.live, bridged.live.server.frames_to_send(), context)
         self._send(bridged, posts)
+        # What came for a client's call went to it, but what was refused
+        # (reported: one finding each); the answers to the bridge's own are not carried.
+        carried = 0 if request is None else sum(isinstance(e, _CARRIED) for e in events)
+        self.counts.carried("sent", max(0, carried - len(calls.findings)))
         self._reported(bridged)
 
     def _reported(self, bridged: _Bridged) -> None:
         found = bridged.calls.take_findings()
+        self.counts.reported(found)
         if self.reports is not None:
             for report in found:
                 self.reports.add(report)

@@ -40,7 +40,7 @@ from collections.abc import Callable
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_schema.errors import InternalError, ParseError, clip
+from mcp_schema.errors import InternalError, InvalidRequestError, ParseError, clip
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
@@ -121,6 +121,7 @@ class Link:
         for call, event in self.upstream.route(events):
             if isinstance(event, ProtocolError):
                 findings.refused("server", event.error, frame)
+                self.driver.counts.refused("sent", event.error.code)
             elif isinstance(event, Negotiated) and not self.ready.done():
                 self.ready.set_result(True)
             elif isinstance(event, ResponseReceived) and not self.ready.done():
@@ -134,6 +135,7 @@ class Link:
                     "may ask; refused",
                     frame,
                 )
+                self.driver.counts.refused("sent", InvalidRequestError.code)
                 self.answer(self.upstream.refuse(event))
         self.flush()
 

@@ -45,6 +45,7 @@ from time import monotonic
 from typing import TYPE_CHECKING
 
 from mcp_schema.errors import InternalError, InvalidParamsError, McpError
+from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.stateless import (
     FRONT_VERSION,
     MAY_ASK,
@@ -80,9 +81,11 @@ from mcp_schema.session import (
 )
 from mcp_schema.shares import Share
 from mcp_schema.subscriptions import Listen, Subscriptions, supported_by
+from mcp_schema.telemetry import telemetry_for
 
 if TYPE_CHECKING:  # the driver holds its links; a link tells its driver
     from mcp_schema.gateway.bridge.links import Link
+    from mcp_schema.telemetry import Telemetry
 
 __all__ = ["MAX_UPSTREAMS", "MAX_UPSTREAMS_PER_KEY", "BridgeDriver", "sealer_from_env"]
 
@@ -138,6 +141,7 @@ class BridgeDriver(UpstreamTable):
         pending: PendingCalls | None = None,
         answer_seconds: float = CALL_SECONDS,
         body_seconds: float | None = BODY_SECONDS,
+        telemetry: Telemetry | bool | None = None,
     ) -> None:
         if not 0 < idle_seconds < float("inf"):
             raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
@@ -148,6 +152,8 @@ class BridgeDriver(UpstreamTable):
         )
         self.idle_seconds = float(idle_seconds)
         self.findings = findings
+        self.counts = BridgeCounts(telemetry_for(telemetry), "stateless")
+        self.share.observe(self.counts.telemetry)
         self.sealer = sealer_from_env() if sealer is None else sealer
         self.precheck = Precheck(sessions=False) if precheck is None else precheck
         self.max_upstreams = max_upstreams
@@ -188,6 +194,7 @@ class BridgeDriver(UpstreamTable):
             request_state=self.sealer,
             subscriptions=_Listens(self._unlisten, supported_by(core.capabilities)),
             answer_seconds=self.answer_seconds,
+            telemetry=self.counts.telemetry or False,
             **self.precheck.endpoint_options(),
         )
         endpoint.listened = self._listened
@@ -246,7 +253,9 @@ class BridgeDriver(UpstreamTable):
         except (ValueError, AttributeError):
             return
         if isinstance(error, dict):
-            self.findings.refused("client", McpError.from_error_object(error), body)
+            refused = McpError.from_error_object(error)
+            self.findings.refused("client", refused, body)
+            self.counts.refused("received", refused.code)
 
     def _serve(self, front: ServerSession, event: Event) -> Awaitable[None] | None:
         """The endpoint's handler: a call carried, or a retry going on."""
@@ -276,6 +285,7 @@ class BridgeDriver(UpstreamTable):
             raise InternalError(f"Service Unavailable: {exc!s:.300}") from None
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
+        self.counts.carried("received")
         child.flush()
         await self._drive(child, call)
 
@@ -350,6 +360,7 @@ class BridgeDriver(UpstreamTable):
             raise InvalidParamsError(
                 f"Invalid params: $.params.inputResponses: {exc!s:.300}"
             ) from None
+        self.counts.carried("received")
         child.flush()
         if call.waiting:  # the server asked more meanwhile
             self._waits(child, call, principal)
@@ -403,6 +414,7 @@ class BridgeDriver(UpstreamTable):
         try:
             while True:
                 event = await queue.get()
+                self.counts.listed([event])
                 if event is None:  # the child is gone
                     error = InternalError("Bad gateway: the server process exited before answering")
                     self.findings.found(error.message, b"", error.code)
@@ -415,6 +427,7 @@ class BridgeDriver(UpstreamTable):
                 except SessionError as exc:  # an ask the client's 2026-07-28 request cannot carry
                     self._cancel(child, call)
                     raise InternalError(f"Bad gateway: {exc!s:.300}") from None
+                self.counts.carried("sent")
                 if outcome == "answered":
                     child.queues.pop(call.upstream_id, None)
                     self._release(child, call)
@@ -449,6 +462,7 @@ class BridgeDriver(UpstreamTable):
             child.subscribed[uri] = child.subscribed.get(uri, 0) + 1
             if child.subscribed[uri] == 1:
                 child.upstream.client.request("resources/subscribe", {"uri": uri})
+        self.counts.carried("received")
         child.flush()
         child.listens += 1
         child.upstream.listens.add(listen)

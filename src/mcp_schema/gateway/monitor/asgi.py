@@ -190,10 +190,10 @@ class GatewayApp:
         self._target = Target.of(upstream)  # parsed once
         self.credentials = Credentials(credentials, pass_authorization=pass_authorization)
         self._upward = Upward(upstream_host, self.credentials.dropped)
-        self.timeouts = timeouts
-        self.telemetry = telemetry_for(telemetry)
-        self._client = client
-        self._own_client = client is None
+        self.timeouts, self.telemetry = timeouts, telemetry_for(telemetry)
+        if self.telemetry is not None:  # the tool names its spans may record: the upstream's
+            self.validator.upstream.listed = self.telemetry.listed
+        self._client, self._own_client = client, client is None
         self.served = served
         if served is not None:  # what it serves and declares; the answers it forwards teach more
             self.validator.learn(served)
@@ -218,6 +218,7 @@ class GatewayApp:
                 # The gateway's rules, or a host or origin it admits would be
                 # refused there; a bridge reads a body whole: the validator's bound.
                 precheck=bridged,
+                telemetry=self.telemetry or False,
             )
             self._per_request = bridged_to.stateless
         if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
@@ -228,6 +229,7 @@ class GatewayApp:
                 precheck=bridged,
                 served=bridged_to,
                 credentials=self.credentials,
+                telemetry=self.telemetry or False,
             )
 
     @property

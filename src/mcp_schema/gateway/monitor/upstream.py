@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from mcp_schema._args import check
@@ -70,6 +70,7 @@ KNOWN_EXTENSIONS: tuple[str, ...] = tuple(
 """The extensions the codec has models for: those an exchange may be read with."""
 
 _TASKS_UPDATE = b'"tasks/update"'
+_LISTS = {"tools/list": "tools", "prompts/list": "prompts"}
 
 
 class Upstream:
@@ -84,6 +85,9 @@ class Upstream:
         self.versions: tuple[str, ...] | None = None
         """The stateless-era versions it serves, oldest first; None: not known yet."""
         self.tools: OrderedDict[str, ToolHeaders] = OrderedDict()  # as the codec looks them up
+        self.listed: Callable[[str, list[object]], None] | None = None
+        """Told the names each valid ``tools/list`` or ``prompts/list`` result
+        lists, with that method (the gateway's telemetry learns them)."""
         self._sizes: dict[str, int] = {}
         self.tool_bytes = 0
 
@@ -104,6 +108,10 @@ class Upstream:
 
     def answered(self, method: str | None, result: Mapping[str, Any]) -> None:
         """The valid result (validated by the codec) of a request of ``method``."""
+        if self.listed is not None and method in _LISTS:
+            listed = result.get(_LISTS[method])
+            if isinstance(listed, list):
+                self.listed(method, [i.get("name") for i in listed if isinstance(i, dict)])
         if method == "tools/list":
             self._listed(result.get("tools"))
         elif method == "server/discover":
