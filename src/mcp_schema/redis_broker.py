@@ -178,7 +178,7 @@ class RedisBroker(Broker):
         # One bound for the whole entry, the wait for the lock included: a
         # frozen Redis must not make subscriptions queue behind each other.
         try:
-            await asyncio.wait_for(self._attach_now(subscription), self._subscribe_timeout)
+            await redis_calls.within(self._attach_now(subscription), self._subscribe_timeout)
         except asyncio.TimeoutError:
             raise BrokerError(
                 f"Redis did not confirm the subscription in {self._subscribe_timeout:g} s"
@@ -229,7 +229,7 @@ class RedisBroker(Broker):
             pubsub = self._pubsub
             if gone and pubsub is not None and not self._closed:
                 try:
-                    await asyncio.wait_for(pubsub.unsubscribe(*gone), self.timeouts.bound)
+                    await redis_calls.within(pubsub.unsubscribe(*gone), self.timeouts.bound)
                 except (RedisError, OSError, asyncio.TimeoutError):
                     # Leaving must not raise over the reader's own error; a
                     # channel left subscribed only delivers to nobody, and the
@@ -254,13 +254,11 @@ class RedisBroker(Broker):
         loop = asyncio.get_running_loop()
         step = self._ping_interval / 2
         heard, pinged = loop.time(), math.inf
-        # Not `while True`: `aclose` cancels the reader, and before Python
-        # 3.12 `asyncio.wait_for` drops a cancel that comes in the loop turn
-        # its inner read ends in (it returns the read's result instead), so
-        # the reader also stops on its own once the broker is closed.
+        # Not `while True`: the reader also stops on its own once the broker
+        # is closed, whatever becomes of a cancel.
         while not self._closed:
             read = pubsub.get_message(timeout=step)
-            message = await asyncio.wait_for(read, step + self.timeouts.bound)
+            message = await redis_calls.within(read, step + self.timeouts.bound)
             now = loop.time()
             if message is not None:
                 heard, pinged = now, math.inf
@@ -271,7 +269,7 @@ class RedisBroker(Broker):
                     "the subscriber connection is lost"
                 )
             elif pinged == math.inf and now - heard >= self._ping_interval:
-                await asyncio.wait_for(pubsub.ping(), self.timeouts.bound)
+                await redis_calls.within(pubsub.ping(), self.timeouts.bound)
                 pinged = now
 
     def _dispatch(self, message: dict[str, Any]) -> None:
@@ -306,9 +304,9 @@ class RedisBroker(Broker):
         self._closed = True
         pubsub = self._pubsub
         self._broken(BrokerError("the broker is closed"))
-        # The readers are cancelled, and cancelled again until they end: a
-        # cancel can be dropped (see _receive), and a closed broker's reader
-        # ends by itself within a read and a PING.
+        # The readers are cancelled, and cancelled again until they end (a
+        # cancel redis-py swallows is not the end of them), and a closed
+        # broker's reader ends by itself within a read and a PING.
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._ping_interval + self.timeouts.bound
         while self._readers and loop.time() < deadline:

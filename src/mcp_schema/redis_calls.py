@@ -18,6 +18,13 @@ connections open and answers nothing, so no wait on it may be unbounded:
   not answer in time will not answer a second ask sooner. A write, publish
   or claim that fails is never sent again: its outcome is unknown, and the
   caller fails closed (a 503 naming the request, at the HTTP edge).
+
+Every bound is `within`, never `asyncio.wait_for`: before Python 3.12,
+``wait_for`` drops a cancel that comes in the loop turn its inner await ends
+in (it returns the result instead), and a task whose cancel is dropped runs
+on. The broker's subscriber reader did, PINGing Redis for ever, so that
+neither ``aclose`` nor the end of ``asyncio.run`` (which cancels what is
+left, once, and waits for it) could stop it.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ __all__ = [
     "call",
     "client",
     "seconds",
+    "within",
 ]
 
 DEFAULT_CONNECT_TIMEOUT = 1.0
@@ -99,6 +107,33 @@ def client(url: str, timeouts: Timeouts) -> Redis:
     )
 
 
+_SETTLE_SECONDS = 1.0
+"""How long a cancelled call is given to end (redis-py closes its connection)."""
+
+
+async def within(work: Awaitable[_T], seconds: float) -> _T:
+    """``await work``, or `asyncio.TimeoutError` after ``seconds``; a cancel
+    of the caller always reaches it (see the module). Either way ``work`` is
+    cancelled and given `_SETTLE_SECONDS` to end, as ``wait_for`` waits."""
+    task = asyncio.ensure_future(work)
+    try:
+        done, _ = await asyncio.wait((task,), timeout=seconds)
+    except asyncio.CancelledError:
+        await _stop(task)
+        raise
+    if not done:
+        await _stop(task)
+        raise asyncio.TimeoutError
+    return task.result()
+
+
+async def _stop(task: asyncio.Future[_T]) -> None:
+    task.cancel()
+    await asyncio.wait((task,), timeout=_SETTLE_SECONDS)
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: what it failed with after the bound is moot
+
+
 async def call(
     work: Callable[[], Awaitable[_T]],
     timeouts: Timeouts,
@@ -113,7 +148,7 @@ async def call(
     retries = READ_RETRIES if read else 0
     while True:
         try:
-            return await asyncio.wait_for(work(), timeouts.bound)
+            return await within(work(), timeouts.bound)
         except asyncio.TimeoutError:
             raise error(
                 f"Redis did not {what} within {timeouts.bound:g} s (its outcome is unknown)"

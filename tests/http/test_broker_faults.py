@@ -229,6 +229,40 @@ def test_closing_ends_the_reader_when_its_read_ends_as_it_is_cancelled(
     run(body)
 
 
+def test_one_cancel_ends_the_reader_of_a_broker_never_closed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As at the end of asyncio.run (one cancel of each task left, then a wait
+    # for them), with the cancel coming in the turn the reader's read ends.
+    real = PubSub.get_message
+    armed, reading, gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
+
+    async def held_once(self: PubSub, **options: Any) -> Any:
+        if armed.is_set() and not gate.is_set():
+            reading.set()
+            await gate.wait()
+            return None
+        return await real(self, **options)
+
+    monkeypatch.setattr(PubSub, "get_message", held_once)
+
+    async def body() -> None:
+        async with fake(healthy_subscriber) as (url, _):
+            broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
+            async with broker.subscribe("c"):
+                armed.set()
+                await asyncio.wait_for(reading.wait(), 5)
+                readers = set(broker._readers)
+                gate.set()
+                for reader in readers:
+                    reader.cancel()
+                _, running = await asyncio.wait(readers, timeout=2)
+                assert not running
+            await broker.aclose()
+
+    run(body)
+
+
 def test_the_task_store_is_bounded_on_a_frozen_redis() -> None:
     async def body() -> None:
         async with fake(frozen) as (url, seen):
