@@ -493,7 +493,7 @@ NOT_WALKED = {
     **{
         f"mcp_schema.redis_calls.{name}": "the Redis broker's and task store's own plumbing, "
         "given what they checked (their cases: RedisBroker, RedisTaskStore)"
-        for name in ("call", "client", "seconds")
+        for name in ("call", "client", "seconds", "within")
     },
 }
 
