@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
@@ -198,62 +199,61 @@ def test_a_subscriber_connection_that_stops_answering_ping_is_lost() -> None:
     run(body)
 
 
+@dataclass
+class HeldRead:
+    """The subscriber's next read once ``armed``: it says it is ``reading``,
+    then waits for ``gate`` and ends empty, in the loop turn the test cancels."""
+
+    armed: asyncio.Event = field(default_factory=asyncio.Event)
+    reading: asyncio.Event = field(default_factory=asyncio.Event)
+    gate: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+@pytest.fixture
+def held_read(monkeypatch: pytest.MonkeyPatch) -> HeldRead:
+    held, real = HeldRead(), PubSub.get_message
+
+    async def held_once(self: PubSub, **options: Any) -> Any:
+        if held.armed.is_set() and not held.gate.is_set():
+            held.reading.set()
+            await held.gate.wait()
+            return None
+        return await real(self, **options)
+
+    monkeypatch.setattr(PubSub, "get_message", held_once)
+    return held
+
+
 def test_closing_ends_the_reader_when_its_read_ends_as_it_is_cancelled(
-    monkeypatch: pytest.MonkeyPatch,
+    held_read: HeldRead,
 ) -> None:
     # Before Python 3.12, asyncio.wait_for drops a cancel that arrives in the
     # loop turn its inner read ends in: the reader would go on reading (and
     # Redis on answering its PINGs), and aclose would wait for it forever.
-    real = PubSub.get_message
-    armed, reading, gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    async def held_once(self: PubSub, **options: Any) -> Any:
-        if armed.is_set() and not gate.is_set():
-            reading.set()
-            await gate.wait()
-            return None  # the read ends in the turn aclose cancels the reader
-        return await real(self, **options)
-
-    monkeypatch.setattr(PubSub, "get_message", held_once)
-
     async def body() -> None:
         async with fake(healthy_subscriber) as (url, _):
             broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
             async with broker.subscribe("c"):  # confirmed: the next read is held
-                armed.set()
-                await asyncio.wait_for(reading.wait(), 5)
-                gate.set()
+                held_read.armed.set()
+                await asyncio.wait_for(held_read.reading.wait(), 5)
+                held_read.gate.set()
                 closing = asyncio.ensure_future(broker.aclose())
                 await asyncio.wait_for(closing, 2)  # within a read and a PING (0.1 + 0.7 s)
 
     run(body)
 
 
-def test_one_cancel_ends_the_reader_of_a_broker_never_closed(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_one_cancel_ends_the_reader_of_a_broker_never_closed(held_read: HeldRead) -> None:
     # As at the end of asyncio.run (one cancel of each task left, then a wait
     # for them), with the cancel coming in the turn the reader's read ends.
-    real = PubSub.get_message
-    armed, reading, gate = asyncio.Event(), asyncio.Event(), asyncio.Event()
-
-    async def held_once(self: PubSub, **options: Any) -> Any:
-        if armed.is_set() and not gate.is_set():
-            reading.set()
-            await gate.wait()
-            return None
-        return await real(self, **options)
-
-    monkeypatch.setattr(PubSub, "get_message", held_once)
-
     async def body() -> None:
         async with fake(healthy_subscriber) as (url, _):
             broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
             async with broker.subscribe("c"):
-                armed.set()
-                await asyncio.wait_for(reading.wait(), 5)
+                held_read.armed.set()
+                await asyncio.wait_for(held_read.reading.wait(), 5)
                 readers = set(broker._readers)
-                gate.set()
+                held_read.gate.set()
                 for reader in readers:
                     reader.cancel()
                 _, running = await asyncio.wait(readers, timeout=2)
