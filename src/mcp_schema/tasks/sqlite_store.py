@@ -9,8 +9,10 @@ SQLite: an update and a renewal are single ``UPDATE`` statements conditioned
 on the revision read (compare-and-set); a creation counts, purges, makes room
 and inserts in one ``BEGIN IMMEDIATE`` transaction, so the bounds hold across
 processes. A count of the kept rows is kept by triggers, so the bound on them
-costs no scan. A failure of SQLite (a locked file past the timeout, a full
-disk) is an `mcp_schema.errors.InternalError`, nothing changed.
+costs no scan. A file still locked past the timeout is an
+`mcp_schema.errors.UnavailableError` (HTTP 503); any other failure of SQLite
+(a full disk) is an `mcp_schema.errors.InternalError`; either way nothing
+changed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from mcp_schema.errors import InternalError, clip
+from mcp_schema.errors import InternalError, UnavailableError, clip
 from mcp_schema.tasks.record import (
     DEFAULT_MAX_LIVE_PER_PRINCIPAL,
     DEFAULT_MAX_RECORD,
@@ -111,6 +113,24 @@ def _record(row: tuple[Any, ...]) -> TaskRecord:
     return TaskRecord(*row)
 
 
+def _enter_wal(connection: sqlite3.Connection, patience: float) -> None:
+    """Switch the file to WAL, waiting up to ``patience`` seconds for the
+    processes opening it at the same moment: SQLite's busy handler does not
+    cover the switch, which fails at once ("database is locked") while
+    another connection makes the same switch."""
+    deadline = time.monotonic() + patience
+    pause = 0.001
+    while True:
+        try:
+            connection.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+
+
 class SqliteTaskStore(TaskStore):
     """`TaskStore` in the SQLite file at ``path`` (created with its table if
     missing; every process that shares the tasks names the same file).
@@ -151,7 +171,10 @@ class SqliteTaskStore(TaskStore):
             try:
                 return call(self._connect())
             except sqlite3.Error as exc:
-                raise InternalError(
+                # A file locked past the busy timeout may be free again soon
+                # (503, sent again later); anything else is the server's own.
+                error = UnavailableError if "locked" in str(exc) else InternalError
+                raise error(
                     f"SQLite failed to {what}: {clip(f'{type(exc).__name__}: {exc}')}"
                 ) from None
 
@@ -166,7 +189,7 @@ class SqliteTaskStore(TaskStore):
                 check_same_thread=False,  # made on the store's thread, used only there
             )
             try:
-                connection.execute("PRAGMA journal_mode=WAL")
+                _enter_wal(connection, self._busy_timeout)
                 connection.execute("PRAGMA synchronous=NORMAL")  # WAL: durable at checkpoints
                 # One transaction: processes opening the file at once make one table.
                 connection.executescript("BEGIN IMMEDIATE;" + _SCHEMA + "COMMIT;")
