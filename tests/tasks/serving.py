@@ -82,13 +82,18 @@ class Jobs:
             session.respond(event, {"content": [{"type": "text", "text": "at once"}]})
 
 
-def endpoint(jobs: Jobs, store: TaskStore | None = None, principal: str | None = None) -> Endpoint:
+def endpoint(
+    jobs: Jobs,
+    store: TaskStore | None = None,
+    principal: str | None = None,
+    lease_seconds: float = 1.0,
+) -> Endpoint:
     return Endpoint(
         jobs.handler,
         info={"name": "tasks-test", "version": "1"},
         capabilities={"tools": {}},
         versions=[VERSION],
-        tasks=TaskServer(store, lease_seconds=1.0),
+        tasks=TaskServer(store, lease_seconds=lease_seconds),
         principal=None if principal is None else (lambda headers: headers.get("x-user", principal)),
     )
 

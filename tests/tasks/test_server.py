@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from mcp_schema.errors import UnavailableError
 from mcp_schema.session import CapabilityError, RequestReceived, ServerSession
 from mcp_schema.tasks import MemoryTaskStore, TaskServer
 from mcp_schema.tasks.store import WORKER_STOPPED
@@ -183,3 +184,49 @@ def test_run_as_task_needs_a_declaring_client_and_queues_nothing_until_stored() 
     with pytest.raises(CapabilityError):
         session.run_as_task(event, work)
     assert session.pending_tasks() == [] and session.data_to_send() == []
+
+
+class Unanswering(MemoryTaskStore):
+    """A store whose renewals fail (as Redis does when frozen) ``failing`` times."""
+
+    def __init__(self, failing: int) -> None:
+        super().__init__()
+        self.failing = failing
+
+    async def _renew(
+        self, task_id: str, principal: str, owner: str, until: float, now: float
+    ) -> bool:
+        if self.failing > 0:
+            self.failing -= 1
+            raise UnavailableError("the store did not answer")
+        return await super()._renew(task_id, principal, owner, until, now)
+
+
+def test_a_renewal_the_store_fails_is_tried_again_while_the_lease_holds() -> None:
+    async def test() -> None:
+        jobs = Jobs()
+        served = endpoint(jobs, Unanswering(failing=1), lease_seconds=0.3)
+        task_id = await start(served)
+        await asyncio.sleep(0.75)  # beats at 0.1 (failed), 0.2, 0.3...: past the first lease
+        assert (await get(served, task_id))["result"]["status"] == "working"
+        jobs.go.set()
+        assert (await settled(served, task_id, "completed", "failed"))["status"] == "completed"
+
+    run(test)
+
+
+def test_the_work_stops_once_its_lease_passes_unrenewed() -> None:
+    async def test() -> None:
+        jobs = Jobs()
+        served = endpoint(jobs, Unanswering(failing=1_000), lease_seconds=0.3)
+        task_id = await start(served)
+        assert served.tasks is not None
+        for _ in range(200):
+            if not served.tasks.running:
+                break
+            await asyncio.sleep(0.01)
+        assert served.tasks.running == 0
+        failed = (await get(served, task_id))["result"]
+        assert failed["status"] == "failed" and failed["statusMessage"] == WORKER_STOPPED
+
+    run(test)

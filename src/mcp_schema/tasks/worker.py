@@ -6,7 +6,8 @@ The lease is the task's heartbeat: `run` renews it every third of
 ``lease_seconds``; a worker whose process dies stops renewing, and every
 replica then reads the task as ``failed`` (the store's rule). A renewal
 refused (the task was cancelled, or is gone) stops the work: its asyncio task
-is cancelled. Every write is a compare-and-set on the record's revision,
+is cancelled; a renewal the store fails to answer is tried again at the next
+beat, until the lease held has passed. Every write is a compare-and-set on the record's revision,
 retried on a fresh read, so a worker and a ``tasks/update`` or
 ``tasks/cancel`` served by another replica never overwrite one another.
 """
@@ -220,10 +221,22 @@ async def run(context: TaskContext, work: Work) -> None:
 
     async def heartbeat() -> None:
         nonlocal lost
+        held = record.lease_until if record.lease_until is not None else context.rules.clock()
         while True:
             await asyncio.sleep(lease / 3)
-            until = context.rules.clock() + lease
-            if not await context.store.renew(record.task_id, record.principal, owner, until):
+            now = context.rules.clock()
+            try:
+                renewed = await context.store.renew(
+                    record.task_id, record.principal, owner, now + lease
+                )
+            except McpError as err:
+                # The store did not answer (Redis frozen, a file locked): the
+                # lease still held is kept, and the next beat tries again.
+                _LOG.warning("task %s: the lease was not renewed: %s", record.task_id, err)
+                renewed = now < held
+            else:
+                held = now + lease if renewed else held
+            if not renewed:  # refused, or passed: every replica reads the task failed
                 lost = True
                 if current is not None:
                     current.cancel()
