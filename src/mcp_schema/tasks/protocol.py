@@ -16,8 +16,9 @@ What the protocol keeps in a record's ``state`` (JSON, opaque to the store):
 the method and version of the call, the input requests outstanding
 (``asked``, key -> ``{"method", "params"}``), the answers given and not yet
 taken by the worker (``answers``), every key ever asked (``keys``: a key is
-never asked twice in a task's life), and the input methods the client
-declared on the call (``askable``).
+never asked twice in a task's life), the input methods the client
+declared on the call (``askable``), and, when its work is traced, the
+context of the work's span (``trace``, `mcp_schema.tasks.traced`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -51,7 +51,8 @@ from mcp_schema.tasks.protocol import (
     TaskProtocol,
 )
 from mcp_schema.tasks.store import MemoryTaskStore, TaskRecord, TaskStore, TransitionRefused
-from mcp_schema.tasks.worker import TaskContext, Work, lease_owner, run
+from mcp_schema.tasks.traced import link_work, not_started, traced, work_span
+from mcp_schema.tasks.worker import TaskContext, lease_owner, run
 from mcp_schema.versions import TASKS_EXTENSION, protocol
 
 if TYPE_CHECKING:  # the session takes a TaskServer: at run time it is only called
@@ -152,12 +153,14 @@ class TaskServer(TaskProtocol):
         params = getattr(event.message, "params", None)
         task_id = getattr(params, "task_id", None)
         principal = session.principal or ""
-        for _ in range(_MAX_TRIES):
+        for attempt in range(_MAX_TRIES):
             record = (
                 None if not isinstance(task_id, str) else await self.store.get(task_id, principal)
             )
             if record is None:
                 raise InvalidParamsError(NO_SUCH_TASK)
+            if attempt == 0 and event.method != "tasks/cancel":
+                link_work(session, event, record)  # its span to the work's
             if event.method == "tasks/get":
                 return self.detailed(record)
             if event.method == "tasks/update":
@@ -194,7 +197,7 @@ class TaskServer(TaskProtocol):
                 session.fail(pending.request, self.share.refused(key))
                 continue
             until = self.clock() + self.lease_seconds
-            record = pending.record
+            record, span = work_span(session, pending)  # before the answer ends the call's span
             leased = TaskRecord(
                 **{**record.__dict__, "lease_owner": lease_owner(), "lease_until": until}
             )
@@ -202,14 +205,15 @@ class TaskServer(TaskProtocol):
                 created = await self.store.create(leased)
             except (McpError, ValueError) as err:
                 self.share.release(key)
+                not_started(span)
                 unstored = InternalError("the task could not be stored")
                 error = err if isinstance(err, McpError) else unstored
                 session.fail(pending.request, error)
                 continue
             except BaseException:
                 self.share.release(key)
+                not_started(span)
                 raise
-            created_by = session.request_span(pending.request)  # before the answer ends it
             session.respond(pending.request, self.created(created))
             self._changed(created)
             context = TaskContext(
@@ -220,7 +224,7 @@ class TaskServer(TaskProtocol):
                 pending.request.version,
                 published=self._changed,
             )
-            task = asyncio.ensure_future(_traced(session, created_by, context, pending.work))
+            task = asyncio.ensure_future(traced(span, run(context, pending.work), context))
             self._running.add(task)
             task.add_done_callback(functools.partial(self._ended, key))
             started.append(task)
@@ -242,17 +246,3 @@ class TaskServer(TaskProtocol):
         """`stop`, then close the store."""
         await self.stop()
         await self.store.aclose()
-
-
-def _traced(
-    session: ServerSession, created_by: Any, context: TaskContext, work: Work
-) -> Awaitable[None]:
-    """`run`, under a span of its own linked to ``created_by`` (the span of
-    the call that created the task; None: nothing is recorded, nothing paid)."""
-    running = run(context, work)
-    if created_by is None or session.telemetry is None:
-        return running
-    from mcp_schema.telemetry.work import traced
-
-    tool = getattr(getattr(context.request, "params", None), "name", None)
-    return traced(session.telemetry, created_by, tool, running, lambda: context.record.status)

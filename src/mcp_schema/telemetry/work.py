@@ -1,39 +1,70 @@
-"""`traced`: a task's work under its span (`Telemetry.task_work`), the span
-current while the work runs (what the work calls is its child), ended with
-the task's status once the work is over (``mcp_schema.task.status``;
+"""A task's work, traced: `traced` runs it under its span (`Telemetry.task_work`),
+the span current while the work runs (what the work calls is its child),
+ended with the task's status once the work is over (``mcp_schema.task.status``;
 ``ERROR`` when the task failed or the work raised).
+
+The work outlives the call that created the task, and the ``tasks/get`` and
+``tasks/update`` that follow may reach any replica. So the work span's
+context is kept with the task as data (`context_of`: a W3C ``traceparent``
+string, never a live span), and the server span of each of those requests is
+linked to it (`link_work`), whichever process serves it.
 
 Imported only where a span was recorded: it imports OpenTelemetry.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from opentelemetry.trace import Status, StatusCode, use_span
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, use_span
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
-    from mcp_schema.telemetry.recorder import Telemetry
+__all__ = ["WORK_LINK", "context_of", "link_work", "not_started", "traced"]
 
-__all__ = ["traced"]
+WORK_LINK = {"mcp_schema.link": "task_work"}
+"""The attributes of the link from a ``tasks/get`` or ``tasks/update`` span to the work's."""
 
 _STATUSES = frozenset({"working", "input_required", "completed", "failed", "cancelled"})
+_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
 
 
-async def traced(
-    telemetry: Telemetry,
-    created_by: Span,
-    tool: object,
-    work: Awaitable[None],
-    status: Callable[[], str],
-) -> None:
-    """Run ``work`` (a task's, `mcp_schema.tasks.worker.run`) under the span
-    of its tool ``tool``, linked to ``created_by``; ``status``: the task's
-    status once the work is over."""
-    span = telemetry.task_work(created_by, tool)
+def context_of(span: Span) -> str | None:
+    """``span``'s context as a version-00 W3C ``traceparent``, to keep with
+    the task (None: a span that records nothing has no context to link to)."""
+    context = span.get_span_context()
+    if not context.is_valid:
+        return None
+    return f"00-{context.trace_id:032x}-{context.span_id:016x}-{context.trace_flags:02x}"
+
+
+def link_work(span: Span, kept: object) -> None:
+    """Link ``span`` (a ``tasks/get`` or ``tasks/update`` server span) to
+    the work span whose context the task keeps (``kept``, what `context_of`
+    wrote; anything else, a record of a store shared with other writers
+    included, links nothing)."""
+    found = _TRACEPARENT.fullmatch(kept) if isinstance(kept, str) else None
+    if found is None:
+        return
+    trace_id, span_id, flags = (int(part, 16) for part in found.groups())
+    work = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
+    if work.is_valid:
+        span.add_link(work, WORK_LINK)
+
+
+def not_started(span: Span) -> None:
+    """End the work span of a task that could not be stored (its work never runs)."""
+    span.set_status(Status(StatusCode.ERROR, "the task could not be stored"))
+    span.end()
+
+
+async def traced(span: Span, work: Awaitable[None], status: Callable[[], str]) -> None:
+    """Run ``work`` (a task's, `mcp_schema.tasks.worker.run`) under ``span``
+    (started by `Telemetry.task_work`); ``status``: the task's status once
+    the work is over."""
     failed = False
     try:
         with use_span(
