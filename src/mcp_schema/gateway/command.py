@@ -62,10 +62,14 @@ from mcp_schema.gateway.child import ChildError
 from mcp_schema.gateway.monitor.exchange import ExchangeValidator
 from mcp_schema.gateway.options import (
     GatewayError,
+    SessionBounds,
     credentials_of,
     precheck_of,
     seconds,
+    sessions_of,
+    share_bound,
     timeouts_of,
+    upstreams_of,
 )
 from mcp_schema.gateway.probe import ProbeError, Served
 from mcp_schema.gateway.upstream_oauth import add_upstream_oauth_arguments
@@ -97,6 +101,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
         "[--auth-issuer URL --auth-resource URI [--auth-*]...] [--trusted-proxy ADDR]... "
+        "[--share-sessions PER:TOTAL] [--share-upstreams PER:TOTAL] "
         "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
         "--upstream-token-file PATH | --upstream-client-id ID [--upstream-client-*]... | "
         "--pass-authorization] [--upstream-read-timeout SECONDS] "
@@ -153,9 +158,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="an origin browsers may call from, as https://app.example (repeatable; "
         "besides the loopback ones; other origins get 403)",
     )
+    _share_arguments(parser)
     _upstream_arguments(parser)
     parser.add_argument(
         "child", nargs=argparse.REMAINDER, metavar="-- CMD ...", help="a stdio server to start"
+    )
+
+
+def _share_arguments(parser: argparse.ArgumentParser) -> None:
+    """The bounds of the tables clients fill (`mcp_schema.shares`), per caller and in all."""
+    parser.add_argument(
+        "--share-sessions",
+        type=share_bound,
+        metavar="PER:TOTAL",
+        help="handshake-era sessions: at most PER per caller (principal, else address), "
+        "TOTAL in all; the sessions followed and bridged (default 1000:10000), or the stdio "
+        "server's children (default 4:32); past either, initialize gets 429",
+    )
+    parser.add_argument(
+        "--share-upstreams",
+        type=share_bound,
+        metavar="PER:TOTAL",
+        help="with --bridge, the bridge's upstream sessions (a stdio server's children): "
+        "at most PER per caller, TOTAL in all (default 4:32); past either, 429",
     )
 
 
@@ -287,14 +312,18 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
     if child and args.upstream_host is not None:
         raise GatewayError("--upstream-host is for an --upstream URL")
     credentials = credentials_of(args, child)
+    sessions, upstreams = sessions_of(args.share_sessions), upstreams_of(args.share_upstreams)
+    if upstreams and not args.bridge:
+        raise GatewayError("--share-upstreams bounds the bridge's: give --bridge")
     extensions = (TASKS_EXTENSION,) if args.tasks else ()
-    validator = ExchangeValidator(extensions=extensions)
+    followed: SessionBounds = {} if child else sessions  # a stdio server's are its children
+    validator = ExchangeValidator(extensions=extensions, **followed)
     precheck = precheck_of(args)
     try:
         if child:
             bridge = None
             if args.bridge:  # the state key is read now: a bad one stops the gateway at once
-                bridge = functools.partial(StdioBridge, sealer=sealer_from_env())
+                bridge = functools.partial(StdioBridge, sealer=sealer_from_env(), **upstreams)
             app = StdioGatewayApp(
                 child,
                 enforce=args.enforce,
@@ -302,6 +331,7 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
                 validator=validator,
                 bridge=bridge,
                 precheck=precheck,
+                **sessions,
             )
             from mcp_schema.telemetry import telemetry_for
 
@@ -323,6 +353,8 @@ def app_of(args: argparse.Namespace, log: ReportLog) -> GatewayApp | StdioGatewa
             credentials=credentials.source,
             pass_authorization=credentials.pass_authorization,
             timeouts=timeouts_of(args),
+            **sessions,
+            **upstreams,
         )
     except ValueError as exc:
         raise GatewayError(str(exc)) from None

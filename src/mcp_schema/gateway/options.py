@@ -1,6 +1,7 @@
 """What the gateway's options are read into: the precheck of its door
 (``--allowed-host``, ``--allowed-origin``, the ``--auth-*`` options), the
-upstream's credentials and timeouts; each option that cannot work is a
+upstream's credentials and timeouts, the shares of its tables
+(``--share-sessions``, ``--share-upstreams``); each option that cannot work is a
 `GatewayError` naming it (`mcp_schema.gateway.command` runs them)."""
 
 from __future__ import annotations
@@ -8,7 +9,8 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import sys
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlsplit
 
 from mcp_schema.errors import McpError, quote
@@ -19,7 +21,24 @@ if TYPE_CHECKING:
     from mcp_schema.http.pool import Timeouts
     from mcp_schema.http.precheck import Precheck
 
-__all__ = ["GatewayError", "credentials_of", "precheck_of", "seconds", "timeouts_of"]
+__all__ = [
+    "MOST_SHARED",
+    "GatewayError",
+    "SessionBounds",
+    "ShareBound",
+    "UpstreamBounds",
+    "credentials_of",
+    "precheck_of",
+    "seconds",
+    "sessions_of",
+    "share_bound",
+    "timeouts_of",
+    "upstreams_of",
+]
+
+MOST_SHARED = 1_000_000
+"""The largest bound ``--share-*`` takes (a table's entries each hold memory,
+a child process or an upstream session)."""
 
 
 class GatewayError(Exception):
@@ -80,6 +99,69 @@ def precheck_of(args: argparse.Namespace) -> Precheck | None:
         )
     except ValueError as exc:  # a --trusted-proxy that is no address
         raise GatewayError(str(exc)) from None
+
+
+@dataclass(frozen=True)
+class ShareBound:
+    """The bounds of one of the gateway's tables (`mcp_schema.shares.Share`),
+    as ``--share-sessions`` or ``--share-upstreams`` give them: ``per_key``
+    entries per caller, at most ``total``, ``total`` in all."""
+
+    per_key: int
+    total: int
+
+
+def _count(text: str) -> int | None:
+    digits = text.strip()
+    if not (digits.isascii() and digits.isdigit() and len(digits) <= 7):
+        return None
+    count = int(digits)
+    return count if 0 < count <= MOST_SHARED else None
+
+
+def share_bound(value: str) -> ShareBound:
+    """A ``--share-*`` value, ``PER:TOTAL``: two counts from 1 to
+    `MOST_SHARED`, the caller's at most the table's (checked here, once)."""
+    per, colon, total = value.partition(":")
+    per_key, bound = _count(per), _count(total)
+    if not colon or per_key is None or bound is None:
+        raise argparse.ArgumentTypeError(
+            f"give PER:TOTAL, two counts from 1 to {MOST_SHARED:,}: not {quote(value)}"
+        )
+    if per_key > bound:
+        raise argparse.ArgumentTypeError(
+            f"a caller's share ({per_key:,}) must not exceed the table's ({bound:,}): "
+            f"not {quote(value)}"
+        )
+    return ShareBound(per_key, bound)
+
+
+class SessionBounds(TypedDict, total=False):
+    """The arguments of the sessions' share, as the constructors take them."""
+
+    max_sessions: int
+    max_sessions_per_key: int
+
+
+class UpstreamBounds(TypedDict, total=False):
+    """The arguments of the bridge's upstream sessions' share."""
+
+    max_upstreams: int
+    max_upstreams_per_key: int
+
+
+def sessions_of(bound: ShareBound | None) -> SessionBounds:
+    """``--share-sessions`` as arguments (none given: the constructors' defaults)."""
+    if bound is None:
+        return {}
+    return {"max_sessions": bound.total, "max_sessions_per_key": bound.per_key}
+
+
+def upstreams_of(bound: ShareBound | None) -> UpstreamBounds:
+    """``--share-upstreams`` as arguments (none given: the constructors' defaults)."""
+    if bound is None:
+        return {}
+    return {"max_upstreams": bound.total, "max_upstreams_per_key": bound.per_key}
 
 
 def seconds(value: str) -> float:

@@ -15,7 +15,7 @@ the other side.
 * `GatewayApp` (``asgi``, ``carried``; the ``http`` extra): the ASGI
   application forwarding to a Streamable HTTP upstream; with the probe's
   ``served=``, the era that upstream does not serve goes to a bridge
-  (`mcp_schema.gateway.bridge`).
+  (`mcp_schema.gateway.bridge`, built by ``bridged`` with its shares).
 * `StdioGatewayApp` (``stdio``, ``stdio_link``): the ASGI application in
   front of a stdio server, a child per handshake-era session and one
   shared by 2026-07-28 requests.

@@ -71,7 +71,9 @@ from mcp_schema._codec.parse import parse
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront
 from mcp_schema.gateway.bridge.links import HttpBridge
+from mcp_schema.gateway.bridge.stateless_front import MAX_UPSTREAMS, MAX_UPSTREAMS_PER_KEY
 from mcp_schema.gateway.http_upstream import Credentials, opened, upstream_client
+from mcp_schema.gateway.monitor.bridged import Shares, bridges_of
 from mcp_schema.gateway.monitor.carried import Upward, answered, rest, with_cors
 from mcp_schema.gateway.monitor.events import relay_events
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
@@ -97,6 +99,7 @@ from mcp_schema.http.h1 import Target, UpstreamError
 from mcp_schema.http.pool import HttpClient, StreamedResponse, Timeouts
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.http.rules import refusal
+from mcp_schema.http.sessions import MAX_SESSIONS
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.reports import Report, ReportLog
@@ -149,6 +152,11 @@ class GatewayApp:
     * ``telemetry``: a server span for each request forwarded in monitor
       mode and a client span for its call upstream, whose context replaces
       the body's ``_meta.traceparent`` (`mcp_schema.telemetry.forwarded`).
+    * ``max_sessions``, ``max_sessions_per_key``: the share of the handshake-era
+      sessions the front bridge keeps (`HandshakeFront`; per caller, a tenth
+      by default); ``max_upstreams``, ``max_upstreams_per_key``: that of the
+      back bridge's upstream sessions (`HttpBridge`). The sessions the
+      validator follows are its own (`ExchangeValidator`'s).
     """
 
     def __init__(
@@ -170,6 +178,10 @@ class GatewayApp:
         pass_authorization: bool = False,
         timeouts: Timeouts | None = None,
         telemetry: Telemetry | bool | None = None,
+        max_sessions: int = MAX_SESSIONS,
+        max_sessions_per_key: int | None = None,
+        max_upstreams: int = MAX_UPSTREAMS,
+        max_upstreams_per_key: int = MAX_UPSTREAMS_PER_KEY,
     ) -> None:
         if not isinstance(upstream, str) or not upstream.startswith(("http://", "https://")):
             raise ValueError(f"upstream must be an http(s) URL, not {upstream!r:.80}")
@@ -204,33 +216,12 @@ class GatewayApp:
         self._per_request: Collection[str] = STATELESS_VERSIONS
         """The versions `era_of` finds served per request: the upstream's, or the back bridge's."""
         self._bridged_max = min(self.precheck.max_body, self.validator.max_body)
-        bridged = self.precheck.bounded(self._bridged_max)
-        bridged_to = served if bridge else None
-        if bridged_to is not None and not bridged_to.handshake and bridged_to.stateless:
-            self.front = HandshakeFront(
-                upstream,
-                bridged_to,
-                lambda: self.client,
-                credentials=self.credentials,
-                reports=reports,
-                path=path,
-                headers=None if upstream_host is None else {"host": upstream_host},
-                # The gateway's rules, or a host or origin it admits would be
-                # refused there; a bridge reads a body whole: the validator's bound.
-                precheck=bridged,
-                telemetry=self.telemetry or False,
-            )
-            self._per_request = bridged_to.stateless
-        if bridged_to is not None and bridged_to.handshake and not bridged_to.stateless:
-            self.back = HttpBridge(
-                upstream,
-                reports=reports,
-                sealer=sealer,
-                precheck=bridged,
-                served=bridged_to,
-                credentials=self.credentials,
-                telemetry=self.telemetry or False,
-            )
+        shares = Shares(max_sessions, max_sessions_per_key, max_upstreams, max_upstreams_per_key)
+        shares.check()  # bridged or not: a bound that cannot be is the caller's mistake
+        if bridge and served is not None:
+            self.front, self.back = bridges_of(self, served, sealer, shares)
+            if self.front is not None:
+                self._per_request = served.stateless
 
     @property
     def client(self) -> HttpClient:
