@@ -7,13 +7,17 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
+import pytest
 from opentelemetry.trace import SpanKind, format_span_id, format_trace_id
 
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.server import Server
+from mcp_schema.telemetry import forwarded
+from mcp_schema.telemetry import splice as scanning
 from mcp_schema.telemetry.propagation import inject
 from tests.gateway.test_gateway import serving
 from tests.telemetry.conftest import Recorded
@@ -134,8 +138,17 @@ def test_one_trace_through_the_gateway_in_the_handshake_era(recorded: Recorded) 
     assert dict(spans[1].attributes or {})["mcp_schema.era"] == "handshake"
 
 
-def test_the_forwarded_body_changes_only_in_its_traceparent(recorded: Recorded) -> None:
+def test_the_forwarded_body_changes_only_in_its_traceparent(
+    recorded: Recorded, monkeypatch: pytest.MonkeyPatch
+) -> None:
     received: list[bytes] = []
+    scanned: list[bytes] = []
+
+    def splice(body: bytes, values: Mapping[str, str]) -> bytes:
+        scanned.append(body)
+        return scanning.splice(body, values)
+
+    monkeypatch.setattr(forwarded, "splice", splice)
 
     async def upstream_app(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -177,6 +190,7 @@ def test_the_forwarded_body_changes_only_in_its_traceparent(recorded: Recorded) 
         client.end()
     traced, plain = received
     assert plain == untraced  # no _meta.traceparent: the very bytes (the context is in a header)
+    assert scanned == [body]  # and that body was never scanned
     gateway_client = next(
         s
         for s in recorded.spans()
