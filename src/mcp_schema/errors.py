@@ -28,6 +28,7 @@ __all__ = [
     "MAX_MESSAGE",
     "MAX_QUOTED",
     "MAX_RESPONSE_BYTES",
+    "BadGatewayError",
     "HeaderMismatchError",
     "InternalError",
     "InvalidParamsError",
@@ -81,6 +82,9 @@ class McpError(Exception):
 
     code: int = -32603
     default_message: ClassVar[str] = "Internal error"
+    http_status: ClassVar[int | None] = None
+    """The HTTP status an answer of this error alone calls for in either era
+    (`mcp_schema.http.rules.code_status`); None: the code's own rule."""
     request_id: str | int | None = None
     answerable: bool = True
 
@@ -214,6 +218,17 @@ class UnavailableError(InternalError):
     be sent again later. Over HTTP it is answered 503, in either era
     (`mcp_schema.http.rules.code_status`); on the wire it is an internal
     error, whose ``from_error_object`` is an `InternalError`."""
+
+    http_status = 503
+
+
+class BadGatewayError(InternalError):
+    """-32603: the server a gateway or bridge carries a request to failed it
+    (its process exited, it never initialized, its answer cannot be carried).
+    Over HTTP it is answered 502, in either era, as a forwarded request's
+    failure is; on the wire it is an internal error."""
+
+    http_status = 502
 
 
 class HeaderMismatchError(McpError):

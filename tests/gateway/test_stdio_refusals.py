@@ -111,3 +111,15 @@ def test_a_body_too_long_for_the_bridge_is_refused_before_it_is_read(
         "id": None,
         "error": {"code": -32600, "message": "Payload Too Large: at most 2,000 bytes"},
     }
+
+
+def test_a_bridged_child_that_dies_fails_its_request_with_502_and_its_id(
+    bridged: tuple[str, ReportLog],
+) -> None:
+    url = bridged[0]
+    answer = post(url, calling("die"), **{"mcp-name": "die"})
+    assert answer.status_code == 502, answer.text
+    assert answer.json()["id"] == 3 and answer.json()["error"]["code"] == -32603
+    again = post(url, calling("echo"), **{"mcp-name": "echo"})
+    assert again.status_code == 200  # a fresh child
+    assert again.json()["result"]["content"][0]["text"] == "hi"

@@ -398,7 +398,7 @@ class Posts:
         if stream.error == SHARE_EXCEEDED:  # past a share (`mcp_schema.shares`), in either era
             retry = [("retry-after", str(RETRY_AFTER))]
             return Response(429, [("content-type", JSON), *session, *retry], answer)
-        status = code_status(stream.error, stream.unavailable, session=bool(session))
+        status = code_status(stream.error, stream.status, session=bool(session))
         return Response(status, [("content-type", JSON), *session], answer)
 
     def _streamed(self, stream: Stream, live: LiveSession) -> Response:

@@ -50,7 +50,7 @@ def route(live: LiveSession, frames: list[Frame], context: StreamKey | None = No
             if waiting is not None:
                 waiting.end()
             if target is not None:
-                target.error, target.unavailable = frame.error, frame.unavailable
+                target.error, target.status = frame.error, frame.status
                 target.put(frame.data, final=True)
             continue
         target = _stream_of(live, frame, context)

@@ -186,17 +186,19 @@ def answer_status(error: object) -> int:
     return code_status(code) if isinstance(code, int) else 200
 
 
-def code_status(code: int | None, unavailable: bool = False, *, session: bool = False) -> int:
+def code_status(code: int | None, asked: int | None = None, *, session: bool = False) -> int:
     """The HTTP status of a request answered alone, in one JSON body, by its
-    error's ``code`` (None: a result). 503 when a shared piece the server
-    needs failed (``unavailable``: an `mcp_schema.errors.UnavailableError`,
-    a broker or a task store that failed or did not answer in time), in
-    either era: the request was not served and may be sent again, as for a
-    refusal of `mcp_schema.http.forward`. Else 200 in a handshake-era
-    ``session``, whose errors are members of the body, and `answer_status`
-    outside one."""
-    if unavailable:
-        return 503
+    error's ``code`` (None: a result). The status its error ``asked`` for
+    (`mcp_schema.errors.McpError.http_status`), in either era: 503 when a
+    shared piece the server needs failed (an `mcp_schema.errors.UnavailableError`,
+    a broker or a task store that failed or did not answer in time: the
+    request was not served and may be sent again, as for a refusal of
+    `mcp_schema.http.forward`), 502 when the server a gateway carries the
+    request to failed it (`mcp_schema.errors.BadGatewayError`). Else 200 in
+    a handshake-era ``session``, whose errors are members of the body, and
+    `answer_status` outside one."""
+    if asked is not None:
+        return asked
     return 200 if code is None or session else _ANSWER_STATUS.get(code, 200)
 
 

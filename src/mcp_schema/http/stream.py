@@ -77,8 +77,8 @@ class Stream:
         self.error: int | None = None
         """The code of its final frame, when that is an error response (set by
         the endpoint, which gives a JSON answer its status by it: `code_status`)."""
-        self.unavailable = False
-        """Its final frame's error says a shared piece failed (`Frame.unavailable`)."""
+        self.status: int | None = None
+        """The HTTP status its final frame's error calls for (`Frame.status`)."""
 
     def put(self, frame: bytes, *, final: bool = False) -> bool:
         """Add ``frame`` (``final``: the last one, which finishes the stream);

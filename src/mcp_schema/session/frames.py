@@ -39,9 +39,10 @@ class Frame(NamedTuple):
     params: Mapping[str, Any] | None = None
     """A request's or notification's ``params`` as sent (wire JSON, to read
     only: what a transport mirrors into header fields); None for a response."""
-    unavailable: bool = False
-    """An error response's error is an `mcp_schema.errors.UnavailableError`:
-    a shared piece failed, and the request may be sent again later (HTTP 503)."""
+    status: int | None = None
+    """The HTTP status an error response's error calls for in either era
+    (`mcp_schema.errors.McpError.http_status`: 503 when a shared piece failed,
+    502 when the server a gateway carries to did); None: its code's rule."""
 
     @property
     def is_response(self) -> bool:

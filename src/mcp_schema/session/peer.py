@@ -35,7 +35,6 @@ from mcp_schema.errors import (
     InvalidRequestError,
     McpError,
     MethodNotFoundError,
-    UnavailableError,
     quote,
 )
 from mcp_schema.http_headers import Headers, received_headers
@@ -447,5 +446,4 @@ def _answer_frame(frame: bytes, rid: str | int, error: McpError | None) -> Frame
     """The frame answering the peer's request ``rid``: ``frame``, carrying ``error``."""
     if error is None:
         return Frame(frame, None, rid, rid)
-    unavailable = isinstance(error, UnavailableError)
-    return Frame(frame, None, rid, rid, None, error.code, None, unavailable)
+    return Frame(frame, None, rid, rid, None, error.code, None, error.http_status)

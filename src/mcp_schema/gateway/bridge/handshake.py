@@ -53,7 +53,13 @@ from typing import Any
 
 from mcp_schema.base import McpModel
 from mcp_schema.codec import to_wire
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, clip
+from mcp_schema.errors import (
+    BadGatewayError,
+    InternalError,
+    InvalidParamsError,
+    McpError,
+    clip,
+)
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.sessions import StreamKey, stream_key
 from mcp_schema.proxy.reports import Report, make_report
@@ -279,7 +285,7 @@ class StatelessCalls:
             try:
                 self.server.respond(call.request, event.result)
             except SessionError as exc:  # its version cannot hold the result
-                self._refuse(call.request, InternalError(f"Cannot carry the result: {exc}"))
+                self._refuse(call.request, BadGatewayError(f"Cannot carry the result: {exc}"))
         return []
 
     def _asked(self, event: InputRequested) -> None:
@@ -290,7 +296,7 @@ class StatelessCalls:
             self.server.ask(call.request, event.requests)
         except SessionError as exc:  # an ask the client cannot be sent in its version
             self._forget(call)
-            self._refuse(call.request, InternalError(f"Cannot carry the server's ask: {exc}"))
+            self._refuse(call.request, BadGatewayError(f"Cannot carry the server's ask: {exc}"))
             return
         call.asking = event
 
@@ -375,4 +381,4 @@ class StatelessCalls:
 
 
 def _upstream(error: McpError | None) -> McpError:
-    return error if error is not None else InternalError("the upstream did not answer")
+    return error if error is not None else BadGatewayError("the upstream did not answer")

@@ -40,7 +40,13 @@ from collections.abc import Callable
 from time import monotonic
 from typing import TYPE_CHECKING, Any, Protocol
 
-from mcp_schema.errors import InternalError, InvalidRequestError, ParseError, clip
+from mcp_schema.errors import (
+    InternalError,
+    InvalidRequestError,
+    ParseError,
+    UnavailableError,
+    clip,
+)
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
@@ -308,7 +314,7 @@ class HttpBridge(BridgeDriver):
         if isinstance(body, Response):  # too long, or too slow
             return await send_response(send, body)
         if self.app is None:  # not started (the lifespan's startup probes)
-            refused = InternalError("Service Unavailable: the bridge has not probed its server")
+            refused = UnavailableError("Service Unavailable: the bridge has not probed its server")
             return await send_response(send, refusal(503, refused))
         await self.serve(method, received, body, receive, send, admitted)
 

@@ -47,7 +47,12 @@ from pydantic import BaseModel
 from mcp_schema._codec.wire import to_wire
 from mcp_schema.base import McpModel
 from mcp_schema.codec import encode
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError, MethodNotFoundError
+from mcp_schema.errors import (
+    BadGatewayError,
+    InvalidParamsError,
+    McpError,
+    MethodNotFoundError,
+)
 from mcp_schema.projection import ProjectionError, Session, project
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
@@ -166,7 +171,7 @@ def carry(call: Call, event: Event) -> Outcome:
             except SessionError as exc:  # the result has no 2026-07-28 form
                 front.fail(
                     request,
-                    InternalError(f"Bad gateway: the result cannot be carried: {exc!s:.300}"),
+                    BadGatewayError(f"Bad gateway: the result cannot be carried: {exc!s:.300}"),
                 )
         return "answered"
     if isinstance(event, InputRequested):

@@ -44,7 +44,7 @@ from collections.abc import Awaitable, Callable, Collection
 from time import monotonic
 from typing import TYPE_CHECKING
 
-from mcp_schema.errors import InternalError, InvalidParamsError, McpError
+from mcp_schema.errors import BadGatewayError, InvalidParamsError, McpError, UnavailableError
 from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.stateless import (
     FRONT_VERSION,
@@ -178,7 +178,7 @@ class BridgeDriver(UpstreamTable):
         if found.stateless:
             return
         if found.version is None:
-            raise InternalError("the server's initialize answer was not read: nothing to bridge")
+            raise BadGatewayError("the server's initialize answer was not read: nothing to bridge")
         core = self.core = HandshakeBridge(
             version=found.version,
             info=dict(found.server_info or {}),
@@ -276,13 +276,13 @@ class BridgeDriver(UpstreamTable):
             call.turn = True
             if not child.alive:  # it died while this call waited its turn
                 self._release(child, call)
-                raise InternalError("Bad gateway: the server process exited")
+                raise BadGatewayError("Bad gateway: the server process exited")
         child.upstream.set_level(started.context.log_level)
         try:
             child.upstream.start(call, params, checked)
         except SessionError as exc:  # the upstream session cannot take it (too many in flight)
             self._release(child, call)
-            raise InternalError(f"Service Unavailable: {exc!s:.300}") from None
+            raise UnavailableError(f"Service Unavailable: {exc!s:.300}") from None
         assert call.upstream_id is not None
         child.queues[call.upstream_id] = asyncio.Queue()
         self.counts.carried("received")
@@ -334,7 +334,7 @@ class BridgeDriver(UpstreamTable):
         if not ready:
             self.gone(child)
             await child.close()
-            raise InternalError("Bad gateway: the server did not initialize a session")
+            raise BadGatewayError("Bad gateway: the server did not initialize a session")
         return child
 
     async def _resume(self, front: ServerSession, event: InputReceived) -> None:
@@ -401,7 +401,7 @@ class BridgeDriver(UpstreamTable):
         """``call`` held for its client's retry, or -32603 when too many wait."""
         if not self._wait(call, principal):
             self._cancel(child, call)
-            raise InternalError("Service Unavailable: too many calls wait for input")
+            raise UnavailableError("Service Unavailable: too many calls wait for input")
 
     async def _drive(self, child: Link, call: Call) -> None:
         """Carry ``call``'s upstream events to its front session until it is
@@ -416,7 +416,9 @@ class BridgeDriver(UpstreamTable):
                 event = await queue.get()
                 self.counts.listed([event])
                 if event is None:  # the child is gone
-                    error = InternalError("Bad gateway: the server process exited before answering")
+                    error = BadGatewayError(
+                        "Bad gateway: the server process exited before answering"
+                    )
                     self.findings.found(error.message, b"", error.code)
                     self._release(child, call)
                     raise error
@@ -426,7 +428,7 @@ class BridgeDriver(UpstreamTable):
                     outcome = carry(call, event)
                 except SessionError as exc:  # an ask the client's 2026-07-28 request cannot carry
                     self._cancel(child, call)
-                    raise InternalError(f"Bad gateway: {exc!s:.300}") from None
+                    raise BadGatewayError(f"Bad gateway: {exc!s:.300}") from None
                 self.counts.carried("sent")
                 if outcome == "answered":
                     child.queues.pop(call.upstream_id, None)

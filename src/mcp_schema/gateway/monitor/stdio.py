@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import jiter
 
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import BadGatewayError
 from mcp_schema.gateway.child import ChildError
 from mcp_schema.gateway.findings import Findings
 from mcp_schema.gateway.monitor.exchange import Exchange, ExchangeValidator, bad_gateway
@@ -448,7 +448,9 @@ class StdioGatewayApp:
                 if item is None and stream_only:  # the session is over: so is its stream
                     return await send_body(send, b"")
                 if item is None:  # the child is gone
-                    error = InternalError("Bad gateway: the server process exited before answering")
+                    error = BadGatewayError(
+                        "Bad gateway: the server process exited before answering"
+                    )
                     self.findings.found(error.message, b"", error.code)
                     answer = refusal(502, error, exchange.request_id)
                     if not started:
