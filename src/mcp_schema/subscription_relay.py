@@ -68,13 +68,17 @@ from mcp_schema.subscriptions import (
 from mcp_schema.tasks.server import TaskServer
 from mcp_schema.tasks.store import TaskRecord
 
-__all__ = ["CHANNEL", "RESUBSCRIBE_MAX", "Relay"]
+__all__ = ["CHANNEL", "CLOSE_SECONDS", "RESUBSCRIBE_MAX", "Relay"]
 
 CHANNEL = "mcp-schema/subscriptions"
 """The broker channel a relay publishes and listens on by default."""
 
 RESUBSCRIBE_MAX = 0.4
 """Longest pause, in seconds, between two attempts to subscribe again after the broker failed."""
+
+CLOSE_SECONDS = 2.0
+"""How long `Relay.aclose` waits for each of its tasks once cancelled: a
+broker stuck closing its subscription is left behind, not waited for."""
 
 _RESUBSCRIBE_MIN = 0.05
 _LOG = logging.getLogger("mcp_schema.subscriptions")
@@ -247,15 +251,20 @@ class Relay:
 
     async def aclose(self) -> None:
         """Stop relaying (the broker stays open: it is the caller's); the
-        task statuses not sent yet are dropped."""
+        task statuses not sent yet are dropped. Each of its tasks is waited
+        for at most `CLOSE_SECONDS` once cancelled."""
         self._outbox.clear()
         for task in (self._task, self._sender):
-            if task is not None:
-                task.cancel()
-                try:
-                    await task
-                except asyncio.CancelledError:
-                    pass
+            if task is None:
+                continue
+            task.cancel()
+            # A cancelled pump still closes its subscription (the broker's
+            # round trip), which may never end: waited for within a bound.
+            done, _ = await asyncio.wait({task}, timeout=CLOSE_SECONDS)
+            if not done:
+                _LOG.warning("the subscriptions relay's task did not end in %g s", CLOSE_SECONDS)
+            elif not task.cancelled():
+                task.result()  # what it raised, as before
         self._task = self._sender = None
 
     async def __aenter__(self) -> Relay:

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from mcp_schema import subscription_relay
 from mcp_schema.broker import BrokerError, Fanout, InProcessBroker, Subscription
 from mcp_schema.subscription_relay import CHANNEL, Relay
 from tests.http.test_broker import WAIT
@@ -69,5 +72,29 @@ def test_a_relay_subscribes_again_once_its_broker_is_back_and_resyncs() -> None:
             while not (got := events(heard)):
                 await asyncio.sleep(0.01)
             assert [e["method"] for e in got] == [TOOLS]
+
+    asyncio.run(asyncio.wait_for(body(), WAIT))
+
+
+class Stuck(InProcessBroker):
+    """An `InProcessBroker` whose subscriptions never finish closing (a
+    broker's round trip that never comes back)."""
+
+    async def _detach(self, subscription: Subscription) -> None:
+        await asyncio.Event().wait()
+
+
+def test_closing_a_relay_waits_for_its_cancelled_pump_within_a_bound(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(subscription_relay, "CLOSE_SECONDS", 0.05)
+
+    async def body() -> None:
+        relay = Relay(endpoint().subscriptions, Stuck())
+        await relay.start()
+        await asyncio.sleep(0)  # the pump waits for messages
+        began = asyncio.get_running_loop().time()
+        await asyncio.wait_for(relay.aclose(), 1.0)  # unbounded, it never returns
+        assert asyncio.get_running_loop().time() - began < 0.5
 
     asyncio.run(asyncio.wait_for(body(), WAIT))
