@@ -11,12 +11,15 @@ anything goes upstream."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import runpy
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from mcp import Client
 
@@ -27,7 +30,7 @@ from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.proxy import ReportLog
-from tests.gateway.test_gateway import reported, serving
+from tests.gateway.test_gateway import HEADERS, META, reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
 from tests.http.test_adapter import chunks
 from tests.http.upstream import RecordingClient
@@ -213,3 +216,20 @@ def test_before_its_probe_the_bridge_answers_503_and_asks_nothing_upstream() -> 
     headers = {b"content-type": b"application/json"}
     body = b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}'
     assert status_answered(bridge, "POST", headers, chunks(body)) == 503 and requests == []
+
+
+def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
+    server = runpy.run_path(str(HTTP_SERVER))["server"]
+    call: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}
+    call["params"] = {"name": "echo", "arguments": {"text": "hi"}, "_meta": META}
+    headers = {**HEADERS, "mcp-name": "echo"}
+    with contextlib.ExitStack() as upstream_runs:
+        upstream = upstream_runs.enter_context(serving(server.asgi(env={}, versions="2025-06-18")))
+        with serving(HttpBridge(upstream)) as url:
+            first = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20)
+            assert first.status_code == 200 and first.json()["id"] == 5
+            upstream_runs.close()  # the server stops; the bridge goes on
+            call["id"] = 6
+            gone = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20)
+    assert gone.status_code == 502, gone.text
+    assert gone.json()["id"] == 6 and gone.json()["error"]["code"] == -32603

@@ -21,6 +21,7 @@ class TransportError(McpError):
 
     code = -32603
     default_message = "Transport error"
+    http_status = 502  # answered to a client of a gateway: its upstream failed it
 
     def __init__(
         self, message: str | None = None, data: Any = None, *, status: int | None = None
