@@ -91,9 +91,9 @@ def test_the_handshake_front_counts_what_it_carries_and_refuses(recorded: Record
     assert found[("received", "refused", "handshake", "-32601")] == 1, found
     assert not any(key[2] != "handshake" for key in found), found
     # The tools the upstream listed (to the bridge, after the first call's
-    # span began, before it went upstream) are named from then on.
+    # span began, before it went upstream) name that call too, as it ends.
     calls = [s.name for s in recorded.spans() if s.name.startswith("tools/call")]
-    assert calls == ["tools/call _OTHER", "tools/call echo"], calls
+    assert calls == ["tools/call echo", "tools/call echo"], calls
 
 
 def test_the_stateless_bridge_counts_what_it_carries_and_refuses(recorded: Recorded) -> None:

@@ -161,6 +161,27 @@ def test_declared_names_are_recorded_from_then_on(recorded: Recorded) -> None:
     assert (before.name, after.name) == ("tools/call _OTHER", "tools/call later")
 
 
+def test_a_name_learned_while_its_call_is_in_flight_names_the_call(recorded: Recorded) -> None:
+    telemetry = recorded.telemetry
+    for kind, method in (("tools", "tools/call"), ("prompts", "prompts/get")):
+        learned = telemetry.server_operation(method, request_id=1, params={"name": f"new-{kind}"})
+        unknown = telemetry.client_operation(method, request_id=2, params={"name": "never"})
+        telemetry.learn(**{kind: [f"new-{kind}"]})  # the upstream's list, answered meanwhile
+        learned.end()
+        unknown.end()
+    spans = recorded.spans()
+    assert [s.name for s in spans] == [
+        "tools/call new-tools",
+        "tools/call _OTHER",
+        "prompts/get new-prompts",
+        "prompts/get _OTHER",
+    ]
+    assert dict(spans[0].attributes or {})["gen_ai.tool.name"] == "new-tools"
+    assert dict(spans[2].attributes or {})["gen_ai.prompt.name"] == "new-prompts"
+    durations = recorded.points("mcp.server.operation.duration")
+    assert {p.attributes.get("gen_ai.tool.name") for p in durations} == {"new-tools", None}
+
+
 def test_broker_round_trips_are_counted_by_operation_and_outcome(recorded: Recorded) -> None:
     import asyncio
 

@@ -11,7 +11,8 @@ low-cardinality attributes, so the two always agree.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Collection
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from opentelemetry.trace import Status, StatusCode
 
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from opentelemetry.metrics import Histogram
     from opentelemetry.trace import Span
 
-__all__ = ["METRIC_ATTRIBUTES", "Operation"]
+__all__ = ["METRIC_ATTRIBUTES", "Late", "Operation"]
 
 METRIC_ATTRIBUTES = frozenset(
     {
@@ -51,15 +52,32 @@ TOOL_ERROR = "tool_error"
 """``error.type`` of a tool call answered with ``isError`` (the conventions' word)."""
 
 
+class Late(NamedTuple):
+    """A tool or prompt recorded `OTHER` at the start because its name was not
+    known yet (a gateway learns its upstream's names from the first list it
+    carries, which may answer while the call is in flight): named at the end
+    if by then it is."""
+
+    known: Callable[[], Collection[str]]
+    """The names known now (the recorder's closed set)."""
+    attribute: str
+    """``gen_ai.tool.name`` or ``gen_ai.prompt.name``."""
+    method: str
+    given: str
+
+
 class Operation:
     """A started span and its clock; `end` it once. ``metric``: the
     duration's attributes (`METRIC_ATTRIBUTES` of the span's), shared by the
     operations of one shape: never changed here."""
 
-    __slots__ = ("_histogram", "_metric", "_span", "_started")
+    __slots__ = ("_histogram", "_late", "_metric", "_span", "_started")
 
-    def __init__(self, span: Span, histogram: Histogram, metric: dict[str, Any]) -> None:
+    def __init__(
+        self, span: Span, histogram: Histogram, metric: dict[str, Any], late: Late | None = None
+    ) -> None:
         self._span, self._histogram, self._metric = span, histogram, metric
+        self._late = late
         self._started = time.perf_counter()
 
     @property
@@ -86,7 +104,11 @@ class Operation:
             error = TOOL_ERROR
         elif cancelled:
             error = CANCELLED
-        span, metric = self._span, self._metric
+        span, metric, late = self._span, self._metric, self._late
+        if late is not None and late.given in late.known():
+            span.update_name(f"{late.method} {late.given}")
+            span.set_attribute(late.attribute, late.given)
+            metric = {**metric, late.attribute: late.given}
         if error is not None:
             failed = {"error.type": error}
             if code is not None:

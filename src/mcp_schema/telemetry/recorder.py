@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry.trace import SpanKind
 
-from mcp_schema.telemetry.operation import METRIC_ATTRIBUTES, Operation
+from mcp_schema.telemetry.operation import METRIC_ATTRIBUTES, Late, Operation
 from mcp_schema.telemetry.propagation import extract
 from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, code_value, method_value, named
 from mcp_schema.versions import SUPPORTED
@@ -218,14 +218,20 @@ class Telemetry:
         era: str | None,
         params: Mapping[str, Any] | None,
         transport: Transport,
-    ) -> tuple[dict[str, Any], str, dict[str, Any]]:
-        """The span's attributes, its name (``{method} {target}``) and the
-        duration's attributes (shared: never to be changed)."""
+    ) -> tuple[dict[str, Any], str, dict[str, Any], Late | None]:
+        """The span's attributes, its name (``{method} {target}``), the
+        duration's attributes (shared: never to be changed), and the name to
+        look up again at the end when it is not known yet (`Late`)."""
         recorded = method_value(method)
-        target = None
+        target = late = None
         if recorded == "tools/call" or recorded in _PROMPT_METHODS:
             given = None if params is None else params.get("name")
-            target = named(given, self.tools if recorded == "tools/call" else self.prompts)
+            tools = recorded == "tools/call"
+            target = named(given, self.tools if tools else self.prompts)
+            if target == OTHER and isinstance(given, str) and len(given) <= MAX_VALUE:
+                known = self._known_tools if tools else self._known_prompts
+                attribute = "gen_ai.tool.name" if tools else "gen_ai.prompt.name"
+                late = Late(known, attribute, recorded, given)
         key = (recorded, _version(version), None if era is None else _word(era), transport, target)
         shape = self._shapes.get(key)
         if shape is None:
@@ -243,7 +249,13 @@ class Telemetry:
             uri = params.get("uri")
             if isinstance(uri, str):
                 attributes["mcp.resource.uri"] = uri[:2048]
-        return attributes, name, metric
+        return attributes, name, metric, late
+
+    def _known_tools(self) -> frozenset[str]:
+        return self.tools
+
+    def _known_prompts(self) -> frozenset[str]:
+        return self.prompts
 
     def server_operation(
         self,
@@ -265,7 +277,7 @@ class Telemetry:
         ``session``: the handshake-era session id, recorded as it is only
         when the session is bound to an authenticated principal
         (``session_bound``), else hashed: a raw id is a capability."""
-        attributes, name, metric = self._attributes(
+        attributes, name, metric, late = self._attributes(
             method, request_id, version, era, params, transport
         )
         if client is not None:
@@ -275,7 +287,7 @@ class Telemetry:
         meta = None if params is None else params.get("_meta")
         parent = extract(meta if isinstance(meta, Mapping) else None, headers)
         span = self._tracer.start_span(name, parent, SpanKind.SERVER, attributes)
-        return Operation(span, self.server_duration, metric)
+        return Operation(span, self.server_duration, metric, late)
 
     def client_operation(
         self,
@@ -291,14 +303,14 @@ class Telemetry:
     ) -> Operation:
         """A client span for a message sent (the caller injects its context
         into the message, `mcp_schema.telemetry.propagation.inject`)."""
-        attributes, name, metric = self._attributes(
+        attributes, name, metric, late = self._attributes(
             method, request_id, version, era, params, transport
         )
         if server is not None:
             attributes["server.address"], attributes["server.port"] = server
             metric = {**metric, "server.address": server[0], "server.port": server[1]}
         span = self._tracer.start_span(name, parent, SpanKind.CLIENT, attributes)
-        return Operation(span, self.client_duration, metric)
+        return Operation(span, self.client_duration, metric, late)
 
     def task_work(self, created_by: Span, tool: object) -> Span:
         """The span of a task's work (the Tasks extension), started: the
