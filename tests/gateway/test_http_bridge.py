@@ -25,6 +25,7 @@ from mcp import Client
 
 from mcp_schema.errors import McpError
 from mcp_schema.gateway.bridge.links import HttpBridge
+from mcp_schema.gateway.findings import UPSTREAM_FAILED
 from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
@@ -233,3 +234,4 @@ def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
             gone = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20)
     assert gone.status_code == 502, gone.text
     assert gone.json()["id"] == 6 and gone.json()["error"]["code"] == -32603
+    assert gone.json()["error"]["message"] == UPSTREAM_FAILED  # not the upstream's address

@@ -5,12 +5,13 @@ refused), numbered per direction, to a `mcp_schema.proxy.ReportLog`."""
 from __future__ import annotations
 
 from mcp_schema.codec import Sender
-from mcp_schema.errors import InternalError, InvalidRequestError, McpError
+from mcp_schema.errors import BadGatewayError, InternalError, InvalidRequestError, McpError
+from mcp_schema.http.posts import TransportError
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog, make_report
 
-__all__ = ["Findings", "bad_gateway"]
+__all__ = ["UPSTREAM_FAILED", "Findings", "bad_gateway", "told_client"]
 
 
 class Findings:
@@ -51,3 +52,17 @@ def bad_gateway(report: Report, request_id: str | int | None) -> Response:
         f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
     )
     return refusal(502, error, request_id)
+
+
+UPSTREAM_FAILED = "Bad gateway: the exchange with the upstream failed"
+
+
+def told_client(error: McpError) -> McpError:
+    """What a bridge's client is told of its call's ``error`` upstream: the
+    server's own JSON-RPC error as it is; a failed exchange with the server
+    (a `TransportError`: unreachable, no JSON-RPC answer, not authorized) as
+    a 502 that names neither the upstream's address nor the transport's
+    words, as forwarding answers it."""
+    if isinstance(error, TransportError):
+        return BadGatewayError(UPSTREAM_FAILED)
+    return error

@@ -60,6 +60,7 @@ from mcp_schema.errors import (
     McpError,
     clip,
 )
+from mcp_schema.gateway.findings import told_client
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.sessions import StreamKey, stream_key
 from mcp_schema.proxy.reports import Report, make_report
@@ -280,7 +281,7 @@ class StatelessCalls:
             return []
         self._forget(call)
         if event.error is not None:
-            self._fail(call.request, event.error)
+            self._fail(call.request, told_client(event.error))
         elif event.result is not None:
             try:
                 self.server.respond(call.request, event.result)

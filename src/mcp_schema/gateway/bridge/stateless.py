@@ -53,6 +53,7 @@ from mcp_schema.errors import (
     McpError,
     MethodNotFoundError,
 )
+from mcp_schema.gateway.findings import told_client
 from mcp_schema.projection import ProjectionError, Session, project
 from mcp_schema.request_state import StateKeys, StateSealer
 from mcp_schema.session import (
@@ -163,7 +164,7 @@ def carry(call: Call, event: Event) -> Outcome:
     front, request = call.front, call.request
     if isinstance(event, ResponseReceived):
         if event.error is not None:
-            front.fail(request, event.error)
+            front.fail(request, told_client(event.error))
         else:
             assert event.result is not None
             try:
