@@ -219,7 +219,10 @@ class GatewayApp:
         shares = Shares(max_sessions, max_sessions_per_key, max_upstreams, max_upstreams_per_key)
         shares.check()  # bridged or not: a bound that cannot be is the caller's mistake
         if bridge and served is not None:
-            self.front, self.back = bridges_of(self, served, sealer, shares)
+            # The gateway's rules, or a host or origin it admits would be refused
+            # there; a bridge reads a body whole: the validator's bound.
+            bridged = self.precheck.bounded(self._bridged_max)
+            self.front, self.back = bridges_of(self, served, sealer, shares, bridged)
             if self.front is not None:
                 self._per_request = served.stateless
 

@@ -16,6 +16,7 @@ from mcp_schema.shares import Share
 if TYPE_CHECKING:
     from mcp_schema.gateway.monitor.asgi import GatewayApp
     from mcp_schema.gateway.probe import Served
+    from mcp_schema.http.precheck import Precheck
     from mcp_schema.request_state import StateSealer
 
 __all__ = ["Shares", "bridges_of"]
@@ -39,13 +40,16 @@ class Shares(NamedTuple):
 
 
 def bridges_of(
-    app: GatewayApp, served: Served, sealer: StateSealer | None, shares: Shares
+    app: GatewayApp,
+    served: Served,
+    sealer: StateSealer | None,
+    shares: Shares,
+    bridged: Precheck,
 ) -> tuple[HandshakeFront | None, HttpBridge | None]:
     """The front and back bridges of ``app``, whose upstream's probe found
-    ``served`` (one of them at most: none when it serves both eras or neither)."""
-    # The gateway's rules, or a host or origin it admits would be refused
-    # there; a bridge reads a body whole: the validator's bound.
-    bridged = app.precheck.bounded(min(app.precheck.max_body, app.validator.max_body))
+    ``served`` (one of them at most: none when it serves both eras or neither),
+    each behind ``bridged``, the gateway's own precheck bounded as it bounds
+    the bodies it bridges."""
     telemetry = app.telemetry or False
     if not served.handshake and served.stateless:
         host = app.upstream_host
