@@ -113,6 +113,12 @@ def _record(row: tuple[Any, ...]) -> TaskRecord:
     return TaskRecord(*row)
 
 
+def _busy(exc: sqlite3.Error) -> bool:
+    """Whether ``exc`` is SQLite's "database is locked" (SQLITE_BUSY): another
+    process holds the file, which may be free again soon."""
+    return "locked" in str(exc)
+
+
 def _enter_wal(connection: sqlite3.Connection, patience: float) -> None:
     """Switch the file to WAL, waiting up to ``patience`` seconds for the
     processes opening it at the same moment: SQLite's busy handler does not
@@ -125,7 +131,7 @@ def _enter_wal(connection: sqlite3.Connection, patience: float) -> None:
             connection.execute("PRAGMA journal_mode=WAL")
             return
         except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+            if not _busy(exc) or time.monotonic() + pause > deadline:
                 raise
         time.sleep(pause)
         pause = min(2 * pause, 0.05)
@@ -173,7 +179,7 @@ class SqliteTaskStore(TaskStore):
             except sqlite3.Error as exc:
                 # A file locked past the busy timeout may be free again soon
                 # (503, sent again later); anything else is the server's own.
-                error = UnavailableError if "locked" in str(exc) else InternalError
+                error = UnavailableError if _busy(exc) else InternalError
                 raise error(
                     f"SQLite failed to {what}: {clip(f'{type(exc).__name__}: {exc}')}"
                 ) from None
