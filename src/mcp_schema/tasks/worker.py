@@ -7,9 +7,10 @@ The lease is the task's heartbeat: `run` renews it every third of
 replica then reads the task as ``failed`` (the store's rule). A renewal
 refused (the task was cancelled, or is gone) stops the work: its asyncio task
 is cancelled; a renewal the store fails to answer is tried again at the next
-beat, until the lease held has passed. Every write is a compare-and-set on the record's revision,
-retried on a fresh read, so a worker and a ``tasks/update`` or
-``tasks/cancel`` served by another replica never overwrite one another.
+beat, until the lease held has passed. Every write is a compare-and-set on
+the record's revision, retried on a fresh read, so a worker and a
+``tasks/update`` or ``tasks/cancel`` served by another replica never
+overwrite one another.
 """
 
 from __future__ import annotations
