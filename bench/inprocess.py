@@ -11,6 +11,12 @@ minimal app. On a machine shared with other work CPU time still moves;
 instruction counts do not: ``--callgrind`` runs each app under valgrind's
 callgrind, counting the instructions of the request loop alone (``--requests``
 over ten; the start-up, imports and warm-up not counted).
+
+The telemetry rows of ``bench.telemetry`` (``off``, ``api``, ``sdk``) can be
+named too. ``sdk`` sets the global OpenTelemetry providers when it loads, which
+would turn on what ``api`` and ``off`` measure without: in the CPU-time mode it
+runs in a child process of its own (`Isolated`), told each round's requests
+in turn, so the rounds still alternate.
 """
 
 from __future__ import annotations
@@ -40,7 +46,12 @@ APPS = {
     "minimal": "bench.front_apps:minimal",
     "example": "http_server:app",
     "official": "bench.http_reference:app",
+    "off": "bench.telemetry_apps:off",
+    "api": "bench.telemetry_apps:api",
+    "sdk": "bench.telemetry_apps:sdk",
 }
+ISOLATED = frozenset({"sdk"})
+"""Apps that change the process when they load (global providers): measured in a child."""
 REQUESTS = 2000
 ROUNDS = 5
 App = Callable[..., Awaitable[None]]
@@ -147,23 +158,79 @@ class Lifespan:
             await asyncio.wait_for(self.task, 30)
 
 
+class Isolated:
+    """An app of `ISOLATED` run in a child process (``--serve``): started and
+    warmed up there, then asked for one round at a time."""
+
+    def __init__(self, name: str) -> None:
+        command = [sys.executable, "-m", "bench.inprocess", name, "--serve"]
+        self.child = subprocess.Popen(
+            command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        self._said()  # started and warmed up
+
+    def _said(self) -> str:
+        assert self.child.stdout is not None
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the child {self.child.args} stopped: {self.child.wait(30)}")
+        return line
+
+    def round(self, requests: int) -> float:
+        """CPU seconds per request of one round of ``requests`` requests."""
+        assert self.child.stdin is not None
+        self.child.stdin.write(f"{requests}\n")
+        self.child.stdin.flush()
+        return float(self._said())
+
+    def close(self) -> None:
+        assert self.child.stdin is not None
+        self.child.stdin.close()
+        self.child.wait(30)
+
+
+async def _round(app: App, scope: dict[str, Any], data: bytes, requests: int) -> float:
+    started = time.process_time()
+    for _ in range(requests):
+        await one(app, scope, data)
+    return (time.process_time() - started) / requests
+
+
+async def serve_rounds(name: str) -> None:
+    """The child's side of `Isolated`: ``name`` started and warmed up, "ready"
+    said, then a round for each number of requests read from stdin."""
+    scope, data = scope_and_body()
+    app = load(name)
+    async with Lifespan(app):
+        for _ in range(50):
+            await one(app, scope, data)
+        print("ready", flush=True)
+        for line in sys.stdin:
+            print(await _round(app, scope, data, int(line)), flush=True)
+
+
 async def rounds(names: list[str], requests: int, count: int) -> dict[str, list[float]]:
     """CPU seconds per request of each app in each of ``count`` rounds of ``requests``
     requests, the apps alternating; each app started once (some start only once a process)."""
     scope, data = scope_and_body()
-    apps = {name: load(name) for name in names}
     runs: dict[str, list[float]] = {name: [] for name in names}
     async with contextlib.AsyncExitStack() as stack:
-        for app in apps.values():
+        apps: dict[str, App | Isolated] = {}
+        for name in names:
+            if name in ISOLATED:
+                apps[name] = isolated = Isolated(name)
+                stack.callback(isolated.close)
+                continue
+            apps[name] = app = load(name)
             await stack.enter_async_context(Lifespan(app))
             for _ in range(50):  # warm-up: lazy builds, caches
                 await one(app, scope, data)
         for _ in range(count):
             for name, app in apps.items():
-                started = time.process_time()
-                for _ in range(requests):
-                    await one(app, scope, data)
-                runs[name].append((time.process_time() - started) / requests)
+                if isinstance(app, Isolated):
+                    runs[name].append(app.round(requests))
+                else:
+                    runs[name].append(await _round(app, scope, data, requests))
     return runs
 
 
@@ -215,23 +282,28 @@ def instructions(names: list[str], requests: int) -> dict[str, float]:
         return {name: _instructions(name, requests, Path(work)) / requests for name in names}
 
 
-# What each app's cost says of issue 31's req/s targets: (whose req/s over whose, bound).
+# What each app's cost says of the req/s targets of issue 31 (the front door) and
+# issue 36 (telemetry): (whose req/s over whose, bound).
 COMPARED = {
     "bare": ("minimal / bare", 0.50),
     "official": ("minimal / official", 3.5),
     "example": ("example / minimal", 0.85),
+    "api": ("api / off", 0.98),
+    "sdk": ("sdk / off", 0.90),
 }
+_BASES = {"bare": "minimal", "official": "minimal", "example": "minimal"}
+_BASES.update(api="off", sdk="off")
 
 
 def _ratios(figures: dict[str, float], unit: str) -> None:
     """Each app's cost, and the req/s ratio it would give with the core to itself
     (the HTTP server's own cost left out: in-process, the bare app costs almost nothing)."""
-    base = figures.get("minimal")
     for name, value in figures.items():
         shown = f"  {name:<10} {value:>14,.1f} {unit}"
+        base = figures.get(_BASES.get(name, ""))
         if base and name in COMPARED:
             what, bound = COMPARED[name]
-            side = value / base if name != "example" else base / value
+            side = value / base if name in ("bare", "official") else base / value
             shown += f"   {what}: {side:.2f} (req/s target {bound})"
         print(shown)
 
@@ -243,10 +315,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--callgrind", action="store_true", help="instructions per request")
     parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if unknown := [name for name in args.apps if name not in APPS]:
         parser.error(f"no app named {', '.join(unknown)}")
     args.apps = args.apps or list(APPS)
+    if args.serve:  # an isolated app's rounds, asked for on stdin (`Isolated`)
+        asyncio.run(serve_rounds(args.apps[0]))
+        return 0
     if args.counted:  # one loop, nothing printed: what --callgrind counts
         counted(args.apps[0], args.requests)
         return 0
