@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from opentelemetry.trace import SpanKind
 
+from mcp_schema.telemetry.counts import Key, counts_for
 from mcp_schema.telemetry.operation import METRIC_ATTRIBUTES, Late, Operation
 from mcp_schema.telemetry.propagation import extract
 from mcp_schema.telemetry.vocabulary import MAX_VALUE, OTHER, code_value, method_value, named
@@ -138,24 +139,9 @@ class Telemetry:
         self.session_duration = duration(
             "mcp.server.session.duration", "Duration of a handshake-era MCP session on the server."
         )
-        self.refused = meter.create_counter(
-            "mcp_schema.refused",
-            description="Messages refused or reported, by JSON-RPC code, direction and method.",
-        )
-        self.bridged = meter.create_counter(
-            "mcp_schema.bridge.messages",
-            description="Messages an era bridge carried or refused, by direction, outcome and era.",
-        )
-        self.sealed = meter.create_counter(
-            "mcp_schema.state.refused",
-            description="Sealed request states (requestState) refused, by reason.",
-        )
-        self.shares = meter.create_counter(
-            "mcp_schema.shares", description="Share requests per table, granted or refused."
-        )
-        self.broker = meter.create_counter(
-            "mcp_schema.broker.calls", description="Broker round trips, by operation and outcome."
-        )
+        counts = counts_for(self._meter_provider, meter)
+        self.refused, self.bridged, self.sealed = counts.refused, counts.bridged, counts.sealed
+        self.shares, self.broker = counts.shares, counts.broker
 
     def declare(self, *, tools: Collection[str] = (), prompts: Collection[str] = ()) -> None:
         """Names a server declares, recorded as they are from now on (the
@@ -347,18 +333,18 @@ class Telemetry:
     ) -> None:
         """A message refused or reported (``direction``: ``received`` or
         ``sent``; ``status``: the HTTP status of a front door's refusal)."""
-        attributes: dict[str, str | int] = {
-            "rpc.response.status_code": code_value(code),
-            "mcp_schema.direction": _word(direction),
-            "mcp.method.name": method_value(method),
-        }
+        key: Key = (
+            ("rpc.response.status_code", code_value(code)),
+            ("mcp_schema.direction", _word(direction)),
+            ("mcp.method.name", method_value(method)),
+        )
         if status is not None and 400 <= status < 600:
-            attributes["http.response.status_code"] = status
-        self.refused.add(1, attributes)
+            key += (("http.response.status_code", status),)
+        self.refused.add(key)
 
     def count_sealed(self, reason: str) -> None:
         """A sealed request state refused (``reason``: a word of `state_reason`)."""
-        self.sealed.add(1, {"mcp_schema.reason": _word(reason)})
+        self.sealed.add((("mcp_schema.reason", _word(reason)),))
 
     def count_bridged(
         self,
@@ -373,30 +359,27 @@ class Telemetry:
         carried (``outcome`` ``carried``) or refused (``refused``, with the
         JSON-RPC ``code``) toward ``direction`` (``received``: from the
         client, ``sent``: toward it)."""
-        attributes = {
-            "mcp_schema.direction": _word(direction),
-            "mcp_schema.outcome": _word(outcome),
-            "mcp_schema.era": _word(era),
-        }
+        key: Key = (
+            ("mcp_schema.direction", _word(direction)),
+            ("mcp_schema.outcome", _word(outcome)),
+            ("mcp_schema.era", _word(era)),
+        )
         if code is not None:
-            attributes["rpc.response.status_code"] = code_value(code)
-        self.bridged.add(count, attributes)
+            key += (("rpc.response.status_code", code_value(code)),)
+        self.bridged.add(key, count)
 
     def count_share(self, table: str, granted: bool) -> None:
         """A share of ``table`` asked for."""
-        self.shares.add(
-            1,
-            {
-                "mcp_schema.table": _word(table),
-                "mcp_schema.outcome": "granted" if granted else "refused",
-            },
-        )
+        outcome = "granted" if granted else "refused"
+        self.shares.add((("mcp_schema.table", _word(table)), ("mcp_schema.outcome", outcome)))
 
     def count_broker(self, operation: str, outcome: str) -> None:
         """A broker round trip (``outcome``: ``ok``, ``timeout``, ``error``)."""
-        self.broker.add(
-            1, {"mcp_schema.operation": _word(operation), "mcp_schema.outcome": _word(outcome)}
+        key: Key = (
+            ("mcp_schema.operation", _word(operation)),
+            ("mcp_schema.outcome", _word(outcome)),
         )
+        self.broker.add(key)
 
 
 _Shape = tuple[str, dict[str, Any], dict[str, Any]]
