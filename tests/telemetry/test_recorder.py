@@ -182,6 +182,33 @@ def test_a_name_learned_while_its_call_is_in_flight_names_the_call(recorded: Rec
     assert {p.attributes.get("gen_ai.tool.name") for p in durations} == {"new-tools", None}
 
 
+def test_operations_of_one_shape_record_alike_whether_its_shape_is_known_yet(
+    recorded: Recorded,
+) -> None:
+    # The second of each pair finds the shape the first made: known facts in
+    # one look-up; facts spelled like recorded ones, or a name not known yet
+    # (still named at the end once learned), recorded as the first was.
+    telemetry = recorded.fresh()
+    for _ in range(2):
+        telemetry.server_operation(
+            "_OTHER", request_id=1, version="_OTHER", era="x", params={"name": "_OTHER"}
+        ).end()
+    pending = [
+        telemetry.server_operation("tools/call", request_id=n, params={"name": "soon"})
+        for n in (2, 3)
+    ]
+    telemetry.learn(tools=["soon"])
+    for operation in pending:
+        operation.end()
+    for _ in range(2):
+        telemetry.server_operation("tools/call", request_id=4, params={"name": "soon"}).end()
+    spans = recorded.spans()
+    assert [s.name for s in spans] == ["_OTHER", "_OTHER", *["tools/call soon"] * 4]
+    first, second = (dict(s.attributes or {}) for s in spans[:2])
+    assert first == second and first["mcp.protocol.version"] == OTHER
+    assert {dict(s.attributes or {})["gen_ai.tool.name"] for s in spans[2:]} == {"soon"}
+
+
 def test_broker_round_trips_are_counted_by_operation_and_outcome(recorded: Recorded) -> None:
     import asyncio
 

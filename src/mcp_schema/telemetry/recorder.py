@@ -40,6 +40,8 @@ RECHECK_SECONDS = 1.0
 
 _SCOPE = "mcp_schema"
 _PROMPT_METHODS = frozenset({"prompts/get"})
+_NAMED_METHODS = frozenset({"tools/call", *_PROMPT_METHODS})
+"""The methods whose ``params.name`` names a tool or a prompt (the span's target)."""
 _RESOURCE_METHODS = frozenset(
     {
         "resources/read",
@@ -208,26 +210,21 @@ class Telemetry:
         """The span's attributes, its name (``{method} {target}``), the
         duration's attributes (shared: never to be changed), and the name to
         look up again at the end when it is not known yet (`Late`)."""
-        recorded = method_value(method)
-        target = late = None
-        if recorded == "tools/call" or recorded in _PROMPT_METHODS:
-            given = None if params is None else params.get("name")
-            tools = recorded == "tools/call"
-            target = named(given, self.tools if tools else self.prompts)
-            if target == OTHER and isinstance(given, str) and len(given) <= MAX_VALUE:
-                known = self._known_tools if tools else self._known_prompts
-                attribute = "gen_ai.tool.name" if tools else "gen_ai.prompt.name"
-                late = Late(known, attribute, recorded, given)
-        key = (recorded, _version(version), None if era is None else _word(era), transport, target)
-        shape = self._shapes.get(key)
+        given = None
+        if params is not None and method in _NAMED_METHODS:
+            given = params.get("name")
+            given = given if type(given) is str else None  # any other: as no name, OTHER
+        # The facts as sent first: when they are all of the closed sets (the
+        # common case) they are their own recorded key, found in one look-up.
+        shape = self._shapes.get((method, version, era, transport, given))
+        late = None
         if shape is None:
-            shape = self._shapes[key] = _shape(*key)
-            if len(self._shapes) > _MAX_SHAPES:  # a closed set; bounded all the same
-                self._shapes.clear()
+            shape, late = self._shape_of(method, version, era, transport, given)
         name, base, metric = shape
         attributes = dict(base)
         if request_id is not None:
             attributes["jsonrpc.request.id"] = str(request_id)[:MAX_VALUE]
+        recorded = base["mcp.method.name"]
         if recorded == "tools/call":
             if self.record_content and params is not None and "arguments" in params:
                 attributes["gen_ai.tool.call.arguments"] = _json(params["arguments"])
@@ -236,6 +233,32 @@ class Telemetry:
             if isinstance(uri, str):
                 attributes["mcp.resource.uri"] = uri[:2048]
         return attributes, name, metric, late
+
+    def _shape_of(
+        self, method: str, version: str | None, era: str | None, transport: str, given: str | None
+    ) -> tuple[_Shape, Late | None]:
+        """The shape of these facts as recorded (`_shape`), kept under the
+        recorded key, and the name to look up again at the end when it is
+        not known yet (`Late`). Facts as sent that are all of the closed sets
+        are their own recorded key: the next such operation finds its shape
+        in `_attributes`' one look-up (and a key kept is only ever one a
+        peer's facts record as: the sets only grow)."""
+        recorded = method_value(method)
+        target = late = None
+        if recorded in _NAMED_METHODS:
+            tools = recorded == "tools/call"
+            target = named(given, self.tools if tools else self.prompts)
+            if target == OTHER and given is not None and len(given) <= MAX_VALUE:
+                known = self._known_tools if tools else self._known_prompts
+                attribute = "gen_ai.tool.name" if tools else "gen_ai.prompt.name"
+                late = Late(known, attribute, recorded, given)
+        key = (recorded, _version(version), None if era is None else _word(era), transport, target)
+        shape = self._shapes.get(key)
+        if shape is None:
+            if len(self._shapes) >= _MAX_SHAPES:  # a closed set; bounded all the same
+                self._shapes.clear()
+            shape = self._shapes[key] = _shape(*key)
+        return shape, late
 
     def _known_tools(self) -> frozenset[str]:
         return self.tools
