@@ -63,7 +63,7 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.precheck import Precheck
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import failure
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import Line, OverlongLine
@@ -315,7 +315,7 @@ class HttpBridge(BridgeDriver):
             return await send_response(send, body)
         if self.app is None:  # not started (the lifespan's startup probes)
             refused = UnavailableError("Service Unavailable: the bridge has not probed its server")
-            return await send_response(send, refusal(503, refused))
+            return await send_response(send, failure(refused))
         await self.serve(method, received, body, receive, send, admitted)
 
 
