@@ -227,9 +227,10 @@ def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
     call: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}
     call["params"] = {"name": "echo", "arguments": {"text": "hi"}, "_meta": META}
     headers = {**HEADERS, "mcp-name": "echo"}
+    log = ReportLog()
     with contextlib.ExitStack() as upstream_runs:
         upstream = upstream_runs.enter_context(serving(server.asgi(env={}, versions="2025-06-18")))
-        with serving(HttpBridge(upstream)) as url:
+        with serving(HttpBridge(upstream, reports=log)) as url:
             first = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20)
             assert first.status_code == 200 and first.json()["id"] == 5
             upstream_runs.close()  # the server stops; the bridge goes on
@@ -238,6 +239,10 @@ def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
     assert gone.status_code == 502, gone.text
     assert gone.json()["id"] == 6 and gone.json()["error"]["code"] == -32603
     assert gone.json()["error"]["message"] == UPSTREAM_FAILED  # not the upstream's address
+    # The operator's report says why, naming the upstream the client is not told of.
+    [finding] = [r for r in reported(log) if r["direction"] == "server->client"]
+    assert finding["code"] == -32603 and "exchange with the upstream" in finding["message"]
+    assert upstream.split("//")[1].split("/")[0] in finding["message"]
 
 
 def _silent(session: ServerSession, event: Event) -> None:

@@ -172,7 +172,10 @@ async def _exchange(
             bridge.client, bridge.target, post, reply, on_events, bridge.credentials
         )
     except UpstreamError as exc:
-        on_events(binding.lost(post, clip(exc.message, 200)))
+        reason = clip(exc.message, 200)
+        # The operator's report names why; the client is told only that it failed.
+        bridge.findings.found(f"the exchange with the upstream failed: {reason}", b"", exc.code)
+        on_events(binding.lost(post, reason))
         return None
 
 
