@@ -29,6 +29,7 @@ __all__ = [
     "MAX_QUOTED",
     "MAX_RESPONSE_BYTES",
     "BadGatewayError",
+    "GatewayTimeoutError",
     "HeaderMismatchError",
     "InternalError",
     "InvalidParamsError",
@@ -229,6 +230,16 @@ class BadGatewayError(InternalError):
     failure is; on the wire it is an internal error."""
 
     http_status = 502
+
+
+class GatewayTimeoutError(InternalError):
+    """-32603: what a gateway, a bridge or a replica forwarding a request
+    waited for (the server it carries the request to, the replica holding
+    the session) did not answer within its bound. Over HTTP it is answered
+    504, in either era; on the wire it is an internal error."""
+
+    default_message = "Gateway timeout"
+    http_status = 504
 
 
 class HeaderMismatchError(McpError):

@@ -12,6 +12,7 @@ reached; the front checking requests by the gateway's precheck."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import runpy
 import subprocess
@@ -29,6 +30,7 @@ from mcp_schema.cli import main
 from mcp_schema.gateway import command
 from mcp_schema.gateway.bridge import handshake_front
 from mcp_schema.gateway.bridge.handshake_front import HandshakeFront, handshake_capabilities
+from mcp_schema.gateway.findings import UPSTREAM_FAILED
 from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
@@ -392,3 +394,32 @@ def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> 
         heard = asyncio.run(run())
     assert heard == ["notifications/tools/list_changed"] * 3
     assert methods.count(b"subscriptions/listen") == 1  # one, for all three sessions
+
+
+def test_an_upstream_gone_is_reported_with_why_and_told_the_client_without_it() -> None:
+    reports = ReportLog()
+    with contextlib.ExitStack() as upstream_runs:
+        url = upstream_runs.enter_context(upstream())
+        with serving(bridged_app(url, reports)) as gateway:
+
+            async def run() -> dict[str, Any]:
+                async with httpx.AsyncClient(timeout=10) as http:
+                    hand = Hand(http, gateway)
+                    await hand.initialize({})
+                    upstream_runs.close()  # the server stops; the bridge goes on
+                    call = hand.message("tools/call", {"name": "echo", "arguments": {"text": "a"}})
+                    answer = await http.post(gateway, headers=hand.headers(), json=call)
+                    (data,) = [ln for ln in answer.text.splitlines() if ln.startswith("data:")]
+                    return dict(json.loads(data[5:]))
+
+            failed = asyncio.run(run())
+    assert failed["error"]["message"] == UPSTREAM_FAILED  # not the upstream's address
+    # One finding per exchange that failed: the bridge's own tools/list first, then the call.
+    found = [r for r in reported(reports) if r["direction"] == "server->client"]
+    assert [r["frame"].split('"method":"')[1].split('"')[0] for r in found] == [
+        "tools/list",
+        "tools/call",
+    ]
+    for finding in found:
+        assert "exchange with the upstream failed" in finding["message"]
+        assert url.split("//")[1].split("/")[0] in finding["message"]

@@ -29,8 +29,11 @@ from mcp_schema.gateway.findings import UPSTREAM_FAILED
 from mcp_schema.gateway.http_upstream import upstream_client
 from mcp_schema.gateway.monitor.asgi import GatewayApp
 from mcp_schema.gateway.probe import Served, probe_upstream
+from mcp_schema.http import Endpoint
+from mcp_schema.http.asgi import App
 from mcp_schema.http.pool import HttpClient
 from mcp_schema.proxy import ReportLog
+from mcp_schema.session import Event, RequestReceived, ServerSession
 from tests.gateway.test_gateway import HEADERS, META, reported, serving
 from tests.gateway.test_stdio_bridge import expected, session
 from tests.http.test_adapter import chunks
@@ -224,9 +227,10 @@ def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
     call: dict[str, Any] = {"jsonrpc": "2.0", "id": 5, "method": "tools/call"}
     call["params"] = {"name": "echo", "arguments": {"text": "hi"}, "_meta": META}
     headers = {**HEADERS, "mcp-name": "echo"}
+    log = ReportLog()
     with contextlib.ExitStack() as upstream_runs:
         upstream = upstream_runs.enter_context(serving(server.asgi(env={}, versions="2025-06-18")))
-        with serving(HttpBridge(upstream)) as url:
+        with serving(HttpBridge(upstream, reports=log)) as url:
             first = httpx.post(url, content=json.dumps(call), headers=headers, timeout=20)
             assert first.status_code == 200 and first.json()["id"] == 5
             upstream_runs.close()  # the server stops; the bridge goes on
@@ -235,3 +239,38 @@ def test_an_upstream_gone_after_the_probe_is_502_with_the_requests_id() -> None:
     assert gone.status_code == 502, gone.text
     assert gone.json()["id"] == 6 and gone.json()["error"]["code"] == -32603
     assert gone.json()["error"]["message"] == UPSTREAM_FAILED  # not the upstream's address
+    # The operator's report says why, naming the upstream the client is not told of.
+    [finding] = [r for r in reported(log) if r["direction"] == "server->client"]
+    assert finding["code"] == -32603 and "exchange with the upstream" in finding["message"]
+    assert upstream.split("//")[1].split("/")[0] in finding["message"]
+
+
+def _silent(session: ServerSession, event: Event) -> None:
+    """A handshake-era server that lists one tool and never answers a call of it."""
+    if isinstance(event, RequestReceived) and event.method == "tools/list":
+        session.respond(event, {"tools": [{"name": "wait", "inputSchema": {"type": "object"}}]})
+
+
+def test_an_upstream_silent_past_the_bound_is_504_with_the_requests_id() -> None:
+    upstream = App(
+        Endpoint(
+            _silent,
+            info={"name": "silent", "version": "1"},
+            versions=["2025-06-18"],
+            capabilities={"tools": {}},
+            answer_seconds=20,
+        )
+    )
+    call: dict[str, Any] = {"jsonrpc": "2.0", "id": 7, "method": "tools/call"}
+    call["params"] = {"name": "wait", "arguments": {}, "_meta": META}
+    with (
+        serving(upstream) as upstream_url,
+        serving(HttpBridge(upstream_url, answer_seconds=0.5)) as url,
+    ):
+        late = httpx.post(
+            url, content=json.dumps(call), headers={**HEADERS, "mcp-name": "wait"}, timeout=20
+        )
+    assert late.status_code == 504, late.text
+    error = late.json()["error"]
+    assert late.json()["id"] == 7 and error["code"] == -32603
+    assert error["message"] == "Gateway timeout: no answer within 0.5 s"

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from mcp_schema.broker import BrokerError, InProcessBroker
+from mcp_schema.errors import GatewayTimeoutError, InternalError, InvalidParamsError
 from mcp_schema.http import AsyncHandler, Endpoint, Handler
 from mcp_schema.http.asgi import App, Message
 from mcp_schema.session import CancelRequested, Event, RequestReceived, ServerSession
@@ -305,6 +306,33 @@ def test_a_sync_handler_that_never_answers_gets_32603_after_the_bound() -> None:
         assert isinstance(seen[-1], CancelRequested)  # the handler hears it is over
 
     run(test)
+
+
+@pytest.mark.parametrize(
+    ("late", "status", "said"),
+    [(None, 200, "Internal error"), (GatewayTimeoutError, 504, "Gateway timeout")],
+)
+def test_the_answer_past_the_bound_is_the_endpoints_late_error(
+    late: type[InternalError] | None, status: int, said: str
+) -> None:
+    async def test() -> None:
+        served = endpoint(lambda session, event: None, answer_seconds=0.05)
+        if late is not None:
+            served.late = late
+        answered, _, body = await Exchange(App(served), call("silent", 9), {}).whole()
+        assert answered == status
+        error = json.loads(body)["error"]
+        assert (error["code"], error["message"]) == (-32603, f"{said}: no answer within 0.05 s")
+
+    run(test)
+
+
+def test_the_late_error_is_an_internal_error() -> None:
+    served = endpoint(lambda session, event: None)
+    for wrong in (InvalidParamsError, ValueError, InternalError("an instance")):
+        with pytest.raises(TypeError, match="late must be InternalError"):
+            served.late = wrong  # type: ignore[assignment]
+    assert served.late is InternalError  # a refused one changes nothing
 
 
 def test_a_lost_stream_cancels_the_handlers_task() -> None:

@@ -35,8 +35,8 @@ from mcp_schema.auth.metadata import ProtectedResource
 from mcp_schema.auth.principal import Principal
 from mcp_schema.auth.scopes import Kind, RequiredScopes
 from mcp_schema.auth.verifier import InvalidToken, TokenVerifier, VerifierUnavailable
-from mcp_schema.errors import InternalError
-from mcp_schema.http.rules import refusal
+from mcp_schema.errors import UnavailableError
+from mcp_schema.http.rules import failure
 from mcp_schema.http.stream import Response
 
 __all__ = ["RETRY_SECONDS", "ResourceServer"]
@@ -137,8 +137,8 @@ class ResourceServer:
         except InvalidToken as refused:
             return unauthorized(url, scopes=always, description=str(refused), request_id=request_id)
         except VerifierUnavailable as failed:
-            error = InternalError(f"Service Unavailable: {failed}")
-            return refusal(503, error, request_id, [("retry-after", str(RETRY_SECONDS))])
+            error = UnavailableError(f"Service Unavailable: {failed}")
+            return failure(error, request_id, [("retry-after", str(RETRY_SECONDS))])
         if self.required.missing(principal.scopes):
             return insufficient_scope(url, always, request_id=request_id)
         return principal

@@ -5,9 +5,9 @@ refused), numbered per direction, to a `mcp_schema.proxy.ReportLog`."""
 from __future__ import annotations
 
 from mcp_schema.codec import Sender
-from mcp_schema.errors import BadGatewayError, InternalError, InvalidRequestError, McpError
+from mcp_schema.errors import BadGatewayError, InvalidRequestError, McpError
 from mcp_schema.http.posts import TransportError
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import failure
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog, make_report
 
@@ -48,10 +48,10 @@ def bad_gateway(report: Report, request_id: str | int | None) -> Response:
     """What enforce mode answers instead of an upstream's invalid answer: 502,
     a JSON-RPC error (-32603) to ``request_id``, its data naming the finding."""
     finding = {k: report[k] for k in ("code", "message", "data")}
-    error = InternalError(
+    error = BadGatewayError(
         f"Bad gateway: the upstream's answer is invalid: {report['message']}", {"finding": finding}
     )
-    return refusal(502, error, request_id)
+    return failure(error, request_id)
 
 
 UPSTREAM_FAILED = "Bad gateway: the exchange with the upstream failed"

@@ -133,6 +133,10 @@ class Awaited:
 class Answers:
     """The handler of an endpoint and its requests answered later (see the module)."""
 
+    late: type[InternalError] = InternalError
+    """What a request whose answer did not come within ``answer_seconds`` is
+    answered: -32603, its type naming the HTTP status (`Posts.late`)."""
+
     def __init__(
         self,
         handler: Handler,
@@ -280,7 +284,7 @@ class Answers:
     def _expire(self, live: LiveSession, request: RequestReceived) -> None:
         seconds = f"{self.answer_seconds:g}"
         _LOG.warning("no answer to %s within %s s: answered -32603", described(request), seconds)
-        error = InternalError(f"Internal error: no answer within {seconds} s")
+        error = self.late(f"{self.late.default_message}: no answer within {seconds} s")
         self.end(live, request, f"not answered within {seconds} s", error)
 
     def end(

@@ -56,7 +56,7 @@ from typing import TYPE_CHECKING
 
 from mcp_schema._args import check
 from mcp_schema.broker import BrokerError, Subscription
-from mcp_schema.errors import InternalError
+from mcp_schema.errors import GatewayTimeoutError, UnavailableError
 
 # Private helpers of this package's ASGI adapter and endpoint: the forwarded
 # request is read, refused and written exactly as a direct one.
@@ -78,7 +78,7 @@ from mcp_schema.http.forward_holder import DEAF_SECONDS, RESUBSCRIBE_MAX, WATCH_
 from mcp_schema.http.forward_wire import chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.observe import count_refusal, observe_shares
 from mcp_schema.http.post import request_id_of
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import failure
 from mcp_schema.http.shared_sessions import BrokerSessions, positive_seconds
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
@@ -202,7 +202,7 @@ class ClusterApp(Holding):
                 if holder is None:  # lost by a restart of Redis? its holder knows
                     holder = await self.sessions.ask(session_id, self._patience())
             except BrokerError as exc:
-                unavailable = refusal(503, exc, request_id_of(body))
+                unavailable = failure(exc, request_id_of(body))
                 count_refusal(self.telemetry, unavailable)
                 return await send_response(send, unavailable)
             if holder is not None and holder != self.sessions.replica:
@@ -267,8 +267,8 @@ class ClusterApp(Holding):
                     await self._publish(inbox(holder), pack(header, chunk))
                 await self._relay(replies, holder, forward_id, request_id, receive, send)
         except (BrokerError, ValueError) as exc:  # ValueError: headers beyond max_message
-            error = exc if isinstance(exc, BrokerError) else InternalError(str(exc))
-            await send_response(send, refusal(503, error, request_id))
+            error = exc if isinstance(exc, BrokerError) else UnavailableError(str(exc))
+            await send_response(send, failure(error, request_id))
 
     async def _relay(
         self,
@@ -318,9 +318,9 @@ class ClusterApp(Holding):
         except (BrokerError, StopAsyncIteration, OSError) as exc:
             if not started:
                 error = (
-                    exc if isinstance(exc, BrokerError) else InternalError("the answer was lost")
+                    exc if isinstance(exc, BrokerError) else UnavailableError("the answer was lost")
                 )
-                await send_response(send, refusal(503, error, request_id))
+                await send_response(send, failure(error, request_id))
                 started = finished = True
         finally:
             left.cancel()
@@ -334,14 +334,14 @@ class ClusterApp(Holding):
         the broker lost it, or the holder is stuck; it is told to drop it)
         or did not start to answer in time (504)."""
         if not acked:
-            lost = InternalError(
+            lost = UnavailableError(
                 f"the replica holding the session did not take the request within {self._ack:g} s"
             )
-            return refusal(503, lost, request_id)
-        late = InternalError(
+            return failure(lost, request_id)
+        late = GatewayTimeoutError(
             f"the replica holding the session did not answer within {self.timeout:g} s"
         )
-        return refusal(504, late, request_id)
+        return failure(late, request_id)
 
     async def _tell_gone(self, holder: str, forward_id: str) -> None:
         try:

@@ -19,7 +19,7 @@ from mcp_schema.http.caller import Caller
 from mcp_schema.http.caller_wire import caller_of
 from mcp_schema.http.forward_wire import EVERY, chunks, inbox, pack, reply, texts, unpack, wire
 from mcp_schema.http.post import request_id_of
-from mcp_schema.http.rules import refusal, too_many
+from mcp_schema.http.rules import failure, too_many
 from mcp_schema.http.shared_sessions import BrokerSessions
 from mcp_schema.http_headers import received_headers
 from mcp_schema.shares import Share
@@ -96,7 +96,7 @@ class Holding:
                         self.sessions.drop(new)
                         refused = True
                         request_id = request_id_of(b"".join(body or ()))
-                        return await send_response(send, refusal(503, exc, request_id))
+                        return await send_response(send, failure(exc, request_id))
                     _LOG.warning("session records not written: %s", exc.message)
             await send(message)
 

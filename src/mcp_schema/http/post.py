@@ -18,6 +18,7 @@ from mcp_schema._codec.route import request_id
 from mcp_schema._codec.versioning import NULL_VERSION
 from mcp_schema.errors import (
     HeaderMismatchError,
+    InternalError,
     McpError,
     UnsupportedProtocolVersionError,
     clip,
@@ -123,6 +124,20 @@ class Posts:
     """Told of each listen opened (its request and `mcp_schema.subscriptions.Listen`):
     what feeds a listen whose changes come from elsewhere (the era bridge's
     upstream sessions, `mcp_schema.gateway.bridge.stateless_front`)."""
+
+    @property
+    def late(self) -> type[InternalError]:
+        """What a request whose answer did not come within ``answer_seconds``
+        is answered: `InternalError` (-32603; in the stateless era, HTTP 200),
+        or, for a handler that carries requests to a server of its own (the
+        era bridge), `mcp_schema.errors.GatewayTimeoutError` (-32603, 504)."""
+        return self._answers.late
+
+    @late.setter
+    def late(self, error: type[InternalError]) -> None:
+        if not (isinstance(error, type) and issubclass(error, InternalError)):
+            raise TypeError(f"late must be InternalError or a subclass, not {error!r}")
+        self._answers.late = error
 
     def _opened_noted(
         self, headers: dict[str, str], body: bytes, caller: Caller

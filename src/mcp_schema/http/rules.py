@@ -27,6 +27,7 @@ __all__ = [
     "allowed_host",
     "allowed_origin",
     "answer_status",
+    "failure",
     "host_refusal",
     "is_json",
     "mirrored_headers",
@@ -213,6 +214,17 @@ def refusal(
     err = InvalidRequestError(error) if isinstance(error, str) else error
     body = encode(err.to_response(request_id))
     return Response(status, [("content-type", "application/json"), *(headers or [])], body)
+
+
+def failure(
+    error: McpError,
+    request_id: str | int | None = None,
+    headers: list[tuple[str, str]] | None = None,
+) -> Response:
+    """The refusal of a request a shared piece failed (``error``: an error
+    whose type names its status, `mcp_schema.errors.McpError.http_status`,
+    as an `UnavailableError`'s 503), naming ``request_id``."""
+    return refusal(error.http_status or 500, error, request_id, headers)
 
 
 def too_many(error: ShareExceededError, request_id: str | int | None = None) -> Response:

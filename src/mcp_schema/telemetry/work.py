@@ -14,11 +14,11 @@ Imported only where a span was recorded: it imports OpenTelemetry.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags, use_span
+from opentelemetry.trace import Status, StatusCode, get_current_span, use_span
+from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
@@ -29,7 +29,13 @@ WORK_LINK = {"mcp_schema.link": "task_work"}
 """The attributes of the link from a ``tasks/get`` or ``tasks/update`` span to the work's."""
 
 _STATUSES = frozenset({"working", "input_required", "completed", "failed", "cancelled"})
-_TRACEPARENT = re.compile(r"00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})")
+_W3C = TraceContextTextMapPropagator()
+"""What reads a kept context back: the W3C format `context_of` writes, whatever
+propagator the application set globally (B3, Jaeger... would not read it)."""
+
+
+_WRITTEN = f"00-{'0' * 32}-{'0' * 16}-00"
+"""The shape of what `context_of` writes: its length bounds what is parsed back."""
 
 
 def context_of(span: Span) -> str | None:
@@ -46,11 +52,9 @@ def link_work(span: Span, kept: object) -> None:
     the work span whose context the task keeps (``kept``, what `context_of`
     wrote; anything else, a record of a store shared with other writers
     included, links nothing)."""
-    found = _TRACEPARENT.fullmatch(kept) if isinstance(kept, str) else None
-    if found is None:
-        return
-    trace_id, span_id, flags = (int(part, 16) for part in found.groups())
-    work = SpanContext(trace_id, span_id, is_remote=True, trace_flags=TraceFlags(flags))
+    if not isinstance(kept, str) or len(kept) > len(_WRITTEN):
+        return  # not what `context_of` wrote: nothing to parse
+    work = get_current_span(_W3C.extract({"traceparent": kept})).get_span_context()
     if work.is_valid:
         span.add_link(work, WORK_LINK)
 

@@ -371,6 +371,12 @@ class StatelessCalls:
             )
         )
 
+    def unreached(self, post: Post, reason: str) -> None:
+        """``post`` got no answer at all (``reason``: the connection's words,
+        the upstream's address in them): a finding for the operator; its
+        client is told only that the exchange failed (`told_client`)."""
+        self._found(post, BadGatewayError(reason), "the exchange with the upstream failed")
+
     def _keep(self, report: Report) -> None:
         self.findings.append(report)
         del self.findings[:-_MAX_FINDINGS]

@@ -333,6 +333,7 @@ class HandshakeFront:
                 self._credentials,
             )
         except UpstreamError as exc:
+            bridged.calls.unreached(post, clip(exc.message))
             self._carry(bridged, post, binding.lost(post, clip(exc.message)))
 
     def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:

@@ -63,7 +63,7 @@ from mcp_schema.http.adapter import (
 )
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.precheck import Precheck
-from mcp_schema.http.rules import refusal
+from mcp_schema.http.rules import failure
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
 from mcp_schema.proxy.lines import Line, OverlongLine
@@ -172,7 +172,10 @@ async def _exchange(
             bridge.client, bridge.target, post, reply, on_events, bridge.credentials
         )
     except UpstreamError as exc:
-        on_events(binding.lost(post, clip(exc.message, 200)))
+        reason = clip(exc.message, 200)
+        # The operator's report names why; the client is told only that it failed.
+        bridge.findings.found(f"the exchange with the upstream failed: {reason}", b"", exc.code)
+        on_events(binding.lost(post, reason))
         return None
 
 
@@ -315,7 +318,7 @@ class HttpBridge(BridgeDriver):
             return await send_response(send, body)
         if self.app is None:  # not started (the lifespan's startup probes)
             refused = UnavailableError("Service Unavailable: the bridge has not probed its server")
-            return await send_response(send, refusal(503, refused))
+            return await send_response(send, failure(refused))
         await self.serve(method, received, body, receive, send, admitted)
 
 

@@ -6,22 +6,21 @@ each), driving the sans-IO parts of `mcp_schema.gateway.bridge.stateless`.
 
 The clients' side is the package's own `mcp_schema.http.Endpoint`, serving
 2026-07-28 alone through `mcp_schema.http.asgi.App`'s kit (`BridgeDriver.serve`:
-a request the front door in front admitted and read): the endpoint reads
-each request (its ``_meta``, its headers, a retry's sealed ``requestState``)
-and answers what its session answers itself; the driver is its ``async``
-handler, carrying each call. Per call: an upstream session of its
-principal and capabilities, started and initialized when first needed; for
-a call that may ask, one whose turn is free (another is started when every
-one's is taken: at most ``max_upstreams`` sessions at once,
-``max_upstreams_per_key`` per caller (`mcp_schema.shares`), its own least
-recently used idle one ended first, never another caller's; past that the
-call waits its turn on one of its sessions, and is refused, 429 with
-``Retry-After``, when it has none; a session idle for ``idle_seconds``
-ends); the request projected to its version; the answer projected back. The endpoint answers in JSON when
-nothing comes before the answer, else as an event stream carrying the call's
-progress and log messages first, and bounds the wait (``answer_seconds``).
-The client leaving before the answer cancels the handler's task, which
-cancels the upstream call (``notifications/cancelled``).
+a request the front door in front admitted and read): the endpoint reads each
+request (its ``_meta``, its headers, a retry's sealed ``requestState``) and
+answers what its session answers itself; the driver is its ``async`` handler,
+carrying each call. Per call: an upstream session of its principal and
+capabilities, started and initialized when first needed; for a call that may
+ask, one whose turn is free (another is started when every one's is taken: at
+most ``max_upstreams`` sessions at once, ``max_upstreams_per_key`` per caller
+(`mcp_schema.shares`), its own least recently used idle one ended first, never
+another caller's; past that the call waits its turn on one of its sessions,
+and is refused, 429 with ``Retry-After``, when it has none; a session idle for
+``idle_seconds`` ends); the request projected to its version; the answer
+projected back. The endpoint answers in JSON when nothing comes before the
+answer, else as an event stream carrying the call's progress and log messages
+first, and bounds the wait (``answer_seconds``; then 504). The client leaving
+before the answer cancels the handler's task, which cancels the upstream call.
 
 ``subscriptions/listen`` is the endpoint's own stream (`mcp_schema.http.listen`);
 the driver is told of each (`Endpoint.listened`) and feeds it from the
@@ -44,7 +43,13 @@ from collections.abc import Awaitable, Callable, Collection
 from time import monotonic
 from typing import TYPE_CHECKING
 
-from mcp_schema.errors import BadGatewayError, InvalidParamsError, McpError, UnavailableError
+from mcp_schema.errors import (
+    BadGatewayError,
+    GatewayTimeoutError,
+    InvalidParamsError,
+    McpError,
+    UnavailableError,
+)
 from mcp_schema.gateway.bridge.counts import BridgeCounts
 from mcp_schema.gateway.bridge.stateless import (
     FRONT_VERSION,
@@ -124,9 +129,8 @@ class BridgeDriver(UpstreamTable):
     * ``max_upstreams``, ``max_upstreams_per_key``, ``idle_seconds``,
       ``pending``: the bounds (the upstream sessions' share is counted by
       the `Caller.key` of the front door's caller); ``answer_seconds``: how
-      long a call's answer is awaited (the endpoint's bound);
-      ``body_seconds``: the time a body has to arrive whole, where the
-      driver reads it (`HttpBridge` on its own).
+      long a call's answer is awaited (the endpoint's bound); ``body_seconds``:
+      the time a body has to arrive whole (`HttpBridge` reads it).
     """
 
     def __init__(
@@ -145,11 +149,8 @@ class BridgeDriver(UpstreamTable):
     ) -> None:
         if not 0 < idle_seconds < float("inf"):
             raise ValueError(f"idle_seconds must be a positive number, not {idle_seconds!r}")
-        self.share = Share(
-            "upstream sessions",
-            total=max_upstreams,
-            per_key=min(max_upstreams_per_key, max_upstreams),
-        )
+        per_key = min(max_upstreams_per_key, max_upstreams)
+        self.share = Share("upstream sessions", total=max_upstreams, per_key=per_key)
         self.idle_seconds = float(idle_seconds)
         self.findings = findings
         self.counts = BridgeCounts(telemetry_for(telemetry), "stateless")
@@ -198,6 +199,7 @@ class BridgeDriver(UpstreamTable):
             **self.precheck.endpoint_options(),
         )
         endpoint.listened = self._listened
+        endpoint.late = GatewayTimeoutError  # the upstream did not answer: 504
         self.app = App(endpoint, body_seconds=self.body_seconds)
 
     async def aclose(self) -> None:

@@ -75,7 +75,7 @@ from mcp_schema.http.caller import SCOPE_KEY, principal_in
 from mcp_schema.http.cors import cors_headers
 from mcp_schema.http.era import era_of
 from mcp_schema.http.precheck import Precheck
-from mcp_schema.http.rules import refusal, too_many
+from mcp_schema.http.rules import failure, refusal, too_many
 from mcp_schema.http.sessions import IDLE_SECONDS
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import received_headers
@@ -452,7 +452,7 @@ class StdioGatewayApp:
                         "Bad gateway: the server process exited before answering"
                     )
                     self.findings.found(error.message, b"", error.code)
-                    answer = refusal(502, error, exchange.request_id)
+                    answer = failure(error, exchange.request_id)
                     if not started:
                         return await send_response(send, answer)
                     return await send_body(send, sse_event(answer.body))
