@@ -210,16 +210,20 @@ class Telemetry:
         """The span's attributes, its name (``{method} {target}``), the
         duration's attributes (shared: never to be changed), and the name to
         look up again at the end when it is not known yet (`Late`)."""
-        given = None
-        if params is not None and method in _NAMED_METHODS:
-            given = params.get("name")
-            given = given if type(given) is str else None  # any other: as no name, OTHER
-        # The facts as sent first: when they are all of the closed sets (the
+        target = late = None
+        if method in _NAMED_METHODS:  # known methods: recorded as they are
+            given = None if params is None else params.get("name")
+            tools = method == "tools/call"
+            target = named(given, self.tools if tools else self.prompts)
+            if target == OTHER and isinstance(given, str) and len(given) <= MAX_VALUE:
+                known = self._known_tools if tools else self._known_prompts
+                attribute = "gen_ai.tool.name" if tools else "gen_ai.prompt.name"
+                late = Late(known, attribute, method, given)
+        # The other facts as sent first: when they are of the closed sets (the
         # common case) they are their own recorded key, found in one look-up.
-        shape = self._shapes.get((method, version, era, transport, given))
-        late = None
+        shape = self._shapes.get((method, version, era, transport, target))
         if shape is None:
-            shape, late = self._shape_of(method, version, era, transport, given)
+            shape = self._shape_of(method, version, era, transport, target)
         name, base, metric = shape
         attributes = dict(base)
         if request_id is not None:
@@ -235,30 +239,21 @@ class Telemetry:
         return attributes, name, metric, late
 
     def _shape_of(
-        self, method: str, version: str | None, era: str | None, transport: str, given: str | None
-    ) -> tuple[_Shape, Late | None]:
-        """The shape of these facts as recorded (`_shape`), kept under the
-        recorded key, and the name to look up again at the end when it is
-        not known yet (`Late`). Facts as sent that are all of the closed sets
-        are their own recorded key: the next such operation finds its shape
-        in `_attributes`' one look-up (and a key kept is only ever one a
-        peer's facts record as: the sets only grow)."""
-        recorded = method_value(method)
-        target = late = None
-        if recorded in _NAMED_METHODS:
-            tools = recorded == "tools/call"
-            target = named(given, self.tools if tools else self.prompts)
-            if target == OTHER and given is not None and len(given) <= MAX_VALUE:
-                known = self._known_tools if tools else self._known_prompts
-                attribute = "gen_ai.tool.name" if tools else "gen_ai.prompt.name"
-                late = Late(known, attribute, recorded, given)
-        key = (recorded, _version(version), None if era is None else _word(era), transport, target)
+        self, method: str, version: str | None, era: str | None, transport: str, target: str | None
+    ) -> _Shape:
+        """The shape of these facts as recorded (`_shape`; ``target``: the
+        tool or prompt, recorded already), kept under the recorded key. Facts
+        as sent that are of the closed sets are their own recorded key: the
+        next such operation finds its shape in `_attributes`' one look-up
+        (and a key kept is only ever one that facts record as)."""
+        key = (method_value(method), _version(version), None if era is None else _word(era))
+        key += (transport, target)
         shape = self._shapes.get(key)
         if shape is None:
             if len(self._shapes) >= _MAX_SHAPES:  # a closed set; bounded all the same
                 self._shapes.clear()
             shape = self._shapes[key] = _shape(*key)
-        return shape, late
+        return shape
 
     def _known_tools(self) -> frozenset[str]:
         return self.tools
