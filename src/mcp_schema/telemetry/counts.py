@@ -18,6 +18,7 @@ provider shares one `Counts` (`counts_for`).
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections.abc import Iterable
@@ -99,17 +100,35 @@ class Counts:
 
 
 _made: weakref.WeakKeyDictionary[Any, Counts] = weakref.WeakKeyDictionary()
+_global: list[Counts] = []  # the Counts of the global providers, once made
 _making = threading.Lock()
 
 
-def counts_for(provider: MeterProvider, meter: Meter) -> Counts:
+def counts_for(provider: MeterProvider, meter: Meter, *, from_globals: bool) -> Counts:
     """The `Counts` of ``provider`` (``meter``: its meter of the package's
-    scope), made on first use and shared from then on."""
+    scope), made on first use and shared from then on.
+
+    ``from_globals``: the provider is the global one, looked up. Every such
+    `Telemetry` shares one `Counts`, whether made before an SDK was set (on
+    the API's proxy, which hands the SDK the same instruments once it is
+    set) or after; so does one given the global provider by name. (Left
+    uncovered: a provider given by name, counted on, and only then made the
+    global one while counts were made on the proxy before: the proxy's
+    instruments then meet the ones made first, and keep those.)"""
+    from opentelemetry import metrics
+
     with _making:
+        is_global = from_globals or provider is metrics.get_meter_provider()
         try:
             made = _made.get(provider)
-        except TypeError:  # a provider that cannot be weakly referenced: its own
-            return Counts(meter)
+        except TypeError:  # a provider that cannot be weakly referenced
+            made = None
+        if made is None and is_global and _global:
+            made = _global[0]
         if made is None:
-            made = _made[provider] = Counts(meter)
+            made = Counts(meter)
+        with contextlib.suppress(TypeError):
+            _made.setdefault(provider, made)
+        if is_global and not _global:
+            _global.append(made)
         return made

@@ -141,7 +141,7 @@ class Telemetry:
         self.session_duration = duration(
             "mcp.server.session.duration", "Duration of a handshake-era MCP session on the server."
         )
-        counts = counts_for(self._meter_provider, meter)
+        counts = counts_for(self._meter_provider, meter, from_globals=meter_provider is None)
         self.refused, self.bridged, self.sealed = counts.refused, counts.bridged, counts.sealed
         self.shares, self.broker = counts.shares, counts.broker
 
@@ -246,8 +246,8 @@ class Telemetry:
         as sent that are of the closed sets are their own recorded key: the
         next such operation finds its shape in `_attributes`' one look-up
         (and a key kept is only ever one that facts record as)."""
-        key = (method_value(method), _version(version), None if era is None else _word(era))
-        key += (transport, target)
+        era_word = None if era is None else _word(era)
+        key = (method_value(method), _version(version), era_word, transport, target)
         shape = self._shapes.get(key)
         if shape is None:
             if len(self._shapes) >= _MAX_SHAPES:  # a closed set; bounded all the same
