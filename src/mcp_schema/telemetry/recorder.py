@@ -124,6 +124,12 @@ class Telemetry:
         self.tools, self.prompts = frozenset(tools), frozenset(prompts)
         self.record_content, self.resource_uris = bool(record_content), bool(resource_uris)
 
+        self._durations(meter)
+        counts = counts_for(self._meter_provider, meter, from_globals=meter_provider is None)
+        self.refused, self.bridged, self.sealed = counts.refused, counts.bridged, counts.sealed
+        self.shares, self.broker = counts.shares, counts.broker
+
+    def _durations(self, meter: Any) -> None:
         def duration(name: str, what: str) -> Any:
             return meter.create_histogram(
                 name,
@@ -141,9 +147,26 @@ class Telemetry:
         self.session_duration = duration(
             "mcp.server.session.duration", "Duration of a handshake-era MCP session on the server."
         )
-        counts = counts_for(self._meter_provider, meter, from_globals=meter_provider is None)
-        self.refused, self.bridged, self.sealed = counts.refused, counts.bridged, counts.sealed
-        self.shares, self.broker = counts.shares, counts.broker
+
+    def _unproxied(self) -> None:
+        """The SDK's own tracer and duration instruments, once an SDK is
+        behind the global providers, in place of the API's proxies this
+        `Telemetry` was made with when none was (they forward each call: one
+        layer less per span and per record). Asked for again by name, they
+        are the ones the proxies forward to; the counters keep theirs
+        (`counts_for`)."""
+        from opentelemetry import metrics, trace
+
+        from mcp_schema import __version__
+
+        tracer_provider = trace.get_tracer_provider()
+        if not isinstance(tracer_provider, trace.ProxyTracerProvider):
+            self._tracer_provider = tracer_provider
+            self._tracer = tracer_provider.get_tracer(_SCOPE, __version__)
+        meter_provider = metrics.get_meter_provider()
+        if not _proxy_meter_provider(meter_provider):
+            self._meter_provider = meter_provider
+            self._durations(meter_provider.get_meter(_SCOPE, __version__))
 
     def declare(self, *, tools: Collection[str] = (), prompts: Collection[str] = ()) -> None:
         """Names a server declares, recorded as they are from now on (the
@@ -192,6 +215,7 @@ class Telemetry:
             return False
         if _sdk_behind_globals():
             self._explicit = True
+            self._unproxied()
             return True
         self._quiet_until = now + RECHECK_SECONDS
         return False
@@ -436,9 +460,12 @@ def _sdk_behind_globals() -> bool:
     from opentelemetry import metrics, trace
 
     proxy_tracer = isinstance(trace.get_tracer_provider(), trace.ProxyTracerProvider)
+    return not (proxy_tracer and _proxy_meter_provider(metrics.get_meter_provider()))
+
+
+def _proxy_meter_provider(provider: object) -> bool:
     # The API has no public name for its proxy meter provider.
-    proxy_meter = type(metrics.get_meter_provider()).__name__ == "_ProxyMeterProvider"
-    return not (proxy_tracer and proxy_meter)
+    return type(provider).__name__ == "_ProxyMeterProvider"
 
 
 def _hashed(session: str) -> str:
