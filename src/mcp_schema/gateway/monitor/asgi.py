@@ -407,7 +407,7 @@ class GatewayApp:
             more = True
             while more and (chunk := await response.receive()):
                 more = not response.complete  # the last piece came: one send, not two
-                await send_body(send, chunk, more=more)
+                await send({"type": "http.response.body", "body": chunk, "more_body": more})
                 size += len(chunk)
                 if size <= limit:
                     kept.append(chunk)
