@@ -25,7 +25,10 @@ gateway and the upstream sharing one core against the upstream alone
 (``upstream / (gateway + upstream)``; the HTTP server in front of the
 gateway, uvicorn's own cost, left out). ``--core N`` runs this process and the
 upstream on core N alone, as ``bench.front`` runs the gateway and its upstream
-(on two cores each wake-up of the other process costs more).
+(on two cores each wake-up of the other process costs more). ``--loop``: the
+event loop of this process (``auto``, the default: uvloop where it is
+installed, as uvicorn's own default picks for the gateway; the upstream runs
+on uvicorn's default).
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -63,6 +67,18 @@ NAMES = [*APPS, *GATEWAYS]
 REQUESTS = 2000
 ROUNDS = 5
 App = Callable[..., Awaitable[None]]
+
+
+def use_loop(name: str) -> str:
+    """Run this process's event loops on ``name`` (``auto``: uvloop where it is
+    installed, else asyncio's); the one chosen."""
+    if name == "auto":
+        name = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    if name == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return name
 
 
 def load(name: str, upstream: str | None = None) -> App:
@@ -267,11 +283,12 @@ def counted(name: str, requests: int, upstream: str | None = None) -> None:
     loop.close()
 
 
-def _instructions(name: str, requests: int, work: Path, upstream: str | None) -> int:
+def _instructions(name: str, requests: int, work: Path, upstream: str | None, loop: str) -> int:
     out = work / f"{name}.out"
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     command += ["--collect-atstart=no", "--toggle-collect=functools_reduce"]
     command += [sys.executable, "-m", "bench.inprocess", name, "--requests", str(requests)]
+    command += ["--loop", loop]
     if name in GATEWAYS and upstream is not None:  # the upstream runs outside valgrind
         command += ["--upstream", upstream]
     subprocess.run([*command, "--counted"], cwd=ROOT, check=True, capture_output=True)
@@ -281,13 +298,14 @@ def _instructions(name: str, requests: int, work: Path, upstream: str | None) ->
     return int(summary.group(1))
 
 
-def instructions(names: list[str], requests: int) -> dict[str, float]:
+def instructions(names: list[str], requests: int, loop: str) -> dict[str, float]:
     """Instructions per request of each app, by callgrind (see the module)."""
     with tempfile.TemporaryDirectory(prefix="bench-inprocess-") as work:
         with upstream_of(names) as upstream:
             url = _url(upstream)
             return {
-                name: _instructions(name, requests, Path(work), url) / requests for name in names
+                name: _instructions(name, requests, Path(work), url, loop) / requests
+                for name in names
             }
 
 
@@ -333,7 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--upstream", help=argparse.SUPPRESS)  # a counted gateway's
     parser.add_argument("--core", type=int, help="run here and the upstream on this core alone")
+    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"], default="auto")
     args = parser.parse_args(argv)
+    loop = use_loop(args.loop)
     if args.core is not None:  # the upstream (a child) inherits it
         os.sched_setaffinity(0, {args.core})
     if unknown := [name for name in args.apps if name not in NAMES]:
@@ -343,9 +363,10 @@ def main(argv: list[str] | None = None) -> int:
         counted(args.apps[0], args.requests, args.upstream)
         return 0
     if args.callgrind:
-        _ratios(instructions(args.apps, args.requests // 10 or 1), "instructions/request")
+        counts = instructions(args.apps, args.requests // 10 or 1, loop)
+        _ratios(counts, f"instructions/request ({loop})")
     else:
-        _ratios(cpu(args.apps, args.requests, args.rounds), "CPU us/request")
+        _ratios(cpu(args.apps, args.requests, args.rounds), f"CPU us/request ({loop})")
     return 0
 
 
