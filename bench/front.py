@@ -240,23 +240,23 @@ def pinned(core: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def rows(work: Path, jwks: Path) -> Iterator[dict[str, tuple[int, list[int]]]]:
+def rows(work: Path, jwks: Path, loop: str = LOOP) -> Iterator[dict[str, tuple[int, list[int]]]]:
     """Every row's server, started and listening: name -> (port, its pids on the server core);
-    the authorized app's keys in ``jwks``."""
+    the authorized app's keys in ``jwks``; every Python server on the event loop ``loop``."""
     env = {k: v for k, v in os.environ.items() if k != "MCP_REDIS_URL"}  # the example alone
     env["BENCH_AUTH_JWKS"] = str(jwks)
     with contextlib.ExitStack() as stack:
         found: dict[str, tuple[int, list[int]]] = {}
         for name, target in SERVERS.items():
             server = Hop(
-                [*pinned(SERVER_CORE), *uvicorn_command(target, "{port}", HTTP, LOOP)], env
+                [*pinned(SERVER_CORE), *uvicorn_command(target, "{port}", HTTP, loop)], env
             )
             found[name] = _entered(stack, server)
         upstream, upstream_pids = found["example (direct)"]
         url = f"http://127.0.0.1:{upstream}/mcp"
         gateway = [sys.executable, "-m", "mcp_schema", "gateway", "--listen", "127.0.0.1:{port}"]
         for mode in ("monitor", "enforce"):
-            flags = ["--upstream", url, "--report", str(work / f"{mode}.jsonl")]
+            flags = ["--upstream", url, "--report", str(work / f"{mode}.jsonl"), "--loop", loop]
             flags += ["--enforce"] if mode == "enforce" else []
             hop = Hop([*pinned(SERVER_CORE), *gateway, *flags])
             port, pids = _entered(stack, hop)
@@ -274,15 +274,15 @@ def _entered(stack: contextlib.ExitStack, server: Server) -> tuple[int, list[int
     return server.port, [server.process.pid]
 
 
-def measure(seconds: int = SECONDS, rounds: int = ROUNDS) -> dict[str, Any]:
-    """Every row for ``seconds`` in each of ``rounds`` rounds."""
+def measure(seconds: int = SECONDS, rounds: int = ROUNDS, loop: str = LOOP) -> dict[str, Any]:
+    """Every row for ``seconds`` in each of ``rounds`` rounds, on the event loop ``loop``."""
     samples: dict[str, list[Sample]] = {}
     with contextlib.ExitStack() as stack:
         work = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-front-")))
         jwks, tokens = front_tokens.make(work)
         plain, authorized = wrk_script(work), wrk_script(work, tokens)
         scripts = {"authorized app": authorized}
-        servers = stack.enter_context(rows(work, jwks))
+        servers = stack.enter_context(rows(work, jwks, loop))
         for name, (port, pids) in servers.items():
             check(name, port, tokens[0] if name in scripts else None)
             wrk(port, scripts.get(name, plain), WARM_UP, pids)  # every token verified once
@@ -300,7 +300,7 @@ def measure(seconds: int = SECONDS, rounds: int = ROUNDS) -> dict[str, Any]:
         "rounds": rounds,
         "seconds": seconds,
         "http": HTTP,
-        "loop": LOOP,
+        "loop": loop,
         "load_average": os.getloadavg(),
     }
 
@@ -385,11 +385,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, help=f"rounds (at least 3; default {ROUNDS})")
     parser.add_argument("--seconds", type=int, help=f"per row and round (default {SECONDS})")
     parser.add_argument("--out", type=Path, default=RESULTS, help="the results file")
+    parser.add_argument(
+        "--loop",
+        choices=("asyncio", "uvloop"),
+        default=LOOP,
+        help=f"every Python server's event loop (default {LOOP}: uvloop where installed)",
+    )
     args = parser.parse_args(argv)
     if lacking := missing():
         parser.error(f"needs {', '.join(lacking)}: apt-get install wrk nginx util-linux")
     seconds, rounds = settings(args.quick)
-    result = measure(args.seconds or seconds, max(3, args.rounds or rounds))
+    result = measure(args.seconds or seconds, max(3, args.rounds or rounds), args.loop)
     report(result)
     for name, measured, goal, passed in targets(result):
         print(f"  {'PASS' if passed else 'MISS'}  {name:<40} {measured}  (target {goal})")

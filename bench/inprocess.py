@@ -12,6 +12,24 @@ instruction counts do not: ``--callgrind`` runs each app under valgrind's
 callgrind, counting the instructions of the request loop alone (``--requests``
 over ten; the start-up, imports and warm-up not counted).
 
+The gateway rows (``gateway-monitor``, ``gateway-enforce``) are the app
+``python -m mcp_schema gateway --upstream URL [--enforce]`` runs (built by
+its command line, the upstream probed once as at its start), in this
+process, in front of ``examples/http_server.py`` without Redis served by a
+real uvicorn worker in a child process on loopback: what is counted
+(CPU time, instructions) is the gateway's own, its upstream client's
+socket I/O included, never the upstream's. The upstream's CPU per request
+under uvicorn is read from its process meanwhile, and each gateway row
+prints the req/s ratio issue 31 sets a target for, by CPU per request: the
+gateway and the upstream sharing one core against the upstream alone
+(``upstream / (gateway + upstream)``; the HTTP server in front of the
+gateway, uvicorn's own cost, left out). ``--core N`` runs this process and the
+upstream on core N alone, as ``bench.front`` runs the gateway and its upstream
+(on two cores each wake-up of the other process costs more). ``--loop``: the
+event loop of this process (``auto``, the default: uvloop where it is
+installed, as uvicorn's own default picks for the gateway; the upstream runs
+on uvicorn's default).
+
 The telemetry rows of ``bench.telemetry`` (``off``, ``api``, ``sdk``) can be
 named too. ``sdk`` sets the global OpenTelemetry providers when it loads, which
 would turn on what ``api`` and ``off`` measure without: in the CPU-time mode it
@@ -26,6 +44,7 @@ import asyncio
 import contextlib
 import functools
 import importlib
+import importlib.util
 import json
 import os
 import re
@@ -34,11 +53,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from bench.http import stateless_call
+from bench.http import Server, _cpu_seconds, stateless_call
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = {
@@ -52,18 +71,72 @@ APPS = {
 }
 ISOLATED = frozenset({"sdk"})
 """Apps that change the process when they load (global providers): measured in a child."""
+GATEWAYS = {"gateway-monitor": [], "gateway-enforce": ["--enforce"]}
+"""The gateway rows: the flags of ``python -m mcp_schema gateway`` besides ``--upstream``."""
+UPSTREAM = ["--app-dir", str(ROOT / "examples"), "http_server:app"]
+NAMES = [*APPS, *GATEWAYS]
 REQUESTS = 2000
 ROUNDS = 5
 App = Callable[..., Awaitable[None]]
 
 
-def load(name: str) -> App:
-    """The ASGI app ``name`` of `APPS` (the example without Redis)."""
+def use_loop(name: str) -> str:
+    """Run this process's event loops on ``name`` (``auto``: uvloop where it is
+    installed, else asyncio's); the one chosen."""
+    if name == "auto":
+        name = "uvloop" if importlib.util.find_spec("uvloop") else "asyncio"
+    if name == "uvloop":
+        import uvloop
+
+        asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+    return name
+
+
+def load(name: str, upstream: str | None = None) -> App:
+    """The ASGI app ``name`` of `APPS` (the example without Redis), or the gateway
+    of `GATEWAYS` in front of the URL ``upstream`` (built outside an event loop:
+    its probe runs one of its own)."""
     os.environ.pop("MCP_REDIS_URL", None)
+    if name in GATEWAYS:
+        assert upstream is not None
+        return gateway(upstream, GATEWAYS[name])
     sys.path.insert(0, str(ROOT / "examples"))
     module, _, attribute = APPS[name].partition(":")
     app: App = getattr(importlib.import_module(module), attribute)
     return app
+
+
+def gateway(upstream: str, flags: list[str]) -> App:
+    """The app ``python -m mcp_schema gateway --upstream URL FLAGS`` serves, as its
+    command line builds it (`mcp_schema.gateway.command.app_of`); a finding it
+    reports fails the run (the traffic is valid)."""
+    from mcp_schema.gateway.command import add_arguments, app_of
+    from mcp_schema.proxy.reports import Report, ReportLog
+
+    class Findings(ReportLog):
+        def add(self, report: Report) -> None:
+            raise RuntimeError(f"the gateway reported {report}")
+
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    args = parser.parse_args(["--listen", "127.0.0.1:0", "--upstream", upstream, *flags])
+    app: App = app_of(args, Findings())
+    return app
+
+
+@contextlib.contextmanager
+def upstream_of(names: list[str]) -> Iterator[Server | None]:
+    """The gateway rows' upstream, listening (None when no gateway row is asked for)."""
+    if not any(name in GATEWAYS for name in names):
+        yield None
+        return
+    os.environ.pop("MCP_REDIS_URL", None)  # the example alone, as bench.front runs it
+    with Server(UPSTREAM) as server:
+        yield server
+
+
+def _url(server: Server | None) -> str | None:
+    return None if server is None else f"http://127.0.0.1:{server.port}/mcp"
 
 
 def scope_and_body() -> tuple[dict[str, Any], bytes]:
@@ -159,11 +232,11 @@ class Lifespan:
 
 
 class Isolated:
-    """An app of `ISOLATED` run in a child process (``--serve``): started and
-    warmed up there, then asked for one round at a time."""
+    """An app of `ISOLATED` run in a child process (``--serve``) on the event
+    loop ``loop``: started and warmed up there, then asked for one round at a time."""
 
-    def __init__(self, name: str) -> None:
-        command = [sys.executable, "-m", "bench.inprocess", name, "--serve"]
+    def __init__(self, name: str, loop: str) -> None:
+        command = [sys.executable, "-m", "bench.inprocess", name, "--serve", "--loop", loop]
         self.child = subprocess.Popen(
             command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
@@ -209,19 +282,20 @@ async def serve_rounds(name: str) -> None:
             print(await _round(app, scope, data, int(line)), flush=True)
 
 
-async def rounds(names: list[str], requests: int, count: int) -> dict[str, list[float]]:
+async def rounds(
+    apps: dict[str, App | Isolated], requests: int, count: int, upstream: int | None = None
+) -> dict[str, list[float]]:
     """CPU seconds per request of each app in each of ``count`` rounds of ``requests``
-    requests, the apps alternating; each app started once (some start only once a process)."""
+    requests, the apps alternating; each app started once (some start only once a process).
+    With the pid of the gateways' ``upstream``, also the upstream's CPU seconds per request
+    of each gateway row (as ``"NAME upstream"``)."""
     scope, data = scope_and_body()
-    runs: dict[str, list[float]] = {name: [] for name in names}
+    runs: dict[str, list[float]] = {name: [] for name in apps}
     async with contextlib.AsyncExitStack() as stack:
-        apps: dict[str, App | Isolated] = {}
-        for name in names:
-            if name in ISOLATED:
-                apps[name] = isolated = Isolated(name)
-                stack.callback(isolated.close)
+        for app in apps.values():
+            if isinstance(app, Isolated):
+                stack.callback(app.close)
                 continue
-            apps[name] = app = load(name)
             await stack.enter_async_context(Lifespan(app))
             for _ in range(50):  # warm-up: lazy builds, caches
                 await one(app, scope, data)
@@ -229,23 +303,36 @@ async def rounds(names: list[str], requests: int, count: int) -> dict[str, list[
             for name, app in apps.items():
                 if isinstance(app, Isolated):
                     runs[name].append(app.round(requests))
-                else:
-                    runs[name].append(await _round(app, scope, data, requests))
+                    continue
+                upstream_cpu = 0.0
+                if upstream is not None and name in GATEWAYS:
+                    upstream_cpu = _cpu_seconds(upstream)
+                runs[name].append(await _round(app, scope, data, requests))
+                if upstream is not None and name in GATEWAYS:
+                    spent = _cpu_seconds(upstream) - upstream_cpu
+                    runs.setdefault(f"{name} upstream", []).append(spent / requests)
     return runs
 
 
-def cpu(names: list[str], requests: int, count: int) -> dict[str, float]:
+def cpu(names: list[str], requests: int, count: int, loop: str) -> dict[str, float]:
     """Median CPU microseconds per request of each app (see `rounds`)."""
-    runs = asyncio.run(rounds(names, requests, count))
+    with upstream_of(names) as upstream:
+        apps: dict[str, App | Isolated] = {
+            name: Isolated(name, loop) if name in ISOLATED else load(name, _url(upstream))
+            for name in names
+        }
+        pid = None if upstream is None else upstream.process.pid
+        runs = asyncio.run(rounds(apps, requests, count, pid))
     return {name: round(statistics.median(r) * 1e6, 1) for name, r in runs.items()}
 
 
-def counted(name: str, requests: int) -> None:
-    """``requests`` requests through the app ``name``, started and warmed up first:
-    the loop alone runs inside ``functools.reduce``, the C function whose
-    instructions callgrind is told to count (`instructions`)."""
+def counted(name: str, requests: int, upstream: str | None = None) -> None:
+    """``requests`` requests through the app ``name`` (a gateway: in front of the
+    URL ``upstream``), started and warmed up first: the loop alone runs inside
+    ``functools.reduce``, the C function whose instructions callgrind is told to
+    count (`instructions`)."""
     scope, data = scope_and_body()
-    app = load(name)
+    app = load(name, upstream)
     loop = asyncio.new_event_loop()
     stack = contextlib.AsyncExitStack()
 
@@ -264,11 +351,14 @@ def counted(name: str, requests: int) -> None:
     loop.close()
 
 
-def _instructions(name: str, requests: int, work: Path) -> int:
+def _instructions(name: str, requests: int, work: Path, upstream: str | None, loop: str) -> int:
     out = work / f"{name}.out"
     command = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
     command += ["--collect-atstart=no", "--toggle-collect=functools_reduce"]
     command += [sys.executable, "-m", "bench.inprocess", name, "--requests", str(requests)]
+    command += ["--loop", loop]
+    if name in GATEWAYS and upstream is not None:  # the upstream runs outside valgrind
+        command += ["--upstream", upstream]
     subprocess.run([*command, "--counted"], cwd=ROOT, check=True, capture_output=True)
     summary = re.search(rb"^(?:summary|totals): (\d+)", out.read_bytes(), re.M)
     if summary is None:
@@ -276,10 +366,15 @@ def _instructions(name: str, requests: int, work: Path) -> int:
     return int(summary.group(1))
 
 
-def instructions(names: list[str], requests: int) -> dict[str, float]:
+def instructions(names: list[str], requests: int, loop: str) -> dict[str, float]:
     """Instructions per request of each app, by callgrind (see the module)."""
     with tempfile.TemporaryDirectory(prefix="bench-inprocess-") as work:
-        return {name: _instructions(name, requests, Path(work)) / requests for name in names}
+        with upstream_of(names) as upstream:
+            url = _url(upstream)
+            return {
+                name: _instructions(name, requests, Path(work), url, loop) / requests
+                for name in names
+            }
 
 
 # What each app's cost says of the req/s targets of issue 31 (the front door) and
@@ -295,41 +390,60 @@ _BASES = {"bare": "minimal", "official": "minimal", "example": "minimal"}
 _BASES.update(api="off", sdk="off")
 
 
+# Each gateway row's target: its req/s over the upstream's alone, sharing one core.
+GATEWAY_TARGETS = {"gateway-monitor": 0.50, "gateway-enforce": 0.45}
+
+
 def _ratios(figures: dict[str, float], unit: str) -> None:
     """Each app's cost, and the req/s ratio it would give with the core to itself
-    (the HTTP server's own cost left out: in-process, the bare app costs almost nothing)."""
+    (the HTTP server's own cost left out: in-process, the bare app costs almost nothing);
+    a gateway's beside its upstream's CPU (under uvicorn), where it was measured."""
     for name, value in figures.items():
-        shown = f"  {name:<10} {value:>14,.1f} {unit}"
+        if name.endswith(" upstream"):
+            continue
+        shown = f"  {name:<16} {value:>14,.1f} {unit}"
         base = figures.get(_BASES.get(name, ""))
         if base and name in COMPARED:
             what, bound = COMPARED[name]
             side = value / base if name in ("bare", "official") else base / value
             shown += f"   {what}: {side:.2f} (req/s target {bound})"
+        upstream = figures.get(f"{name} upstream")
+        if upstream:
+            share = upstream / (upstream + value)
+            shown += f"   upstream {upstream:,.1f}: gateway / direct {share:.2f}"
+            shown += f" (req/s target {GATEWAY_TARGETS[name]})"
         print(shown)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.inprocess", description=__doc__)
-    parser.add_argument("apps", nargs="*", help=f"of {', '.join(APPS)} (default: all)")
+    parser.add_argument("apps", nargs="*", help=f"of {', '.join(NAMES)} (default: all)")
     parser.add_argument("--requests", type=int, default=REQUESTS, help="per round")
     parser.add_argument("--rounds", type=int, default=ROUNDS)
     parser.add_argument("--callgrind", action="store_true", help="instructions per request")
     parser.add_argument("--counted", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--upstream", help=argparse.SUPPRESS)  # a counted gateway's
+    parser.add_argument("--core", type=int, help="run here and the upstream on this core alone")
+    parser.add_argument("--loop", choices=["auto", "asyncio", "uvloop"], default="auto")
     args = parser.parse_args(argv)
-    if unknown := [name for name in args.apps if name not in APPS]:
+    loop = use_loop(args.loop)
+    if args.core is not None:  # the upstream (a child) inherits it
+        os.sched_setaffinity(0, {args.core})
+    if unknown := [name for name in args.apps if name not in NAMES]:
         parser.error(f"no app named {', '.join(unknown)}")
-    args.apps = args.apps or list(APPS)
+    args.apps = args.apps or NAMES
     if args.serve:  # an isolated app's rounds, asked for on stdin (`Isolated`)
         asyncio.run(serve_rounds(args.apps[0]))
         return 0
     if args.counted:  # one loop, nothing printed: what --callgrind counts
-        counted(args.apps[0], args.requests)
+        counted(args.apps[0], args.requests, args.upstream)
         return 0
     if args.callgrind:
-        _ratios(instructions(args.apps, args.requests // 10 or 1), "instructions/request")
+        counts = instructions(args.apps, args.requests // 10 or 1, loop)
+        _ratios(counts, f"instructions/request ({loop})")
     else:
-        _ratios(cpu(args.apps, args.requests, args.rounds), "CPU us/request")
+        _ratios(cpu(args.apps, args.requests, args.rounds, loop), f"CPU us/request ({loop})")
     return 0
 
 

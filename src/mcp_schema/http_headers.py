@@ -304,6 +304,13 @@ def _header_str(text: object, what: str) -> str:
     raise TypeError(f"a header {what} must be str or bytes, not {type(text).__name__}")
 
 
+class Received(dict[str, str]):
+    """Headers as `received_headers` gives them (lower-case names, str values), which it
+    takes back as they are: read once at the edge, passed on to every reader unchecked."""
+
+    __slots__ = ()
+
+
 def received_headers(headers: Headers) -> dict[str, str]:
     """``headers`` as one ``{lower-case name: value}`` dict.
 
@@ -311,6 +318,8 @@ def received_headers(headers: Headers) -> dict[str, str]:
     joined with ", " (RFC 9110 5.3); joining keeps us from trusting a different line than
     a proxy did.
     """
+    if type(headers) is Received:
+        return headers
     if type(headers) is dict and all(
         type(name) is str and type(value) is str and name == name.lower()
         for name, value in headers.items()
@@ -329,7 +338,7 @@ def received_headers(headers: Headers) -> dict[str, str]:
             pass  # not all pairs: the walk below says what is wrong
         else:
             if len(named) == len(headers):  # all read, no name repeated: nothing to join
-                return named
+                return Received(named)
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
@@ -338,7 +347,7 @@ def received_headers(headers: Headers) -> dict[str, str]:
         )
     else:
         items = headers
-    joined: dict[str, str] = {}
+    joined = Received()
     for item in items:
         if not isinstance(item, (tuple, list)) or len(item) != 2:
             raise TypeError(f"a header must be a (name, value) pair, not {type(item).__name__}")

@@ -18,7 +18,13 @@ from pydantic import BaseModel
 
 from mcp_schema._args import check
 from mcp_schema._codec.catalog import SUPPORTED, catalog
-from mcp_schema._codec.decoding import Decoder, DictMessage, detached, read_known, returned
+from mcp_schema._codec.decoding import (
+    DictMessage,
+    decoder_of,
+    detached,
+    read_known,
+    returned,
+)
 from mcp_schema._codec.encoding import encode
 from mcp_schema._codec.messages import Message, RequestIdValue
 from mcp_schema._codec.parse import as_bytes, parse
@@ -115,9 +121,11 @@ class Correlator:
 
     def _reader(self, **changed: Any) -> None:
         """Read every message from now on through the `Decoder` of the options
-        with ``changed`` (which it checks, once); a refused change changes nothing."""
+        with ``changed`` (which it checks, once); a refused change changes nothing.
+        A shared one (`decoder_of`): a Correlator made per exchange (a gateway's,
+        per stateless request) makes no Decoder, and finds its reads known."""
         options = {**self._options, **changed}
-        decoder = Decoder(**options)
+        decoder = decoder_of(version=None, **options)
         if "extensions" in changed:
             options["extensions"] = frozenset(changed["extensions"])  # a Collection, checked
         self._decoder, self._options = decoder, options

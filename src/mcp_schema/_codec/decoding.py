@@ -187,7 +187,8 @@ def decoder_of(
 ) -> Decoder:
     """The `Decoder` of `decode`'s keyword arguments: a shared one for
     arguments of exact types (``1`` is no ``True``, so it never finds the
-    decoder of ``True``), else a new one, which checks them."""
+    decoder of ``True``; ``extensions`` a tuple or a frozenset), else a new
+    one, which checks them."""
     # No generator on the common path (no extensions): each costs a few
     # tenths of a microsecond, as much as the lookup.
     if (
@@ -195,7 +196,7 @@ def decoder_of(
         and (assume_complete is True or assume_complete is False)
         and (lenient_newer is True or lenient_newer is False)
         and (version is None or type(version) is str)
-        and type(extensions) is tuple
+        and (type(extensions) is tuple or type(extensions) is frozenset)
         and (not extensions or all(type(e) is str for e in extensions))
     ):
         key = (version, extensions, allow_unknown_methods, assume_complete, lenient_newer)

@@ -61,9 +61,11 @@ from mcp_schema.gateway.auth_options import (
 from mcp_schema.gateway.child import ChildError
 from mcp_schema.gateway.monitor.exchange import ExchangeValidator
 from mcp_schema.gateway.options import (
+    LOOPS,
     GatewayError,
     SessionBounds,
     credentials_of,
+    loop_runner,
     precheck_of,
     seconds,
     sessions_of,
@@ -101,7 +103,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "%(prog)s [-h] --listen HOST:PORT [--enforce] [--bridge] [--report FILE] "
         "[--allowed-host NAME]... [--allowed-origin URL]... "
         "[--auth-issuer URL --auth-resource URI [--auth-*]...] [--trusted-proxy ADDR]... "
-        "[--share-sessions PER:TOTAL] [--share-upstreams PER:TOTAL] "
+        "[--share-sessions PER:TOTAL] [--share-upstreams PER:TOTAL] [--loop LOOP] "
         "(--upstream URL [--upstream-host NAME] [--upstream-token-env NAME | "
         "--upstream-token-file PATH | --upstream-client-id ID [--upstream-client-*]... | "
         "--pass-authorization] [--upstream-read-timeout SECONDS] "
@@ -131,6 +133,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST:PORT",
         help="serve Prometheus metrics at http://HOST:PORT/metrics, a listener of its own "
         "(loopback when HOST is left out; the prometheus extra)",
+    )
+    parser.add_argument(
+        "--loop",
+        choices=LOOPS,
+        default="auto",
+        help="the event loop, as uvicorn's --loop (default auto: uvloop where installed)",
     )
     parser.add_argument(
         "--tasks",
@@ -431,7 +439,7 @@ def _run(args: argparse.Namespace) -> int:
         await server.serve(sockets=[sock])
 
     try:
-        asyncio.run(serve())
+        loop_runner(args.loop)(serve())
     except (McpError, ProbeError, ChildError) as exc:
         raise GatewayError(f"the stdio server cannot be served: {exc}") from None
     finally:

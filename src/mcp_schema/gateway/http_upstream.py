@@ -149,10 +149,11 @@ async def opened(
     answered by them (`Credentials.again`) and sent once more with a fresh
     one when the body is whole (a streamed one is gone), else
     `UpstreamUnreachable`."""
-    retry = isinstance(content, bytes) and credentials.source is not None
+    own = credentials.source is not None  # else nothing is added: the fields go as they are
+    retry = own and isinstance(content, bytes)
     for last in (False, True) if retry else (True,):
-        sending = list(headers)
-        sent = await credentials.added(sending)
+        sending = list(headers) if own else headers
+        sent = await credentials.added(sending) if own else None
         response = await client.open(method, target, sending, content)
         status = response.status
         if status not in REFUSED:

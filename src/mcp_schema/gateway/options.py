@@ -2,15 +2,19 @@
 (``--allowed-host``, ``--allowed-origin``, the ``--auth-*`` options), the
 upstream's credentials and timeouts, the shares of its tables
 (``--share-sessions``, ``--share-upstreams``); each option that cannot work is a
-`GatewayError` naming it (`mcp_schema.gateway.command` runs them)."""
+`GatewayError` naming it (`mcp_schema.gateway.command` runs them); and the
+event loop it runs on (``--loop``)."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import importlib
 import ipaddress
 import sys
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 from urllib.parse import urlsplit
 
 from mcp_schema.errors import McpError, quote
@@ -22,12 +26,14 @@ if TYPE_CHECKING:
     from mcp_schema.http.precheck import Precheck
 
 __all__ = [
+    "LOOPS",
     "MOST_SHARED",
     "GatewayError",
     "SessionBounds",
     "ShareBound",
     "UpstreamBounds",
     "credentials_of",
+    "loop_runner",
     "precheck_of",
     "seconds",
     "sessions_of",
@@ -212,3 +218,25 @@ def timeouts_of(args: argparse.Namespace) -> Timeouts | None:
 
     read = args.upstream_read_timeout
     return None if read is None else dataclasses.replace(UPSTREAM_TIMEOUTS, read=read)
+
+
+LOOPS = ("auto", "asyncio", "uvloop")
+"""``--loop``'s choices, uvicorn's own: ``auto`` is uvloop where it is installed."""
+
+
+def loop_runner(loop: str) -> Callable[[Coroutine[Any, Any, None]], None]:
+    """What runs the gateway's main coroutine to its end: `asyncio.run`, or
+    uvloop's ``run`` (``auto``: uvloop where installed, as uvicorn's default
+    picks; ``uvloop`` where it is not: a `GatewayError`)."""
+    if loop not in LOOPS:
+        raise GatewayError(f"--loop must be one of {', '.join(LOOPS)}, not {quote(loop)}")
+    if loop == "asyncio":
+        return asyncio.run
+    try:
+        uvloop = importlib.import_module("uvloop")
+    except ImportError:
+        if loop == "uvloop":
+            raise GatewayError("--loop uvloop needs uvloop: pip install uvloop") from None
+        return asyncio.run
+    run: Callable[[Coroutine[Any, Any, None]], None] = uvloop.run
+    return run

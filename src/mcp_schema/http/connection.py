@@ -126,14 +126,19 @@ class Connection(asyncio.Protocol):
             if timer is not None:
                 timer.cancel()
 
+    def write(self, head: bytes, body: bytes) -> None:
+        """The request: ``head`` and its whole ``body``, in one write."""
+        transport = self.transport
+        assert transport is not None
+        transport.write(head + body if body else head)
+
     async def send(self, head: bytes, body: Body) -> None:
         """The request: ``head`` and a whole ``body`` in one write, or the
         body's chunks as they come (chunked), until the answer starts."""
+        if isinstance(body, bytes):
+            return self.write(head, body)
         transport = self.transport
         assert transport is not None
-        if isinstance(body, bytes):
-            transport.write(head + body if body else head)
-            return
         transport.write(head)
         async for chunk in body:
             if self.closed or (self.parser is not None and self.parser.head_done):

@@ -19,6 +19,7 @@ from mcp_schema.errors import (
     MissingRequiredClientCapabilityError,
 )
 from mcp_schema.http.stream import Response
+from mcp_schema.http_headers import Received
 from mcp_schema.shares import ShareExceededError
 
 __all__ = [
@@ -166,7 +167,9 @@ def mirrored_headers(headers: Mapping[str, str], *, opening: bool = False) -> di
     mirrored = {k: v for k, v in headers.items() if k.startswith("mcp-")}
     if opening:
         mirrored.pop("mcp-protocol-version", None)
-    return mirrored
+    # Names and values as `received_headers` gave them, if ``headers`` are its:
+    # the codec's reader takes them back unchecked.
+    return Received(mirrored) if type(headers) is Received else mirrored
 
 
 def status_of(error: McpError) -> int:

@@ -22,7 +22,8 @@ or ``Proxy-Authorization`` unless ``pass_authorization``, and the
 and body, but an upstream's 401 or 403, which is about the gateway's
 credentials: it is 502 to the request's id, its challenge dropped. A JSON answer is read whole (at most
 ``max_message`` bytes); an event stream is relayed event by event, never
-held whole. The client disconnecting cancels the upstream request.
+held whole. The client disconnecting cancels the upstream request (seen
+once the request has run `mcp_schema.http.adapter.LEAVING_SECONDS`).
 
 Two modes:
 
@@ -407,7 +408,7 @@ class GatewayApp:
             more = True
             while more and (chunk := await response.receive()):
                 more = not response.complete  # the last piece came: one send, not two
-                await send_body(send, chunk, more=more)
+                await send({"type": "http.response.body", "body": chunk, "more_body": more})
                 size += len(chunk)
                 if size <= limit:
                     kept.append(chunk)

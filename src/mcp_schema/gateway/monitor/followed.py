@@ -32,7 +32,8 @@ def opens(method: str, received: Mapping[str, str], body: bytes) -> bool:
     """Whether a request (its headers by lower-case name, its whole body) may
     be an ``initialize``: a gateway that reads requests after forwarding them
     reads this one first (a session it opens takes a place, or is refused)."""
-    return method == "POST" and "mcp-session-id" not in received and b'"initialize"' in body
+    # find, not in: ``bytes in bytes`` raises and clears a TypeError first (it tries an int).
+    return method == "POST" and "mcp-session-id" not in received and body.find(b'"initialize"') >= 0
 
 
 class _Session(NamedTuple):

@@ -170,7 +170,7 @@ class Upstream:
         for name in KNOWN_EXTENSIONS:
             if name in found or (self.declared is not None and name not in self.declared):
                 continue
-            if name.encode() in body:
+            if body.find(name.encode()) >= 0:  # not ``in``, which raises a TypeError first
                 found = found | {name}
         return found
 
