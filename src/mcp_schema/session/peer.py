@@ -108,7 +108,10 @@ class Peer(Sending):
         self._next_id = 1
         self._listed: dict[Any, Tool] = {}
         """The tools this side last answered ``tools/list`` with, by name."""
-        self._observed = None if self.telemetry is None else Observed(self.telemetry)
+        # Observed only where something records (an SDK behind the API, or
+        # providers given): a connection opened before that records nothing.
+        telemetry = self.telemetry
+        self._observed = Observed(telemetry) if telemetry is not None and telemetry.active else None
 
     # -- what the author reads ---------------------------------------------------------
 
