@@ -83,11 +83,11 @@ def targets(result: dict[str, Any]) -> list[tuple[str, str, str, bool]]:
     return found
 
 
-def measured_floor() -> dict[str, float]:
+def measured_floor() -> dict[str, Any]:
     """`bench.telemetry_floor` in a process of its own, pinned to the server core."""
     command = [*pinned(SERVER_CORE), sys.executable, "-m", "bench.telemetry_floor", "--json"]
     done = subprocess.run(command, capture_output=True, text=True, check=True, timeout=600)
-    found: dict[str, float] = json.loads(done.stdout)
+    found: dict[str, Any] = json.loads(done.stdout)
     return found
 
 
