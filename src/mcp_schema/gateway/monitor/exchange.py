@@ -69,6 +69,8 @@ from mcp_schema._args import check
 from mcp_schema._codec.route import request_id
 from mcp_schema.codec import Correlator, Sender
 from mcp_schema.errors import (
+    BadGatewayError,
+    GatewayTimeoutError,
     InternalError,
     InvalidParamsError,
     InvalidRequestError,
@@ -85,7 +87,7 @@ from mcp_schema.gateway.monitor.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.gateway.probe import Served
 from mcp_schema.http.endpoint import MAX_BODY
 from mcp_schema.http.era import era_of
-from mcp_schema.http.rules import is_json, mirrored_headers, refusal, status_of, too_many
+from mcp_schema.http.rules import failure, is_json, mirrored_headers, refusal, status_of, too_many
 from mcp_schema.http.sessions import IDLE_SECONDS, MAX_SESSIONS
 from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import Headers, received_headers
@@ -456,23 +458,22 @@ class Exchange:
         return None
 
     def unreachable(self, reason: str, status: int = 502) -> tuple[Report, Response]:
-        """The upstream could not be reached, or failed before the status of
-        its answer (``reason``: what the HTTP client said): the report of it,
-        and the 502 (``status``: 504 for a timeout) with -32603 to the
-        request's id that both modes answer. The same failure makes the same
-        report but for its ``line`` (the number of the server's last message:
-        no message came), so that a `mcp_schema.proxy.ReportLog` merges a run
-        of them, an upstream that is down, into one line and a count (``repeats``)."""
+        """The upstream could not be reached, or failed before the status of its
+        answer (``reason``: what the HTTP client said): the report of it, and the
+        502 (``status``: 504 for a timeout) with -32603 to the request's id that
+        both modes answer. The same failure makes the same report but for its
+        ``line`` (no message came), so a `mcp_schema.proxy.ReportLog` merges a
+        run of them (an upstream that is down) into one line and a count."""
         check(reason, str, "reason")
         late = status == 504
         what = "Gateway timeout: the upstream did not answer in time" if late else _UNREACHABLE
-        message = f"{what}: {clip(reason, 200)}"
+        error = (GatewayTimeoutError if late else BadGatewayError)(f"{what}: {clip(reason, 200)}")
         self._failed = True  # the missing response is this finding, not another
         number = self._owner._numbers["server"]
         report = make_report(
-            "server", number, InternalError.code, message, None, self.request_id, b""
+            "server", number, InternalError.code, error.message, None, self.request_id, b""
         )
-        return report, refusal(status, InternalError(message), self.request_id)
+        return report, failure(error, self.request_id)
 
     def end(self, *, cut: bool = False) -> list[Report]:
         """The answer is over: a missing response reported where one must have
