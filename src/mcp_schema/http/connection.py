@@ -132,11 +132,9 @@ class Connection(asyncio.Protocol):
         assert transport is not None
         transport.write(head + body if body else head)
 
-    async def send(self, head: bytes, body: Body) -> None:
-        """The request: ``head`` and a whole ``body`` in one write, or the
-        body's chunks as they come (chunked), until the answer starts."""
-        if isinstance(body, bytes):
-            return self.write(head, body)
+    async def stream(self, head: bytes, body: AsyncIterable[bytes]) -> None:
+        """The request: ``head``, then the body's chunks as they come
+        (chunked), until the answer starts (a whole body is `write`'s)."""
         transport = self.transport
         assert transport is not None
         transport.write(head)

@@ -275,7 +275,7 @@ class HttpClient:
                 if isinstance(body, bytes):
                     conn.write(head, body)
                 else:
-                    await conn.send(head, body)
+                    await conn.stream(head, body)
                 deadline = None
                 if times.read is not None:
                     deadline = loop.time() + times.read
