@@ -31,7 +31,9 @@ def _era(version: str) -> str:
 
 class Observed:
     """The spans of one connection's requests: the peer's by id (at most the
-    session's ``max_pending``), and this side's awaiting answers."""
+    session's ``max_pending``), and this side's awaiting answers. Made only
+    for a ``telemetry`` that records (`Telemetry.active`, which stays true
+    once it is), so nothing here asks again."""
 
     __slots__ = ("_received", "_sent", "server", "telemetry")
 
@@ -45,16 +47,13 @@ class Observed:
     def refused(self, code: int, method: object, data: object = None) -> None:
         """The session refused what the peer sent (``data``: the error's, where
         a refused sealed request state says why)."""
-        if self.telemetry.active:
-            self.telemetry.count_refused(code, "received", method)
-            reason = state_reason(data) if data is not None else None
-            if reason is not None:
-                self.telemetry.count_sealed(reason)
+        self.telemetry.count_refused(code, "received", method)
+        reason = state_reason(data) if data is not None else None
+        if reason is not None:
+            self.telemetry.count_sealed(reason)
 
     def began(self, route: Route, value: dict[str, Any], headers: dict[str, str] | None) -> None:
         """The peer's request ``value`` was read (``headers``: its HTTP request's)."""
-        if not self.telemetry.active:
-            return
         assert route.method is not None
         params = value.get("params")
         self._received[route.id] = self.telemetry.server_operation(
@@ -84,8 +83,6 @@ class Observed:
         """This side is about to send the request ``value`` (whole): its span
         starts and its context is written into a copy of ``params._meta``
         (the author's mapping is left as it was)."""
-        if not self.telemetry.active:
-            return
         from opentelemetry.trace import set_span_in_context
 
         from mcp_schema.telemetry.propagation import inject
