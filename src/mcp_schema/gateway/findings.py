@@ -11,7 +11,7 @@ from mcp_schema.http.rules import failure
 from mcp_schema.http.stream import Response
 from mcp_schema.proxy.reports import Report, ReportLog, make_report
 
-__all__ = ["UPSTREAM_FAILED", "Findings", "bad_gateway", "told_client"]
+__all__ = ["UNREACHED", "UPSTREAM_FAILED", "Findings", "bad_gateway", "told_client"]
 
 
 class Findings:
@@ -54,7 +54,11 @@ def bad_gateway(report: Report, request_id: str | int | None) -> Response:
     return failure(error, request_id)
 
 
-UPSTREAM_FAILED = "Bad gateway: the exchange with the upstream failed"
+UNREACHED = "the exchange with the upstream failed"
+"""What a bridge's finding of an exchange that got no answer says, before why."""
+
+UPSTREAM_FAILED = f"Bad gateway: {UNREACHED}"
+"""What the bridge's client is told of it instead (`told_client`)."""
 
 
 def told_client(error: McpError) -> McpError:
@@ -62,7 +66,8 @@ def told_client(error: McpError) -> McpError:
     server's own JSON-RPC error as it is; a failed exchange with the server
     (a `TransportError`: unreachable, no JSON-RPC answer, not authorized) as
     a 502 that names neither the upstream's address nor the transport's
-    words, as forwarding answers it."""
+    words (which the bridge's finding keeps). Forwarding's 502 differs: it
+    carries the HTTP client's words (`mcp_schema.gateway.monitor.exchange`)."""
     if isinstance(error, TransportError):
         return BadGatewayError(UPSTREAM_FAILED)
     return error

@@ -60,7 +60,7 @@ from mcp_schema.errors import (
     McpError,
     clip,
 )
-from mcp_schema.gateway.findings import told_client
+from mcp_schema.gateway.findings import UNREACHED, told_client
 from mcp_schema.http.binding import ClientBinding, Post
 from mcp_schema.http.sessions import StreamKey, stream_key
 from mcp_schema.proxy.reports import Report, make_report
@@ -375,7 +375,7 @@ class StatelessCalls:
         """``post`` got no answer at all (``reason``: the connection's words,
         the upstream's address in them): a finding for the operator; its
         client is told only that the exchange failed (`told_client`)."""
-        self._found(post, BadGatewayError(reason), "the exchange with the upstream failed")
+        self._found(post, BadGatewayError(reason), UNREACHED)
 
     def _keep(self, report: Report) -> None:
         self.findings.append(report)

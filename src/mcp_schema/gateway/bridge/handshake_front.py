@@ -333,8 +333,9 @@ class HandshakeFront:
                 self._credentials,
             )
         except UpstreamError as exc:
-            bridged.calls.unreached(post, clip(exc.message))
-            self._carry(bridged, post, binding.lost(post, clip(exc.message)))
+            reason = clip(exc.message)
+            bridged.calls.unreached(post, reason)
+            self._carry(bridged, post, binding.lost(post, reason))
 
     def _carry(self, bridged: _Bridged, post: Post, events: list[Event]) -> None:
         """What the upstream's answer brought, to the client's streams; what it asks, sent."""

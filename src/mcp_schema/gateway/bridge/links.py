@@ -50,7 +50,7 @@ from mcp_schema.errors import (
 from mcp_schema.gateway.bridge.stateless import Upstream
 from mcp_schema.gateway.bridge.stateless_front import BridgeDriver
 from mcp_schema.gateway.child import Child
-from mcp_schema.gateway.findings import Findings
+from mcp_schema.gateway.findings import UNREACHED, Findings
 from mcp_schema.gateway.probe import Served, probe_upstream
 from mcp_schema.http.adapter import (
     BODY_SECONDS,
@@ -174,7 +174,7 @@ async def _exchange(
     except UpstreamError as exc:
         reason = clip(exc.message, 200)
         # The operator's report names why; the client is told only that it failed.
-        bridge.findings.found(f"the exchange with the upstream failed: {reason}", b"", exc.code)
+        bridge.findings.found(f"{UNREACHED}: {reason}", b"", exc.code)
         on_events(binding.lost(post, reason))
         return None
 
