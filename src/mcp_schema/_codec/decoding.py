@@ -364,7 +364,9 @@ def check_headers(
     """Headers given with a message agree with it, or -32020: neither silently wins."""
     # The headers are `received_headers`' already (every reader normalizes them
     # once, before the parse), and ``value`` the parsed message.
-    _check_received_version(headers, route.version)
+    if headers.get("mcp-protocol-version") != route.version:
+        # A version's own text is plain (it decodes to itself): only another is read.
+        _check_received_version(headers, route.version)
     if route.kind == "request" or route.kind == "notification":
         # Only stateless-era requests must mirror their body; any mirrored header
         # that is present must agree.
