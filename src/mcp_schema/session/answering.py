@@ -115,7 +115,9 @@ class ServerAnswers(Peer):
         target = request.version
         handler = self.handler_version
         if type(result) is dict and (handler is None or handler == target):
-            return dict(result), False  # a wire mapping of the version answered: to_wire's copy
+            # A wire mapping of the version answered: to_wire's copy, which
+            # `completed` makes anyway in the stateless era (not made twice).
+            return (result if target in STATELESS else dict(result)), False
         response = None
         if isinstance(result, Mapping) and handler is not None and handler != target:
             response = self._read_result(request, dict(result), handler)

@@ -29,9 +29,12 @@ def completed(
     server's info only in what is ``sent`` as it is, not projected); a copy."""
     wire = dict(wire)
     wire.setdefault("resultType", "complete")
-    meta = wire.get("_meta", {})
-    if sent and isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
-        wire["_meta"] = {**meta, SERVER_INFO_KEY: hints.info}
+    if sent:
+        meta = wire.get("_meta")
+        if meta is None and "_meta" not in wire:  # the common case: no empty mapping to merge
+            wire["_meta"] = {SERVER_INFO_KEY: hints.info}
+        elif isinstance(meta, dict) and SERVER_INFO_KEY not in meta:
+            wire["_meta"] = {**meta, SERVER_INFO_KEY: hints.info}
     if wire["resultType"] == "complete":
         for name in cache_hints(version, method):
             wire.setdefault(name, hints.cache_scope if name == "cacheScope" else hints.ttl_ms)
