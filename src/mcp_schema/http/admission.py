@@ -64,8 +64,23 @@ class Admission:
         DELETE names, bound to the caller: the request's `Caller`, or the
         refusal to send (its CORS headers added). ``scope``: the ASGI scope's
         ``server`` and ``client``."""
-        admitted = await self.rules.admit(method, path, received, scope)
-        if isinstance(admitted, Response):
+        return self._bound_caller(
+            method, received, await self.rules.admit(method, path, received, scope)
+        )
+
+    def _admit_now(
+        self, method: str, path: str, received: dict[str, str], scope: Mapping[str, Any]
+    ) -> Caller | Response:
+        """`admit` without ``auth`` (`Precheck._admit_now`): nothing awaited."""
+        return self._bound_caller(
+            method, received, self.rules._admit_now(method, path, received, scope)
+        )
+
+    def _bound_caller(
+        self, method: str, received: dict[str, str], admitted: Caller | Response
+    ) -> Caller | Response:
+        """``admitted``, or the refusal of a GET or DELETE not in its session (`bound`)."""
+        if isinstance(admitted, Response) or method not in ("GET", "DELETE"):
             return admitted
         refused = self.bound(method, received, admitted)
         return admitted if refused is None else refused

@@ -135,7 +135,11 @@ class App:
         # The headers read into one dict and the precheck made once, before the
         # body: the endpoint's own steps of `Endpoint.handle`.
         received = received_headers(scope["headers"])
-        admitted = await self.endpoint.admit(method, scope["path"], received, scope)
+        endpoint = self.endpoint
+        if endpoint.rules.auth is None:  # no token to wait for: the door without a coroutine
+            admitted = endpoint._admit_now(method, scope["path"], received, scope)
+        else:
+            admitted = await endpoint.admit(method, scope["path"], received, scope)
         telemetry = self.telemetry
         if telemetry is not None and telemetry.active:
             if isinstance(admitted, Response):
@@ -179,7 +183,7 @@ class App:
         endpoint = self.endpoint
         response = await endpoint._prechecked_async(method, received, body, caller)
         stream = response.stream
-        if _awaited(response) and stream is not None:
+        if stream is not None and _awaited(response):
             if not await _first_frame(stream, receive, self.keepalive):
                 return None  # the client left: the request is cancelled
             response = endpoint.settled(response)

@@ -53,7 +53,7 @@ from typing import TYPE_CHECKING, Any
 from mcp_schema._args import check, strings
 from mcp_schema.http.caller import Caller
 from mcp_schema.http.cors import cors_headers, preflight
-from mcp_schema.http.gate import current_principal
+from mcp_schema.http.gate import VERIFIED
 from mcp_schema.http.proxies import TrustedProxies
 from mcp_schema.http.rules import (
     LOOPBACK_HOSTS,
@@ -244,15 +244,14 @@ class Precheck:
         token with ``auth``), else the refusal to send: see the module.
         ``scope``: the request's ASGI scope (its ``server`` and ``client``)."""
         auth = self.auth
-        if auth is not None:
-            metadata = auth.metadata_response(method, path, received)
-            if metadata is not None:
-                return metadata
+        if auth is None:
+            return self._admit_now(method, path, received, scope)
+        metadata = auth.metadata_response(method, path, received)
+        if metadata is not None:
+            return metadata
         refused = self.check(method, path, received, scope.get("server"))
         if refused is not None:
             return refused
-        if auth is None:
-            return self.caller_of(received, scope.get("client"))
         address = self.proxies.address(scope.get("client"), received)
         # Its refusal names no request (id null), by design. The id is in the
         # body alone (2026-07-28's headers name the method and the item, never
@@ -270,13 +269,21 @@ class Precheck:
             return verified
         return Caller(verified.name, address, verified)
 
+    def _admit_now(
+        self, method: str, path: str, received: Mapping[str, str], scope: Mapping[str, Any]
+    ) -> Caller | Response:
+        """`admit` of a door without ``auth``: no token to wait for, so a door
+        that knows it has none calls this, and no coroutine is made for it."""
+        refused = self.check(method, path, received, scope.get("server"))
+        return self.caller_of(received, scope.get("client")) if refused is None else refused
+
     def caller_of(self, received: Mapping[str, str], client: object = None) -> Caller:
         """The `Caller` of a request whose token is not checked here (no
         ``auth``), with the address of ``client`` (an ASGI scope's): the
         principal a front door outside verified (a framework's middleware
         setting `mcp_schema.http.gate.VERIFIED`), else the ``principal`` hook's."""
         address = self.proxies.address(client, received)
-        verified = current_principal()
+        verified = VERIFIED.get()
         if verified is not None:
             return Caller(verified.name, address, verified)
         hook = self.principal
@@ -327,8 +334,9 @@ class Precheck:
     def with_cors(self, received: Mapping[str, str], response: Response | None) -> Response | None:
         """``response`` with the CORS headers of the request's origin, when it
         gets them (in place)."""
+        if response is None or not self.cors:  # most doors: no CORS, no header read
+            return response
         origin = received.get("origin")
-        if response is not None and self.cors and origin in self.allowed_origins:
-            assert origin is not None
+        if origin is not None and origin in self.allowed_origins:
             response.headers += cors_headers(origin)
         return response

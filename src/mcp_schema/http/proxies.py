@@ -88,7 +88,7 @@ class TrustedProxies:
         """The client's address: the ASGI ``client``'s, or behind a trusted
         proxy the one its ``Forwarded`` (else ``X-Forwarded-For``) names."""
         peer = peer_address(client)
-        if not self or not self.trusted(peer):
+        if not (self.any or self.networks) or not self.trusted(peer):
             return peer
         forwarded = received.get("forwarded")
         if forwarded is not None:
