@@ -176,7 +176,9 @@ class Answers:
             if token is not None:
                 SERVING.reset(token)
             live.holding = was
-        route(live, live.server.frames_to_send(), key)
+        frames = live.server.frames_to_send()
+        if frames or live.outbox:  # nothing to route after most events but a request
+            route(live, frames, key)
 
     def _failed(
         self, live: LiveSession, event: Event, request: RequestReceived | None, exc: Exception

@@ -330,11 +330,11 @@ class Posts:
         finally:
             live.holding = was
         own = server.frames_to_send()  # the session's own answers to this very frame
-        refused = next((e for e in events if isinstance(e, ProtocolError)), None)
-        if refused is not None:
-            if not own:
-                return refusal(status_of(refused.error), refused.error, None)
-            return Response(status_of(refused.error), [("content-type", JSON)], own[0].data)
+        for refused in events:
+            if isinstance(refused, ProtocolError):
+                if not own:
+                    return refusal(status_of(refused.error), refused.error, None)
+                return Response(status_of(refused.error), [("content-type", JSON)], own[0].data)
         brought = brought_by(events)
         if live.id is None and brought is not None and brought.method == LISTEN:
             return self._listen(live, brought, media)
@@ -347,7 +347,8 @@ class Posts:
             except ShareExceededError as err:  # counted as the front door's refusals are
                 return self._counted(too_many(err, _id_of(value)), value)
             self._answers.watch(live)
-        route(live, own)
+        if own or live.outbox:  # what routing has to do (most requests: nothing yet)
+            route(live, own)
         return Exchange(live, events, brought, stream)
 
     def _answer_stream(
@@ -392,7 +393,8 @@ class Posts:
             return Response(202, self._session_header(live))
         if not stream.finished and brought is not None:  # answered later, or never
             self._answers.hold(live, brought)
-        return self.settled(self._streamed(stream, live))
+        # Settled now, or streamed: no streamed response is built to be replaced.
+        return self._settled(stream, live.id) or self._streamed(stream, live)
 
     def settled(self, response: Response) -> Response:
         """``response`` as one JSON body when its stream carries a request's
@@ -401,15 +403,22 @@ class Posts:
         adapter may wait for the first frame before it writes the headers,
         then ask again (`mcp_schema.http.asgi.App` does)."""
         stream = response.stream
+        if stream is None:
+            return response
+        return self._settled(stream, response.header("mcp-session-id")) or response
+
+    @staticmethod
+    def _settled(stream: Stream, session_id: str | None) -> Response | None:
+        """`settled`'s rule: the one JSON body of ``stream`` (of the session
+        ``session_id`` names, None in the stateless era), or None to stream it."""
         if (
-            stream is None
-            or not stream.answering
+            not stream.answering
             or not stream.finished
             or not (stream.media == JSON or stream.frames == 1)
         ):
-            return response
+            return None
         answer = b"".join(stream.take_frames())  # the response alone: one JSON body
-        session = [(k, v) for k, v in response.headers if k == "mcp-session-id"]
+        session = [] if session_id is None else [("mcp-session-id", session_id)]
         if stream.error == SHARE_EXCEEDED:  # past a share (`mcp_schema.shares`), in either era
             retry = [("retry-after", str(RETRY_AFTER))]
             return Response(429, [("content-type", JSON), *session, *retry], answer)
