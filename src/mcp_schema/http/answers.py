@@ -85,14 +85,6 @@ def described(request: RequestReceived) -> str:
     return f"{request.method}{called} (request id {quote(request.id)})"
 
 
-def _request_of(event: Event) -> RequestReceived | None:
-    if isinstance(event, RequestReceived):
-        return event
-    if isinstance(event, (InputReceived, CancelRequested)):
-        return event.request
-    return None
-
-
 class Awaited:
     """A request whose answer is awaited past its handler's return: the timer
     of its bound, its handler's task, and the table counting it (stateless
@@ -162,7 +154,11 @@ class Answers:
 
     def run(self, live: LiveSession, event: Event) -> None:
         """``event`` to the handler, then what it queued to its streams."""
-        request = _request_of(event)
+        request: RequestReceived | None = None  # the request ``event`` belongs to
+        if isinstance(event, RequestReceived):
+            request = event
+        elif isinstance(event, (InputReceived, CancelRequested)):
+            request = event.request
         key = None if request is None else stream_key(request.id)
         was, live.holding = live.holding, True
         token = None if request is None else SERVING.set((live, request.id))

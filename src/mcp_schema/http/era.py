@@ -39,6 +39,8 @@ class Era(NamedTuple):
 
 
 HANDSHAKE = Era(False, None)
+_SERVED = {version: Era(True, version) for version in STATELESS_VERSIONS}
+"""The era of each version served per request, built once: most requests name one."""
 
 
 def era_of(
@@ -50,7 +52,8 @@ def era_of(
     ``headers``; ``per_request``: the versions served per request."""
     named = named_version(value)
     if named is not None:
-        return Era(True, named)
+        served = _SERVED.get(named) if type(named) is str else None
+        return Era(True, named) if served is None else served
     header = headers.get("mcp-protocol-version")
     if (
         header is not None
@@ -58,5 +61,5 @@ def era_of(
         and "mcp-session-id" not in headers
         and value.get("method") != "initialize"
     ):
-        return Era(True, header)
+        return _SERVED.get(header) or Era(True, header)
     return HANDSHAKE

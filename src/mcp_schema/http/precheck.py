@@ -91,16 +91,12 @@ JSON: Media = "application/json"
 SSE: Media = "text/event-stream"
 
 
+@_remembered
 def answer_media(accept: str | None) -> Media | None:
     """What a POST's answer may be, by its ``Accept``: an event stream when
     it admits one (a handler may send notifications first), else JSON; None
     when it admits neither (406)."""
-    return SSE if accept is None else _media_of(accept)
-
-
-@_remembered
-def _media_of(accept: str) -> Media | None:
-    if admits(accept, SSE):
+    if accept is None or admits(accept, SSE):
         return SSE
     return JSON if admits(accept, JSON) else None
 
@@ -212,8 +208,7 @@ class Precheck:
         refused = self.caller(received, server)
         if refused is not None:
             return refused
-        origin = received.get("origin")
-        if method == "OPTIONS" and self.cors and origin in self.allowed_origins:
+        if method == "OPTIONS" and self.cors and received.get("origin") in self.allowed_origins:
             return preflight(received, self.allow)  # `with_cors` adds the origin's headers
         accept = received.get("accept")
         if method == "POST":
@@ -274,8 +269,11 @@ class Precheck:
     ) -> Caller | Response:
         """`admit` of a door without ``auth``: no token to wait for, so a door
         that knows it has none calls this, and no coroutine is made for it."""
-        refused = self.check(method, path, received, scope.get("server"))
-        return self.caller_of(received, scope.get("client")) if refused is None else refused
+        refused = self._check(method, path, received, scope.get("server"))
+        if refused is not None:
+            self.with_cors(received, refused)  # in place: `check`'s, for a refusal alone
+            return refused
+        return self.caller_of(received, scope.get("client"))
 
     def caller_of(self, received: Mapping[str, str], client: object = None) -> Caller:
         """The `Caller` of a request whose token is not checked here (no

@@ -80,29 +80,29 @@ def admits(accept: str | None, media: str) -> bool:
 
 _CACHED_TEXT = 512
 R = TypeVar("R")
+T = TypeVar("T", str, "str | None")
 
 
-def _remembered(read: Callable[[str], R]) -> Callable[[str], R]:
-    """``read`` of a header's text, its answer remembered for the last few
-    values: a client sends the same ``Accept``, ``Host`` and ``Content-Type``
-    with every request, read once so. Only values of at most 512 characters
-    are kept, so what a peer makes the cache hold stays small."""
+def _remembered(read: Callable[[T], R]) -> Callable[[T], R]:
+    """``read`` of a header's text (or of its absence, None), its answer
+    remembered for the last few values: a client sends the same ``Accept``,
+    ``Host`` and ``Content-Type`` with every request, read once so. Only
+    values of at most 512 characters are kept, so what a peer makes the
+    cache hold stays small."""
     cached = functools.lru_cache(maxsize=32)(read)
 
-    def remembering(text: str) -> R:
-        return cached(text) if len(text) <= _CACHED_TEXT else read(text)
+    def remembering(text: T) -> R:
+        return cached(text) if text is None or len(text) <= _CACHED_TEXT else read(text)
 
     return functools.wraps(read)(remembering)
 
 
+@_remembered
 def is_json(content_type: str | None) -> bool:
     """Whether a ``Content-Type`` is ``application/json`` (a charset, if
     given, must be UTF-8: JSON-RPC messages are UTF-8)."""
-    return content_type is not None and _is_json(content_type)
-
-
-@_remembered
-def _is_json(content_type: str) -> bool:
+    if content_type is None:
+        return False
     media, *params = content_type.split(";")
     if media.strip().lower() != "application/json":
         return False

@@ -106,7 +106,8 @@ class Stream:
         """No more frames: the adapter ends the response once it has taken them."""
         if not self.finished:
             self.finished = True
-            self._ready()
+            if self.on_ready is not None:  # `_ready`, at the end of every answer
+                self.on_ready()
 
     def _ready(self) -> None:
         if self.on_ready is not None:
