@@ -109,6 +109,13 @@ def _loopback_address(host: str) -> bool:
         return host == "localhost"
 
 
+@functools.lru_cache(maxsize=256)
+def _anonymous(address: str | None) -> Caller:
+    """The `Caller` of no principal at ``address``: a frozen value, built once
+    per address, not once per request."""
+    return Caller(None, address)
+
+
 def loopback_server(server: object) -> bool:
     """Whether an ASGI ``server`` (host, port) is a loopback address."""
     return isinstance(server, (tuple, list)) and bool(server) and _loopback_address(str(server[0]))
@@ -285,7 +292,7 @@ class Precheck:
         if verified is not None:
             return Caller(verified.name, address, verified)
         hook = self.principal
-        return Caller(None if hook is None else hook(received), address)
+        return _anonymous(address) if hook is None else Caller(hook(received), address)
 
     def caller(self, received: Mapping[str, str], server: object) -> Response | None:
         """Steps 2 and 3 alone, ``Host`` (421) and ``Origin`` (403): the
