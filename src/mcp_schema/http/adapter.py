@@ -29,8 +29,8 @@ import asyncio
 import sys
 import time
 import types
-from collections.abc import Awaitable, Callable, Collection, Generator, MutableMapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Generator, MutableMapping
+from typing import Any, Literal, overload
 
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.sse import sse_event, sse_events
@@ -118,9 +118,23 @@ def too_large(limit: int) -> Response:
     return refusal(413, f"Payload Too Large: at most {limit:,} bytes")
 
 
+@overload
 async def _read(
-    receive: Receive, limit: int, seconds: float | None, refuse: bool
-) -> tuple[bytes, bool] | Response | None:
+    receive: Receive, limit: int, seconds: float | None, head: Literal[False]
+) -> bytes | Response | None: ...
+
+
+@overload
+async def _read(
+    receive: Receive, limit: int, seconds: float | None, head: Literal[True]
+) -> tuple[bytes, bool] | Response | None: ...
+
+
+async def _read(
+    receive: Receive, limit: int, seconds: float | None, head: bool
+) -> bytes | tuple[bytes, bool] | Response | None:
+    # ``head``: `read_head`'s (the body up to the limit, and whether more is
+    # to come), else `read_body`'s (refused past the limit).
     # The deadline is armed at the first wait: a body the server holds already
     # (a request that came in one segment, the common case) is read without a
     # timer; before that wait no time passed but the reader's own CPU.
@@ -143,11 +157,12 @@ async def _read(
             chunk = message.get("body", b"")
             size += len(chunk)
             more = bool(message.get("more_body", False))
-            if size > limit and refuse:
+            if size > limit and not head:
                 return too_large(limit)
             chunks.append(chunk)
             if not more or size > limit:
-                return b"".join(chunks), more
+                body = b"".join(chunks)
+                return (body, more) if head else body
     except asyncio.CancelledError:
         if deadline is None or not deadline.absorbed():
             raise
@@ -181,23 +196,24 @@ def _rest(waiting: Generator[Any, Any, Message], awaited: Any) -> Generator[Any,
                 return done.value  # type: ignore[no-any-return]
 
 
-async def read_body(
+def read_body(
     receive: Receive, limit: int, seconds: float | None = BODY_SECONDS
-) -> bytes | Response | None:
+) -> Coroutine[Any, Any, bytes | Response | None]:
     """The whole body of a request; its refusal when it grows past ``limit``
     bytes (413) or is not finished within ``seconds`` (408; None: no
-    deadline); None when the client left."""
-    read = await _read(receive, limit, seconds, refuse=True)
-    return read[0] if isinstance(read, tuple) else read
+    deadline); None when the client left. (The reader's own coroutine, to
+    await: no coroutine of its own around it.)"""
+    return _read(receive, limit, seconds, head=False)
 
 
-async def read_head(
+def read_head(
     receive: Receive, limit: int, seconds: float | None = BODY_SECONDS
-) -> tuple[bytes, bool] | Response | None:
+) -> Coroutine[Any, Any, tuple[bytes, bool] | Response | None]:
     """The body, or, when it grows past ``limit`` bytes, what came up to then
     and True (more is to come: the caller reads the rest from ``receive``);
-    408 when it does not come within ``seconds``; None when the client left."""
-    return await _read(receive, limit, seconds, refuse=False)
+    408 when it does not come within ``seconds``; None when the client left
+    (a coroutine to await, as `read_body`'s)."""
+    return _read(receive, limit, seconds, head=True)
 
 
 def start_message(status: int, headers: list[tuple[bytes, bytes]]) -> Message:

@@ -358,7 +358,7 @@ class Endpoint(Posts, Admission):
         opened = self._opened_noted(received, body, caller)
         if isinstance(opened, Response):
             return opened
-        denied = self._admitted_now(opened)
+        denied = None if self.access is None else self._admitted_now(opened)
         if isinstance(denied, Response):  # the step-up challenge: the session never read it
             return self._refused(denied, opened)
         exchange = self._exchange(*opened)

@@ -224,9 +224,9 @@ class Posts:
     # -- the gate (mcp_schema.http.gate) -----------------------------------------------------
 
     def _admitted_now(self, opened: Opened) -> Verdict:
-        """The gate's verdict on ``opened``, nothing awaited (`Endpoint.handle`)."""
-        if self.access is None:
-            return None
+        """The gate's verdict on ``opened``, nothing awaited (`Endpoint.handle`;
+        called where there is a gate)."""
+        assert self.access is not None
         return self.access.admit_now(opened.caller.verified, opened.value)
 
     async def _admitted(self, opened: Opened) -> Verdict:
@@ -368,7 +368,9 @@ class Posts:
             live.streams[stream_key(own[0].id)] = stream
         else:
             live.streams[stream_key(brought.id)] = stream
-            stream.progress_token = stream_key(brought.context.progress_token)
+            token = brought.context.progress_token
+            if token is not None:  # without one, no progress is routed by its token
+                stream.progress_token = stream_key(token)
         return stream
 
     def _listen(self, live: LiveSession, brought: RequestReceived, media: Media) -> Response:
