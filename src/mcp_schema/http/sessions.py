@@ -62,6 +62,21 @@ class LiveSession:
     session of one stateless-era request (no id), kept while its answer is
     awaited."""
 
+    # One is built for every stateless-era request: slots, no dict to build with it.
+    __slots__ = (
+        "awaited",
+        "closed",
+        "holding",
+        "id",
+        "listener",
+        "opened",
+        "outbox",
+        "owner",
+        "replays",
+        "server",
+        "streams",
+    )
+
     def __init__(
         self, session_id: str | None, server: ServerSession, owner: str | None = None
     ) -> None:

@@ -47,6 +47,24 @@ class Stream:
     only JSON gets no notifications).
     """
 
+    # One is built for every request: slots, no dict to build with it.
+    __slots__ = (
+        "_final",
+        "_frames",
+        "_on_abandon",
+        "_size",
+        "abandoned",
+        "answering",
+        "error",
+        "finished",
+        "max_buffer",
+        "media",
+        "on_ready",
+        "overflowed",
+        "progress_token",
+        "status",
+    )
+
     def __init__(
         self,
         media: Media = "text/event-stream",
