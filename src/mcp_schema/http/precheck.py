@@ -101,7 +101,7 @@ def answer_media(accept: str | None) -> Media | None:
     return JSON if admits(accept, JSON) else None
 
 
-@functools.lru_cache(maxsize=16)
+@_remembered
 def _loopback_address(host: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback

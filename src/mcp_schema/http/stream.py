@@ -15,7 +15,6 @@ no more.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Literal
@@ -77,7 +76,7 @@ class Stream:
         self.on_ready: Callable[[], None] | None = None
         """Called (with no argument) when frames arrive or the stream finishes."""
         self._on_abandon = on_abandon
-        self._frames: deque[bytes] = deque()
+        self._frames: list[bytes] = []  # appended and taken whole: no deque needed
         self._size = 0
         self._final: bytes | None = None
         self.finished = False
@@ -141,8 +140,7 @@ class Stream:
         if self.media == "application/json":
             final, self._final = self._final, None
             return [] if final is None else [final]
-        frames = list(self._frames)
-        self._frames.clear()
+        frames, self._frames = self._frames, []
         self._size = 0
         return frames
 
