@@ -175,7 +175,7 @@ class Stream:
             self._on_abandon(self)
 
 
-@dataclass
+@dataclass(slots=True)  # one is built for every request: no instance dict with it
 class Response:
     """An HTTP response: ``status``, ``headers`` (lower-case names), and
     either ``body`` or a ``stream`` to drain (``Content-Type`` is the
