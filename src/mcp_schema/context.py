@@ -87,7 +87,7 @@ def _tables(meta: Mapping[str, Any]) -> VersionTables:
     return compiled.load()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RequestContext:
     """The per-request facts of the stateless era, read from ``params._meta``.
 
@@ -107,6 +107,30 @@ class RequestContext:
     log_level: LoggingLevel | None
     progress_token: str | int | None
     caller: Caller | None = None
+
+    def __init__(
+        self,
+        method: str,
+        request_id: str | int,
+        protocol_version: str,
+        client_capabilities: McpModel,
+        client_info: McpModel | None,
+        log_level: LoggingLevel | None,
+        progress_token: str | int | None,
+        caller: Caller | None = None,
+    ) -> None:
+        # Every request builds one: its fields written into its __dict__ at
+        # once, where a frozen dataclass's own __init__ makes a call of
+        # object.__setattr__ per field (frozen all the same: __setattr__ refuses).
+        fields = self.__dict__
+        fields["method"] = method
+        fields["request_id"] = request_id
+        fields["protocol_version"] = protocol_version
+        fields["client_capabilities"] = client_capabilities
+        fields["client_info"] = client_info
+        fields["log_level"] = log_level
+        fields["progress_token"] = progress_token
+        fields["caller"] = caller
 
     @classmethod
     def from_request(cls, request: BaseModel) -> RequestContext:
