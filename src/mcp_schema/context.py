@@ -179,24 +179,31 @@ class RequestContext:
         """`from_request` of a request the codec decoded: its ``_meta`` is typed
         already (a ``RequestMetaObject``), so nothing is validated again;
         ``caller``: who sent it."""
-        params = getattr(request, "params", None)
-        meta = getattr(params, "meta", None)
-        capabilities = getattr(meta, "client_capabilities", None)
-        method, request_id = getattr(request, "method", None), getattr(request, "id", None)
+        try:  # what a typed request has (read as attributes: getattr's default costs a call)
+            meta = request.params.meta  # type: ignore[attr-defined]
+            capabilities, method = meta.client_capabilities, request.method  # type: ignore[attr-defined]
+            request_id = request.id  # type: ignore[attr-defined]
+        except AttributeError:
+            return cls._read(request, caller)
         if not isinstance(capabilities, McpModel) or not isinstance(method, str):
-            read = cls.from_request(request)  # not a typed stateless-era request
-            return read if caller is None else dataclasses.replace(read, caller=caller)
+            return cls._read(request, caller)
         assert isinstance(request_id, (str, int))  # the codec read a request's id
         return cls(
             method=method,
             request_id=request_id,
-            protocol_version=meta.protocol_version,  # type: ignore[union-attr]
+            protocol_version=meta.protocol_version,
             client_capabilities=capabilities,
-            client_info=meta.client_info,  # type: ignore[union-attr]
-            log_level=meta.log_level,  # type: ignore[union-attr]
-            progress_token=meta.progress_token,  # type: ignore[union-attr]
+            client_info=meta.client_info,
+            log_level=meta.log_level,
+            progress_token=meta.progress_token,
             caller=caller,
         )
+
+    @classmethod
+    def _read(cls, request: BaseModel, caller: Caller | None) -> RequestContext:
+        """`from_request` of what is not a typed stateless-era request, for ``caller``."""
+        read = cls.from_request(request)
+        return read if caller is None else dataclasses.replace(read, caller=caller)
 
     def of(
         self,

@@ -26,6 +26,7 @@ from mcp_schema._codec.route import (
     kind_of,
     named_version,
     own_answer_route,
+    own_answer_target,
     request_id,
     route,
 )
@@ -398,11 +399,14 @@ class Peer(Sending):
         try:
             known = self._known(version, method)
             if own and version in SUPPORTED:  # the envelope is this side's, its id one it read
-                found = own_answer_route(known, value["id"], value["result"])
+                result = value["result"]
+                if not model and schema_accepts(own_answer_target(known, result), result):
+                    return None  # the route is built only for the model view below
+                found = own_answer_route(known, value["id"], result)
             else:
                 found = route(value, known, None)
-            if not model and schema_accepts(found.target, value["result"]):
-                return None
+                if not model and schema_accepts(found.target, value["result"]):
+                    return None
             message = MODELS.message(found, value, 0)
         except McpError as err:
             raise InvalidOutgoingError(
