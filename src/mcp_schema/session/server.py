@@ -357,7 +357,7 @@ class ServerSession(ServerAnswers, TaskCalls):
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
-        wire = completed(to_wire(found), "server/discover", route.version, self._hints)
+        wire = completed(to_wire(found), "server/discover", route.version, self)
         self._queue(self._result_value(route, wire, route.version))
 
     def _resumed(
