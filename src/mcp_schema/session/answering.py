@@ -61,7 +61,9 @@ class ServerAnswers(Peer):
             self._out += frames
             for request in ended:  # its last frame answered it
                 self._state.release(request)
-        return super().frames_to_send()
+        # Peer's queue, taken here: the transport asks after every frame it reads.
+        out, self._out = self._out, []
+        return out
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer ``request`` with ``result``: a model of the wire version or of the
