@@ -260,7 +260,8 @@ class Peer(Sending):
         tool = None
         if headers is not None and method == "tools/call":
             tool = called_tool(self._listed, value.get("params"), tools)
-        known = self._known(version)
+        # What _known told before, looked up in place: every frame asks.
+        known = self._knowns.get((version, None)) or self._known(version)
         value = self._set_aside(value, version)
         route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
@@ -397,7 +398,7 @@ class Peer(Sending):
         anything else, models inside a mapping included, is read by the model
         view, which accepts it or says why not."""
         try:
-            known = self._known(version, method)
+            known = self._knowns.get((version, method)) or self._known(version, method)
             if own and version in SUPPORTED:  # the envelope is this side's, its id one it read
                 result = value["result"]
                 if not model and schema_accepts(own_answer_target(known, result), result):

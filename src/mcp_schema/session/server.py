@@ -256,7 +256,8 @@ class ServerSession(ServerAnswers, TaskCalls):
                 {"method": method},
             )
         event = RequestReceived(route.id, method, message, context, version)
-        self._gate(method, event)
+        if self.tasks is not None:  # the extension's gate
+            self._gate(method, event)
         if method == "logging/setLevel" and method not in self.take:
             level = to_wire(message).get("params", {}).get("level")
             self._log_level = level if level in LOGGING_LEVELS else None
