@@ -188,15 +188,15 @@ class RequestContext:
         if not isinstance(capabilities, McpModel) or not isinstance(method, str):
             return cls._read(request, caller)
         assert isinstance(request_id, (str, int))  # the codec read a request's id
-        return cls(
-            method=method,
-            request_id=request_id,
-            protocol_version=meta.protocol_version,
-            client_capabilities=capabilities,
-            client_info=meta.client_info,
-            log_level=meta.log_level,
-            progress_token=meta.progress_token,
-            caller=caller,
+        return cls(  # by position, in the order of the fields: one per request
+            method,
+            request_id,
+            meta.protocol_version,
+            capabilities,
+            meta.client_info,
+            meta.log_level,
+            meta.progress_token,
+            caller,
         )
 
     @classmethod
