@@ -69,7 +69,11 @@ def declares(capabilities: Mapping[str, Any], path: tuple[str, ...]) -> bool:
     """Whether ``capabilities`` (wire JSON) declare the capability at ``path``."""
     found: Any = capabilities
     for step in path:
-        if not isinstance(found, Mapping) or found.get(step) in (None, False):
+        # A dict told by its type: the ABC's isinstance is dear, and every request asks.
+        if not (type(found) is dict or isinstance(found, Mapping)) or found.get(step) in (
+            None,
+            False,
+        ):
             return False
         found = found[step]
     return True

@@ -87,7 +87,7 @@ def _tables(meta: Mapping[str, Any]) -> VersionTables:
     return compiled.load()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class RequestContext:
     """The per-request facts of the stateless era, read from ``params._meta``.
 
@@ -107,6 +107,30 @@ class RequestContext:
     log_level: LoggingLevel | None
     progress_token: str | int | None
     caller: Caller | None = None
+
+    def __init__(
+        self,
+        method: str,
+        request_id: str | int,
+        protocol_version: str,
+        client_capabilities: McpModel,
+        client_info: McpModel | None,
+        log_level: LoggingLevel | None,
+        progress_token: str | int | None,
+        caller: Caller | None = None,
+    ) -> None:
+        # Every request builds one: its fields written into its __dict__ at
+        # once, where a frozen dataclass's own __init__ makes a call of
+        # object.__setattr__ per field (frozen all the same: __setattr__ refuses).
+        fields = self.__dict__
+        fields["method"] = method
+        fields["request_id"] = request_id
+        fields["protocol_version"] = protocol_version
+        fields["client_capabilities"] = client_capabilities
+        fields["client_info"] = client_info
+        fields["log_level"] = log_level
+        fields["progress_token"] = progress_token
+        fields["caller"] = caller
 
     @classmethod
     def from_request(cls, request: BaseModel) -> RequestContext:
@@ -155,24 +179,31 @@ class RequestContext:
         """`from_request` of a request the codec decoded: its ``_meta`` is typed
         already (a ``RequestMetaObject``), so nothing is validated again;
         ``caller``: who sent it."""
-        params = getattr(request, "params", None)
-        meta = getattr(params, "meta", None)
-        capabilities = getattr(meta, "client_capabilities", None)
-        method, request_id = getattr(request, "method", None), getattr(request, "id", None)
+        try:  # what a typed request has (read as attributes: getattr's default costs a call)
+            meta = request.params.meta  # type: ignore[attr-defined]
+            capabilities, method = meta.client_capabilities, request.method  # type: ignore[attr-defined]
+            request_id = request.id  # type: ignore[attr-defined]
+        except AttributeError:
+            return cls._read(request, caller)
         if not isinstance(capabilities, McpModel) or not isinstance(method, str):
-            read = cls.from_request(request)  # not a typed stateless-era request
-            return read if caller is None else dataclasses.replace(read, caller=caller)
+            return cls._read(request, caller)
         assert isinstance(request_id, (str, int))  # the codec read a request's id
-        return cls(
-            method=method,
-            request_id=request_id,
-            protocol_version=meta.protocol_version,  # type: ignore[union-attr]
-            client_capabilities=capabilities,
-            client_info=meta.client_info,  # type: ignore[union-attr]
-            log_level=meta.log_level,  # type: ignore[union-attr]
-            progress_token=meta.progress_token,  # type: ignore[union-attr]
-            caller=caller,
+        return cls(  # by position, in the order of the fields: one per request
+            method,
+            request_id,
+            meta.protocol_version,
+            capabilities,
+            meta.client_info,
+            meta.log_level,
+            meta.progress_token,
+            caller,
         )
+
+    @classmethod
+    def _read(cls, request: BaseModel, caller: Caller | None) -> RequestContext:
+        """`from_request` of what is not a typed stateless-era request, for ``caller``."""
+        read = cls.from_request(request)
+        return read if caller is None else dataclasses.replace(read, caller=caller)
 
     def of(
         self,

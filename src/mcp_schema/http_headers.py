@@ -416,13 +416,24 @@ def _mirrored(received: Mapping[str, str], message: dict[str, Any]) -> bool:
 
 def _sent_as(raw: str | None, value: object) -> bool:
     """Whether a header holds ``value``, a string, as it is (it decodes to itself)."""
-    return (
-        type(raw) is str
-        and type(value) is str
-        and raw == value
-        and _is_plain(raw)
-        and not _looks_encoded(raw)
-    )
+    if type(raw) is not str or type(value) is not str or raw != value:
+        return False
+    if raw in _AS_ITSELF:
+        return True
+    if not _is_plain(raw) or _looks_encoded(raw):
+        return False
+    if len(raw) <= _AS_ITSELF_LONGEST:  # the values are the peers': bounded, in size and number
+        if len(_AS_ITSELF) >= _AS_ITSELF_LIMIT:
+            _AS_ITSELF.clear()
+        _AS_ITSELF.add(raw)
+    return True
+
+
+_AS_ITSELF: set[str] = set()
+"""Texts `_sent_as` found sent as they are: the same versions, methods and
+names come with every request, each told by one look-up after the first."""
+_AS_ITSELF_LIMIT = 1024
+_AS_ITSELF_LONGEST = 128
 
 
 def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:

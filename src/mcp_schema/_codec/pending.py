@@ -62,8 +62,10 @@ class Pending(Generic[V]):
 
     def admit(self, rid: RequestIdValue, value: V) -> None:
         """Hold ``value`` for ``rid``, after `check` (which raises, changing nothing)."""
-        self.check(rid)
-        self._table[id_key(rid)] = value
+        key = id_key(rid)
+        if key in self._table or len(self._table) >= self.limit:
+            self.check(rid)  # refused: in the words of the one check
+        self._table[key] = value
 
     def get(self, rid: RequestIdValue) -> V | None:
         return self._table.get(id_key(rid))

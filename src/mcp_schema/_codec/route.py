@@ -119,10 +119,17 @@ def own_answer_route(known: Known, rid: RequestIdValue, result: Any) -> Route:
     read): what `route` finds for it, without checking again the envelope
     this side wrote."""
     assert known.version is not None and known.method is not None
+    return Route("result", known.version, known.method, rid, own_answer_target(known, result))
+
+
+def own_answer_target(known: Known, result: Any) -> Target:
+    """The target of `own_answer_route`, without the route: what a schema
+    check of the result alone needs."""
+    assert known.version is not None
     found = BY_VERSION.get(known.version) if not known.extensions else None
     if found is None:
         found = catalog(known.version, known.extensions)
-    return Route("result", known.version, known.method, rid, _result_target(found, result, known))
+    return _result_target(found, result, known)
 
 
 def resolved_version(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None) -> str:

@@ -125,8 +125,9 @@ def _model_message(route: Route, value: dict[str, Any], size: int) -> Any:
     instance = value if whole else value[kind]
     if size > GATE and not _schema_accepts(route, instance):
         raise _refused(route, value)
+    validate = _MODEL_VALIDATORS.get(route.target) or _model_validator(route.target)
     try:
-        checked = _model_validator(route.target)(instance)
+        checked = validate(instance)
     except ValidationError:  # dropped here: it may hold the whole input
         checked = None
     if checked is None and route.fallback is not None:

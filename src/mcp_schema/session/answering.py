@@ -31,7 +31,7 @@ from mcp_schema.session.frames import Frame
 from mcp_schema.session.input import answer_to, questions
 from mcp_schema.session.listens import Listens
 from mcp_schema.session.peer import Peer
-from mcp_schema.session.results import Hints, completed, protocol_of
+from mcp_schema.session.results import completed, protocol_of
 from mcp_schema.session.state import Outgoing, Round
 from mcp_schema.session.wire import encoded, encoded_answer, wire_or_type_error
 
@@ -49,10 +49,6 @@ class ServerAnswers(Peer):
     _log_level: LoggingLevel | None
     _listens: Listens | None
 
-    @property
-    def _hints(self) -> Hints:
-        return Hints(self.info, self.cache_scope, self.ttl_ms)
-
     # -- answering ------------------------------------------------------------------------
 
     def frames_to_send(self) -> list[Frame]:
@@ -65,7 +61,9 @@ class ServerAnswers(Peer):
             self._out += frames
             for request in ended:  # its last frame answered it
                 self._state.release(request)
-        return super().frames_to_send()
+        # Peer's queue, taken here: the transport asks after every frame it reads.
+        out, self._out = self._out, []
+        return out
 
     def respond(self, request: RequestReceived, result: BaseModel | Mapping[str, Any]) -> None:
         """Answer ``request`` with ``result``: a model of the wire version or of the
@@ -101,7 +99,7 @@ class ServerAnswers(Peer):
         unless the caller checks it (for the model)."""
         assert request.id is not None and request.method is not None
         if version in STATELESS:
-            wire = completed(wire, request.method, version, self._hints)
+            wire = completed(wire, request.method, version, self)
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if check:
             self._checked_answer(value, request.method, version, own=True)
@@ -139,7 +137,7 @@ class ServerAnswers(Peer):
     ) -> ResultResponse[Any]:
         value = {"jsonrpc": "2.0", "id": request.id, "result": wire}
         if version in STATELESS:
-            value["result"] = completed(wire, request.method, version, self._hints, sent=False)
+            value["result"] = completed(wire, request.method, version, self, sent=False)
         message = self._checked_answer(value, request.method, version, model=True)
         assert message is not None
         return message

@@ -37,7 +37,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class RequestReceived:
     """The peer sent a request. Answer it through the session
     (``respond``/``fail``), once; the session fills in the id."""
@@ -51,6 +51,17 @@ class RequestReceived:
     the progress token (from ``params._meta`` or the session's ``initialize``)."""
     version: str
     """The version on the wire (the negotiated one)."""
+
+    def __init__(
+        self, id: str | int, method: str, message: McpModel, context: RequestContext, version: str
+    ) -> None:
+        # One per request: written at once (see `RequestContext.__init__`).
+        fields = self.__dict__
+        fields["id"] = id
+        fields["method"] = method
+        fields["message"] = message
+        fields["context"] = context
+        fields["version"] = version
 
     def can_ask(self, method: str) -> bool:
         """Whether the client declared what ``method`` (``elicitation/create``,
@@ -145,7 +156,7 @@ class TaskChanged:
     task: McpModel
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, init=False)
 class Negotiated:
     """The session's version is fixed: after ``initialize`` (handshake era),
     or by the first request naming a version (stateless era) or the
@@ -155,6 +166,16 @@ class Negotiated:
     peer_info: McpModel | None
     """The peer's ``Implementation`` (clientInfo or serverInfo), when it gave one."""
     peer_capabilities: McpModel | None
+
+    def __init__(
+        self, version: str, peer_info: McpModel | None, peer_capabilities: McpModel | None
+    ) -> None:
+        # A stateless-era session is opened by each request: written at once
+        # (see `RequestContext.__init__`).
+        fields = self.__dict__
+        fields["version"] = version
+        fields["peer_info"] = peer_info
+        fields["peer_capabilities"] = peer_capabilities
 
 
 @dataclass(frozen=True, eq=False)

@@ -26,6 +26,7 @@ from mcp_schema._codec.route import (
     kind_of,
     named_version,
     own_answer_route,
+    own_answer_target,
     request_id,
     route,
 )
@@ -259,7 +260,8 @@ class Peer(Sending):
         tool = None
         if headers is not None and method == "tools/call":
             tool = called_tool(self._listed, value.get("params"), tools)
-        known = self._known(version)
+        # What _known told before, looked up in place: every frame asks.
+        known = self._knowns.get((version, None)) or self._known(version)
         value = self._set_aside(value, version)
         route, message = read_value(value, size, known, headers, MODELS, False, tool)
         if route.kind == "notification":
@@ -396,13 +398,16 @@ class Peer(Sending):
         anything else, models inside a mapping included, is read by the model
         view, which accepts it or says why not."""
         try:
-            known = self._known(version, method)
+            known = self._knowns.get((version, method)) or self._known(version, method)
             if own and version in SUPPORTED:  # the envelope is this side's, its id one it read
-                found = own_answer_route(known, value["id"], value["result"])
+                result = value["result"]
+                if not model and schema_accepts(own_answer_target(known, result), result):
+                    return None  # the route is built only for the model view below
+                found = own_answer_route(known, value["id"], result)
             else:
                 found = route(value, known, None)
-            if not model and schema_accepts(found.target, value["result"]):
-                return None
+                if not model and schema_accepts(found.target, value["result"]):
+                    return None
             message = MODELS.message(found, value, 0)
         except McpError as err:
             raise InvalidOutgoingError(

@@ -5,7 +5,7 @@ hints of the results that have them (`completed`)."""
 from __future__ import annotations
 
 import functools
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -14,12 +14,18 @@ from mcp_schema.negotiation import SERVER_INFO_KEY
 from mcp_schema.versions import version_of
 
 
-class Hints(NamedTuple):
-    """What a server adds to its stateless-era results."""
+class Hints(Protocol):
+    """What a server adds to its stateless-era results: the session itself
+    (`ServerSession`) is passed, none built per answer."""
 
-    info: dict[str, Any]
-    cache_scope: Literal["private", "public"]
-    ttl_ms: int
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    @property
+    def cache_scope(self) -> Literal["private", "public"]: ...
+
+    @property
+    def ttl_ms(self) -> int: ...
 
 
 def completed(

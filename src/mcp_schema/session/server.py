@@ -188,9 +188,13 @@ class ServerSession(ServerAnswers, TaskCalls):
         without checking the same arguments again for every request."""
         check(principal, str, "principal", none=True)
         fresh = object.__new__(type(self))
-        fresh.__dict__ = vars(self).copy()  # the arguments; the state is new below
-        fresh.info, fresh.capabilities = dict(self.info), dict(self.capabilities)
-        fresh.principal = principal
+        # The arguments (the state is new below), the mappings the author may change copied.
+        fresh.__dict__ = {
+            **vars(self),
+            "info": dict(self.info),
+            "capabilities": dict(self.capabilities),
+            "principal": principal,
+        }
         fresh._new_connection()
         fresh._new_serving()
         return fresh
@@ -252,7 +256,8 @@ class ServerSession(ServerAnswers, TaskCalls):
                 {"method": method},
             )
         event = RequestReceived(route.id, method, message, context, version)
-        self._gate(method, event)
+        if self.tasks is not None:  # the extension's gate
+            self._gate(method, event)
         if method == "logging/setLevel" and method not in self.take:
             level = to_wire(message).get("params", {}).get("level")
             self._log_level = level if level in LOGGING_LEVELS else None
@@ -353,7 +358,7 @@ class ServerSession(ServerAnswers, TaskCalls):
             )
         except ValueError as exc:
             raise InvalidOutgoingError(f"server/discover: {exc}") from None
-        wire = completed(to_wire(found), "server/discover", route.version, self._hints)
+        wire = completed(to_wire(found), "server/discover", route.version, self)
         self._queue(self._result_value(route, wire, route.version))
 
     def _resumed(
@@ -387,8 +392,9 @@ class ServerSession(ServerAnswers, TaskCalls):
         return True
 
     def _on_answered(self, request: RequestReceived) -> None:
-        self._unread.pop(id_key(request.id), None)
-        round_ = self._state.asking.pop(id_key(request.id), None)
+        key = id_key(request.id)
+        self._unread.pop(key, None)
+        round_ = self._state.asking.pop(key, None)
         if round_ is not None:
             for rid in round_.outgoing:
                 self._cancel(rid, "the request it served is over", request.id)

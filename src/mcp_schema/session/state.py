@@ -103,14 +103,31 @@ class Connection:
         self.phase = Phase.IDLE
         self.version: str | None = None
         self.theirs: Pending[RequestReceived] = Pending(max_pending)
-        self.mine: Pending[Outgoing] = Pending(max_pending)
-        self._cancelled: OrderedDict[RequestReceived, None] = OrderedDict()
-        self.rounds: MemoryRounds | SealedRounds = MemoryRounds()
-        """Stateless era: where open rounds wait for their retry."""
         self.asking: dict[IdKey, Round] = {}
         """Handshake era: open rounds by the id of the call they serve."""
-        self._requested: OrderedDict[InputRequested, object] = OrderedDict()
+        self._max_pending = max_pending
+
+    # The parts a connection may never use (a stateless-era request has a
+    # connection of its own, which uses none of them): built at their first use.
+
+    @functools.cached_property
+    def mine(self) -> Pending[Outgoing]:
+        """This side's requests awaiting the peer's answer."""
+        return Pending(self._max_pending)
+
+    @functools.cached_property
+    def _cancelled(self) -> OrderedDict[RequestReceived, None]:
+        return OrderedDict()
+
+    @functools.cached_property
+    def rounds(self) -> MemoryRounds | SealedRounds:
+        """Stateless era: where open rounds wait for their retry."""
+        return MemoryRounds()
+
+    @functools.cached_property
+    def _requested(self) -> OrderedDict[InputRequested, object]:
         """Client side: what answers each input request not provided yet."""
+        return OrderedDict()
 
     # -- the phase --------------------------------------------------------------------
 
