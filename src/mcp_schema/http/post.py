@@ -187,10 +187,6 @@ class Posts:
 
     # -- POST -----------------------------------------------------------------------------
 
-    def _post(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Exchange:
-        opened = self._opened(headers, body, caller)
-        return opened if isinstance(opened, Response) else self._exchange(*opened)
-
     def _opened(self, headers: dict[str, str], body: bytes, caller: Caller) -> Response | Opened:
         """The body parsed and the session of its era found (nothing read by
         it yet, nothing changed; ``caller``: whose share it counts in): what
