@@ -119,6 +119,18 @@ class Correlator:
         }
         self._next_id = {"client": 1, "server": 1}
 
+    def _twin(self) -> Correlator:
+        """A Correlator of this one's options (checked once, when this one was
+        made), with no version fixed and nothing pending: what a gateway makes
+        per exchange, without the checks and the options' merge."""
+        twin = Correlator.__new__(Correlator)
+        twin._options, twin._decoder = self._options, self._decoder
+        twin.version, twin.max_pending = None, self.max_pending
+        twin._lock = threading.Lock()
+        twin._pending = {space: Pending(self.max_pending) for space in _SPACES}
+        twin._next_id = {"client": 1, "server": 1}
+        return twin
+
     def _reader(self, **changed: Any) -> None:
         """Read every message from now on through the `Decoder` of the options
         with ``changed`` (which it checks, once); a refused change changes nothing.
