@@ -109,8 +109,10 @@ class Connection(asyncio.Protocol):
 
     def wake(self) -> None:
         waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if waiter is not None:
+            self.waiter = self.due = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -121,25 +123,23 @@ class Connection(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
 
-    async def wait(self, seconds: float | None, deadline: float | None = None) -> None:
-        """Until the next bytes (or the end) came; `UpstreamTimeout` after
-        ``seconds``, or at the loop's time ``deadline``."""
+    def wait(self, seconds: float | None, deadline: float | None = None) -> asyncio.Future[None]:
+        """What the reader awaits until the next bytes (or the end) came (a
+        future, not a coroutine: one frame less per read); `UpstreamTimeout`
+        after ``seconds``, or at the loop's time ``deadline``."""
         self.resume()
         loop = asyncio.get_running_loop()
         waiter = self.waiter = loop.create_future()
         if deadline is None and seconds is not None:
             deadline = loop.time() + seconds
+        self.due = None if deadline is None else (deadline, seconds)
         if deadline is not None:
-            self.due = (deadline, seconds)
             timer = self.timer
             if timer is None or timer.when() > deadline:
                 if timer is not None:
                     timer.cancel()
                 self.timer = loop.call_at(deadline, self._expire, deadline)
-        try:
-            await waiter
-        finally:
-            self.waiter = self.due = None
+        return waiter
 
     def _expire(self, armed: float) -> None:
         """The timer armed for ``armed`` fired: the wait going on fails when it
@@ -152,6 +152,7 @@ class Connection(asyncio.Protocol):
         if armed < due[0]:
             self.timer = asyncio.get_running_loop().call_at(due[0], self._expire, due[0])
             return
+        self.waiter = self.due = None
         waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {due[1] or 0:g} s"))
 
     def write(self, head: bytes, body: bytes) -> None:
