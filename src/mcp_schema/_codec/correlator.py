@@ -119,6 +119,18 @@ class Correlator:
         }
         self._next_id = {"client": 1, "server": 1}
 
+    def _twin(self) -> Correlator:
+        """A Correlator of this one's options (checked once, when this one was
+        made), with no version fixed and nothing pending: what a gateway makes
+        per exchange, without the checks and the options' merge."""
+        twin = Correlator.__new__(Correlator)
+        twin._options, twin._decoder = self._options, self._decoder
+        twin.version, twin.max_pending = None, self.max_pending
+        twin._lock = threading.Lock()
+        twin._pending = {space: Pending(self.max_pending) for space in _SPACES}
+        twin._next_id = {"client": 1, "server": 1}
+        return twin
+
     def _reader(self, **changed: Any) -> None:
         """Read every message from now on through the `Decoder` of the options
         with ``changed`` (which it checks, once); a refused change changes nothing.
@@ -207,7 +219,8 @@ class Correlator:
     ) -> Any:
         if sender is not None and sender not in _OTHER:
             _check_sender(sender)
-        check(tools, Mapping, "tools", none=True)
+        if tools is not None and type(tools) is not dict:  # a dict, as a gateway gives them
+            check(tools, Mapping, "tools")
         data = raw if type(raw) is bytes else as_bytes(raw)
         received = None if headers is None else received_headers(headers)
         try:
@@ -270,11 +283,11 @@ class Correlator:
         view: View,
     ) -> Any:
         rid = request_id(value.get("id"))
-        answered = None if rid is None else self._answered(id_key(rid), sender)
+        space = None if rid is None else self._requester_of(id_key(rid), sender)
         method = request_version = None
-        if answered is not None:
-            held = self._pending[answered[0]].get(answered[1][1])
-            assert held is not None  # _answered found it there
+        if space is not None and rid is not None:
+            held = self._pending[space].get(rid)
+            assert held is not None  # _requester_of found it there
             method, request_version = held
         found, message = read_known(
             self._decoder,
@@ -285,8 +298,8 @@ class Correlator:
             version=request_version or self.version,
             method=method,
         )
-        if answered is not None:
-            self._pending[answered[0]].pop(answered[1][1])  # answered by a valid response
+        if space is not None and rid is not None:
+            self._pending[space].pop(rid)  # answered by a valid response
         if method == "initialize" and found.kind == "result":
             # The version a client takes from it; a second answer naming another is refused.
             answered_with = accepted_version(value["result"].get("protocolVersion"), None)
@@ -294,11 +307,6 @@ class Correlator:
         return message
 
     # -- the pending table --------------------------------------------------------------
-
-    def _answered(self, key: IdKey, responder: Sender | None) -> tuple[str, IdKey] | None:
-        """The id space and key of the request a response with this id answers, if any."""
-        space = self._requester_of(key, responder)
-        return None if space is None else (space, key)
 
     def _requester_of(self, key: IdKey, responder: Sender | None) -> str | None:
         """The id space of the request a response with this id answers, if any."""
@@ -322,9 +330,8 @@ class Correlator:
             return [requester, _EITHER] if key in pending[requester] else [_EITHER]
         return [requester] if key in pending[requester] else []
 
-    def _sender_of(self, method: str, version: str, sender: Sender | None) -> str:
-        if sender is not None:
-            return sender
+    def _sender_of(self, method: str, version: str) -> str:
+        """The peer that sends ``method`` (`_EITHER` when the catalog does not say)."""
         entry = catalog(version, self.extensions).requests.get(method)
         return entry.sender if entry is not None and entry.sender in _OTHER else _EITHER
 
@@ -332,7 +339,7 @@ class Correlator:
         self, rid: RequestIdValue | None, method: str, sender: Sender | None, version: str
     ) -> None:
         assert rid is not None  # the route read a request's id
-        space = self._sender_of(method, version, sender)
+        space = sender if sender is not None else self._sender_of(method, version)
         key = id_key(rid)
         if self._holding(key, space):
             raise already_in_flight(rid)

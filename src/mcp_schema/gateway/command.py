@@ -379,6 +379,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
+        from mcp_schema.gateway.coalesced import CoalescedHttp
         from mcp_schema.gateway.monitor.stdio import StdioGatewayApp
     except ImportError as exc:
         raise _missing(exc) from None
@@ -426,6 +427,7 @@ def _run(args: argparse.Namespace) -> int:
 
     config = uvicorn.Config(
         app,
+        http=CoalescedHttp,  # httptools', an answer's head and body in one send
         log_level="warning",
         access_log=False,
         lifespan="on",

@@ -21,7 +21,7 @@ client gets otherwise is the gateway's 502, never the upstream's challenge.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 
 from mcp_schema.errors import McpError, clip
 from mcp_schema.http.binding import Post, Reply
@@ -136,7 +136,36 @@ def _failed(exc: Exception) -> UpstreamUnreachable:
     )
 
 
-async def opened(
+def opened(
+    client: HttpClient,
+    credentials: Credentials,
+    method: str,
+    target: Target,
+    headers: Fields,
+    content: bytes | AsyncIterator[bytes],
+) -> Awaitable[StreamedResponse]:
+    """The upstream's answer to a forwarded request, its head come. A 401
+    or 403 is about the gateway's credentials, never the client's to see:
+    answered by them (`Credentials.again`) and sent once more with a fresh
+    one when the body is whole (a streamed one is gone), else
+    `UpstreamUnreachable`."""
+    if credentials.source is None:  # nothing added, nothing renewed: the client's open itself
+        return _refusing(client.open(method, target, headers, content))
+    return _credited(client, credentials, method, target, headers, content)
+
+
+async def _refusing(opening: Awaitable[StreamedResponse]) -> StreamedResponse:
+    """The answer ``opening`` gives, a 401 or 403 `UpstreamUnreachable`
+    (no credentials of the gateway's own to renew)."""
+    response = await opening
+    status = response.status
+    if status in REFUSED:
+        await response.aclose()
+        raise UpstreamUnreachable(f"it refused the gateway's credentials (HTTP {status})")
+    return response
+
+
+async def _credited(
     client: HttpClient,
     credentials: Credentials,
     method: str,
@@ -144,16 +173,11 @@ async def opened(
     headers: Fields,
     content: bytes | AsyncIterator[bytes],
 ) -> StreamedResponse:
-    """The upstream's answer to a forwarded request, its head come. A 401
-    or 403 is about the gateway's credentials, never the client's to see:
-    answered by them (`Credentials.again`) and sent once more with a fresh
-    one when the body is whole (a streamed one is gone), else
-    `UpstreamUnreachable`."""
-    own = credentials.source is not None  # else nothing is added: the fields go as they are
-    retry = own and isinstance(content, bytes)
+    """`opened` with the gateway's own credentials."""
+    retry = isinstance(content, bytes)
     for last in (False, True) if retry else (True,):
-        sending = list(headers) if own else headers
-        sent = await credentials.added(sending) if own else None
+        sending = list(headers)
+        sent = await credentials.added(sending)
         response = await client.open(method, target, sending, content)
         status = response.status
         if status not in REFUSED:

@@ -2,7 +2,11 @@
 (an asyncio protocol): it feeds what arrives to its answer's parser
 (`mcp_schema.http.h1.ResponseParser`) and wakes the reader once per read,
 bounds each wait (`Connection.wait`), stops reading while a slow reader
-has pieces waiting, and writes a request's head and body in one write."""
+has pieces waiting, and writes a request's head and body in one write.
+
+A wait's bound is one timer per connection, not one per wait: it stays armed
+across waits and, when it fires before the wait then going on is due, is
+armed again for that wait's due time (most waits end long before theirs)."""
 
 from __future__ import annotations
 
@@ -31,12 +35,14 @@ class Connection(asyncio.Protocol):
         "closed",
         "counted",
         "drained",
+        "due",
         "error",
         "idle_since",
         "on_lost",
         "origin",
         "parser",
         "paused",
+        "timer",
         "transport",
         "waiter",
     )
@@ -48,6 +54,10 @@ class Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.parser: ResponseParser | None = None
         self.waiter: asyncio.Future[None] | None = None
+        self.timer: asyncio.TimerHandle | None = None
+        """The bound of the waits (see the module): armed at or before ``due``."""
+        self.due: tuple[float, float | None] | None = None
+        """The loop's time the wait going on ends at, and its seconds (None: no wait bounded)."""
         self.drained: asyncio.Future[None] | None = None
         self.error: UpstreamError | None = None
         self.closed = self.paused = False
@@ -74,6 +84,9 @@ class Connection(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
         parser = self.parser
         if parser is None:
             self.on_lost(self)
@@ -96,8 +109,10 @@ class Connection(asyncio.Protocol):
 
     def wake(self) -> None:
         waiter = self.waiter
-        if waiter is not None and not waiter.done():
-            waiter.set_result(None)
+        if waiter is not None:
+            self.waiter = self.due = None
+            if not waiter.done():
+                waiter.set_result(None)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -108,23 +123,37 @@ class Connection(asyncio.Protocol):
             self.paused = False
             self.transport.resume_reading()
 
-    async def wait(self, seconds: float | None, deadline: float | None = None) -> None:
-        """Until the next bytes (or the end) came; `UpstreamTimeout` after
-        ``seconds``, or at the loop's time ``deadline``."""
+    def wait(self, seconds: float | None, deadline: float | None = None) -> asyncio.Future[None]:
+        """What the reader awaits until the next bytes (or the end) came (a
+        future, not a coroutine: one frame less per read); `UpstreamTimeout`
+        after ``seconds``, or at the loop's time ``deadline``."""
         self.resume()
         loop = asyncio.get_running_loop()
         waiter = self.waiter = loop.create_future()
-        timer = None
+        if deadline is None and seconds is not None:
+            deadline = loop.time() + seconds
+        self.due = None if deadline is None else (deadline, seconds)
         if deadline is not None:
-            timer = loop.call_at(deadline, _expire, waiter, seconds)
-        elif seconds is not None:
-            timer = loop.call_later(seconds, _expire, waiter, seconds)
-        try:
-            await waiter
-        finally:
-            self.waiter = None
-            if timer is not None:
-                timer.cancel()
+            timer = self.timer
+            if timer is None or timer.when() > deadline:
+                if timer is not None:
+                    timer.cancel()
+                self.timer = loop.call_at(deadline, self._expire, deadline)
+        return waiter
+
+    def _expire(self, armed: float) -> None:
+        """The timer armed for ``armed`` fired: the wait going on fails when it
+        was due then, else the timer is armed again for it (an idle
+        connection's is left unarmed)."""
+        self.timer = None
+        due, waiter = self.due, self.waiter
+        if due is None or waiter is None or waiter.done():
+            return
+        if armed < due[0]:
+            self.timer = asyncio.get_running_loop().call_at(due[0], self._expire, due[0])
+            return
+        self.waiter = self.due = None
+        waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {due[1] or 0:g} s"))
 
     def write(self, head: bytes, body: bytes) -> None:
         """The request: ``head`` and its whole ``body``, in one write."""
@@ -147,8 +176,3 @@ class Connection(asyncio.Protocol):
                 await self.drained
         if not self.closed:
             transport.write(b"0\r\n\r\n")
-
-
-def _expire(waiter: asyncio.Future[None], seconds: float | None) -> None:
-    if not waiter.done():
-        waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {seconds or 0:g} s"))

@@ -259,16 +259,19 @@ class HttpClient:
         times = self.timeouts if timeouts is None else timeouts
         length = len(body) if isinstance(body, bytes) else None
         head = request_head(method, target, _encoded(headers), length)
-        retry = method in _IDEMPOTENT and isinstance(body, bytes)
+        retry = method in _IDEMPOTENT and length is not None
         loop = asyncio.get_running_loop()
+        limits = self.limits
         while True:
             # A kept connection is taken without a wait (a coroutine less per request).
-            conn: Connection | None = self._kept(target.origin, loop.time())
+            now = loop.time()
+            conn: Connection | None = self._kept(target.origin, now)
             reused = conn is not None
             if conn is None:
                 conn, reused = await self._acquire(target, times)
+                now = loop.time()
             parser = ResponseParser(
-                max_head=self.limits.max_head, max_fields=self.limits.max_fields, max_body=max_body
+                max_head=limits.max_head, max_fields=limits.max_fields, max_body=max_body
             )
             conn.parser = parser
             try:
@@ -276,9 +279,9 @@ class HttpClient:
                     conn.write(head, body)
                 else:
                     await conn.stream(head, body)
-                deadline = None
-                if times.read is not None:
-                    deadline = loop.time() + times.read
+                    now = loop.time()
+                # The read timeout from the request's write (its body streamed: its end).
+                deadline = None if times.read is None else now + times.read
                 while not parser.head_done:
                     if conn.error is not None:
                         raise conn.error

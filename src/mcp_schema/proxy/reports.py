@@ -168,11 +168,12 @@ class ReportLog:
         self._taken: _Entry | None = None
         self._runs: dict[Direction, _Run] = {}
         self._finished = False
-        self._ready = threading.Condition()
+        self._lock = threading.RLock()  # the condition's: traffic takes it without its frame
+        self._ready = threading.Condition(self._lock)
 
     def traffic(self, size: int) -> None:
         """``size`` more bytes of traffic were validated: the bound grows by as much."""
-        with self._ready:
+        with self._lock:
             self._allowed += size
 
     def add(self, report: Report) -> None:

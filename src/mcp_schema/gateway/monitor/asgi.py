@@ -93,7 +93,7 @@ from mcp_schema.http.adapter import (
     start_message,
     too_large,
 )
-from mcp_schema.http.caller import SCOPE_KEY
+from mcp_schema.http.caller import Caller
 from mcp_schema.http.credentials import CredentialSource
 from mcp_schema.http.era import era_of
 from mcp_schema.http.h1 import Target, UpstreamError
@@ -259,7 +259,6 @@ class GatewayApp:
         admitted = await self.precheck.admit(method, scope["path"], received, scope)
         if isinstance(admitted, Response):  # nothing reaches a bridge or the upstream
             return await send_response(send, admitted)
-        scope = {**scope, SCOPE_KEY: admitted}
         body, more = b"", False
         if method == "POST":
             read = await read_head(receive, self.validator.max_body, self.body_seconds)
@@ -269,7 +268,7 @@ class GatewayApp:
                 return await send_response(send, read)
             body, more = read
         if self.front is not None or self.back is not None:
-            bridged = self._bridged(scope, method, received, body, more, receive, send)
+            bridged = self._bridged(admitted, method, received, body, more, receive, send)
             if bridged is not None:
                 return await bridged
         self._traffic(len(body))
@@ -317,7 +316,7 @@ class GatewayApp:
 
     def _bridged(
         self,
-        scope: Scope,
+        caller: Caller,
         method: str,
         received: dict[str, str],
         body: bytes,
@@ -341,7 +340,7 @@ class GatewayApp:
             return send_response(send, too_large(self._bridged_max))
         bridge = self.back if self.back is not None and stateless else self.front
         assert bridge is not None
-        return bridge.serve(method, received, body, receive, send, scope[SCOPE_KEY])
+        return bridge.serve(method, received, body, receive, send, caller)
 
     def _cors_origin(self, received: dict[str, str]) -> str | None:
         """The origin whose answer gets the gateway's CORS headers (they replace
@@ -367,8 +366,7 @@ class GatewayApp:
             return await self._failed(deferred, exc.message, exc.status, origin, send)
         try:
             down, status = response.headers, response.status
-            media = next((v for k, v in down if k == b"content-type"), b"")
-            if media.partition(b";")[0].strip().lower() == _SSE:
+            if _media(down) == _SSE:
                 exchange = deferred.get()
                 exchange.head(status, _told(down))
                 start = start_message(status, answered(down, _LENGTH, origin))
@@ -379,7 +377,9 @@ class GatewayApp:
             pass  # the upstream broke mid-answer: what was sent stands, the answer ends
         finally:
             await response.aclose()
-        self._report(deferred.get().end())
+        ended = deferred.get().end()
+        if ended:
+            self._report(ended)
 
     async def _failed(
         self, deferred: _Deferred, reason: str, status: int, origin: str | None, send: Send
@@ -418,9 +418,9 @@ class GatewayApp:
             exchange = deferred.get()
             exchange.head(status, _told(headers))
             if exchange.json:
-                self._report(
-                    _found(exchange.answer(b"".join(kept), None if size <= limit else size))
-                )
+                report = exchange.answer(b"".join(kept), None if size <= limit else size)
+                if report is not None:
+                    self._report([report])
             return
         exchange = deferred.get()
         exchange.head(status, _told(headers))
@@ -475,7 +475,8 @@ class _Deferred:
             # The headers as the precheck read them: the validator takes them as they are.
             key, validator = self._key, self._app.validator
             self._exchange = validator.request(self._method, self._received, self._body, key=key)
-            self._app._report(self._exchange.reports)
+            if self._exchange.reports:
+                self._app._report(self._exchange.reports)
         return self._exchange
 
     def release(self) -> None:
@@ -488,5 +489,9 @@ def _told(headers: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
     return [h for h in headers if h[0] in _HEAD_READ]
 
 
-def _found(report: Report | None) -> list[Report]:
-    return [] if report is None else [report]
+def _media(headers: list[tuple[bytes, bytes]]) -> bytes:
+    """The media type of an answer's first ``Content-Type`` (lower-case, no parameters)."""
+    for name, value in headers:
+        if name == b"content-type":
+            return value.partition(b";")[0].strip().lower()
+    return b""

@@ -82,6 +82,7 @@ from mcp_schema.errors import (
 )
 from mcp_schema.gateway.findings import bad_gateway
 from mcp_schema.gateway.monitor.followed import Followed, Place
+from mcp_schema.gateway.monitor.placed import out_of_place
 from mcp_schema.gateway.monitor.sse import SseEvent
 from mcp_schema.gateway.monitor.upstream import MAX_TOOL_BYTES, Upstream
 from mcp_schema.gateway.probe import Served
@@ -93,7 +94,7 @@ from mcp_schema.http.stream import Response
 from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.proxy.lines import MAX_LINE_BYTES
 from mcp_schema.proxy.reports import Report, make_report
-from mcp_schema.subscriptions import NOTIFICATIONS, RESOURCE_UPDATED, SUBSCRIPTION_ID_KEY, Filter
+from mcp_schema.subscriptions import Filter
 from mcp_schema.tool_headers import ToolHeaders
 from mcp_schema.versions import STATELESS_VERSIONS
 
@@ -132,6 +133,7 @@ class ExchangeValidator:
         self.max_body, self.max_message, self.max_sessions = max_body, max_message, max_sessions
         self._sessions = Followed(max_sessions, max_sessions_per_key, idle_seconds)
         self._numbers: dict[Sender, int] = {"client": 0, "server": 0}
+        self._made: dict[frozenset[str], Correlator] = {}  # by extensions: what each twins
         if served is not None:
             self.learn(served)
 
@@ -167,7 +169,10 @@ class ExchangeValidator:
 
     def _correlator(self, extensions: frozenset[str] | None = None) -> Correlator:
         used = self.extensions if extensions is None else extensions
-        return Correlator(extensions=used, allow_unknown_methods=True)
+        made = self._made.get(used)
+        if made is None:  # the first of its extensions: the others are its twins
+            made = self._made[used] = Correlator(extensions=used, allow_unknown_methods=True)
+        return made._twin()
 
     def _number(self, sender: Sender) -> int:
         self._numbers[sender] += 1
@@ -231,10 +236,12 @@ class Exchange:
         """Whether the request names a stateless-era version (its answer must end with the response)."""
         self.answered = False
         """Whether a response to the request came."""
-        self._listen: Filter | None = None
+        self.listen: Filter | None = None
+        """A ``subscriptions/listen``'s filter (None: the request is no listen)."""
         self._failed = False  # a message of the answer was reported (it may have been the response)
         self._opening = False
-        self._unread = False  # the body was not read (too long, or not JSON): its id is unknown
+        self.unread = False
+        """Whether the body was not read (too long, or not JSON): its id is unknown."""
         self.json = False
         """Whether the upstream's answer is JSON (its ``Content-Type``): its body is one message."""
         self.busy: Response | None = None
@@ -257,7 +264,7 @@ class Exchange:
             self.refusal = refusal(
                 413, f"Payload Too Large: at most {self._owner.max_body:,} bytes"
             )
-            self._unread = True
+            self.unread = True
             return
         if not is_json(received.get("content-type")):
             report = make_report(
@@ -266,7 +273,7 @@ class Exchange:
             )  # fmt: skip
             self.reports.append(report)
             self.refusal = refusal(415, "Unsupported Media Type: the body must be application/json")
-            self._unread = True
+            self.unread = True
             return
         # initialize is read without MCP-Protocol-Version (it predates the
         # session's version, as the endpoint reads it); a handshake-era body
@@ -296,7 +303,7 @@ class Exchange:
             if method == _LISTEN:
                 params = value.get("params") or {}
                 # the codec read its filter; the URIs are bounded by the body
-                self._listen = Filter.of(params.get("notifications") or {}, max_uris=sys.maxsize)
+                self.listen = Filter.of(params.get("notifications") or {}, max_uris=sys.maxsize)
 
     def _decoded(self, received: dict[str, str], body: bytes, opening: bool) -> dict[str, Any]:
         """The request, read by the exchange's correlator with its headers."""
@@ -392,7 +399,7 @@ class Exchange:
                 self.correlator.extensions, data
             )
             return make_report("server", number, err.code, message, found, err.request_id, data)
-        problem = self._out_of_place(value)
+        problem = out_of_place(self, value)
         if problem is None:
             if "result" in value and self.request_id is not None:  # its own response
                 self._owner.upstream.answered(self.rpc_method, value["result"])
@@ -415,47 +422,6 @@ class Exchange:
             )
             return make_report("server", number, ParseError.code, message, None, None, event.raw)
         return None if event.data is None else self.answer(event.data)
-
-    def _out_of_place(self, value: dict[str, Any]) -> str | None:
-        """Why a valid message does not belong on this answer, or None."""
-        if "method" not in value:  # a response
-            if self.method == "GET":
-                return None  # a stream resumed (Last-Event-ID) replays its responses
-            if value.get("id") is None and "error" in value and not self.answered:
-                # The upstream refused the POST before it could tell its id: the
-                # refusal answers it (and a notification's answer may carry one).
-                self.answered = True
-                if self.request_id is not None:
-                    self.correlator.forget(self.request_id, sender="client")
-                return None
-            if self.request_id is None:
-                if self._unread:  # monitor mode forwarded a body it could not read: this answers it
-                    return None
-                return "Invalid Request: a response on an answer to no request"
-            if self.answered:
-                return f"Invalid Request: a second response to request {quote(self.request_id)}"
-            if not _same_id(value.get("id"), self.request_id):
-                return (
-                    f"Invalid Request: a response to id {quote(value.get('id'))} "
-                    f"on the answer to request {quote(self.request_id)}"
-                )
-            self.answered = True
-            return None
-        if self._listen is not None and value["method"] in NOTIFICATIONS:
-            params: Mapping[str, Any] = value.get("params") or {}
-            uri = params.get("uri") if value["method"] == RESOURCE_UPDATED else None
-            if not self._listen.wants((value["method"], uri)):
-                return (
-                    f"Invalid Request: the listen's filter does not ask for {value['method']}"
-                    + (f" of {quote(uri)}" if uri is not None else "")
-                )
-            meta = params.get("_meta") or {}
-            if not _same_id(meta.get(SUBSCRIPTION_ID_KEY), self.request_id):
-                return (
-                    f"Invalid Request: {SUBSCRIPTION_ID_KEY} must name the listen "
-                    f"{quote(self.request_id)}, not {quote(meta.get(SUBSCRIPTION_ID_KEY))}"
-                )
-        return None
 
     def unreachable(self, reason: str, status: int = 502) -> tuple[Report, Response]:
         """The upstream could not be reached, or failed before the status of its
@@ -491,10 +457,3 @@ class Exchange:
         message = f"Invalid Request: the answer ended without the response to request {quote(rid)}"
         number, code = self._owner._numbers["server"], InvalidRequestError.code
         return [make_report("server", number, code, message, None, rid, b"")]
-
-
-def _same_id(found: object, expected: object) -> bool:
-    """Whether two ids are the same, by the codec's id rule (``"1"`` and ``1``
-    are not; ``1.0`` is ``1``)."""
-    read = request_id(found)
-    return read is not None and type(read) is type(expected) and read == expected

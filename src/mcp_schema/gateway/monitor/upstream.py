@@ -68,6 +68,7 @@ KNOWN_EXTENSIONS: tuple[str, ...] = tuple(
     sorted({name for version in SUPPORTED_VERSIONS for name in extensions_of(version)})
 )
 """The extensions the codec has models for: those an exchange may be read with."""
+_NAMED = tuple((name, name.encode()) for name in KNOWN_EXTENSIONS)  # the bytes a body names it by
 
 _TASKS_UPDATE = b'"tasks/update"'
 _LISTS = {"tools/list": "tools", "prompts/list": "prompts"}
@@ -167,10 +168,10 @@ class Upstream:
         or what it declares is not known) that the body names; whether the
         request declares it is known once it is read (`declared_only`)."""
         found = self.extensions
-        for name in KNOWN_EXTENSIONS:
+        for name, named in _NAMED:
             if name in found or (self.declared is not None and name not in self.declared):
                 continue
-            if body.find(name.encode()) >= 0:  # not ``in``, which raises a TypeError first
+            if body.find(named) >= 0:  # not ``in``, which raises a TypeError first
                 found = found | {name}
         return found
 
