@@ -326,19 +326,19 @@ def received_headers(headers: Headers) -> dict[str, str]:
     ):
         return headers  # as this function returns them: a reader passes them on
     if type(headers) is list:  # an ASGI server's (bytes, bytes) pairs: the per-request path
+        named = Received()  # written in place: no comprehension's call, no copy of it
         try:
-            # Pairs of exact bytes (a subclass's decode is never called); any
-            # other pair is left out here, and then the walk below reads it.
-            named = {
-                n.decode("latin-1").lower(): v.decode("latin-1")
-                for n, v in headers
-                if type(n) is bytes and type(v) is bytes
-            }
+            # Pairs of exact bytes (a subclass's decode, or hash, is never
+            # called); at any other pair the walk below reads them all.
+            for n, v in headers:
+                if type(n) is not bytes or type(v) is not bytes:
+                    break
+                named[_NAMES.get(n) or _name_of(n)] = v.decode("latin-1")
+            else:
+                if len(named) == len(headers):  # no name repeated: nothing to join
+                    return named
         except (TypeError, ValueError):
             pass  # not all pairs: the walk below says what is wrong
-        else:
-            if len(named) == len(headers):  # all read, no name repeated: nothing to join
-                return Received(named)
     if isinstance(headers, Mapping):
         items: Iterable[Any] = headers.items()
     elif isinstance(headers, (str, bytes, bytearray)) or not isinstance(headers, Iterable):
@@ -358,6 +358,25 @@ def received_headers(headers: Headers) -> dict[str, str]:
         key = key.lower()
         joined[key] = text if key not in joined else f"{joined[key]}, {text}"
     return joined
+
+
+def _name_of(raw: bytes) -> str:
+    """The lower-case text of the header name ``raw`` (exact bytes), remembered
+    in `_NAMES` when short."""
+    name = raw.decode("latin-1").lower()
+    if len(raw) <= _NAMES_LONGEST:  # the names are the peers': bounded, in size and number
+        if len(_NAMES) >= _NAMES_LIMIT:
+            _NAMES.clear()
+        _NAMES[raw] = name
+    return name
+
+
+_NAMES: dict[bytes, str] = {}
+"""Each header name `received_headers` read, as sent, and its lower-case text:
+every request brings the same names, each told by one look-up after the first
+(no decode, no lower)."""
+_NAMES_LIMIT = 1024
+_NAMES_LONGEST = 128
 
 
 def check_request_headers(
