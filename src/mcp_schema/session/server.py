@@ -188,13 +188,14 @@ class ServerSession(ServerAnswers, TaskCalls):
         without checking the same arguments again for every request."""
         check(principal, str, "principal", none=True)
         fresh = object.__new__(type(self))
-        # The arguments (the state is new below), the mappings the author may change copied.
-        fresh.__dict__ = {
-            **vars(self),
-            "info": dict(self.info),
-            "capabilities": dict(self.capabilities),
-            "principal": principal,
-        }
+        # The arguments (the state is new below), the mappings the author may
+        # change copied. The members by dict.copy: it copies this one's table
+        # whole, where a dict display inserts them one by one.
+        fields = vars(self).copy()
+        fields["info"] = dict(self.info)
+        fields["capabilities"] = dict(self.capabilities)
+        fields["principal"] = principal
+        fresh.__dict__ = fields
         fresh._new_connection()
         fresh._new_serving()
         return fresh
