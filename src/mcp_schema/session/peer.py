@@ -60,6 +60,7 @@ if TYPE_CHECKING:
     from mcp_schema.telemetry import Telemetry
 
 Role = Literal["client", "server"]
+_new = tuple.__new__
 _PEER: dict[str, str] = {"client": "server", "server": "client"}
 
 
@@ -452,6 +453,6 @@ class Peer(Sending):
 
 def _answer_frame(frame: bytes, rid: str | int, error: McpError | None) -> Frame:
     """The frame answering the peer's request ``rid``: ``frame``, carrying ``error``."""
-    if error is None:
-        return Frame(frame, None, rid, rid)
+    if error is None:  # every answer: built as the tuple it is (Frame's own __new__ is a call)
+        return _new(Frame, (frame, None, rid, rid, None, None, None, None))
     return Frame(frame, None, rid, rid, None, error.code, None, error.http_status)
