@@ -65,6 +65,12 @@ class Phase(enum.Enum):
     """The version is fixed."""
 
 
+# The members as the connection reads them, once each stateless-era request:
+# a member looked up on its enum's class calls the metaclass's __getattr__
+# hook (Python 3.11), hundreds of instructions each.
+_IDLE, _OPEN = Phase.IDLE, Phase.OPEN
+
+
 Answered = Callable[["Outgoing", "McpModel | None", "McpError | None", "list[Event]"], None]
 
 
@@ -100,7 +106,7 @@ class Connection:
     """The state of one connection; every change to it is a method here."""
 
     def __init__(self, max_pending: int) -> None:
-        self.phase = Phase.IDLE
+        self.phase = _IDLE
         self.version: str | None = None
         self.theirs: Pending[RequestReceived] = Pending(max_pending)
         self.asking: dict[IdKey, Round] = {}
@@ -133,9 +139,9 @@ class Connection:
 
     def open(self, version: str) -> None:
         """IDLE -> OPEN in ``version``; the only transition of the phase."""
-        if self.phase is Phase.OPEN:
+        if self.phase is _OPEN:
             raise SessionStateError(f"the session speaks {self.version} already")
-        self.phase, self.version = Phase.OPEN, version
+        self.phase, self.version = _OPEN, version
 
     def negotiated(self) -> str:
         """The version; `SessionStateError` before there is one."""
