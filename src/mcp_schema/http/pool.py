@@ -340,7 +340,7 @@ class HttpClient:
                 self._ssl = ssl.create_default_context()  # verifies, checks the host name
             context = self._ssl
         opening = loop.create_connection(
-            lambda: Connection(target.origin, self._lost),
+            lambda: Connection(target.origin, self._lost, loop),
             target.host,
             target.port,
             ssl=context,
@@ -387,7 +387,7 @@ class HttpClient:
         conn.resume()
         if parser is not None and parser.reusable and not conn.closed and not self._closed:
             if conn.error is None:
-                conn.idle_since = asyncio.get_running_loop().time()
+                conn.idle_since = conn.loop.time()
                 self._idle.setdefault(conn.origin, []).append(conn)
                 self._wake_one()
                 return
