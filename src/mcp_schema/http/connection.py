@@ -29,7 +29,8 @@ _PAUSE_AT = 32  # buffered body pieces of a stream read slower than it comes: st
 class Connection(asyncio.Protocol):
     """One connection to ``origin``: its answer's parser while a request is
     on it (`mcp_schema.http.h1.ResponseParser`), the reader's waiter, and
-    what ended it; ``on_lost``: told when it closes while idle."""
+    what ended it; ``on_lost``: told when it closes while idle; ``loop``: the
+    event loop it runs on (kept: each wait asks it the time and for a future)."""
 
     __slots__ = (
         "closed",
@@ -38,6 +39,7 @@ class Connection(asyncio.Protocol):
         "due",
         "error",
         "idle_since",
+        "loop",
         "on_lost",
         "origin",
         "parser",
@@ -47,8 +49,13 @@ class Connection(asyncio.Protocol):
         "waiter",
     )
 
-    def __init__(self, origin: tuple[str, str, int], on_lost: Callable[[Connection], None]) -> None:
-        self.origin, self.on_lost = origin, on_lost
+    def __init__(
+        self,
+        origin: tuple[str, str, int],
+        on_lost: Callable[[Connection], None],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.origin, self.on_lost, self.loop = origin, on_lost, loop
         self.counted = True
         """Whether the pool still counts it (it is discarded once)."""
         self.transport: asyncio.Transport | None = None
@@ -100,7 +107,7 @@ class Connection(asyncio.Protocol):
             self.drained.set_result(None)
 
     def pause_writing(self) -> None:
-        self.drained = asyncio.get_running_loop().create_future()
+        self.drained = self.loop.create_future()
 
     def resume_writing(self) -> None:
         if self.drained is not None and not self.drained.done():
@@ -128,7 +135,7 @@ class Connection(asyncio.Protocol):
         future, not a coroutine: one frame less per read); `UpstreamTimeout`
         after ``seconds``, or at the loop's time ``deadline``."""
         self.resume()
-        loop = asyncio.get_running_loop()
+        loop = self.loop
         waiter = self.waiter = loop.create_future()
         if deadline is None and seconds is not None:
             deadline = loop.time() + seconds
@@ -150,7 +157,7 @@ class Connection(asyncio.Protocol):
         if due is None or waiter is None or waiter.done():
             return
         if armed < due[0]:
-            self.timer = asyncio.get_running_loop().call_at(due[0], self._expire, due[0])
+            self.timer = self.loop.call_at(due[0], self._expire, due[0])
             return
         self.waiter = self.due = None
         waiter.set_exception(UpstreamTimeout(f"the upstream did not answer in {due[1] or 0:g} s"))

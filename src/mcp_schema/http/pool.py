@@ -260,16 +260,15 @@ class HttpClient:
         length = len(body) if isinstance(body, bytes) else None
         head = request_head(method, target, _encoded(headers), length)
         retry = method in _IDEMPOTENT and length is not None
-        loop = asyncio.get_running_loop()
         limits = self.limits
         while True:
             # A kept connection is taken without a wait (a coroutine less per request).
-            now = loop.time()
-            conn: Connection | None = self._kept(target.origin, now)
+            conn: Connection | None = self._kept(target.origin)
             reused = conn is not None
             if conn is None:
                 conn, reused = await self._acquire(target, times)
-                now = loop.time()
+            loop = conn.loop  # the running one (one loop per client): asking costs a getpid(2)
+            now = loop.time()
             parser = ResponseParser(
                 max_head=limits.max_head, max_fields=limits.max_fields, max_body=max_body
             )
@@ -304,10 +303,9 @@ class HttpClient:
     async def _acquire(self, target: Target, times: Timeouts) -> tuple[Connection, bool]:
         """A connection to ``target``'s origin: a kept one still fresh, else a new one
         once the pool has room; and whether it was kept."""
-        loop = asyncio.get_running_loop()
         origin = target.origin
         while True:
-            conn = self._kept(origin, loop.time())
+            conn = self._kept(origin)
             if conn is not None:
                 return conn, True
             if self._open < self.limits.max_connections or self._evict():
@@ -321,13 +319,12 @@ class HttpClient:
             self._wake_one()
             raise
 
-    def _kept(self, origin: tuple[str, str, int], now: float) -> Connection | None:
-        """A kept connection to ``origin`` still fresh at the loop's time ``now``, or
-        None (the stale ones closed)."""
+    def _kept(self, origin: tuple[str, str, int]) -> Connection | None:
+        """A kept connection to ``origin`` still fresh, or None (the stale ones closed)."""
         idle = self._idle.get(origin)
         while idle:
             conn = idle.pop()
-            if not conn.closed and now - conn.idle_since <= self.timeouts.idle:
+            if not conn.closed and conn.loop.time() - conn.idle_since <= self.timeouts.idle:
                 return conn
             self._discard(conn)
         return None
@@ -340,7 +337,7 @@ class HttpClient:
                 self._ssl = ssl.create_default_context()  # verifies, checks the host name
             context = self._ssl
         opening = loop.create_connection(
-            lambda: Connection(target.origin, self._lost),
+            lambda: Connection(target.origin, self._lost, loop),
             target.host,
             target.port,
             ssl=context,
@@ -387,7 +384,7 @@ class HttpClient:
         conn.resume()
         if parser is not None and parser.reusable and not conn.closed and not self._closed:
             if conn.error is None:
-                conn.idle_since = asyncio.get_running_loop().time()
+                conn.idle_since = conn.loop.time()
                 self._idle.setdefault(conn.origin, []).append(conn)
                 self._wake_one()
                 return
