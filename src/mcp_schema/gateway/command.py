@@ -75,6 +75,7 @@ from mcp_schema.gateway.options import (
 )
 from mcp_schema.gateway.probe import ProbeError, Served
 from mcp_schema.gateway.upstream_oauth import add_upstream_oauth_arguments
+from mcp_schema.http.proxies import UVICORN_OPTIONS
 from mcp_schema.proxy import _fd
 from mcp_schema.proxy.reports import ReportLog
 
@@ -432,6 +433,7 @@ def _run(args: argparse.Namespace) -> int:
         access_log=False,
         lifespan="on",
         timeout_graceful_shutdown=SHUTDOWN_SECONDS,
+        **UVICORN_OPTIONS,
     )
     server = Server(config)
 

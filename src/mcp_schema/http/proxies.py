@@ -19,13 +19,22 @@ import functools
 import ipaddress
 import re
 from collections.abc import Collection, Mapping
+from typing import Any
 
 from mcp_schema._args import strings
 
-__all__ = ["MAX_HOPS", "TrustedProxies", "peer_address"]
+__all__ = ["MAX_HOPS", "UVICORN_OPTIONS", "TrustedProxies", "peer_address"]
 
 MAX_HOPS = 32
 """Entries of a forwarding header looked at, from the right."""
+
+UVICORN_OPTIONS: Mapping[str, Any] = {"proxy_headers": False}
+"""What every uvicorn the package runs (``gateway``, ``serve``) is configured
+with. uvicorn's own proxy-headers middleware is on by default and trusts
+127.0.0.1: it would put a loopback client's ``X-Forwarded-For`` into the
+scope's ``client`` before `TrustedProxies`, the one rule of whose forwarding
+headers count, reads it, and so let any local client name the address its
+share is kept under."""
 
 _Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 _FOR = re.compile(r'(?i)(?:^|;)\s*for\s*=\s*("[^"]*"|[^;\s]*)')

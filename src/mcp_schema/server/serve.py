@@ -27,6 +27,7 @@ import os
 import sys
 from typing import Any
 
+from mcp_schema.http.proxies import UVICORN_OPTIONS
 from mcp_schema.server.config import Config, ConfigError
 
 __all__ = ["TARGET", "ServeError", "loaded", "main", "worker_app"]
@@ -96,6 +97,7 @@ def main(args: argparse.Namespace) -> int:
         "log_level": args.log_level,
         "lifespan": "on",
         "timeout_graceful_shutdown": math.ceil(config.drain_seconds),
+        **UVICORN_OPTIONS,
     }
     if args.workers > 1:
         os.environ[TARGET], os.environ[TARGET + "_APP_DIR"] = args.target, args.app_dir

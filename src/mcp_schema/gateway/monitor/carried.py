@@ -21,6 +21,10 @@ Fields = list[tuple[bytes, bytes]]
 _DROPPED = frozenset([b"content-length", b"accept-encoding", b"expect"])
 """Besides the hop-by-hop fields, what is not forwarded as it came (the client writes the
 length; the encoding asked for is ``identity``; an ``Expect`` was the gateway's to meet)."""
+_SERVERS_OWN = frozenset([b"date", b"server"])
+"""Of an answer, what the server the gateway runs in writes itself (uvicorn
+always does both): the upstream's are not forwarded, or the client would get
+two of each (RFC 9110 6.6.1: one ``Date``), as nginx hides them."""
 _CORS = frozenset([b"access-control-allow-origin", b"access-control-expose-headers"])
 _HOST = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=%:\[\]-]{1,1000}")  # RFC 3986 host [":" port]
 
@@ -52,11 +56,12 @@ class Upward:
 
 def answered(headers: Fields, dropped: Collection[bytes], origin: str | None) -> Fields:
     """The upstream's answer fields as the client gets them: end to end, but
-    ``dropped``; to an allowed ``origin``, with the gateway's CORS fields
-    instead of the upstream's."""
+    ``dropped`` and the server's own (``Date``, ``Server``); to an allowed
+    ``origin``, with the gateway's CORS fields instead of the upstream's."""
+    hidden = _SERVERS_OWN.union(dropped)
     if origin is None:
-        return end_to_end(headers, dropped)
-    kept = end_to_end(headers, _CORS.union(dropped))
+        return end_to_end(headers, hidden)
+    kept = end_to_end(headers, _CORS | hidden)
     return kept + [(k.encode("latin-1"), v.encode("latin-1")) for k, v in cors_headers(origin)]
 
 
