@@ -51,6 +51,7 @@ from typing import Any, NamedTuple, Union
 from pydantic import BaseModel
 
 from mcp_schema._args import check
+from mcp_schema._memo import kept
 from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.tool_headers import (
     MAX_SCHEMA_DEPTH,
@@ -333,7 +334,8 @@ def received_headers(headers: Headers) -> dict[str, str]:
             for n, v in headers:
                 if type(n) is not bytes or type(v) is not bytes:
                     break
-                named[_NAMES.get(n) or _name_of(n)] = v.decode("latin-1")
+                name = _NAMES.get(n) or kept(_NAMES, n, n.decode("latin-1").lower(), **_MEMO)
+                named[name] = v.decode("latin-1")
             else:
                 if len(named) == len(headers):  # no name repeated: nothing to join
                     return named
@@ -360,23 +362,12 @@ def received_headers(headers: Headers) -> dict[str, str]:
     return joined
 
 
-def _name_of(raw: bytes) -> str:
-    """The lower-case text of the header name ``raw`` (exact bytes), remembered
-    in `_NAMES` when short."""
-    name = raw.decode("latin-1").lower()
-    if len(raw) <= _NAMES_LONGEST:  # the names are the peers': bounded, in size and number
-        if len(_NAMES) >= _NAMES_LIMIT:
-            _NAMES.clear()
-        _NAMES[raw] = name
-    return name
-
-
+_MEMO = {"limit": 1024, "longest": 128}
+"""The bounds of this module's memos (`mcp_schema._memo.kept`): entries, and characters a key."""
 _NAMES: dict[bytes, str] = {}
 """Each header name `received_headers` read, as sent, and its lower-case text:
 every request brings the same names, each told by one look-up after the first
 (no decode, no lower)."""
-_NAMES_LIMIT = 1024
-_NAMES_LONGEST = 128
 
 
 def check_request_headers(
@@ -441,18 +432,12 @@ def _sent_as(raw: str | None, value: object) -> bool:
         return True
     if not _is_plain(raw) or _looks_encoded(raw):
         return False
-    if len(raw) <= _AS_ITSELF_LONGEST:  # the values are the peers': bounded, in size and number
-        if len(_AS_ITSELF) >= _AS_ITSELF_LIMIT:
-            _AS_ITSELF.clear()
-        _AS_ITSELF.add(raw)
-    return True
+    return kept(_AS_ITSELF, raw, True, **_MEMO)
 
 
-_AS_ITSELF: set[str] = set()
+_AS_ITSELF: dict[str, bool] = {}
 """Texts `_sent_as` found sent as they are: the same versions, methods and
 names come with every request, each told by one look-up after the first."""
-_AS_ITSELF_LIMIT = 1024
-_AS_ITSELF_LONGEST = 128
 
 
 def _check_expected(received: Mapping[str, str], expected: list[_Expected], required: bool) -> None:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import TypeVar
 from urllib.parse import urlsplit
 
+from mcp_schema._memo import kept
 from mcp_schema.codec import encode
 from mcp_schema.errors import (
     InvalidRequestError,
@@ -90,20 +91,15 @@ def _remembered(read: Callable[[T], R]) -> Callable[[T], R]:
     remembered for the last few values: a client sends the same ``Accept``,
     ``Host`` and ``Content-Type`` with every request, read once so. Only
     values of at most 512 characters are kept, so what a peer makes the
-    cache hold stays small. A dict, emptied when full, not an LRU cache: a
-    hit is one look-up (an LRU cache's call costs a third of the whole read)."""
+    cache hold stays small. A memo (`mcp_schema._memo`), not an LRU cache: a hit is one
+    look-up (an LRU cache's call costs a third of the whole read)."""
     memo: dict[T, R] = {}
 
     def remembering(text: T) -> R:
         found = memo.get(text, _UNKNOWN)
         if found is not _UNKNOWN:
             return found  # type: ignore[return-value]
-        answer = read(text)
-        if text is None or len(text) <= _CACHED_TEXT:
-            if len(memo) >= _CACHED_VALUES:
-                memo.clear()
-            memo[text] = answer
-        return answer
+        return kept(memo, text, read(text), limit=_CACHED_VALUES, longest=_CACHED_TEXT)
 
     return functools.wraps(read)(remembering)
 
