@@ -113,9 +113,13 @@ class Correlator:
         self.version = version
         """The session version; None until it is fixed (see the class)."""
         self.max_pending = max_pending
+        self._begin()
+
+    def _begin(self) -> None:
+        """A new connection's state: nothing pending, no id of this side's given."""
         self._lock = threading.Lock()
         self._pending: dict[str, Pending[tuple[str, str]]] = {
-            space: Pending(max_pending) for space in _SPACES
+            space: Pending(self.max_pending) for space in _SPACES
         }
         self._next_id = {"client": 1, "server": 1}
 
@@ -126,9 +130,7 @@ class Correlator:
         twin = Correlator.__new__(Correlator)
         twin._options, twin._decoder = self._options, self._decoder
         twin.version, twin.max_pending = None, self.max_pending
-        twin._lock = threading.Lock()
-        twin._pending = {space: Pending(self.max_pending) for space in _SPACES}
-        twin._next_id = {"client": 1, "server": 1}
+        twin._begin()
         return twin
 
     def _reader(self, **changed: Any) -> None:
