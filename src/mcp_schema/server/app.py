@@ -39,6 +39,7 @@ handles them, as uvicorn does; else at the lifespan's shutdown):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import threading
@@ -135,7 +136,7 @@ def build(
         subscriptions=listens,
         request_state=StateSealer(config.keys, claims=broker),
         tasks=tasks,
-        tools=lambda: server.tools.headers,
+        tools=functools.partial(getattr, server.tools, "headers"),  # per request: no Python frame
         answer_seconds=server.timeout,
         max_waiting_per_key=share("waiting"),
         auth=auth,
