@@ -39,6 +39,7 @@ handles them, as uvicorn does; else at the lifespan's shutdown):
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import threading
@@ -70,6 +71,7 @@ __all__ = ["ServerApp", "build"]
 _LOG = logging.getLogger("mcp_schema.server")
 _STOPPING = "the server is stopping: listen again"
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
+_HEALTH_PATHS = frozenset((HEALTH, READY))
 
 
 def build(
@@ -135,7 +137,7 @@ def build(
         subscriptions=listens,
         request_state=StateSealer(config.keys, claims=broker),
         tasks=tasks,
-        tools=lambda: server.tools.headers,
+        tools=functools.partial(getattr, server.tools, "headers"),  # per request: no Python frame
         answer_seconds=server.timeout,
         max_waiting_per_key=share("waiting"),
         auth=auth,
@@ -252,9 +254,12 @@ class ServerApp:
         return self.drained_at is not None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
+        kind = scope["type"]
+        if kind == "http" and scope["path"] not in _HEALTH_PATHS:
+            return await self.inner(scope, receive, send)  # the endpoint's: told apart first
+        if kind == "lifespan":
             return await serve_lifespan(receive, send, self.start, self.stop)
-        if scope["type"] == "http" and scope["path"] in (HEALTH, READY):
+        if kind == "http":
             return await self.health(scope, receive, send)
         await self.inner(scope, receive, send)
 

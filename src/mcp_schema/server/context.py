@@ -79,6 +79,15 @@ class Pending(BaseException):
         super().__init__(key)
         self.key, self.question = key, question
 
+    def ask(
+        self, session: ServerSession | None, request: RequestReceived, context: Context | None
+    ) -> None:
+        """Answer ``request`` with the question, the answers so far of
+        ``context`` (the function's `Context`) carried in its state."""
+        assert session is not None and context is not None  # a task's wait in its store
+        state = {"answers": wire_answers(context.answers)}
+        session.ask(request, {self.key: self.question}, state=state)
+
 
 def wire_answers(answers: Mapping[str, Any]) -> dict[str, Any]:
     """``answers`` as the JSON a round carries (`read_answers` reads it back)."""

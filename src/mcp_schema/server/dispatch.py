@@ -1,20 +1,21 @@
 """`Dispatch`: a `mcp_schema.server.Server`'s tools, resources and prompts
 serving a session's events, in both eras (hand-written runtime module).
 
-`Dispatch.serve` is the one way an event is served, a coroutine, and
-`Dispatch.handler` the endpoint handler. The handler runs the coroutine at
-once, until it first waits: a call that needs no waiting (a listing, an
-async function that awaits only its `Context`) is answered then, in one
-JSON body. Where an event loop runs, the rest is what the handler returns,
-which the `mcp_schema.http.Endpoint` runs as a task of the loop
-(`mcp_schema.http.answers`: answered when done, within the endpoint's
-``answer_seconds``, cancelled when its stream is lost): async functions
-await anything, sync ones run in a worker thread, so one slow call never
-stalls the others, unless declared ``inline`` (a function that never
-blocks: it runs in the loop, and its call is answered at once, with no
-thread hop and no task). Where none runs (a stdio loop, `Endpoint.handle` called
-from plain code) a sync function is called in the caller's thread, and a
-call that waits on anything (``asyncio.sleep``) is answered -32603 saying so.
+`Dispatch._begun` is the one way an event is served: as far as it goes
+without waiting (a sync function in the loop, a listing: no coroutine at
+all), then the coroutine of the rest, which `Dispatch.serve` awaits and
+`Dispatch.handler` (the endpoint handler) runs at once, until it first
+waits: a call that needs none (an async function that awaits only its
+`Context`) is answered then, in one JSON body. Where an event loop runs,
+the rest is what the handler returns, which the `mcp_schema.http.Endpoint`
+runs as a task of the loop (`mcp_schema.http.answers`: answered when done,
+within ``answer_seconds``, cancelled when its stream is lost): async
+functions await anything, sync ones run in a worker thread, so one slow
+call never stalls the others, unless declared ``inline`` (it never blocks:
+it runs in the loop, with no thread hop and no task). Where none runs (a
+stdio loop, `Endpoint.handle` called from plain code) a sync function is
+called in the caller's thread, and a call that waits on anything
+(``asyncio.sleep``) is answered -32603 saying so.
 
 A call:
 
@@ -58,7 +59,6 @@ from mcp_schema.server.context import (
     Pending,
     TaskStarted,
     read_answers,
-    wire_answers,
 )
 from mcp_schema.server.prompts import Prompt
 from mcp_schema.server.resources import Resource, not_found
@@ -78,6 +78,12 @@ from mcp_schema.versions import HANDSHAKE_VERSIONS
 __all__ = ["Dispatch"]
 
 _LOG = logging.getLogger("mcp_schema.server")
+_Ran = tuple[bool, Any]
+"""What a function's call gave: (True, its value), or (False, None): it asked."""
+_Serving = Coroutine[Any, Any, None]
+"""The rest of serving a request: what it awaits."""
+_Result = dict[str, Any] | None
+"""A call's result, or None: it was answered otherwise (asked, a task started)."""
 _AWAITED = "it awaited more than its context, and no event loop runs to await it"
 
 
@@ -154,7 +160,9 @@ class Dispatch:
             looping = False  # nothing would await the rest: a sync function runs here
         else:
             looping = True
-        serving = self.serve(session, event, inline=not looping)
+        serving = self._begun(session, event, not looping)
+        if serving is None:
+            return None  # served, nothing awaited
         try:
             waited = serving.send(None)  # what needs no waiting is done now, answered at once
         except StopIteration:
@@ -173,41 +181,76 @@ class Dispatch:
     async def serve(self, session: ServerSession, event: Event, *, inline: bool = False) -> None:
         """Serve ``event``: a request, or the answers to a question asked.
         ``inline``: a sync function runs here (else in a thread of its own)."""
+        serving = self._begun(session, event, inline)
+        if serving is not None:
+            await serving
+
+    def _begun(self, session: ServerSession, event: Event, inline: bool) -> _Serving | None:
+        """Serve ``event`` as far as it goes without awaiting anything: None
+        once it is served, else the coroutine of the rest."""
         if isinstance(event, RequestReceived):
             request, answers = event, {}
         elif isinstance(event, InputReceived):
             request, answers = event.request, read_answers(event.state, event.responses)
-        else:
-            return
-        if isinstance(event, InputReceived):
             self._claimers[request] = event.claim
+        else:
+            return None
+        rest, rules = None, self.access
         try:
-            await self._request(session, request, answers, inline)
+            if rules is None or not rules.policy or ADMITTED.get() or request.method not in CALLS:
+                rest = self._routed(session, request, answers, inline)
+            else:  # no gate admitted it (stdio, an endpoint built without access=): the policy here
+                rest = self._policed(rules, session, request, answers, inline)
+        except McpError as err:
+            session.fail(request, err)
+        finally:
+            if rest is None:
+                self._claimers.pop(request, None)
+        return None if rest is None else self._served(session, request, rest)
+
+    async def _served(
+        self, session: ServerSession, request: RequestReceived, rest: _Serving
+    ) -> None:
+        """The rest of `_begun`: ``rest`` awaited, an `McpError` answered as it does."""
+        try:
+            await rest
         except McpError as err:
             session.fail(request, err)
         finally:
             self._claimers.pop(request, None)
 
-    async def _request(
-        self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
+    async def _policed(
+        self,
+        access: Access,
+        session: ServerSession,
+        request: RequestReceived,
+        answers: Answers,
+        inline: bool,
     ) -> None:
+        """`_routed` once ``access``'s policy allowed the call."""
+        params = getattr(request.message, "params", None)
+        wire = {"method": request.method, "params": to_wire(params) if params is not None else {}}
+        denied = await access.policed(current_principal(), wire)
+        if denied is not None:
+            raise denied
+        rest = self._routed(session, request, answers, inline)
+        if rest is not None:
+            await rest
+
+    def _routed(
+        self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
+    ) -> _Serving | None:
+        """``request`` served by its method (see `_begun`)."""
         method, params = request.method, getattr(request.message, "params", None)
-        access = self.access
-        if method in CALLS and access is not None and access.policy and not ADMITTED.get():
-            # No gate admitted it (stdio, an endpoint built without access=): the policy here.
-            wire = {"method": method, "params": to_wire(params) if params is not None else {}}
-            denied = await access.policed(current_principal(), wire)
-            if denied is not None:
-                raise denied
         if method == "tools/call":
-            return await self._call(session, request, answers, inline)
+            return self._call(session, request, answers, inline)
         if method in LISTS:
-            return await self._list(session, request, method)
+            return self._list(session, request, method)
         if method == "resources/read":
             uri = str(getattr(params, "uri", ""))
-            return await self._read(session, request, answers, uri, inline)
+            return self._read(session, request, answers, uri, inline)
         if method == "prompts/get":
-            return await self._prompt(session, request, answers, params, inline)
+            return self._prompt(session, request, answers, params, inline)
         raise MethodNotFoundError(f"Method not found: {method}", {"method": method})
 
     async def _list(self, session: ServerSession, request: RequestReceived, method: str) -> None:
@@ -231,7 +274,7 @@ class Dispatch:
         shown = await access.visible(current_principal(), method, kind, items, key, scoped=scoped)
         session.respond(request, {member: shown, "cacheScope": "private"})
 
-    async def _run(
+    def _run(
         self,
         session: ServerSession | None,
         request: RequestReceived,
@@ -240,34 +283,48 @@ class Dispatch:
         answers: Answers,
         inline: bool,
         task: TaskContext | None = None,
-    ) -> tuple[bool, Any]:
+    ) -> _Ran | Coroutine[Any, Any, _Ran]:
         """Call ``target``'s function (its `Context` built when it takes one):
         (True, its value), or (False, None) when it asked a question, which
-        then answers the call. ``inline`` (or the target's own): a sync
-        function runs here, not in a thread of its own."""
+        then answers the call; the coroutine of either when the function is
+        awaited. ``inline`` (or the target's own): a sync function runs here,
+        not in a thread of its own."""
         context = None
         if target.signature.context is not None:
             context = self.context(session, request, answers, task, self.tracked)
             context.claimer = self._claimers.get(request)
             kwargs = {**kwargs, target.signature.context: context}
+        if target.is_async or not (inline or target.inline):
+            return self._awaited(session, request, target, kwargs, context)
+        try:
+            return True, target.function(**kwargs)
+        except Pending as pending:
+            pending.ask(session, request, context)
+            return False, None
+
+    async def _awaited(
+        self,
+        session: ServerSession | None,
+        request: RequestReceived,
+        target: _Target,
+        kwargs: dict[str, Any],
+        context: Context | None,
+    ) -> _Ran:
+        """`_run` of an async function, or of a sync one in a thread of its own."""
         function = target.function
         try:
             if target.is_async:
                 return True, await function(**kwargs)
-            if inline or target.inline:
-                return True, function(**kwargs)
             return True, await asyncio.to_thread(functools.partial(function, **kwargs))
         except Pending as pending:
-            assert session is not None and context is not None  # a task's wait in its store
-            state = {"answers": wire_answers(context.answers)}
-            session.ask(request, {pending.key: pending.question}, state=state)
+            pending.ask(session, request, context)
             return False, None
 
     # -- tools ------------------------------------------------------------------------------
 
-    async def _call(
+    def _call(
         self, session: ServerSession, request: RequestReceived, answers: Answers, inline: bool
-    ) -> None:
+    ) -> _Serving | None:
         params = getattr(request.message, "params", None)
         name = getattr(params, "name", None)
         tool = self.tools.get(name)
@@ -276,29 +333,49 @@ class Dispatch:
         arguments = getattr(params, "arguments", None) or {}
         problems = tool.problems(arguments)
         if problems is not None:
-            return session.respond(request, error_result(problems))
+            session.respond(request, error_result(problems))
+            return None
         try:
             kwargs = tool.signature.arguments(arguments)
         except ValueError as exc:
-            return session.respond(
-                request, error_result(f"Invalid arguments for tool {tool.name}: {exc}")
-            )
+            invalid = f"Invalid arguments for tool {tool.name}: {exc}"
+            session.respond(request, error_result(invalid))
+            return None
         if tool.task and not answers and session.accepts_task(request):
             work = functools.partial(self._work, tool, request, kwargs)
             session.run_as_task(request, self.tracked(work))
-            return
+            return None
         if tool.task == "required":
             session.require_task(request)
-            return
+            return None
         revision = self.tools.revision
-        result = await self._tool_result(session, request, tool, kwargs, answers, inline)
+        result = self._tool_result(session, request, tool, kwargs, answers, inline)
+        if result is None or isinstance(result, dict):
+            self._answer(session, request, result, revision)
+            return None
+        return self._answer_later(session, request, result, revision)
+
+    def _answer(
+        self, session: ServerSession, request: RequestReceived, result: _Result, revision: int
+    ) -> None:
+        """Answer a call with ``result`` (None: asked, or answered with a task);
+        in the handshake era, ``tools/list_changed`` when the call changed the tools."""
         if result is None:
-            return  # asked, or answered with a task
+            return
         session.respond(request, result)
         if self.tools.revision != revision and request.version in HANDSHAKE_VERSIONS:
             session.notify("notifications/tools/list_changed")  # no listens in that era: told
 
-    async def _tool_result(
+    async def _answer_later(
+        self,
+        session: ServerSession,
+        request: RequestReceived,
+        result: Coroutine[Any, Any, _Result],
+        revision: int,
+    ) -> None:
+        self._answer(session, request, await result, revision)
+
+    def _tool_result(
         self,
         session: ServerSession | None,
         request: RequestReceived,
@@ -307,28 +384,47 @@ class Dispatch:
         answers: Answers,
         inline: bool,
         task: TaskContext | None = None,
-    ) -> dict[str, Any] | None:
-        """The call's result, or None when it was answered otherwise."""
+    ) -> _Result | Coroutine[Any, Any, _Result]:
+        """The call's result, or None when it was answered otherwise; the
+        coroutine of either when the function is awaited."""
         try:
-            ran, value = await self._run(session, request, tool, kwargs, answers, inline, task)
-            if not ran or isinstance(value, TaskStarted):
-                return None
-            return tool.result(value)
-        except ToolError as err:
-            return error_result(str(err))
+            ran = self._run(session, request, tool, kwargs, answers, inline, task)
+            if not isinstance(ran, tuple):
+                return self._tool_result_of(request, tool, ran)
+            return _result(tool, ran)
         except McpError:
             raise
         except Exception as exc:
-            _LOG.exception("tool %s failed on request %r", tool.name, request.id)
-            if self.mask_errors:
-                return error_result(f"The tool {tool.name} failed")
-            return error_result(f"The tool {tool.name} failed: {type(exc).__name__}: {exc}")
+            return self._failed(request, tool, exc)
+
+    async def _tool_result_of(
+        self, request: RequestReceived, tool: Tool, running: Coroutine[Any, Any, _Ran]
+    ) -> _Result:
+        """`_tool_result` once ``running`` (the function awaited) is done."""
+        try:
+            return _result(tool, await running)
+        except McpError:
+            raise
+        except Exception as exc:
+            return self._failed(request, tool, exc)
+
+    def _failed(self, request: RequestReceived, tool: Tool, exc: Exception) -> dict[str, Any]:
+        """The error result of a call whose function (or its result) raised
+        ``exc``: a `ToolError` its message; any other exception logged."""
+        if isinstance(exc, ToolError):
+            return error_result(str(exc))
+        _LOG.error("tool %s failed on request %r", tool.name, request.id, exc_info=exc)
+        if self.mask_errors:
+            return error_result(f"The tool {tool.name} failed")
+        return error_result(f"The tool {tool.name} failed: {type(exc).__name__}: {exc}")
 
     async def _work(
         self, tool: Tool, request: RequestReceived, kwargs: dict[str, Any], task: TaskContext
     ) -> dict[str, Any]:
         """A task's work: the tool's function, in the event loop's time."""
-        result = await self._tool_result(None, request, tool, kwargs, {}, False, task)
+        result = self._tool_result(None, request, tool, kwargs, {}, False, task)
+        if not (result is None or isinstance(result, dict)):
+            result = await result
         assert result is not None  # a task asks through its store, and starts no task
         return result
 
@@ -385,9 +481,18 @@ class Dispatch:
     ) -> tuple[bool, Any]:
         """`_run`, an exception but an `McpError` answered -32603 and logged."""
         try:
-            return await self._run(session, request, target, kwargs, answers, inline)
+            ran = self._run(session, request, target, kwargs, answers, inline)
+            return ran if isinstance(ran, tuple) else await ran
         except McpError:
             raise
         except Exception:
             _LOG.exception("%s failed on request %r", what, request.id)
             raise InternalError(f"The {what} failed") from None
+
+
+def _result(tool: Tool, ran: _Ran) -> _Result:
+    """The call's result of what `Dispatch._run` gave (None: asked, or a task started)."""
+    called, value = ran
+    if not called or isinstance(value, TaskStarted):
+        return None
+    return tool.result(value)

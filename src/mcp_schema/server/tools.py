@@ -72,6 +72,13 @@ class ToolResult(Generic[T]):
     content: str | Sequence[Any]
     structured: T
 
+    def __init__(self, content: str | Sequence[Any], structured: T) -> None:
+        # A tool builds one per call: the fields written into the instance's
+        # dict, not by the frozen class's object.__setattr__, twice the cost.
+        fields = self.__dict__
+        fields["content"] = content
+        fields["structured"] = structured
+
 
 class ToolError(Exception):
     """Raised by a tool function: the call is answered with an ``isError``
@@ -174,7 +181,7 @@ class Tool:
         when it does not fit the ``outputSchema`` (the tool's fault)."""
         content = None
         if type(value) is ToolResult:
-            content = _unstructured(value.content)["content"]
+            content = _content(value.content)
             value = value.structured
         if self._output is None:
             return _unstructured(value) if content is None else {"content": content}
@@ -228,15 +235,22 @@ def _object_like(kind: Any) -> bool:
 
 
 def _unstructured(value: Any) -> dict[str, Any]:
+    if type(value) is mcp.CallToolResult:
+        return to_wire(value)
+    return {"content": _content(value)}
+
+
+def _content(value: Any) -> list[Any]:
+    """The content blocks of ``value`` (not a ``CallToolResult``: its own content)."""
     # Exact types: an isinstance against a pydantic class is its metaclass's, slow.
     kind = type(value)
     if kind is str:
-        return {"content": [_text(value)]}
+        return [{"type": "text", "text": value}]  # _text's, written here: one call less per call
     if value is None:
-        return {"content": []}
+        return []
     if kind is mcp.CallToolResult:
-        return to_wire(value)
+        return to_wire(value)["content"]  # type: ignore[no-any-return]
     items = value if kind in (list, tuple) else [value]
     if items and all(type(item) in _CONTENT for item in items):
-        return {"content": [to_wire(item) for item in items]}
-    return {"content": [_text(pydantic_core.to_json(value, fallback=str).decode())]}
+        return [to_wire(item) for item in items]
+    return [_text(pydantic_core.to_json(value, fallback=str).decode())]

@@ -46,7 +46,10 @@ class ToolSet:
         self._changed: dict[str, bool] = {}
         self._listed: dict[str, Any] | None = None
         self._enabled: dict[str, Tool] = {}
-        self._headers: tuple[ToolHeaders, ...] = ()
+        self.headers: tuple[ToolHeaders, ...] = ()
+        """The ``x-mcp-header`` annotations of the enabled tools that have
+        some: what a call's ``Mcp-Param-*`` headers are checked against (an
+        attribute, rebuilt at each change: the endpoint reads it per request)."""
         self.broker: Broker | None = None
         self.key = ""
         self.announce: Callable[[], Awaitable[None]] | None = None
@@ -80,16 +83,10 @@ class ToolSet:
             self._listed = {"tools": [t.definition for t in self._enabled.values()]}
         return self._listed
 
-    @property
-    def headers(self) -> tuple[ToolHeaders, ...]:
-        """The ``x-mcp-header`` annotations of the enabled tools that have
-        some: what a call's ``Mcp-Param-*`` headers are checked against."""
-        return self._headers
-
     def _rebuild(self) -> None:
         self._enabled = {n: t for n, t in self.tools.items() if self._changed.get(n, t.enabled)}
         self._listed = None
-        self._headers = tuple(t.headers for t in self._enabled.values() if t.headers.headers)
+        self.headers = tuple(t.headers for t in self._enabled.values() if t.headers.headers)
 
     def _apply(self, stored: bytes | None) -> None:
         """The shared value as read or written. Reads are made one at a time

@@ -113,8 +113,10 @@ class TaskServer(TaskProtocol):
         (the session hands them back: `ServerSession.unread_answers`), the rest
         read as usual, and `serve` refuses any set aside under a key the task
         asks (-32602), ignoring the others."""
+        if value.get("method") != "tasks/update":
+            return value, {}  # every other request (the session asks of each)
         params = value.get("params")
-        if value.get("method") != "tasks/update" or not isinstance(params, dict):
+        if not isinstance(params, dict):
             return value, {}
         responses = params.get("inputResponses")
         if type(responses) is not dict:
