@@ -230,3 +230,46 @@ def test_the_work_stops_once_its_lease_passes_unrenewed() -> None:
         assert failed["status"] == "failed" and failed["statusMessage"] == WORKER_STOPPED
 
     run(test)
+
+
+def _received(session: ServerSession, method: str, params: str, capabilities: str) -> Any:
+    events = session.receive(
+        f'{{"jsonrpc":"2.0","id":1,"method":"{method}","params":{{{params}"_meta":'
+        '{"io.modelcontextprotocol/protocolVersion":"2026-07-28",'
+        f'"io.modelcontextprotocol/clientCapabilities":{capabilities}}}}}}}'
+    )
+    (event,) = [e for e in events if isinstance(e, RequestReceived)]
+    return event
+
+
+def test_a_started_task_is_pending_until_its_driver_takes_it() -> None:
+    session = ServerSession(
+        info={"name": "s", "version": "1"}, capabilities={"tools": {}}, tasks=TaskServer()
+    )
+    declaring = f'{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}'
+    event = _received(session, "tools/call", '"name":"t",', declaring)
+    assert not session.has_pending_tasks
+
+    async def work(task: Any) -> dict[str, Any]:
+        return {}
+
+    session.run_as_task(event, work)
+    assert session.has_pending_tasks
+    (pending,) = session.pending_tasks()
+    assert pending.request is event
+    assert not session.has_pending_tasks and session.pending_tasks() == []
+
+
+def test_the_task_server_serves_the_tasks_requests_alone() -> None:
+    server = TaskServer()
+    declaring = f'{{"extensions":{{"{TASKS_EXTENSION}":{{}}}}}}'
+
+    def received(method: str, params: str) -> Any:
+        session = ServerSession(
+            info={"name": "s", "version": "1"}, capabilities={"tools": {}}, tasks=server
+        )
+        return _received(session, method, params, declaring)
+
+    assert server.serves(received("tasks/get", '"taskId":"x",'))
+    assert not server.serves(received("tools/call", '"name":"t",'))
+    assert not server.serves(object())

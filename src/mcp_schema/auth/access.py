@@ -133,12 +133,20 @@ def unknown(kind: Kind, name: object) -> InvalidParamsError:
     return InvalidParamsError(f"Unknown {kind}: {name}", {"name": name})
 
 
-def _target(message: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, Any]] | None:
+_Called = tuple[str, Kind, str, object]
+"""What a call names: its method, the kind and name of the item, and its
+``arguments`` member as sent (`_attempt` makes them a policy's)."""
+
+
+def _target(message: Mapping[str, Any]) -> _Called | None:
     """The method, kind, name and arguments of a call ``message`` names;
     None for any other message (and a malformed call: its session refuses it)."""
     method = message.get("method")
     params = message.get("params")
-    if not isinstance(method, str) or not isinstance(params, Mapping):
+    # A parsed message's params are a dict; the ABC is asked only of anything else.
+    if not isinstance(method, str) or (
+        type(params) is not dict and not isinstance(params, Mapping)
+    ):
         return None
     if method == _COMPLETE:
         return _completed(params)
@@ -148,12 +156,18 @@ def _target(message: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, An
     name = params.get("uri" if kind == "resource" else "name")
     if not isinstance(name, str):
         return None
-    arguments = params.get("arguments")
+    return method, kind, name, params.get("arguments")
+
+
+def _attempt(principal: Principal | None, target: _Called) -> Attempt:
+    """The policy's view of ``target``: its arguments read-only (built only
+    when a policy is asked)."""
+    method, kind, name, arguments = target
     given = MappingProxyType(arguments) if isinstance(arguments, dict) else _NO_ARGUMENTS
-    return method, kind, name, given
+    return Attempt(principal, method, kind, name, given)
 
 
-def _completed(params: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, Any]] | None:
+def _completed(params: Mapping[str, Any]) -> _Called | None:
     """A ``completion/complete`` reaches the prompt or resource template its
     ``ref`` names: completing a hidden one would tell it is there."""
     ref = params.get("ref")
@@ -163,7 +177,7 @@ def _completed(params: Mapping[str, Any]) -> tuple[str, Kind, str, Mapping[str, 
     name = ref.get("name" if kind == "prompt" else "uri")
     if ref.get("type") not in ("ref/prompt", "ref/resource") or not isinstance(name, str):
         return None
-    return _COMPLETE, kind, name, _NO_ARGUMENTS
+    return _COMPLETE, kind, name, None
 
 
 class Access:
@@ -231,7 +245,9 @@ class Access:
         needed = self.always
         for source in (self._scopes, self._more):
             if source is not None:
-                needed = needed | frozenset(source(kind, name))
+                more = source(kind, name)
+                if more:  # most items need no scope of their own: no union made
+                    needed = needed | frozenset(more)
         return needed
 
     def missing(self, principal: Principal | None, kind: Kind, name: str) -> frozenset[str]:
@@ -269,13 +285,12 @@ class Access:
         target = _target(message)
         if target is None:
             return None
-        method, kind, name, arguments = target
         if self.policy is None:  # nothing to ask: no attempt built (the per-request path)
-            return self._verdict(principal, kind, name, True, message)
-        allowed = self.allows(Attempt(principal, method, kind, name, arguments))
+            return self._verdict(principal, target, True, message)
+        allowed = self.allows(_attempt(principal, target))
         if not isinstance(allowed, bool):
             allowed = await allowed
-        return self._verdict(principal, kind, name, allowed, message)
+        return self._verdict(principal, target, allowed, message)
 
     def admit_now(self, principal: Principal | None, message: dict[str, Any]) -> Verdict:
         """`admit`, nothing awaited: an async policy's answer denies (it
@@ -286,9 +301,8 @@ class Access:
         target = _target(message)
         if target is None:
             return None
-        method, kind, name, arguments = target
-        allowed = _now(self.allows(Attempt(principal, method, kind, name, arguments)))
-        return self._verdict(principal, kind, name, allowed, message)
+        allowed = True if self.policy is None else _now(self.allows(_attempt(principal, target)))
+        return self._verdict(principal, target, allowed, message)
 
     async def policed(
         self, principal: Principal | None, message: Mapping[str, Any]
@@ -299,15 +313,15 @@ class Access:
         target = _target(message)
         if target is None or self.policy is None:
             return None
-        method, kind, name, arguments = target
-        allowed = self.allows(Attempt(principal, method, kind, name, arguments))
+        allowed = self.allows(_attempt(principal, target))
         if not isinstance(allowed, bool):
             allowed = await allowed
-        return None if allowed else unknown(kind, name)
+        return None if allowed else unknown(target[1], target[2])
 
     def _verdict(
-        self, principal: Principal | None, kind: Kind, name: str, allowed: bool, message: Any
+        self, principal: Principal | None, target: _Called, allowed: bool, message: Any
     ) -> Verdict:
+        _, kind, name, _ = target
         if not allowed:
             return unknown(kind, name)
         if not self.missing(principal, kind, name):

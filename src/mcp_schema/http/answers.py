@@ -226,8 +226,8 @@ class Answers:
     ) -> None:
         try:
             await awaitable
-            if self.tasks is not None:  # the tasks it started: stored, then answered
-                await self.tasks.flush(live.server, live.owner)
+            if self.tasks is not None and live.server.has_pending_tasks:
+                await self.tasks.flush(live.server, live.owner)  # stored, then answered
         except Exception as exc:  # a cancellation is no Exception: whoever cancelled tells
             self._failed(live, event, request, exc)
         route(

@@ -93,12 +93,7 @@ from mcp_schema.http.sessions import LiveSession, MemorySessions, SessionStore, 
 from mcp_schema.http.stream import MAX_BUFFER, Response, Stream
 from mcp_schema.http_headers import Headers, received_headers
 from mcp_schema.request_state import StateSealer
-from mcp_schema.session import (
-    Event,
-    Negotiated,
-    RequestReceived,
-    ServerSession,
-)
+from mcp_schema.session import Event, RequestReceived, ServerSession
 from mcp_schema.shares import Share
 from mcp_schema.subscriptions import TASKS, Subscriptions, supported_by
 from mcp_schema.tasks.notifications import notifier
@@ -441,19 +436,15 @@ class Endpoint(Posts, Admission):
                 if tasks is None:
                     self._answers.run(live, event)
                     continue
-                if isinstance(event, Negotiated):
-                    # No request the task server serves, and none its handler holds yet
-                    # to start a task with (it comes next): nothing for the store.
-                    self._answers.run(live, event)
-                    continue
-                if await tasks.serve(live.server, event):
+                if tasks.serves(event) and await tasks.serve(live.server, event):
                     route(live, live.server.frames_to_send())
                     continue
                 self._answers.run(live, event)
-                await tasks.flush(live.server, live.owner)
-                request = brought_by([event])
-                context = None if request is None else stream_key(request.id)
-                route(live, live.server.frames_to_send(), context)
+                if live.server.has_pending_tasks:  # the handler started some: stored, answered
+                    await tasks.flush(live.server, live.owner)
+                    request = brought_by([event])
+                    context = None if request is None else stream_key(request.id)
+                    route(live, live.server.frames_to_send(), context)
         finally:
             self._ungated(gated)
         return self._done(exchange)

@@ -14,6 +14,7 @@ driver what the hook set aside.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -45,6 +46,14 @@ def declares_extension(capabilities: BaseModel | Mapping[str, Any] | None, name:
     else:
         extensions = getattr(capabilities, "extensions", None)
     return isinstance(extensions, Mapping) and extensions.get(name) is not None
+
+
+@functools.cache
+def _has_extension(version: str, extension: str) -> bool:
+    """Whether ``version`` (one the session read) has the compiled ``extension``
+    (a hook's): asked of every request, so the answer is kept (a few versions,
+    a few hooks' extensions)."""
+    return extension in extensions_of(version)
 
 
 def missing_extension(what: str, name: str) -> MissingRequiredClientCapabilityError:
@@ -125,7 +134,7 @@ class TaskCalls(Peer):
 
     def _served_in(self, version: str) -> bool:
         assert self.tasks is not None
-        return self.tasks.extension in extensions_of(version)
+        return _has_extension(version, self.tasks.extension)
 
     def _gate(self, method: str, request: RequestReceived) -> None:
         """-32021 for the extension's own ``method`` from a client that did
@@ -202,6 +211,12 @@ class TaskCalls(Peer):
         )
         self._pending_tasks.append(PendingTask(request, record, work))
         return record
+
+    @property
+    def has_pending_tasks(self) -> bool:
+        """Whether the handler started a task since `pending_tasks` was last
+        called (what its driver then stores, by that call)."""
+        return bool(self._pending_tasks)
 
     def pending_tasks(self) -> list[PendingTask]:
         """The tasks started since the last call, to store (the driver's);

@@ -32,7 +32,7 @@ import asyncio
 import functools
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pydantic import BaseModel
 
@@ -139,9 +139,15 @@ class TaskServer(TaskProtocol):
         """The tasks whose work runs in this process."""
         return len(self._running)
 
+    @staticmethod
+    def serves(event: object) -> TypeGuard[RequestReceived]:
+        """Whether ``event`` is a ``tasks/*`` request, which `serve` answers:
+        asked first, so that any other event costs no coroutine."""
+        return isinstance(event, RequestReceived) and event.method in TASK_METHODS
+
     async def serve(self, session: ServerSession, event: object) -> bool:
         """Answer ``event`` when it is a ``tasks/*`` request (then True)."""
-        if not isinstance(event, RequestReceived) or event.method not in TASK_METHODS:
+        if not self.serves(event):
             return False
         try:
             answer = await self._answer(session, event)
