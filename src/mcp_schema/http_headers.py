@@ -396,7 +396,7 @@ def _check_received(
 ) -> None:
     """`check_request_headers` of headers `received_headers` gave and a wire
     ``message``: the codec's entry, whose reader normalized both once already."""
-    if tool is None and type(message) is dict and _mirrored(received, message):
+    if type(message) is dict and _adds_none(tool, message) and _mirrored(received, message):
         return
     try:
         _check_expected(received, _expected_headers(message, tool), required)
@@ -404,6 +404,19 @@ def _check_received(
         rid = message.get("id")  # the error answers the request it refuses
         err.request_id = rid if isinstance(rid, (str, int)) and not isinstance(rid, bool) else None
         raise
+
+
+def _adds_none(tool: object, message: dict[str, Any]) -> bool:
+    """Whether ``tool`` adds no header to those ``message`` mirrors: none given,
+    or one read already (a `ToolHeaders`) without ``Mcp-Param-*`` headers, that
+    of the tool called (another's is the full check's error to tell)."""
+    if tool is None:
+        return True
+    if type(tool) is not ToolHeaders or tool._params:
+        return False
+    params = message.get("params")
+    called = params.get("name") if type(params) is dict else None
+    return message.get("method") != "tools/call" or called == tool.name
 
 
 def _mirrored(received: Mapping[str, str], message: dict[str, Any]) -> bool:

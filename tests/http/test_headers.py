@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from mcp_schema.errors import HeaderMismatchError, clip
 from mcp_schema.http_headers import (
     InvalidToolHeaderError,
+    _adds_none,
     _check_expected,
     _expected_headers,
     _mirrored,
@@ -23,6 +24,7 @@ from mcp_schema.http_headers import (
     request_headers,
     validate_tool_headers,
 )
+from mcp_schema.tool_headers import tool_headers
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/protocolVersion": VERSION}
@@ -840,6 +842,30 @@ def test_the_quick_agreement_check_agrees_with_the_full_one(
     message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
     if _mirrored(received, message):
         _check_expected(received, _expected_headers(message, None), required)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["mcp-protocol-version", "mcp-method", "mcp-name"]), HEADER_VALUES
+    ),
+    st.sampled_from(["tools/call", "prompts/get", "ping"]),
+    st.sampled_from(["echo", " echo", "other"]),
+    st.sampled_from(["echo", "other"]),
+    st.booleans(),
+)
+def test_a_tool_without_param_headers_leaves_the_quick_check_whole(
+    changed: dict[str, str], method: str, called: str, listed: str, required: bool
+) -> None:
+    # A tool read already, with no Mcp-Param-* header, adds nothing the quick
+    # check misses: what both let through, the full check with the tool does too
+    # (which refuses another tool's annotations: never let through quickly).
+    tool = tool_headers({"name": listed, "inputSchema": {"type": "object"}})
+    params = {"name": called, "_meta": META}
+    message = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    mirrored = {"mcp-protocol-version": VERSION, "mcp-method": method, "mcp-name": called}
+    received = {**mirrored, **changed}  # the body's own headers, some sent otherwise
+    if _adds_none(tool, message) and _mirrored(received, message):
+        _check_expected(received, _expected_headers(message, tool), required)
 
 
 class _Bytes(bytes):
