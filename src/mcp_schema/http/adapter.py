@@ -271,17 +271,25 @@ class Leaving:
     ] = weakref.WeakKeyDictionary()
     """Per event loop, by ``after``: the requests whose watch is still to start,
     oldest first (the loop's alone: a closed loop is not kept for them)."""
+    _last: ClassVar[tuple[Callable[[], object], dict[float, deque[Leaving]]]]
+    _last = (lambda: None, {})
+    """The loop (a weak reference) whose `_queues` served last, and those queues:
+    the look-up a request makes, a tenth of the weak dictionary's. Read as one
+    tuple: a thread whose loop is not the last one's takes the slow way."""
 
     def __init__(self, receive: Receive, after: float = LEAVING_SECONDS) -> None:
-        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
         assert task is not None  # an ASGI request runs in a task
         self._task, self._receive, self.left, self.over = task, receive, False, False
         self._watch: asyncio.Future[None] | None = None
-        loop = task.get_loop()
         self._due = loop.time() + after
-        queues = Leaving._queues.get(loop)
-        if queues is None:
-            queues = Leaving._queues[loop] = {}
+        last = Leaving._last
+        if last[0]() is loop:
+            queues = last[1]
+        else:
+            queues = Leaving._queues.setdefault(loop, {})
+            Leaving._last = (weakref.ref(loop), queues)
         queue = queues.get(after)
         if queue is None:  # none waits: the timer is armed for this one
             queue = queues[after] = deque()
