@@ -235,7 +235,7 @@ class ResponseParser:
         self._keep_alive = self._length_given = self._until_close = False
         self._failed: UpstreamError | None = None
         self._pending = bytearray()
-        self._parser = httptools.HttpResponseParser(self)
+        self._parser: httptools.HttpResponseParser | None = httptools.HttpResponseParser(self)
 
     @property
     def reusable(self) -> bool:
@@ -269,6 +269,10 @@ class ResponseParser:
             self._parse(data)
         else:
             self._head(data)
+        if self.complete:
+            # Never fed again: httptools' parser, which holds this one's callbacks
+            # (a cycle), is freed now, not by the cycle collector.
+            self._parser = None
         if not self.head_done:
             if self._fed > self.max_head:
                 raise ResponseTooLarge(f"the answer's head is over {self.max_head} bytes")
@@ -300,8 +304,10 @@ class ResponseParser:
             self._parse(rest)
 
     def _parse(self, data: bytes) -> None:
+        parser = self._parser
+        assert parser is not None  # the answer is not complete
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except httptools.HttpParserCallbackError:
             raise self._failed or UpstreamProtocolError("the answer could not be read") from None
         except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
@@ -340,7 +346,9 @@ class ResponseParser:
     def on_headers_complete(self) -> None:
         if self.complete:
             return
-        status = self._parser.get_status_code()
+        parser = self._parser
+        assert parser is not None  # it is parsing
+        status = parser.get_status_code()
         if 100 <= status < 200:  # informational: the answer comes after it
             if status == 101:
                 self._fail(UpstreamProtocolError("the upstream switched protocols"))
@@ -350,7 +358,7 @@ class ResponseParser:
         # Where the head ended within this read is not told: from the read's
         # start, the head's rest counts as framing (its bound allows for it).
         self._head_bytes = self._start
-        self._keep_alive = self._parser.should_keep_alive()
+        self._keep_alive = parser.should_keep_alive()
         self.fields = 0  # trailers count apart
         self._until_close = not self._length_given and status not in (204, 304)
 
