@@ -29,8 +29,10 @@ import asyncio
 import sys
 import time
 import types
+import weakref
+from collections import deque
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Generator, MutableMapping
-from typing import Any, Literal, overload
+from typing import Any, ClassVar, Literal, overload
 
 from mcp_schema.http.rules import refusal
 from mcp_schema.http.sse import sse_event, sse_events
@@ -256,17 +258,62 @@ class Leaving:
     remembers that it did: `absorbed` tells a cancellation of its own, `stop`
     ends the watch. One task per request, not two and an ``asyncio.wait``,
     and only for a request still going after ``after`` seconds: most are
-    answered before, and a timer costs a tenth of a task (a client that
-    leaves sooner is seen at most that late)."""
+    answered before (a client that leaves sooner is seen at most that late).
+    Nor a timer per request (a timer and its cancelling cost a tenth of a
+    task): the requests of one event loop (and one ``after``) wait in one
+    queue, oldest first, behind one timer, due at the oldest's time, which
+    starts the watch of each request still going whose time came."""
 
-    __slots__ = ("_receive", "_start", "_task", "_watch", "left", "over")
+    __slots__ = ("_due", "_queue", "_receive", "_task", "_watch", "left", "over")
+
+    _queues: ClassVar[
+        weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, deque[Leaving]]]
+    ] = weakref.WeakKeyDictionary()
+    """Per event loop, by ``after``: the requests whose watch is still to start,
+    oldest first (the loop's alone: a closed loop is not kept for them)."""
+    _last: ClassVar[tuple[Callable[[], object], dict[float, deque[Leaving]]]]
+    _last = (lambda: None, {})
+    """The loop (a weak reference) whose `_queues` served last, and those queues:
+    the look-up a request makes, a tenth of the weak dictionary's. Read as one
+    tuple: a thread whose loop is not the last one's takes the slow way."""
 
     def __init__(self, receive: Receive, after: float = LEAVING_SECONDS) -> None:
-        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        task = asyncio.current_task(loop)
         assert task is not None  # an ASGI request runs in a task
         self._task, self._receive, self.left, self.over = task, receive, False, False
         self._watch: asyncio.Future[None] | None = None
-        self._start = asyncio.get_running_loop().call_later(after, self._watching)
+        self._due = loop.time() + after
+        last = Leaving._last
+        if last[0]() is loop:
+            queues = last[1]
+        else:
+            queues = Leaving._queues.setdefault(loop, {})
+            Leaving._last = (weakref.ref(loop), queues)
+        queue = queues.get(after)
+        if queue is None:  # none waits: the timer is armed for this one
+            queue = queues[after] = deque()
+            loop.call_at(self._due, Leaving._started, loop, queues, after)
+        queue.append(self)
+        self._queue = queue
+
+    @staticmethod
+    def _started(
+        loop: asyncio.AbstractEventLoop, queues: dict[float, deque[Leaving]], after: float
+    ) -> None:
+        """The timer: the watch of each request whose time came, then the timer
+        again for the next one still going (none: the queue is dropped)."""
+        queue = queues[after]
+        now = loop.time()
+        while queue:
+            first = queue[0]
+            if not first.over:
+                if first._due > now:
+                    loop.call_at(first._due, Leaving._started, loop, queues, after)
+                    return
+                first._watching()
+            queue.popleft()
+        del queues[after]
 
     def _watching(self) -> None:
         self._watch = asyncio.ensure_future(until_disconnect(self._receive))
@@ -285,9 +332,13 @@ class Leaving:
 
     def stop(self) -> None:
         self.over = True
-        self._start.cancel()
         if self._watch is not None:
             self._watch.cancel()
+        # The requests over at the queue's head leave it now, not at the timer:
+        # what is left holds no task of a loop that closes.
+        queue = self._queue
+        while queue and queue[0].over:
+            queue.popleft()
 
 
 async def send_stream(

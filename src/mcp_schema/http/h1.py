@@ -15,6 +15,7 @@ is wrong ends in an `UpstreamProtocolError`, never in the parser's own.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +23,7 @@ from urllib.parse import urlsplit
 
 import httptools
 
+from mcp_schema._memo import kept
 from mcp_schema.errors import InternalError
 
 __all__ = [
@@ -106,11 +108,13 @@ class Target:
         default = 443 if parts.scheme == "https" else 80
         return cls(parts.scheme, parts.hostname, port or default, path)
 
-    @property
+    # Each read once per target (a pool's look-up, the ``Host`` written): the IDNA
+    # codec costs a microsecond a call.
+    @functools.cached_property
     def origin(self) -> tuple[str, str, int]:
         return (self.scheme, self.host, self.port)
 
-    @property
+    @functools.cached_property
     def authority(self) -> bytes:
         """The ``Host`` of a request sent here."""
         default = 443 if self.scheme == "https" else 80
@@ -128,6 +132,24 @@ class Target:
         return Target(self.scheme, self.host, self.port, f"{base}?{text}")
 
 
+_SENT, _DROPPED, _HOST = "sent", "dropped", "host"  # a field's name: what becomes of it
+_NAME_KINDS: dict[bytes, str] = {}
+"""Each field name `request_head` wrote, as given, and what became of it: the
+gateway forwards the same names with every request, each told by one look-up
+after the first (no colon search, no lower-case copy)."""
+_MEMO = {"limit": 1024, "longest": 128}  # the bounds of `_NAME_KINDS` (`mcp_schema._memo.kept`)
+
+
+def _kind_of(name: bytes) -> str:
+    """What `request_head` does with a field of ``name`` (``ValueError`` for a colon)."""
+    if name.find(b":") >= 0:
+        raise ValueError(f"a header name cannot hold a colon: {name!r:.40}")
+    lowered = name.lower()
+    kind = _SENT if lowered not in _FRAMING else _HOST if lowered == b"host" else _DROPPED
+    # Exact bytes alone are kept: a subclass's hash or equality is never trusted.
+    return kept(_NAME_KINDS, name, kind, **_MEMO) if type(name) is bytes else kind
+
+
 def request_head(
     method: str,
     target: Target,
@@ -143,11 +165,11 @@ def request_head(
     host = None
     ends = 3  # the request line's, Host's and the head's end
     for name, value in headers:
-        if name.find(b":") >= 0:
-            raise ValueError(f"a header name cannot hold a colon: {name!r:.40}")
-        lowered = name.lower()
-        if lowered in _FRAMING:
-            if lowered == b"host":
+        kind = _NAME_KINDS.get(name) if type(name) is bytes else None
+        if kind is None:
+            kind = _kind_of(name)
+        if kind is not _SENT:
+            if kind is _HOST:
                 host = value
             continue
         lines += (name, b": ", value, b"\r\n")
@@ -213,7 +235,7 @@ class ResponseParser:
         self._keep_alive = self._length_given = self._until_close = False
         self._failed: UpstreamError | None = None
         self._pending = bytearray()
-        self._parser = httptools.HttpResponseParser(self)
+        self._parser: httptools.HttpResponseParser | None = httptools.HttpResponseParser(self)
 
     @property
     def reusable(self) -> bool:
@@ -247,6 +269,10 @@ class ResponseParser:
             self._parse(data)
         else:
             self._head(data)
+        if self.complete:
+            # Never fed again: httptools' parser, which holds this one's callbacks
+            # (a cycle), is freed now, not by the cycle collector.
+            self._parser = None
         if not self.head_done:
             if self._fed > self.max_head:
                 raise ResponseTooLarge(f"the answer's head is over {self.max_head} bytes")
@@ -278,8 +304,10 @@ class ResponseParser:
             self._parse(rest)
 
     def _parse(self, data: bytes) -> None:
+        parser = self._parser
+        assert parser is not None  # the answer is not complete
         try:
-            self._parser.feed_data(data)
+            parser.feed_data(data)
         except httptools.HttpParserCallbackError:
             raise self._failed or UpstreamProtocolError("the answer could not be read") from None
         except (httptools.HttpParserError, httptools.HttpParserUpgrade) as exc:
@@ -318,7 +346,9 @@ class ResponseParser:
     def on_headers_complete(self) -> None:
         if self.complete:
             return
-        status = self._parser.get_status_code()
+        parser = self._parser
+        assert parser is not None  # it is parsing
+        status = parser.get_status_code()
         if 100 <= status < 200:  # informational: the answer comes after it
             if status == 101:
                 self._fail(UpstreamProtocolError("the upstream switched protocols"))
@@ -328,7 +358,7 @@ class ResponseParser:
         # Where the head ended within this read is not told: from the read's
         # start, the head's rest counts as framing (its bound allows for it).
         self._head_bytes = self._start
-        self._keep_alive = self._parser.should_keep_alive()
+        self._keep_alive = parser.should_keep_alive()
         self.fields = 0  # trailers count apart
         self._until_close = not self._length_given and status not in (204, 304)
 

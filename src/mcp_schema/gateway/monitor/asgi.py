@@ -271,7 +271,6 @@ class GatewayApp:
             bridged = self._bridged(admitted, method, received, body, more, receive, send)
             if bridged is not None:
                 return await bridged
-        self._traffic(len(body))
         origin = self._cors_origin(received)
         exchange = _Deferred(self, method, received, body, admitted.key)
         # Read before anything is forwarded: in enforce mode, and an initialize
@@ -414,8 +413,7 @@ class GatewayApp:
                     kept.append(chunk)
             if more:
                 await send_body(send, b"")
-            self._traffic(size)
-            exchange = deferred.get()
+            exchange = deferred.get(size)
             exchange.head(status, _told(headers))
             if exchange.json:
                 report = exchange.answer(b"".join(kept), None if size <= limit else size)
@@ -470,13 +468,18 @@ class _Deferred:
         self._key = key  # the caller's: whose share an initialize counts in
         self._exchange: Exchange | None = None
 
-    def get(self) -> Exchange:
+    def get(self, relayed: int = 0) -> Exchange:
+        """The exchange; ``relayed``: bytes of the answer relayed, traffic as the
+        request's are when it is read, before its reports (one count for both)."""
         if self._exchange is None:
+            self._app._traffic(len(self._body) + relayed)
             # The headers as the precheck read them: the validator takes them as they are.
             key, validator = self._key, self._app.validator
             self._exchange = validator.request(self._method, self._received, self._body, key=key)
             if self._exchange.reports:
                 self._app._report(self._exchange.reports)
+        elif relayed:
+            self._app._traffic(relayed)
         return self._exchange
 
     def release(self) -> None:

@@ -26,6 +26,8 @@ _SERVERS_OWN = frozenset([b"date", b"server"])
 always does both): the upstream's are not forwarded, or the client would get
 two of each (RFC 9110 6.6.1: one ``Date``), as nginx hides them."""
 _CORS = frozenset([b"access-control-allow-origin", b"access-control-expose-headers"])
+_LENGTH = (b"content-length",)  # what the app drops of an answer whose length it writes
+_HIDDEN_WITH_LENGTH = _SERVERS_OWN | set(_LENGTH)  # both made once, not per answer
 _HOST = re.compile(r"[A-Za-z0-9._~!$&'()*+,;=%:\[\]-]{1,1000}")  # RFC 3986 host [":" port]
 
 
@@ -58,7 +60,10 @@ def answered(headers: Fields, dropped: Collection[bytes], origin: str | None) ->
     """The upstream's answer fields as the client gets them: end to end, but
     ``dropped`` and the server's own (``Date``, ``Server``); to an allowed
     ``origin``, with the gateway's CORS fields instead of the upstream's."""
-    hidden = _SERVERS_OWN.union(dropped)
+    if not dropped:
+        hidden = _SERVERS_OWN
+    else:
+        hidden = _HIDDEN_WITH_LENGTH if dropped == _LENGTH else _SERVERS_OWN.union(dropped)
     if origin is None:
         return end_to_end(headers, hidden)
     kept = end_to_end(headers, _CORS | hidden)

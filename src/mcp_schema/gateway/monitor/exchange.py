@@ -208,6 +208,12 @@ class Exchange:
     """One HTTP request and the upstream's answer to it (see the module):
     made by `ExchangeValidator.request`."""
 
+    __slots__ = (
+        "_failed", "_fresh", "_opening", "_owner", "_place", "answered", "busy", "correlator",
+        "json", "listen", "method", "refusal", "reports", "request_id", "rpc_method",
+        "session", "stateless", "unread",
+    )  # fmt: skip
+
     def __init__(
         self,
         owner: ExchangeValidator,
