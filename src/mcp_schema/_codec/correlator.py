@@ -221,7 +221,8 @@ class Correlator:
     ) -> Any:
         if sender is not None and sender not in _OTHER:
             _check_sender(sender)
-        if tools is not None and type(tools) is not dict:  # a dict, as a gateway gives them
+        # A dict (a gateway's is an OrderedDict): told apart without the Mapping ABC.
+        if tools is not None and not isinstance(tools, dict):
             check(tools, Mapping, "tools")
         data = raw if type(raw) is bytes else as_bytes(raw)
         received = None if headers is None else received_headers(headers)
