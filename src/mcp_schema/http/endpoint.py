@@ -411,13 +411,18 @@ class Endpoint(Posts, Admission):
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
+    def _answers_now(self, method: str) -> bool:
+        """Whether a request of ``method`` is answered with nothing awaited
+        (`_prechecked`): no task store and no gate to wait for, or no POST."""
+        return method != "POST" or (self.tasks is None and self.access is None)
+
     async def _prechecked_async(
         self, method: str, received: dict[str, str], body: bytes, caller: Caller
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
-        tasks = self.tasks
-        if method != "POST" or (tasks is None and self.access is None):
+        if self._answers_now(method):
             return self._prechecked(method, received, body, caller)
+        tasks = self.tasks
         opened = self._opened_noted(received, body, caller)
         if isinstance(opened, Response):
             return opened
