@@ -59,7 +59,6 @@ class Caller:
         return None if self.verified is None else self.verified.expires_at
 
 
-
 ANONYMOUS = Caller()
 """A caller with neither principal nor address (a sans-IO call that names none)."""
 

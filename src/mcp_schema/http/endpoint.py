@@ -369,7 +369,8 @@ class Endpoint(Posts, Admission):
                 else:
                     self._without_store(exchange.live, event)
         finally:
-            self._ungated(gated)
+            if gated is not None:  # most requests set nothing: no call
+                self._ungated(gated)
         return self._done(exchange)
 
     def _without_store(self, live: LiveSession, event: Event) -> None:
@@ -451,7 +452,8 @@ class Endpoint(Posts, Admission):
                     context = None if request is None else stream_key(request.id)
                     route(live, live.server.frames_to_send(), context)
         finally:
-            self._ungated(gated)
+            if gated is not None:  # most requests set nothing: no call
+                self._ungated(gated)
         return self._done(exchange)
 
     def _other(self, method: str, received: dict[str, str], caller: Caller) -> Response:
