@@ -181,7 +181,10 @@ class App:
         front read it, as the gateway does before it hands a request to its
         bridge), answered."""
         endpoint = self.endpoint
-        response = await endpoint._prechecked_async(method, received, body, caller)
+        if endpoint._answers_now(method):  # nothing to wait for: no coroutine made for it
+            response = endpoint._prechecked(method, received, body, caller)
+        else:
+            response = await endpoint._prechecked_async(method, received, body, caller)
         stream = response.stream
         if stream is not None and _awaited(response):
             if not await _first_frame(stream, receive, self.keepalive):

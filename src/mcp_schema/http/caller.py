@@ -40,20 +40,23 @@ class Caller:
     principal: str | None = None
     address: str | None = None
     verified: Principal | None = field(default=None, compare=False, repr=False)
+    key: str = field(init=False, compare=False, repr=False)
+    """What shares are counted by: the principal where there is one, else
+    the address (the two kinds never collide). Read for every request (its
+    share), so made once, with the caller (most often one of a cached few)."""
+
+    def __post_init__(self) -> None:
+        if self.principal is not None:
+            key = "principal " + self.principal
+        else:
+            key = "address " + (self.address or "unknown")
+        object.__setattr__(self, "key", key)  # frozen: set once, here
 
     @property
     def expires_at(self) -> float | None:
         """When the token expires (seconds since the epoch), None when it
         does not say or there is none: what the caller's streams end at."""
         return None if self.verified is None else self.verified.expires_at
-
-    @property
-    def key(self) -> str:
-        """What shares are counted by: the principal where there is one, else
-        the address (the two kinds never collide)."""
-        if self.principal is not None:
-            return "principal " + self.principal
-        return "address " + (self.address or "unknown")
 
 
 ANONYMOUS = Caller()

@@ -369,7 +369,8 @@ class Endpoint(Posts, Admission):
                 else:
                     self._without_store(exchange.live, event)
         finally:
-            self._ungated(gated)
+            if gated is not None:  # most requests set nothing: no call
+                self._ungated(gated)
         return self._done(exchange)
 
     def _without_store(self, live: LiveSession, event: Event) -> None:
@@ -411,13 +412,18 @@ class Endpoint(Posts, Admission):
         self.rules.with_cors(received, response)  # adds the CORS headers, in place
         return response
 
+    def _answers_now(self, method: str) -> bool:
+        """Whether a request of ``method`` is answered with nothing awaited
+        (`_prechecked`): no task store and no gate to wait for, or no POST."""
+        return method != "POST" or (self.tasks is None and self.access is None)
+
     async def _prechecked_async(
         self, method: str, received: dict[str, str], body: bytes, caller: Caller
     ) -> Response:
         """`_prechecked`, serving ``tasks/*`` and storing new tasks (`TaskServer`)."""
-        tasks = self.tasks
-        if method != "POST" or (tasks is None and self.access is None):
+        if self._answers_now(method):
             return self._prechecked(method, received, body, caller)
+        tasks = self.tasks
         opened = self._opened_noted(received, body, caller)
         if isinstance(opened, Response):
             return opened
@@ -446,7 +452,8 @@ class Endpoint(Posts, Admission):
                     context = None if request is None else stream_key(request.id)
                     route(live, live.server.frames_to_send(), context)
         finally:
-            self._ungated(gated)
+            if gated is not None:  # most requests set nothing: no call
+                self._ungated(gated)
         return self._done(exchange)
 
     def _other(self, method: str, received: dict[str, str], caller: Caller) -> Response:

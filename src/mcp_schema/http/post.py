@@ -241,16 +241,20 @@ class Posts:
             return refusal(404, message, _id_of(opened.value))
         return verdict
 
-    def _gated(self, caller: Caller) -> tuple[Token[bool] | None, Token[Principal | None] | None]:
+    def _gated(
+        self, caller: Caller
+    ) -> tuple[Token[bool] | None, Token[Principal | None] | None] | None:
         """Mark the handlers run from now on as behind the gate (`ADMITTED`,
         with a gate) and as serving ``caller``'s verified principal
         (`VERIFIED`: the front door's, which the tasks they start copy);
-        the tokens to reset them with."""
+        the tokens to reset them with, None when nothing was set."""
         admitted = None if self.access is None else ADMITTED.set(True)
         # Set only when it changes (None when no token was checked, as most
         # often): a context variable set is a copy of the context.
         verified = caller.verified
-        return admitted, None if VERIFIED.get() is verified else VERIFIED.set(verified)
+        if VERIFIED.get() is verified:
+            return None if admitted is None else (admitted, None)
+        return admitted, VERIFIED.set(verified)
 
     @staticmethod
     def _ungated(tokens: tuple[Token[bool] | None, Token[Principal | None] | None]) -> None:

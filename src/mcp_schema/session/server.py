@@ -186,7 +186,8 @@ class ServerSession(ServerAnswers, TaskCalls):
         was built, but for ``principal``; its state new, as a constructor's:
         what `mcp_schema.http.Endpoint` serves each stateless-era request with,
         without checking the same arguments again for every request."""
-        check(principal, str, "principal", none=True)
+        if principal is not None and type(principal) is not str:
+            check(principal, str, "principal", none=True)  # the words of the one check
         fresh = object.__new__(type(self))
         # The arguments (the state is new below), the mappings the author may
         # change copied. The members by dict.copy: it copies this one's table
@@ -393,6 +394,8 @@ class ServerSession(ServerAnswers, TaskCalls):
         return True
 
     def _on_answered(self, request: RequestReceived) -> None:
+        if not (self._unread or self._state.asking):
+            return  # nothing kept for any request (a stateless-era request's session)
         key = id_key(request.id)
         self._unread.pop(key, None)
         round_ = self._state.asking.pop(key, None)
