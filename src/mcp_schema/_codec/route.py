@@ -46,6 +46,11 @@ class Known(NamedTuple):
     newest handshake-era version, whatever it names."""
 
 
+_new = tuple.__new__
+"""A `Route` built by position, without NamedTuple's own ``__new__`` (a
+Python frame): one is built for every message read."""
+
+
 class Route(NamedTuple):
     kind: Kind
     version: str
@@ -82,11 +87,10 @@ def route(value: dict[str, Any], known: Known, headers: Mapping[str, str] | None
     if found is None:
         found = catalog(version, known.extensions)
     if kind == "notification":
-        return Route(
-            kind, version, method, None, found.notification_targets.get(method, found.notification)
-        )
+        target = found.notification_targets.get(method, found.notification)
+        return _new(Route, (kind, version, method, None, target, None))
     target = found.request_targets.get(method) or _unknown_request(found, method, known)
-    return Route(kind, version, method, rid, target)
+    return _new(Route, (kind, version, method, rid, target, None))
 
 
 def _response_route(
@@ -108,9 +112,10 @@ def _response_route(
         code = error.get("code") if type(error) is dict else None
         own = found.error_models.get(code) if type(code) is int else None
         if own is None:
-            return Route(kind, version, known.method, rid, found.error)
-        return Route(kind, version, known.method, rid, own, found.error)
-    return Route(kind, version, known.method, rid, _result_target(found, value["result"], known))
+            return _new(Route, (kind, version, known.method, rid, found.error, None))
+        return _new(Route, (kind, version, known.method, rid, own, found.error))
+    target = _result_target(found, value["result"], known)
+    return _new(Route, (kind, version, known.method, rid, target, None))
 
 
 def own_answer_route(known: Known, rid: RequestIdValue, result: Any) -> Route:
@@ -119,7 +124,8 @@ def own_answer_route(known: Known, rid: RequestIdValue, result: Any) -> Route:
     read): what `route` finds for it, without checking again the envelope
     this side wrote."""
     assert known.version is not None and known.method is not None
-    return Route("result", known.version, known.method, rid, own_answer_target(known, result))
+    target = own_answer_target(known, result)
+    return _new(Route, ("result", known.version, known.method, rid, target, None))
 
 
 def own_answer_target(known: Known, result: Any) -> Target:
