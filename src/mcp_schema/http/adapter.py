@@ -83,6 +83,8 @@ HOP_BY_HOP = frozenset(
 forwarded; the fields a ``Connection`` header names are dropped with them."""
 
 _MAX_CONNECTION_NAMES = 32  # fields one Connection header may name: more is no real peer's
+_HIDDEN: dict[Collection[bytes], frozenset[bytes]] = {}  # `end_to_end`'s, by what callers drop
+_MAX_HIDDEN = 64  # callers' constant sets: more are made on the fly, not kept
 
 
 class _Deadline:
@@ -399,15 +401,27 @@ def end_to_end(
 ) -> list[tuple[bytes, bytes]]:
     """``headers`` (lower-case names, as ASGI gives them) without the
     hop-by-hop fields, those a ``Connection`` header names, and ``dropped``."""
+    try:  # the few constant sets callers drop: each union made once
+        hidden = _HIDDEN[dropped]
+    except (KeyError, TypeError):  # new, or unhashable (a set)
+        hidden = HOP_BY_HOP.union(dropped)
+        if len(_HIDDEN) < _MAX_HIDDEN and isinstance(dropped, (frozenset, tuple)):
+            _HIDDEN[dropped] = hidden
+    # One pass, one look-up per field (a comprehension and a loop cost twice as
+    # much); a Connection header is hidden itself, and what it names goes after.
+    kept = []
+    connection: list[bytes] | None = None
+    for pair in headers:
+        if pair[0] not in hidden:
+            kept.append(pair)
+        elif pair[0] == b"connection":
+            connection = [pair[1]] if connection is None else [*connection, pair[1]]
+    if connection is None:
+        return kept
     named: set[bytes] = set()
-    for name, value in headers:
-        if name == b"connection":
-            named.update(part.strip().lower() for part in value.split(b",")[:_MAX_CONNECTION_NAMES])
-    return [
-        (name, value)
-        for name, value in headers
-        if name not in HOP_BY_HOP and name not in named and name not in dropped
-    ]
+    for value in connection:
+        named.update(part.strip().lower() for part in value.split(b",")[:_MAX_CONNECTION_NAMES])
+    return [pair for pair in kept if pair[0] not in named]
 
 
 async def serve_lifespan(

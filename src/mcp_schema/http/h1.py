@@ -165,8 +165,9 @@ def request_head(
     host = None
     ends = 3  # the request line's, Host's and the head's end
     for name, value in headers:
-        kind = _NAME_KINDS.get(name) if type(name) is bytes else None
-        if kind is None:
+        try:  # a subscript, not ``get``: a method's call costs more
+            kind = _NAME_KINDS[name] if type(name) is bytes else _kind_of(name)
+        except KeyError:  # a name not seen yet
             kind = _kind_of(name)
         if kind is not _SENT:
             if kind is _HOST:

@@ -365,13 +365,13 @@ class GatewayApp:
             return await self._failed(deferred, exc.message, exc.status, origin, send)
         try:
             down, status = response.headers, response.status
-            if _media(down) == _SSE:
+            if _media(told := _told(down)) == _SSE:  # its first Content-Type is among them
                 exchange = deferred.get()
-                exchange.head(status, _told(down))
+                exchange.head(status, told)
                 start = start_message(status, answered(down, _LENGTH, origin))
                 await relay_events(self, exchange, response, start, send)
             else:
-                await self._whole(deferred, response, down, origin, send)
+                await self._whole(deferred, response, down, told, origin, send)
         except UpstreamError:
             pass  # the upstream broke mid-answer: what was sent stands, the answer ends
         finally:
@@ -394,12 +394,12 @@ class GatewayApp:
         deferred: _Deferred,
         response: StreamedResponse,
         headers: list[tuple[bytes, bytes]],
+        told: list[tuple[bytes, bytes]],
         origin: str | None,
         send: Send,
     ) -> None:
-        """A JSON (or empty, or other) answer: checked whole when it is JSON."""
-        limit = self.validator.max_message
-        status = response.status
+        """A JSON (or empty, or other) answer (``told``: its `_told`): checked whole when JSON."""
+        limit, status = self.validator.max_message, response.status
         kept: list[bytes] = []
         size = 0
         if not self.enforce:  # monitor: each chunk on as it comes, all checked once sent
@@ -414,14 +414,14 @@ class GatewayApp:
             if more:
                 await send_body(send, b"")
             exchange = deferred.get(size)
-            exchange.head(status, _told(headers))
+            exchange.head(status, told)
             if exchange.json:
                 report = exchange.answer(b"".join(kept), None if size <= limit else size)
                 if report is not None:
                     self._report([report])
             return
         exchange = deferred.get()
-        exchange.head(status, _told(headers))
+        exchange.head(status, told)
         while chunk := await response.receive():
             size += len(chunk)
             if size <= limit:
