@@ -19,7 +19,14 @@ K = TypeVar("K", bound="Sized | None")
 V = TypeVar("V")
 
 
-def kept(memo: dict[K, V], key: K, value: V, *, limit: int, longest: int) -> V:
+LIMIT = 1024
+"""Entries a memo holds by default: more header names and texts than peers send."""
+LONGEST = 128
+"""Characters (or bytes) of a key a memo keeps by default: longer than any
+header name, version, method or tool name a client repeats."""
+
+
+def kept(memo: dict[K, V], key: K, value: V, *, limit: int = LIMIT, longest: int = LONGEST) -> V:
     """``value``, remembered in ``memo`` under ``key`` when the key is at most
     ``longest`` characters (or bytes; None, the absence of a text, too), the
     memo emptied first when it holds ``limit`` entries."""

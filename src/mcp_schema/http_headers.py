@@ -334,7 +334,7 @@ def received_headers(headers: Headers) -> dict[str, str]:
             for n, v in headers:
                 if type(n) is not bytes or type(v) is not bytes:
                     break
-                name = _NAMES.get(n) or kept(_NAMES, n, n.decode("latin-1").lower(), **_MEMO)
+                name = _NAMES.get(n) or kept(_NAMES, n, n.decode("latin-1").lower())
                 named[name] = v.decode("latin-1")
             else:
                 if len(named) == len(headers):  # no name repeated: nothing to join
@@ -362,12 +362,10 @@ def received_headers(headers: Headers) -> dict[str, str]:
     return joined
 
 
-_MEMO = {"limit": 1024, "longest": 128}
-"""The bounds of this module's memos (`mcp_schema._memo.kept`): entries, and characters a key."""
 _NAMES: dict[bytes, str] = {}
 """Each header name `received_headers` read, as sent, and its lower-case text:
 every request brings the same names, each told by one look-up after the first
-(no decode, no lower)."""
+(no decode, no lower); `mcp_schema._memo`'s bounds, as `_AS_ITSELF`'s."""
 
 
 def check_request_headers(
@@ -445,7 +443,7 @@ def _sent_as(raw: str | None, value: object) -> bool:
         return True
     if not _is_plain(raw) or _looks_encoded(raw):
         return False
-    return kept(_AS_ITSELF, raw, True, **_MEMO)
+    return kept(_AS_ITSELF, raw, True)
 
 
 _AS_ITSELF: dict[str, bool] = {}

@@ -136,8 +136,7 @@ _SENT, _DROPPED, _HOST = "sent", "dropped", "host"  # a field's name: what becom
 _NAME_KINDS: dict[bytes, str] = {}
 """Each field name `request_head` wrote, as given, and what became of it: the
 gateway forwards the same names with every request, each told by one look-up
-after the first (no colon search, no lower-case copy)."""
-_MEMO = {"limit": 1024, "longest": 128}  # the bounds of `_NAME_KINDS` (`mcp_schema._memo.kept`)
+after the first (no colon search, no lower-case copy); `mcp_schema._memo`'s bounds."""
 
 
 def _kind_of(name: bytes) -> str:
@@ -147,7 +146,7 @@ def _kind_of(name: bytes) -> str:
     lowered = name.lower()
     kind = _SENT if lowered not in _FRAMING else _HOST if lowered == b"host" else _DROPPED
     # Exact bytes alone are kept: a subclass's hash or equality is never trusted.
-    return kept(_NAME_KINDS, name, kind, **_MEMO) if type(name) is bytes else kind
+    return kept(_NAME_KINDS, name, kind) if type(name) is bytes else kind
 
 
 def request_head(
