@@ -37,7 +37,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from bench.http import uvicorn_command
 from bench.inprocess import ROOT, scope_and_body
@@ -185,7 +184,7 @@ def measure(requests: int, loop: str) -> dict[str, float]:
     return figures
 
 
-def report(figures: dict[str, float], loop: str) -> dict[str, Any]:
+def report(figures: dict[str, float], loop: str) -> None:
     bare, minimal = figures["bare"], figures["minimal"]
     least = figures["decode"] + figures["result check"] + figures["encode_answer"]
     print(f"instructions per request (callgrind; uvicorn httptools, {loop}):")
@@ -203,7 +202,6 @@ def report(figures: dict[str, float], loop: str) -> dict[str, Any]:
     print(
         f"  the app's own budget at the target: {budget:,.0f}; minimal's own {minimal - bare:,.0f}"
     )
-    return {**figures, "least": least, **ceilings}
 
 
 def main(argv: list[str] | None = None) -> int:
