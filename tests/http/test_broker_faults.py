@@ -24,6 +24,9 @@ from mcp_schema.redis_broker import RedisBroker
 from mcp_schema.tasks.redis_store import RedisTaskStore
 
 FAST: dict[str, float] = {"connect_timeout": 0.3, "command_timeout": 0.2}
+# For tests of what follows a broken connection, not of a bound: on a loaded
+# machine a loopback connect (and its hello) can take longer than FAST allows.
+PATIENT: dict[str, float] = {"connect_timeout": 10.0, "command_timeout": 10.0}
 
 
 async def _command(
@@ -159,11 +162,11 @@ def test_a_frozen_redis_fails_every_broker_call_within_its_bound() -> None:
 def test_a_read_is_retried_twice_after_a_broken_connection_and_a_write_never() -> None:
     async def body() -> None:
         async with fake(restarting) as (url, seen):
-            async with RedisBroker.from_url(url, **FAST) as broker:
+            async with RedisBroker.from_url(url, **PATIENT) as broker:
                 assert await broker.get("k") is None  # two connections lost, the third answers
                 assert seen.connections == 3
         async with fake(restarting) as (url, seen):
-            async with RedisBroker.from_url(url, **FAST) as broker:
+            async with RedisBroker.from_url(url, **PATIENT) as broker:
                 with pytest.raises(BrokerError, match="Redis failed to set"):
                     await broker.put("k", b"v", 5)
                 assert [c[0] for c in seen.commands] == [b"SET"]  # its outcome unknown: once
@@ -232,7 +235,7 @@ def test_closing_ends_the_reader_when_its_read_ends_as_it_is_cancelled(
     # Redis on answering its PINGs), and aclose would wait for it forever.
     async def body() -> None:
         async with fake(healthy_subscriber) as (url, _):
-            broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
+            broker = RedisBroker.from_url(url, ping_interval=0.2, **PATIENT)
             async with broker.subscribe("c"):  # confirmed: the next read is held
                 held_read.armed.set()
                 await asyncio.wait_for(held_read.reading.wait(), 5)
@@ -248,7 +251,7 @@ def test_one_cancel_ends_the_reader_of_a_broker_never_closed(held_read: HeldRead
     # for them), with the cancel coming in the turn the reader's read ends.
     async def body() -> None:
         async with fake(healthy_subscriber) as (url, _):
-            broker = RedisBroker.from_url(url, ping_interval=0.2, **FAST)
+            broker = RedisBroker.from_url(url, ping_interval=0.2, **PATIENT)
             async with broker.subscribe("c"):
                 held_read.armed.set()
                 await asyncio.wait_for(held_read.reading.wait(), 5)
