@@ -20,6 +20,10 @@ from mcp_schema.http_headers import Headers, received_headers
 
 __all__ = ["Admission"]
 
+# The requests that name a session, which must be the caller's; a POST's
+# session is the session layer's to check, once its body is read.
+_IN_A_SESSION = ("GET", "DELETE")
+
 
 class Admission:
     """What `mcp_schema.http.Endpoint` does before it reads a body."""
@@ -51,7 +55,7 @@ class Admission:
         caller: Caller | None = None,
     ) -> Response | None:
         early = self.rules._check(method, path, received, server)
-        if early is not None or method not in ("GET", "DELETE"):
+        if early is not None or method not in _IN_A_SESSION:
             return early
         live = self._live(received, caller or self.rules.caller_of(received))
         return live if isinstance(live, Response) else None
@@ -72,17 +76,16 @@ class Admission:
         self, method: str, path: str, received: dict[str, str], scope: Mapping[str, Any]
     ) -> Caller | Response:
         """`admit` without ``auth`` (`Precheck._admit_now`): nothing awaited."""
-        admitted = self.rules._admit_now(method, path, received, scope)
-        if method == "POST":  # no session to bind (`bound` reads a GET or DELETE alone)
-            return admitted
-        return self._bound_caller(method, received, admitted)
+        return self._bound_caller(
+            method, received, self.rules._admit_now(method, path, received, scope)
+        )
 
     def _bound_caller(
         self, method: str, received: dict[str, str], admitted: Caller | Response
     ) -> Caller | Response:
         """``admitted``, or the refusal of a GET or DELETE not in its session (`bound`)."""
-        if isinstance(admitted, Response) or method not in ("GET", "DELETE"):
-            return admitted
+        if isinstance(admitted, Response) or method not in _IN_A_SESSION:
+            return admitted  # a refusal already, or no session to bind
         refused = self.bound(method, received, admitted)
         return admitted if refused is None else refused
 
@@ -90,7 +93,7 @@ class Admission:
         """The refusal of a GET or DELETE whose session is not ``caller``'s
         (unknown, terminated, or another principal's: 404), with its CORS
         headers; None for any other request."""
-        if method not in ("GET", "DELETE"):
+        if method not in _IN_A_SESSION:
             return None
         live = self._live(received, caller)
         return self.rules.with_cors(received, live) if isinstance(live, Response) else None
