@@ -54,6 +54,18 @@ def upstream() -> Iterator[str]:
         yield url
 
 
+def counting(methods: list[bytes | None]) -> Any:
+    """The app `upstream` serves, adding each request's ``Mcp-Method`` to ``methods``."""
+    example = HTTP_SERVER["server"].asgi(env={}, versions="2026-07-28")
+
+    async def counted(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            methods.append(dict(scope["headers"]).get(b"mcp-method"))
+        await example(scope, receive, send)
+
+    return counted
+
+
 @contextmanager
 def gateway_process(url: str) -> Iterator[tuple[str, list[str]]]:
     """``gateway --bridge`` in front of ``url``: its URL, and what it said first."""
@@ -356,13 +368,7 @@ def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) 
 
 def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> None:
     methods: list[bytes | None] = []
-    example = HTTP_SERVER["server"].asgi(env={}, versions="2026-07-28")
-
-    async def counted(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            methods.append(dict(scope["headers"]).get(b"mcp-method"))
-        await example(scope, receive, send)
-
+    counted = counting(methods)
     with serving(counted) as url, serving(bridged_app(url)) as gateway:
 
         async def run() -> list[str]:
@@ -399,13 +405,7 @@ def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> 
 def test_an_upstream_gone_is_reported_with_why_and_told_the_client_without_it() -> None:
     reports = ReportLog()
     methods: list[bytes | None] = []
-    example = HTTP_SERVER["server"].asgi(env={}, versions="2026-07-28")
-
-    async def counted(scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            methods.append(dict(scope["headers"]).get(b"mcp-method"))
-        await example(scope, receive, send)
-
+    counted = counting(methods)
     with contextlib.ExitStack() as upstream_runs:
         url = upstream_runs.enter_context(serving(counted))
         with serving(bridged_app(url, reports)) as gateway:
