@@ -15,7 +15,7 @@ INSTALLER ?= pip
 UV := $(VENV)/bin/uv
 UV_PIN := uv==0.13.8
 
-.PHONY: regen check-regen lint typecheck test test-suite test-fast test-matrix test-cluster chaos test-dist conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
+.PHONY: regen check-regen lint typecheck test test-fast test-matrix test-cluster chaos test-dist conformance interop compare-dmcg fuzz stress bench bench-strategies dist docs docs-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -72,13 +72,8 @@ typecheck-mypy: $(STAMP) snippets
 typecheck-mypy-bare: $(STAMP) snippets
 	$(PY) -m mypy --config-file tests/typing/mypy-no-plugin.ini build/snippets examples
 
-# The gate's tests start beside its checks, not after them: the suite leaves
-# a fifth of its cores idle (tests waiting on timers and peers), which the
-# checkers fill.
 test: $(STAMP)  ## the CI gate
-	$(MAKE) --no-print-directory -j3 --output-sync=target $(TYPECHECKS) lint check-regen test-suite
-
-test-suite: $(STAMP)  ## the gate's tests alone (make test runs them beside its checks)
+	$(MAKE) --no-print-directory -j2 --output-sync=target $(TYPECHECKS) lint check-regen
 	$(PY) -m pytest -n $(WORKERS) --dist loadfile --durations=10
 
 # pytest-xdist workers for the whole suite: one per core (a test module stays
