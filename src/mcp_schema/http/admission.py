@@ -76,9 +76,10 @@ class Admission:
         self, method: str, path: str, received: dict[str, str], scope: Mapping[str, Any]
     ) -> Caller | Response:
         """`admit` without ``auth`` (`Precheck._admit_now`): nothing awaited."""
-        return self._bound_caller(
-            method, received, self.rules._admit_now(method, path, received, scope)
-        )
+        admitted = self.rules._admit_now(method, path, received, scope)
+        if method not in _IN_A_SESSION:  # a POST, every call's path: no session to bind
+            return admitted
+        return self._bound_caller(method, received, admitted)
 
     def _bound_caller(
         self, method: str, received: dict[str, str], admitted: Caller | Response
