@@ -40,7 +40,7 @@ from mcp_schema.http.pool import HttpClient
 from mcp_schema.http.precheck import Precheck
 from mcp_schema.proxy import ReportLog
 from mcp_schema.session import ClientSession, Event, RequestReceived, ServerSession
-from tests.gateway.test_gateway import reported, serving
+from tests.gateway.test_gateway import reported, serving, waited_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HTTP_SERVER = runpy.run_path(str(ROOT / "examples" / "http_server.py"), run_name="example")
@@ -368,8 +368,7 @@ def test_the_front_checks_by_the_precheck_it_is_given(host: bytes, status: int) 
 
 def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> None:
     methods: list[bytes | None] = []
-    counted = counting(methods)
-    with serving(counted) as url, serving(bridged_app(url)) as gateway:
+    with serving(counting(methods)) as url, serving(bridged_app(url)) as gateway:
 
         async def run() -> list[str]:
             heard: list[str] = []
@@ -405,9 +404,8 @@ def test_the_sessions_share_one_upstream_listen_and_each_hears_its_changes() -> 
 def test_an_upstream_gone_is_reported_with_why_and_told_the_client_without_it() -> None:
     reports = ReportLog()
     methods: list[bytes | None] = []
-    counted = counting(methods)
     with contextlib.ExitStack() as upstream_runs:
-        url = upstream_runs.enter_context(serving(counted))
+        url = upstream_runs.enter_context(serving(counting(methods)))
         with serving(bridged_app(url, reports)) as gateway:
 
             async def run() -> dict[str, Any]:
@@ -417,12 +415,14 @@ def test_an_upstream_gone_is_reported_with_why_and_told_the_client_without_it() 
                     # The session's discover and the shared listen (after the
                     # probe's discover and its own) reach the upstream before it
                     # stops: a connection it accepts as it stops may be left
-                    # open, unanswered, when its loop ends.
-                    for _ in range(500):
-                        opened = methods.count(b"server/discover") >= 3
-                        if opened and b"subscriptions/listen" in methods:
-                            break
-                        await asyncio.sleep(0.01)
+                    # open, unanswered, when its loop ends. (Both servers run in
+                    # threads of their own: this loop has nothing else to do.)
+                    waited_for(
+                        lambda: (
+                            methods.count(b"server/discover") >= 3
+                            and b"subscriptions/listen" in methods
+                        )
+                    )
                     upstream_runs.close()  # the server stops; the bridge goes on
                     call = hand.message("tools/call", {"name": "echo", "arguments": {"text": "a"}})
                     answer = await http.post(gateway, headers=hand.headers(), json=call)
